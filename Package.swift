@@ -1,0 +1,78 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Strict settings shared by every Swift target (see STYLE.md).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "KinesiaMotion",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "KinesiaMotion", targets: ["KinesiaMotion"]),
+        .library(name: "KinesiaMotionVision", targets: ["KinesiaMotionVision"]),
+        .library(name: "KinesiaWire", targets: ["KinesiaWire"]),
+        .library(name: "KinesiaBus", targets: ["KinesiaBus"]),
+        .executable(name: "kinesia", targets: ["kinesia"]),
+    ],
+    targets: [
+        // The analysis core: pure Swift, deterministic, no I/O beyond reading recordings.
+        .target(name: "KinesiaMotion", swiftSettings: strictSettings),
+        // iOS only: the camera adapter over AVFoundation and Vision. Empty elsewhere.
+        .target(
+            name: "KinesiaMotionVision", dependencies: ["KinesiaMotion"],
+            swiftSettings: strictSettings),
+        // Built-in simulator of every catalog exercise (poses with known reps, holds and faults).
+        .target(
+            name: "KinesiaSimulation", dependencies: ["KinesiaMotion"],
+            swiftSettings: strictSettings),
+        // Topics and the versioned wire format: pure Swift, no sockets.
+        .target(
+            name: "KinesiaWire", dependencies: ["KinesiaMotion"],
+            swiftSettings: strictSettings),
+        // libzmq, as Debian ships it.
+        .systemLibrary(
+            name: "CZeroMQ", pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]),
+        // A safe Swift API over libzmq sockets.
+        .target(
+            name: "KinesiaBus", dependencies: ["CZeroMQ"],
+            swiftSettings: strictSettings),
+        // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
+        .target(
+            name: "KinesiaCLI",
+            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus"],
+            swiftSettings: strictSettings),
+        .executableTarget(
+            name: "kinesia", dependencies: ["KinesiaCLI"],
+            swiftSettings: strictSettings),
+        // Micro-benchmarks (run through scripts/bench, release builds).
+        .executableTarget(
+            name: "kinesia-bench",
+            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus"],
+            swiftSettings: strictSettings),
+
+        .testTarget(
+            name: "KinesiaMotionTests",
+            dependencies: ["KinesiaMotion", "KinesiaSimulation"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaWireTests", dependencies: ["KinesiaWire"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaBusTests", dependencies: ["KinesiaBus"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaCLITests", dependencies: ["KinesiaCLI"],
+            swiftSettings: strictSettings),
+        // Slow: starts real `kinesia` processes over real sockets.
+        .testTarget(
+            name: "KinesiaIntegrationTests",
+            dependencies: ["KinesiaMotion", "KinesiaWire"],
+            swiftSettings: strictSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)
