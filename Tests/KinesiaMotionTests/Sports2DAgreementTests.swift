@@ -28,6 +28,8 @@ struct Sports2DAgreementTests {
 
     struct Comparison {
         var frames = 0
+        /// Frames where only one side measured (a joint the other did not need, or a bug).
+        var measuredByOneOnly = 0
         var worst = 0.0
         var worstTime = 0.0
     }
@@ -41,7 +43,9 @@ struct Sports2DAgreementTests {
         var result = Comparison()
         for (pose, row) in zip(poses, rows) {
             #expect(abs((row[time] ?? -1) - pose.timestamp) < 1e-6, "rows and poses must be the same frames")
-            guard let theirs = row[angle], let ours = measure.value(in: pose, side: side) else { continue }
+            let theirs = row[angle], ours = measure.value(in: pose, side: side)
+            if (theirs == nil) != (ours == nil) { result.measuredByOneOnly += 1 }
+            guard let theirs, let ours else { continue }
             result.frames += 1
             let difference = abs(ours - abs(theirs))
             if difference > result.worst {
@@ -60,6 +64,7 @@ struct Sports2DAgreementTests {
             // Every recording has the person in view for most frames: a comparison over a
             // handful of frames would prove nothing.
             #expect(comparison.frames >= 90, "\(recording) \(side) \(column): only \(comparison.frames) frames")
+            #expect(comparison.measuredByOneOnly == 0, "\(recording) \(side) \(column): measured by one only")
             #expect(
                 comparison.worst <= Self.tolerance,
                 "\(recording) \(side) \(column): \(comparison.worst) degrees at t=\(comparison.worstTime)")
