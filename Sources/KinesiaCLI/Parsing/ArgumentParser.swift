@@ -7,6 +7,10 @@
 /// - a lone `-` is a value (standard input), not an option.
 enum ArgumentParser {
     static func parse<Command: ParsableCommand>(_ arguments: [String], as type: Command.Type) throws(CLIError) -> Command {
+        // Help wins over anything wrong on the same command line.
+        for argument in arguments.prefix(while: { $0 != "--" }) where argument == "-h" || argument == "--help" {
+            throw CLIError.help(Command.helpText)
+        }
         let specs = Command.arguments
         var command = Command()
         var given = Set<String>()
@@ -35,9 +39,6 @@ enum ArgumentParser {
             if argument == "--" {
                 onlyPositionals = true
                 continue
-            }
-            if argument == "-h" || argument == "--help" {
-                throw CLIError.help(Command.helpText)
             }
             guard argument.hasPrefix("--") else {
                 // A negative number where a positional is expected ("-5") is a value.
