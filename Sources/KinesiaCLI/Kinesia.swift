@@ -14,7 +14,8 @@ public enum Kinesia {
     /// - Returns: The exit status.
     public static func main(_ arguments: [String]) async -> Int32 {
         let context = CommandContext(
-            standardOutput: FileDescriptorSink.standardOutput, standardError: FileDescriptorSink.standardError,
+            standardOutput: FileDescriptorSink.standardOutput,
+            standardError: FileDescriptorSink.standardError,
             environment: ProcessInfo.processInfo.environment)
         let status = await main(arguments, context: context)
         context.standardOutput.flush()
@@ -29,7 +30,8 @@ public enum Kinesia {
     /// - Returns: The exit status: 0, 64 for usage errors, 1 for failures (or a command's own).
     public static func main(_ arguments: [String], context: CommandContext) async -> Int32 {
         guard let first = arguments.first else {
-            return report(.usage("missing command; valid commands: \(commandNames)"), usage: usage, context: context)
+            return report(
+                .usage("missing command; valid commands: \(commandNames)"), usage: usage, context: context)
         }
         if first == "help" || first == "--help" || first == "-h" {
             let rest = arguments.dropFirst()
@@ -45,7 +47,8 @@ public enum Kinesia {
         }
         guard let command = command(named: first) else {
             return report(
-                .usage("unknown command \"\(first)\"; valid commands: \(commandNames)"), usage: usage, context: context)
+                .usage("unknown command \"\(first)\"; valid commands: \(commandNames)"), usage: usage,
+                context: context)
         }
         var commandContext = context
         commandContext.logger.label = "kinesia \(command.configuration.name)"
@@ -65,7 +68,8 @@ public enum Kinesia {
         } catch let status as ExitStatus {
             return status.code
         } catch {
-            return report(.failure(String(describing: error)), usage: Command.usage, context: context,
+            return report(
+                .failure(String(describing: error)), usage: Command.usage, context: context,
                 command: Command.configuration.name)
         }
     }
@@ -100,7 +104,8 @@ public enum Kinesia {
 
     /// The text of `kinesia help`.
     public static var helpText: String {
-        var out = "USAGE: \(usage)\n\nKinesia Motion: physiotherapy motion analysis from 2D poses.\n\nCOMMANDS:\n"
+        var out =
+            "USAGE: \(usage)\n\nKinesia Motion: physiotherapy motion analysis from 2D poses.\n\nCOMMANDS:\n"
         for command in commands {
             out += HelpFormatter.row(command.configuration.name, command.configuration.summary)
         }

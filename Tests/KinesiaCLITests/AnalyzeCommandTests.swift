@@ -9,7 +9,8 @@ struct AnalyzeCommandTests {
 
     @Test func parsesEveryOption() throws {
         let command = try AnalyzeCommand.parse([
-            "rec.jsonl", "--exercise", "squat", "--side", "right", "--format=json", "--frames", "--baseline", "2",
+            "rec.jsonl", "--exercise", "squat", "--side", "right", "--format=json", "--frames", "--baseline",
+            "2",
             "--keypoints", "body25b", "--fps", "60",
         ])
         #expect(command.file == "rec.jsonl")
@@ -30,7 +31,9 @@ struct AnalyzeCommandTests {
         let run = await CommandRun.run(["analyze", Self.walk, "--exercise", "jumpingJacks", "--side", "left"])
         #expect(run.status == 64)
         #expect(run.output.isEmpty)
-        #expect(run.error.contains("invalid value \"jumpingJacks\" for --exercise; expected one of: shoulderFlexion"))
+        #expect(
+            run.error.contains(
+                "invalid value \"jumpingJacks\" for --exercise; expected one of: shoulderFlexion"))
         #expect(run.error.contains("wallSit"))
         #expect(run.error.contains("USAGE: kinesia analyze <file>"))
     }
@@ -39,33 +42,43 @@ struct AnalyzeCommandTests {
         let side = await CommandRun.run(["analyze", Self.walk, "--exercise", "squat", "--side", "middle"])
         #expect(side.status == 64)
         #expect(side.error.contains("expected one of: left, right"))
-        let flag = await CommandRun.run(["analyze", Self.walk, "--exercise", "squat", "--side", "left", "--fast"])
+        let flag = await CommandRun.run([
+            "analyze", Self.walk, "--exercise", "squat", "--side", "left", "--fast",
+        ])
         #expect(flag.status == 64)
         #expect(flag.error.contains("unknown option \"--fast\""))
-        let format = await CommandRun.run(["analyze", Self.walk, "--exercise", "squat", "--side", "left", "--format", "xml"])
+        let format = await CommandRun.run([
+            "analyze", Self.walk, "--exercise", "squat", "--side", "left", "--format", "xml",
+        ])
         #expect(format.status == 64)
         #expect(format.error.contains("expected one of: text, json"))
         let missing = await CommandRun.run(["analyze", Self.walk, "--exercise", "squat"])
         #expect(missing.status == 64)
         #expect(missing.error.contains("missing option --side"))
-        let baseline = await CommandRun.run(["analyze", Self.walk, "--exercise", "squat", "--side", "left", "--baseline", "0"])
+        let baseline = await CommandRun.run([
+            "analyze", Self.walk, "--exercise", "squat", "--side", "left", "--baseline", "0",
+        ])
         #expect(baseline.status == 64)
         #expect(baseline.error.contains("--baseline must be at least 1"))
     }
 
     @Test func aMissingFileFailsWithExitOne() async {
-        let run = await CommandRun.run(["analyze", "/nonexistent/x.jsonl", "--exercise", "squat", "--side", "left"])
+        let run = await CommandRun.run([
+            "analyze", "/nonexistent/x.jsonl", "--exercise", "squat", "--side", "left",
+        ])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
         #expect(run.error == "kinesia analyze: error: /nonexistent/x.jsonl: no such file or folder\n")
     }
 
     @Test func aMalformedFileFailsNamingFileAndLine() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kinesia-cli-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kinesia-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("bad.jsonl")
-        try Data("{\"t\":0,\"points\":{}}\n{\"t\":0.1,\"points\":{\"nose\":[1,\"x\"]}}\n".utf8).write(to: file)
+        try Data("{\"t\":0,\"points\":{}}\n{\"t\":0.1,\"points\":{\"nose\":[1,\"x\"]}}\n".utf8).write(
+            to: file)
         let run = await CommandRun.run(["analyze", file.path, "--exercise", "squat", "--side", "left"])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
@@ -73,7 +86,9 @@ struct AnalyzeCommandTests {
     }
 
     @Test func jsonOutputIsJSONLinesEndingWithTheSummary() async throws {
-        let run = await CommandRun.run(["analyze", Self.balance, "--exercise", "shoulderAbduction", "--side", "left", "--format", "json"])
+        let run = await CommandRun.run([
+            "analyze", Self.balance, "--exercise", "shoulderAbduction", "--side", "left", "--format", "json",
+        ])
         #expect(run.status == 0)
         #expect(run.error.isEmpty)
         let lines = run.outputLines
@@ -94,7 +109,10 @@ struct AnalyzeCommandTests {
     }
 
     @Test func framesGiveOneLinePerPose() async throws {
-        let run = await CommandRun.run(["analyze", Self.walk, "--exercise", "kneeFlexion", "--side", "left", "--format", "json", "--frames"])
+        let run = await CommandRun.run([
+            "analyze", Self.walk, "--exercise", "kneeFlexion", "--side", "left", "--format", "json",
+            "--frames",
+        ])
         #expect(run.status == 0)
         let frames = try run.outputLines.compactMap { line -> MotionFrame? in
             if case .frame(let frame) = try MotionJSON.decode(line) { return frame }
@@ -111,7 +129,9 @@ struct AnalyzeCommandTests {
     }
 
     @Test func textOutputEndsWithASummaryLine() async {
-        let run = await CommandRun.run(["analyze", Self.walk, "--exercise", "kneeFlexion", "--side", "left", "--frames"])
+        let run = await CommandRun.run([
+            "analyze", Self.walk, "--exercise", "kneeFlexion", "--side", "left", "--frames",
+        ])
         #expect(run.status == 0)
         let lines = run.outputLines
         #expect(lines.last?.hasPrefix("summary: ") == true)
@@ -130,7 +150,10 @@ struct AnalyzeCommandTests {
 
     @Test(arguments: ["json", "text"])
     func theSameRecordingTwiceGivesIdenticalOutput(_ format: String) async {
-        let arguments = ["analyze", Self.balance, "--exercise", "hipAbduction", "--side", "left", "--format", format, "--frames", "--baseline", "2"]
+        let arguments = [
+            "analyze", Self.balance, "--exercise", "hipAbduction", "--side", "left", "--format", format,
+            "--frames", "--baseline", "2",
+        ]
         let first = await CommandRun.run(arguments)
         let second = await CommandRun.run(arguments)
         #expect(first.status == 0)

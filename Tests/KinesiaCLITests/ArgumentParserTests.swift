@@ -85,7 +85,8 @@ struct ArgumentParserTests {
     @Test func unknownOptionsNameTheValidOnes() {
         #expect(
             throws: CLIError.usage(
-                "unknown option \"--sid\"; valid options: --camera, --side, --count, --ratio, --topic, --dry-run, --help")
+                "unknown option \"--sid\"; valid options: --camera, --side, --count, --ratio, --topic, --dry-run, --help"
+            )
         ) {
             try SampleCommand.parse(["x", "--sid", "left"])
         }
@@ -122,7 +123,9 @@ struct ArgumentParserTests {
         }
     }
 
-    @Test(arguments: [["--help"], ["-h"], ["x", "--side", "up", "-h"], ["--count", "1", "--help", "--side"]])
+    @Test(arguments: [
+        ["--help"], ["-h"], ["x", "--side", "up", "-h"], ["--count", "1", "--help", "--side"],
+    ])
     func helpIsAskedForAnywhereBeforeDoubleDash(_ arguments: [String]) {
         #expect(throws: CLIError.help(SampleCommand.helpText)) { try SampleCommand.parse(arguments) }
     }

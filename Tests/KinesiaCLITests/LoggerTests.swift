@@ -10,13 +10,20 @@ struct LoggerTests {
         logger.notice("restarted")
         logger.warning("dropped 3 poses")
         logger.error("socket closed")
-        #expect(sink.lines == ["worker: notice: restarted", "worker: warning: dropped 3 poses", "worker: error: socket closed"])
+        #expect(
+            sink.lines == [
+                "worker: notice: restarted", "worker: warning: dropped 3 poses",
+                "worker: error: socket closed",
+            ])
     }
 
     @Test func doesNotBuildMessagesBelowItsLevel() {
         let logger = Logger(label: "x", level: .error, sink: CapturedText())
         var built = false
-        logger.debug({ built = true; return "expensive" }())
+        logger.debug(
+            {
+                built = true; return "expensive"
+            }())
         #expect(!built)
     }
 
@@ -31,7 +38,8 @@ struct LoggerTests {
     @Test func theContextTakesItsLevelFromTheEnvironment() {
         let sink = CapturedText()
         let context = CommandContext(
-            standardOutput: CapturedText(), standardError: sink, environment: ["KINESIA_LOG_LEVEL": "warning"])
+            standardOutput: CapturedText(), standardError: sink, environment: ["KINESIA_LOG_LEVEL": "warning"]
+        )
         context.logger.info("no")
         context.logger.warning("yes")
         #expect(sink.lines == ["kinesia: warning: yes"])

@@ -2,7 +2,8 @@ import KinesiaMotion
 import Testing
 
 struct MotionJSONTests {
-    static let rep = Rep(peak: 95.25, faults: [.keepElbowStraight, .keepTrunkUpright], start: 1.5, end: 3.0166666666666666)
+    static let rep = Rep(
+        peak: 95.25, faults: [.keepElbowStraight, .keepTrunkUpright], start: 1.5, end: 3.0166666666666666)
 
     /// Every event case, with the exact line it must give at t = 2.5.
     static let events: [(event: MotionEvent, line: String)] = [
@@ -111,7 +112,8 @@ struct MotionJSONTests {
     }
 
     @Test func decodingAcceptsAnyKeyOrderAndIgnoresUnknownKeys() throws {
-        let decoded = try MotionJSON.decodeEvent(#"{"fault": "keepHipsLevel", "extra": [1], "t": 3, "type": "formFault"}"#)
+        let decoded = try MotionJSON.decodeEvent(
+            #"{"fault": "keepHipsLevel", "extra": [1], "t": 3, "type": "formFault"}"#)
         #expect(decoded.t == 3)
         #expect(decoded.event == .formFault(.keepHipsLevel))
     }
@@ -120,12 +122,17 @@ struct MotionJSONTests {
         var snapshot = MotionSnapshot()
         snapshot.value = .nan
         #expect(MotionJSON.encode(snapshot, at: 1).contains(#""value":null"#))
-        #expect(MotionJSON.encode(MotionFrame(t: 1, raw: .infinity, value: 2)) == #"{"type":"frame","t":1.0,"raw":null,"value":2.0}"#)
+        #expect(
+            MotionJSON.encode(MotionFrame(t: 1, raw: .infinity, value: 2))
+                == #"{"type":"frame","t":1.0,"raw":null,"value":2.0}"#)
     }
 
     static let badLines: [(line: String, kind: MotionJSONError.Kind, mentions: String)] = [
         ("not json", .invalidJSON, "invalid JSON"),
-        (#"{"type":"formFault","t":1,"fault":"keepSmiling"}"#, .invalidRecord, "unknown fault \"keepSmiling\""),
+        (
+            #"{"type":"formFault","t":1,"fault":"keepSmiling"}"#, .invalidRecord,
+            "unknown fault \"keepSmiling\""
+        ),
         (#"{"type":"formFault","t":1}"#, .invalidRecord, "missing key \"fault\""),
         (#"{"type":"holdStarted"}"#, .invalidRecord, "missing key \"t\""),
         (#"{"type":"holdStarted","t":"1"}"#, .invalidRecord, "\"t\" must be a number"),
@@ -133,10 +140,22 @@ struct MotionJSONTests {
         (#"{"t":1}"#, .invalidRecord, "missing key \"type\""),
         (#"[1]"#, .invalidRecord, "must be an object"),
         (#"{"type":"setupChanged","t":1,"issues":["tooDark"]}"#, .invalidRecord, "unknown setup issue"),
-        (#"{"type":"visibilityChanged","t":1,"visibility":{"isVisible":1,"missingJoints":[]}}"#, .invalidRecord, "isVisible"),
-        (#"{"type":"visibilityChanged","t":1,"visibility":{"isVisible":true,"missingJoints":["toe"]}}"#, .invalidRecord, "unknown joint"),
-        (#"{"type":"repCompleted","t":1,"rep":{"peak":1,"faults":[],"start":0}}"#, .invalidRecord, "missing key \"end\""),
-        (#"{"type":"summary","repCount":1.5,"rejectedCount":0,"best":0,"reps":[]}"#, .invalidRecord, "whole number"),
+        (
+            #"{"type":"visibilityChanged","t":1,"visibility":{"isVisible":1,"missingJoints":[]}}"#,
+            .invalidRecord, "isVisible"
+        ),
+        (
+            #"{"type":"visibilityChanged","t":1,"visibility":{"isVisible":true,"missingJoints":["toe"]}}"#,
+            .invalidRecord, "unknown joint"
+        ),
+        (
+            #"{"type":"repCompleted","t":1,"rep":{"peak":1,"faults":[],"start":0}}"#, .invalidRecord,
+            "missing key \"end\""
+        ),
+        (
+            #"{"type":"summary","repCount":1.5,"rejectedCount":0,"best":0,"reps":[]}"#, .invalidRecord,
+            "whole number"
+        ),
         (#"{"type":"frame","t":1,"raw":null}"#, .invalidRecord, "missing key \"value\""),
         (#"{"type":"snapshot","t":1}"#, .invalidRecord, "missing key"),
         (#"{"type":"baselineCompleted","t":1,"value":NaN}"#, .invalidJSON, "invalid JSON"),
@@ -158,7 +177,10 @@ struct MotionJSONTests {
         #expect(throws: MotionJSONError(.invalidRecord, detail: "expected an event, found a snapshot")) {
             try MotionJSON.decodeEvent(snapshot)
         }
-        #expect(throws: MotionJSONError(.invalidRecord, detail: "expected a snapshot, found an event (holdStarted)")) {
+        #expect(
+            throws: MotionJSONError(
+                .invalidRecord, detail: "expected a snapshot, found an event (holdStarted)")
+        ) {
             try MotionJSON.decodeSnapshot(MotionJSON.encode(.holdStarted, at: 1))
         }
     }

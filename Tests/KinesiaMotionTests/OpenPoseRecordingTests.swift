@@ -36,7 +36,9 @@ struct OpenPoseRecordingTests {
         return pose
     }
 
-    static func expectClose(_ actual: Pose, _ expected: Pose, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectClose(
+        _ actual: Pose, _ expected: Pose, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(actual.timestamp == expected.timestamp || abs(actual.timestamp - expected.timestamp) < 1e-6)
         #expect(Set(actual.points.keys) == Set(expected.points.keys), sourceLocation: sourceLocation)
         for (joint, point) in expected.points {
@@ -44,7 +46,9 @@ struct OpenPoseRecordingTests {
             #expect(
                 abs(other.x - point.x) < 0.006 && abs(other.y - point.y) < 0.006, "\(joint)",
                 sourceLocation: sourceLocation)
-            #expect(actual.confidence[joint] == expected.confidence[joint], "\(joint)", sourceLocation: sourceLocation)
+            #expect(
+                actual.confidence[joint] == expected.confidence[joint], "\(joint)",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -73,7 +77,8 @@ struct OpenPoseRecordingTests {
         #expect(pose[.neck] == CGPoint(x: (left.x + right.x) / 2, y: (left.y + right.y) / 2))
         let leftHip = try #require(pose[.leftHip]), rightHip = try #require(pose[.rightHip])
         #expect(pose[.root] == CGPoint(x: (leftHip.x + rightHip.x) / 2, y: (leftHip.y + rightHip.y) / 2))
-        #expect(pose.confidence[.neck] == min(pose.confidence[.leftShoulder]!, pose.confidence[.rightShoulder]!))
+        #expect(
+            pose.confidence[.neck] == min(pose.confidence[.leftShoulder]!, pose.confidence[.rightShoulder]!))
     }
 
     @Test func cocoDerivesOnlyTheRoot() throws {
@@ -139,14 +144,16 @@ struct OpenPoseRecordingTests {
             try OpenPoseRecording.load(folder: folder)
         } throws: { error in
             guard let error = error as? RecordingError else { return false }
-            return error.file == bad.path && error.kind == .invalidPose && error.detail.contains("multiple of 3")
+            return error.file == bad.path && error.kind == .invalidPose
+                && error.detail.contains("multiple of 3")
         }
     }
 
     @Test func anUnknownKeypointCountIsAnError() throws {
         let values = Array(repeating: "1", count: 17 * 3).joined(separator: ",")
         #expect {
-            try OpenPoseRecording.decodeFrame(Data(#"{"people":[{"pose_keypoints_2d":[\#(values)]}]}"#.utf8), timestamp: 0)
+            try OpenPoseRecording.decodeFrame(
+                Data(#"{"people":[{"pose_keypoints_2d":[\#(values)]}]}"#.utf8), timestamp: 0)
         } throws: { error in
             (error as? RecordingError)?.detail.contains("17 keypoints") == true
         }

@@ -30,7 +30,8 @@ struct RecordingsTests {
     }
 
     @Test func keepsTheEmptyPosesOfTheWalkRecording() throws {
-        let poses = try JSONLinesRecording.load(contentsOf: RecordingFixtures.recording("s2d_demo_walk_mediapipe.jsonl"))
+        let poses = try JSONLinesRecording.load(
+            contentsOf: RecordingFixtures.recording("s2d_demo_walk_mediapipe.jsonl"))
         #expect(poses.count == 201)
         #expect(poses.prefix(46).allSatisfy { $0.isEmpty })
         #expect(!poses[46].isEmpty)
@@ -127,7 +128,10 @@ struct RecordingsTests {
             {"t": 0.2, "points": {"leftToe": [1, 2]}}
             """
         try Data(text.utf8).write(to: url)
-        #expect(throws: RecordingError(.invalidPose, file: url.path, line: 4, detail: "unknown joint \"leftToe\" in \"points\"")) {
+        #expect(
+            throws: RecordingError(
+                .invalidPose, file: url.path, line: 4, detail: "unknown joint \"leftToe\" in \"points\"")
+        ) {
             try JSONLinesRecording.load(contentsOf: url)
         }
         do {

@@ -11,7 +11,8 @@ struct Sports2DAgreementTests {
 
     /// Each catalog measure with its Sports2D column (before the side: "left knee").
     static let measures: [(measure: Measure, column: String)] = [
-        (.kneeFlexion, "knee"), (.elbowFlexion, "elbow"), (.hipFlexion, "hip"), (.shoulderElevation, "shoulder"),
+        (.kneeFlexion, "knee"), (.elbowFlexion, "elbow"), (.hipFlexion, "hip"),
+        (.shoulderElevation, "shoulder"),
     ]
 
     /// The tolerance of the issue: 0.5 degrees on every frame.
@@ -19,8 +20,11 @@ struct Sports2DAgreementTests {
 
     /// The CSV: the header's columns and, per row, the values (`nil` where empty).
     static func table(_ name: String) throws -> (columns: [String], rows: [[Double?]]) {
-        let text = try String(contentsOf: RecordingFixtures.recording("\(name).sports2d_angles.csv"), encoding: .utf8)
-        var lines = text.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let text = try String(
+            contentsOf: RecordingFixtures.recording("\(name).sports2d_angles.csv"), encoding: .utf8)
+        var lines = text.split(whereSeparator: \.isNewline).map {
+            $0.split(separator: ",", omittingEmptySubsequences: false)
+        }
         let columns = lines.removeFirst().map(String.init)
         let rows = lines.map { $0.map { Double($0) } }
         return (columns, rows)
@@ -34,7 +38,9 @@ struct Sports2DAgreementTests {
         var worstTime = 0.0
     }
 
-    static func compare(_ recording: String, _ measure: Measure, _ column: String, _ side: BodySide) throws -> Comparison {
+    static func compare(_ recording: String, _ measure: Measure, _ column: String, _ side: BodySide) throws
+        -> Comparison
+    {
         let poses = try JSONLinesRecording.load(contentsOf: RecordingFixtures.recording("\(recording).jsonl"))
         let (columns, rows) = try table(recording)
         let time = try #require(columns.firstIndex(of: "time"))
@@ -63,7 +69,8 @@ struct Sports2DAgreementTests {
             let comparison = try Self.compare(recording, measure, column, side)
             // Every recording has the person in view for most frames: a comparison over a
             // handful of frames would prove nothing.
-            #expect(comparison.frames >= 90, "\(recording) \(side) \(column): only \(comparison.frames) frames")
+            #expect(
+                comparison.frames >= 90, "\(recording) \(side) \(column): only \(comparison.frames) frames")
             #expect(comparison.measuredByOneOnly == 0, "\(recording) \(side) \(column): measured by one only")
             #expect(
                 comparison.worst <= Self.tolerance,

@@ -30,14 +30,19 @@ public struct AnalyzeCommand: ParsableCommand {
         [
             .positional("file", \.file, help: "A JSON Lines recording, or a folder of OpenPose JSON frames."),
             .option("exercise", \.exercise, valueName: "id", required: true, help: "The catalog exercise."),
-            .option("side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
-            .option("format", \.format, valueName: "format", defaultDescription: "text", help: "Output format."),
+            .option(
+                "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
+            .option(
+                "format", \.format, valueName: "format", defaultDescription: "text", help: "Output format."),
             .flag("frames", \.frames, help: "Also print the raw and smoothed measure at every pose."),
-            .option("baseline", \.baseline, valueName: "n", help: "Start a baseline of N clean reps at the beginning."),
+            .option(
+                "baseline", \.baseline, valueName: "n",
+                help: "Start a baseline of N clean reps at the beginning."),
             .option(
                 "keypoints", \.keypoints, valueName: "order",
                 help: "OpenPose keypoint order (default: from the keypoint count: 25 body25, 18 coco)."),
-            .option("fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
+            .option(
+                "fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
         ]
     }
 
@@ -93,7 +98,8 @@ public struct AnalyzeCommand: ParsableCommand {
         for pose in poses {
             let events = analyzer.process(pose)
             if frames {
-                let frame = MotionFrame(t: pose.timestamp, raw: analyzer.rawValue, value: analyzer.snapshot.value)
+                let frame = MotionFrame(
+                    t: pose.timestamp, raw: analyzer.rawValue, value: analyzer.snapshot.value)
                 output.write((format == .json ? MotionJSON.encode(frame) : TextReport.line(frame)) + "\n")
             }
             for event in events {
@@ -101,13 +107,17 @@ public struct AnalyzeCommand: ParsableCommand {
                 case .repCompleted(let rep), .repRejected(let rep): reps.append(rep)
                 default: break
                 }
-                let line = format == .json ? MotionJSON.encode(event, at: pose.timestamp) : TextReport.line(event, at: pose.timestamp)
+                let line =
+                    format == .json
+                    ? MotionJSON.encode(event, at: pose.timestamp)
+                    : TextReport.line(event, at: pose.timestamp)
                 output.write(line + "\n")
             }
         }
         let snapshot = analyzer.snapshot
         let summary = MotionSummary(
-            repCount: snapshot.repCount, rejectedCount: snapshot.rejectedCount, best: snapshot.best, reps: reps)
+            repCount: snapshot.repCount, rejectedCount: snapshot.rejectedCount, best: snapshot.best,
+            reps: reps)
         output.write((format == .json ? MotionJSON.encode(summary) : TextReport.line(summary)) + "\n")
     }
 }

@@ -8,7 +8,8 @@ enum TextReport {
         let head = time(t) + "  " + event.name.padding(toLength: 18, withPad: " ", startingAt: 0)
         switch event {
         case .repCompleted(let rep), .repRejected(let rep):
-            var text = head + "peak " + degrees(rep.peak) + "  start " + time(rep.start) + "  end " + time(rep.end)
+            var text =
+                head + "peak " + degrees(rep.peak) + "  start " + time(rep.start) + "  end " + time(rep.end)
             if !rep.faults.isEmpty { text += "  faults " + rep.faults.map(\.rawValue).joined(separator: ",") }
             return text
         case .holdStarted:

@@ -92,7 +92,8 @@ public struct Argument<Command> {
         required: Bool = false, help: String
     ) -> Argument {
         Argument(
-            name: name, valueName: valueName, help: help, kind: .option(repeated: false), isRequired: required,
+            name: name, valueName: valueName, help: help, kind: .option(repeated: false),
+            isRequired: required,
             choices: Value.allValueStrings, defaultDescription: nil
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath] = try convert(string, for: "--\(name)", as: Value.self)
@@ -113,7 +114,9 @@ public struct Argument<Command> {
     }
 
     /// A flag: `true` when given.
-    public static func flag(_ name: String, _ keyPath: WritableKeyPath<Command, Bool>, help: String) -> Argument {
+    public static func flag(_ name: String, _ keyPath: WritableKeyPath<Command, Bool>, help: String)
+        -> Argument
+    {
         Argument(
             name: name, valueName: nil, help: help, kind: .flag, isRequired: false, choices: [],
             defaultDescription: nil

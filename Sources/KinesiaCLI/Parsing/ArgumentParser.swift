@@ -6,9 +6,12 @@
 /// - `-h` or `--help` anywhere (before `--`) asks for help;
 /// - a lone `-` is a value (standard input), not an option.
 enum ArgumentParser {
-    static func parse<Command: ParsableCommand>(_ arguments: [String], as type: Command.Type) throws(CLIError) -> Command {
+    static func parse<Command: ParsableCommand>(_ arguments: [String], as type: Command.Type) throws(CLIError)
+        -> Command
+    {
         // Help wins over anything wrong on the same command line.
-        for argument in arguments.prefix(while: { $0 != "--" }) where argument == "-h" || argument == "--help" {
+        for argument in arguments.prefix(while: { $0 != "--" }) where argument == "-h" || argument == "--help"
+        {
             throw CLIError.help(Command.helpText)
         }
         let specs = Command.arguments
@@ -80,7 +83,9 @@ enum ArgumentParser {
         }
 
         for spec in specs where spec.isRequired && !given.contains(spec.name) {
-            throw CLIError.usage("missing \(spec.kind == .positional ? "argument" : "option") \(spec.displayName)\(choicesHint(spec))")
+            throw CLIError.usage(
+                "missing \(spec.kind == .positional ? "argument" : "option") \(spec.displayName)\(choicesHint(spec))"
+            )
         }
         return command
     }

@@ -44,7 +44,10 @@ enum HelpFormatter {
 
     static func row(_ label: String, _ text: String) -> String {
         let width = 26
-        let padded = label.count < width - 2 ? "  " + label + String(repeating: " ", count: width - 2 - label.count) : "  " + label + "\n" + String(repeating: " ", count: width)
+        let padded =
+            label.count < width - 2
+            ? "  " + label + String(repeating: " ", count: width - 2 - label.count)
+            : "  " + label + "\n" + String(repeating: " ", count: width)
         return padded + text + "\n"
     }
 }

@@ -70,7 +70,9 @@ package struct JSONParser {
             for offset in 0..<count where bytes[start + offset] != expected[offset] { return false }
             return true
         }
-        guard matches else { throw JSONSyntaxError("expected a JSON value, found \(describeCurrent())", at: start) }
+        guard matches else {
+            throw JSONSyntaxError("expected a JSON value, found \(describeCurrent())", at: start)
+        }
         index += count
     }
 
@@ -164,7 +166,8 @@ package struct JSONParser {
         }
         if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
             index += 1
-            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"))
+            {
                 index += 1
             }
             guard index < bytes.count, isDigit(bytes[index]) else {

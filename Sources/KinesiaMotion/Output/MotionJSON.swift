@@ -133,7 +133,8 @@ public enum MotionJSON {
             case "summary":
                 return .summary(
                     MotionSummary(
-                        repCount: try fields.integer("repCount"), rejectedCount: try fields.integer("rejectedCount"),
+                        repCount: try fields.integer("repCount"),
+                        rejectedCount: try fields.integer("rejectedCount"),
                         best: try fields.number("best"), reps: try reps(fields.array("reps"))))
             default:
                 guard let event = try event(type: type, from: fields) else {
@@ -153,7 +154,9 @@ public enum MotionJSON {
     /// Decodes an event line.
     /// - Returns: The pose timestamp and the event.
     /// - Throws: ``MotionJSONError``, also when the line is valid but not an event.
-    public static func decodeEvent(_ line: some StringProtocol) throws(MotionJSONError) -> (t: Double, event: MotionEvent) {
+    public static func decodeEvent(_ line: some StringProtocol) throws(MotionJSONError) -> (
+        t: Double, event: MotionEvent
+    ) {
         let record = try decode(line)
         guard case .event(let t, let event) = record else {
             throw MotionJSONError(.invalidRecord, detail: "expected an event, found \(kindName(of: record))")
@@ -169,7 +172,8 @@ public enum MotionJSON {
     ) throws(MotionJSONError) -> (t: Double, snapshot: MotionSnapshot) {
         let record = try decode(line)
         guard case .snapshot(let t, let snapshot) = record else {
-            throw MotionJSONError(.invalidRecord, detail: "expected a snapshot, found \(kindName(of: record))")
+            throw MotionJSONError(
+                .invalidRecord, detail: "expected a snapshot, found \(kindName(of: record))")
         }
         return (t, snapshot)
     }

@@ -98,7 +98,8 @@ enum RecordingFiles {
         do {
             return try Data(contentsOf: url)
         } catch {
-            throw RecordingError(.unreadable, file: url.path, detail: "cannot read: \(error.localizedDescription)")
+            throw RecordingError(
+                .unreadable, file: url.path, detail: "cannot read: \(error.localizedDescription)")
         }
     }
 }

@@ -71,13 +71,15 @@ public struct OpenPoseRecording: PoseProvider {
             throw RecordingError(.fileNotFound, file: folder.path, detail: "no such folder")
         }
         guard isDirectory.boolValue else {
-            throw RecordingError(.unreadable, file: folder.path, detail: "is a file, expected a folder of *_keypoints.json")
+            throw RecordingError(
+                .unreadable, file: folder.path, detail: "is a file, expected a folder of *_keypoints.json")
         }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         } catch {
-            throw RecordingError(.unreadable, file: folder.path, detail: "cannot list: \(error.localizedDescription)")
+            throw RecordingError(
+                .unreadable, file: folder.path, detail: "cannot list: \(error.localizedDescription)")
         }
         let frames = names.filter { $0.hasSuffix("_keypoints.json") }.sorted(by: naturalOrder)
         guard !frames.isEmpty else {
@@ -90,7 +92,8 @@ public struct OpenPoseRecording: PoseProvider {
     /// - Throws: ``RecordingError`` naming the folder or the frame file that is wrong.
     public static func load(folder: URL, options: Options = Options()) throws(RecordingError) -> [Pose] {
         guard options.fps.isFinite, options.fps > 0 else {
-            throw RecordingError(.invalidPose, file: folder.path, detail: "fps must be positive, got \(options.fps)")
+            throw RecordingError(
+                .invalidPose, file: folder.path, detail: "fps must be positive, got \(options.fps)")
         }
         var options = options
         var poses: [Pose] = []
@@ -146,7 +149,8 @@ public struct OpenPoseRecording: PoseProvider {
         }
     }
 
-    private static func frame(from value: JSONValue, format: OpenPoseFormat?) throws(JSONShapeError) -> Frame {
+    private static func frame(from value: JSONValue, format: OpenPoseFormat?) throws(JSONShapeError) -> Frame
+    {
         let fields = try JSONFields(value, what: "an OpenPose frame")
         var format = format
         var people: [Person] = []
@@ -156,7 +160,8 @@ public struct OpenPoseRecording: PoseProvider {
             if values.isEmpty { continue }
             guard values.count.isMultiple(of: 3) else {
                 throw JSONShapeError(
-                    "person \(number): \"pose_keypoints_2d\" has \(values.count) numbers, not a multiple of 3")
+                    "person \(number): \"pose_keypoints_2d\" has \(values.count) numbers, not a multiple of 3"
+                )
             }
             let count = values.count / 3
             if format == nil {
@@ -168,7 +173,8 @@ public struct OpenPoseRecording: PoseProvider {
             }
             guard let format, count == format.keypointCount else {
                 throw JSONShapeError(
-                    "person \(number): \(count) keypoints, but \(format?.rawValue ?? "?") has \(format?.keypointCount ?? 0)")
+                    "person \(number): \(count) keypoints, but \(format?.rawValue ?? "?") has \(format?.keypointCount ?? 0)"
+                )
             }
             var keypoints: Person = []
             keypoints.reserveCapacity(count)
