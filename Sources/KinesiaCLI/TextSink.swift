@@ -9,12 +9,17 @@ public protocol TextSink: Sendable {
     func flush()
 }
 
-/// A file descriptor, buffered: writes reach the descriptor when 64 KiB accumulate, on
-/// ``flush()``, and when the sink is released.
+/// A file descriptor, buffered: writes reach the descriptor when 64 KiB accumulate, at the end
+/// of each line when the sink is line-buffered (by default, when the descriptor is a terminal),
+/// on ``flush()``, and when the sink is released.
+///
+/// Long-running commands that stream to a pipe (`listen`, `watch`) call ``flush()`` after each
+/// message so that the reader sees it at once.
 public final class FileDescriptorSink: TextSink {
     private let handle: FileHandle
     private let buffer = Mutex([UInt8]())
     private let capacity = 1 << 16
+    private let lineBuffered: Bool
 
     /// Standard output.
     public static let standardOutput = FileDescriptorSink(handle: .standardOutput)
@@ -22,8 +27,12 @@ public final class FileDescriptorSink: TextSink {
     public static let standardError = FileDescriptorSink(handle: .standardError)
 
     /// Wraps an open file handle (not closed by the sink).
-    public init(handle: FileHandle) {
+    /// - Parameters:
+    ///   - handle: The file handle.
+    ///   - lineBuffered: Write out at the end of each line; `nil` for "when it is a terminal".
+    public init(handle: FileHandle, lineBuffered: Bool? = nil) {
         self.handle = handle
+        self.lineBuffered = lineBuffered ?? (isatty(handle.fileDescriptor) != 0)
     }
 
     deinit { flush() }
@@ -31,7 +40,9 @@ public final class FileDescriptorSink: TextSink {
     public func write(_ text: String) {
         let full = buffer.withLock { buffer -> [UInt8]? in
             buffer.append(contentsOf: text.utf8)
-            guard buffer.count >= capacity else { return nil }
+            guard buffer.count >= capacity || (lineBuffered && buffer.last == UInt8(ascii: "\n")) else {
+                return nil
+            }
             defer { buffer.removeAll(keepingCapacity: true) }
             return buffer
         }
