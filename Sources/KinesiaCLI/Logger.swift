@@ -14,10 +14,20 @@ import Foundation
 public struct Logger: Sendable {
     /// How important a message is.
     public enum Level: String, CaseIterable, Comparable, Sendable, ExpressibleByArgument {
-        case debug, info, notice, warning, error
+        /// Details for debugging.
+        case debug
+        /// Normal progress (the default level).
+        case info
+        /// Worth noticing: a restart, a gap.
+        case notice
+        /// Something went wrong, work goes on.
+        case warning
+        /// Something failed.
+        case error
 
         private var rank: Int { Self.allCases.firstIndex(of: self)! }
 
+        /// Whether `lhs` is less important than `rhs`.
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
     }
 

@@ -37,6 +37,7 @@ public final class FileDescriptorSink: TextSink {
 
     deinit { flush() }
 
+    /// Buffers `text`, writing out when the buffer is full (or at a line end when line-buffered).
     public func write(_ text: String) {
         let full = buffer.withLock { buffer -> [UInt8]? in
             buffer.append(contentsOf: text.utf8)
@@ -49,6 +50,7 @@ public final class FileDescriptorSink: TextSink {
         if let full { try? handle.write(contentsOf: full) }
     }
 
+    /// Writes out everything buffered.
     public func flush() {
         let pending = buffer.withLock { buffer -> [UInt8] in
             defer { buffer.removeAll(keepingCapacity: true) }
@@ -75,7 +77,9 @@ public final class CapturedText: TextSink {
         return lines
     }
 
+    /// Appends `text`.
     public func write(_ text: String) { storage.withLock { $0 += text } }
 
+    /// Nothing to do: the text is kept in memory.
     public func flush() {}
 }

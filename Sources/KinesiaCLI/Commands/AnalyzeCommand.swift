@@ -17,6 +17,7 @@ public struct AnalyzeCommand: ParsableCommand {
         case json
     }
 
+    /// `analyze`, with its help.
     public static let configuration = CommandConfiguration(
         name: "analyze", summary: "Run one analysis over a recording and print what happened.",
         discussion: """
@@ -26,6 +27,7 @@ public struct AnalyzeCommand: ParsableCommand {
             object per line with "type" first; the last line is {"type":"summary",...}.
             """)
 
+    /// The file, the exercise and side, and the output options.
     public static var arguments: [Argument<AnalyzeCommand>] {
         [
             .positional("file", \.file, help: "A JSON Lines recording, or a folder of OpenPose JSON frames."),
@@ -66,6 +68,7 @@ public struct AnalyzeCommand: ParsableCommand {
     /// A command with every default.
     public init() {}
 
+    /// Checks `--baseline` and `--fps`.
     public func validate() throws(CLIError) {
         if let baseline, baseline < 1 {
             throw CLIError.usage("--baseline must be at least 1, got \(baseline)")
@@ -73,6 +76,8 @@ public struct AnalyzeCommand: ParsableCommand {
         guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
     }
 
+    /// Reads the recording and prints the analysis to standard output.
+    /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or malformed.
     public func run(context: CommandContext) async throws {
         guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
         let poses: [Pose]
