@@ -162,7 +162,9 @@ extension Body {
         switch rule.measure {
         case .elbowFlexion: self[side].elbowFlexion = rule.limit + 15
         case .kneeFlexion: self[side].kneeFlexion = rule.limit + 15
-        case .trunkLean: trunkLean = rule.limit + 10
+        case .trunkLean:
+            // Leaning toward the moving limb's side, so that a front-view hip measure grows.
+            trunkLean = (view == .front && side == .right ? -1 : 1) * (rule.limit + 10)
         case .shoulderTilt: shoulderTilt = rule.limit + 8
         case .hipTilt: hipTilt = rule.limit + 8
         case .upperArmDrift: self[side].armElevation += rule.limit + 10
