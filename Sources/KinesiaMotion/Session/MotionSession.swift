@@ -159,3 +159,8 @@ public final class MotionSession {
         setRunning(false)
     }
 }
+
+extension MotionSession {
+    /// The number of streams from ``events()`` still attached (for tests and diagnostics).
+    var listenerCount: Int { fanOut.listenerCount }
+}
