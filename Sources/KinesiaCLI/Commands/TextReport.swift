@@ -9,7 +9,8 @@ enum TextReport {
         switch event {
         case .repCompleted(let rep), .repRejected(let rep):
             var text =
-                head + "peak " + degrees(rep.peak) + "  start " + time(rep.start) + "  end " + time(rep.end)
+                head + "peak " + degrees(rep.peak) + "  start " + seconds(rep.start) + "  end "
+                + seconds(rep.end)
             if !rep.faults.isEmpty { text += "  faults " + rep.faults.map(\.rawValue).joined(separator: ",") }
             return text
         case .holdStarted:
@@ -36,9 +37,12 @@ enum TextReport {
         "summary: \(summary.repCount) clean, \(summary.rejectedCount) rejected, best \(degrees(summary.best))"
     }
 
-    /// Seconds with 3 decimals, right-aligned to 8 characters.
+    /// Seconds with 3 decimals.
+    static func seconds(_ t: Double) -> String { String(format: "%.3f", t) }
+
+    /// Seconds with 3 decimals, right-aligned to 8 characters (the first column).
     static func time(_ t: Double) -> String {
-        let text = String(format: "%.3f", t)
+        let text = seconds(t)
         return text.count < 8 ? String(repeating: " ", count: 8 - text.count) + text : text
     }
 
