@@ -7,13 +7,20 @@ func bytes(_ text: String) -> [UInt8] {
     Array(text.utf8)
 }
 
-/// A deterministic pattern of `count` bytes (so a truncation or an over-read shows).
+/// A deterministic pattern of `count` bytes (so a truncation, a shift or an over-read shows):
+/// a pseudo-random block of a prime length, repeated.
 func pattern(count: Int, seed: UInt8 = 7) -> [UInt8] {
     var state = UInt32(seed) &* 2_654_435_761
-    return (0..<count).map { _ in
+    let block = (0..<min(count, 4099)).map { _ in
         state = state &* 1_664_525 &+ 1_013_904_223
         return UInt8(truncatingIfNeeded: state >> 24)
     }
+    var result: [UInt8] = []
+    result.reserveCapacity(count)
+    while result.count < count {
+        result.append(contentsOf: block.prefix(count - result.count))
+    }
+    return result
 }
 
 /// Publishes `frames` every few milliseconds until `subscriber` receives a message (the slow
