@@ -60,7 +60,8 @@ public struct IPCDirectory: Hashable, Sendable {
         var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { throw ZMQError.lastSystemError() }
-        return IPCDirectory(created: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return IPCDirectory(
+            created: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// The IPC endpoint of a socket file named `name` in this directory.
@@ -68,7 +69,9 @@ public struct IPCDirectory: Hashable, Sendable {
     /// - Throws: ``ZMQError/invalidArgument`` if `name` is empty or holds a `/`,
     ///   ``ZMQError/nameTooLong`` if the path exceeds ``maximumPathLength`` bytes.
     public func endpoint(_ name: String) throws(ZMQError) -> String {
-        guard !name.isEmpty, !name.contains("/"), !name.utf8.contains(0) else { throw ZMQError.invalidArgument }
+        guard !name.isEmpty, !name.contains("/"), !name.utf8.contains(0) else {
+            throw ZMQError.invalidArgument
+        }
         let file = "\(path)/\(name)"
         guard file.utf8.count <= Self.maximumPathLength else { throw ZMQError.nameTooLong }
         return "ipc://\(file)"

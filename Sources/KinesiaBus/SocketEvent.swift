@@ -64,7 +64,8 @@ public struct SocketEvent: Hashable, Sendable, CustomStringConvertible {
 
         /// Whether the kind is one of the three handshake failures.
         public var isHandshakeFailure: Bool {
-            self == .handshakeFailedNoDetail || self == .handshakeFailedProtocol || self == .handshakeFailedAuth
+            self == .handshakeFailedNoDetail || self == .handshakeFailedProtocol
+                || self == .handshakeFailedAuth
         }
     }
 

@@ -73,7 +73,8 @@ public final class ZMQProxy: Sendable {
         group.enter()
         let thread = Thread {
             let (frontend, backend, capture, controlReceiver) = work.take()
-            let error = Self.run(frontend: frontend, backend: backend, capture: capture, control: controlReceiver)
+            let error = Self.run(
+                frontend: frontend, backend: backend, capture: capture, control: controlReceiver)
             frontend.close()
             backend.close()
             capture?.close()
@@ -190,22 +191,23 @@ public final class ZMQProxy: Sendable {
     }
 }
 
-/// Counters of a running ``ZMQProxy``, per side. libzmq counts frames: a message of two frames
-/// counts two.
+/// Counters of a running ``ZMQProxy``, per side. libzmq counts whole messages (a message of two
+/// frames counts one) and the bytes of all their frames.
 public struct ProxyStatistics: Hashable, Sendable {
     /// The counters of one side of the proxy.
     public struct Side: Hashable, Sendable {
-        /// Frames received on this side.
+        /// Messages received on this side.
         public var messagesReceived: UInt64
-        /// Bytes received on this side.
+        /// Bytes received on this side (all frames).
         public var bytesReceived: UInt64
-        /// Frames sent from this side.
+        /// Messages sent from this side.
         public var messagesSent: UInt64
-        /// Bytes sent from this side.
+        /// Bytes sent from this side (all frames).
         public var bytesSent: UInt64
 
         /// Makes counters.
-        public init(messagesReceived: UInt64, bytesReceived: UInt64, messagesSent: UInt64, bytesSent: UInt64) {
+        public init(messagesReceived: UInt64, bytesReceived: UInt64, messagesSent: UInt64, bytesSent: UInt64)
+        {
             self.messagesReceived = messagesReceived
             self.bytesReceived = bytesReceived
             self.messagesSent = messagesSent

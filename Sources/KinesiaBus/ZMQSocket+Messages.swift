@@ -121,7 +121,8 @@ extension ZMQSocket {
         try withHandle { (socket) throws(ZMQError) -> Bool in
             try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { buffer in
                 Result { () throws(ZMQError) in
-                    try receiveFrames(into: &frames, from: socket, message: buffer.baseAddress!, dontWait: dontWait)
+                    try receiveFrames(
+                        into: &frames, from: socket, message: buffer.baseAddress!, dontWait: dontWait)
                 }
             }.get()
         }
@@ -131,29 +132,29 @@ extension ZMQSocket {
         into frames: inout [[UInt8]], from socket: UnsafeMutableRawPointer,
         message: UnsafeMutablePointer<zmq_msg_t>, dontWait: Bool
     ) throws(ZMQError) -> Bool {
-            _ = zmq_msg_init(message)
-            defer { _ = zmq_msg_close(message) }
-            var count = 0
-            var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
-            while true {
-                let result = try zmqNonBlockingCall { zmq_msg_recv(message, socket, flags) }
-                if case .wouldBlock = result {
-                    // Later frames of a message are already there: only the first can be missing.
-                    if count == 0 { return false }
-                    throw ZMQError.wouldBlock
-                }
-                let bytes = UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
-                if count < frames.count {
-                    frames[count].removeAll(keepingCapacity: true)
-                    frames[count].append(contentsOf: bytes)
-                } else {
-                    frames.append(Array(bytes))
-                }
-                count += 1
-                if zmq_msg_more(message) == 0 { break }
-                flags = 0
+        _ = zmq_msg_init(message)
+        defer { _ = zmq_msg_close(message) }
+        var count = 0
+        var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
+        while true {
+            let result = try zmqNonBlockingCall { zmq_msg_recv(message, socket, flags) }
+            if case .wouldBlock = result {
+                // Later frames of a message are already there: only the first can be missing.
+                if count == 0 { return false }
+                throw ZMQError.wouldBlock
             }
-            frames.removeLast(frames.count - count)
-            return true
+            let bytes = UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
+            if count < frames.count {
+                frames[count].removeAll(keepingCapacity: true)
+                frames[count].append(contentsOf: bytes)
+            } else {
+                frames.append(Array(bytes))
+            }
+            count += 1
+            if zmq_msg_more(message) == 0 { break }
+            flags = 0
+        }
+        frames.removeLast(frames.count - count)
+        return true
     }
 }

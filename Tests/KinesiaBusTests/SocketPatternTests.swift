@@ -83,7 +83,10 @@ struct SocketPatternTests {
         try dealer.connect(try router.bind("tcp://127.0.0.1:*"))
 
         try dealer.send([bytes("replay from"), bytes("42")])
-        #expect(try router.receive(timeout: .seconds(5)) == [bytes("worker-1"), bytes("replay from"), bytes("42")])
+        #expect(
+            try router.receive(timeout: .seconds(5)) == [
+                bytes("worker-1"), bytes("replay from"), bytes("42"),
+            ])
         try router.send([bytes("worker-1"), bytes("record 42")])
         #expect(try dealer.receive(timeout: .seconds(5)) == [bytes("record 42")])
     }
