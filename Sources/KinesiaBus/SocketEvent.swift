@@ -12,7 +12,8 @@ public struct SocketEvent: Hashable, Sendable, CustomStringConvertible {
         case connected
         /// A connect did not complete at once and is in progress (`value`: an errno).
         case connectDelayed
-        /// A connect is being retried (`value`: the reconnect interval in milliseconds).
+        /// A connect is being retried (`value`: the wait before the retry in milliseconds, the
+        /// reconnect interval plus libzmq's random jitter of up to one interval).
         case connectRetried
         /// The socket is listening on an endpoint (`value`: the file descriptor).
         case listening

@@ -28,6 +28,37 @@ struct SocketMonitorTests {
         #expect(disconnected.endpoint.hasPrefix("tcp://127.0.0.1:"))
     }
 
+    @Test func aFailedBindIsThrownAndReportedWithItsErrno() throws {
+        let context = try ZMQContext()
+        let first = try ZMQSocket(.pub, context: context)
+        defer { first.close() }
+        let endpoint = try first.bind("tcp://127.0.0.1:*")
+        let second = try ZMQSocket(.pub, context: context)
+        defer { second.close() }
+        let monitor = try second.monitor()
+        defer { monitor.close() }
+        #expect(throws: ZMQError.addressInUse) { try second.bind(endpoint) }
+        let failure = try #require(try monitor.next(.bindFailed, timeout: .seconds(5)))
+        #expect(ZMQError(code: Int32(failure.value)) == .addressInUse)
+    }
+
+    @Test func connectingToNobodyIsRetriedAtTheReconnectInterval() throws {
+        let context = try ZMQContext()
+        let placeholder = try ZMQSocket(.pull, context: context)
+        let endpoint = try placeholder.bind("tcp://127.0.0.1:*")
+        placeholder.close()  // the port is free again: nobody listens there
+        let client = try ZMQSocket(.push, context: context)
+        defer { client.close() }
+        try client.set(.reconnectInterval, .milliseconds(20))
+        try client.set(.reconnectIntervalMax, .zero)
+        let monitor = try client.monitor([.connectDelayed, .connectRetried])
+        defer { monitor.close() }
+        try client.connect(endpoint)
+        let retried = try #require(try monitor.next(.connectRetried, timeout: .seconds(5)))
+        #expect((20..<40).contains(retried.value))  // libzmq adds up to one interval of jitter
+        #expect(retried.endpoint == endpoint)
+    }
+
     @Test func stoppingTheMonitorIsReported() throws {
         let context = try ZMQContext()
         let socket = try ZMQSocket(.sub, context: context)
