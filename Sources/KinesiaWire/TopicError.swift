@@ -28,7 +28,7 @@ public enum TopicError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownKind(let kind):
             "unknown topic kind \"\(kind)\" (expected pose, event, snapshot or health)"
         case .wrongComponentCount(let kind, let expected, let found):
-            "a \(kind.rawValue) topic has \(expected) name(s) after the kind, found \(found)"
+            "\(kind.rawValue) topics take \(expected) name(s) after the kind, found \(found)"
         case .emptyName(let field): "the \(field.rawValue) name is empty"
         case .nameTooLong(let field, let length):
             "the \(field.rawValue) name is \(length) bytes long (at most \(Topic.maximumNameLength))"
