@@ -73,6 +73,31 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The topic frame is not a valid topic.
     case invalidTopic(TopicError)
 
+    /// The case's stable name, shared with `scripts/kinesia_wire.py` and documented in
+    /// `docs/wire-format.md`: `"truncated"`, `"badMagic"`, `"nonFinite"`...
+    public var code: String {
+        switch self {
+        case .truncated: "truncated"
+        case .badMagic: "badMagic"
+        case .unsupportedVersion: "unsupportedVersion"
+        case .unknownKind: "unknownKind"
+        case .unexpectedKind: "unexpectedKind"
+        case .topicMismatch: "topicMismatch"
+        case .oversized: "oversized"
+        case .trailingBytes: "trailingBytes"
+        case .unsupportedFlags: "unsupportedFlags"
+        case .nonFinite: "nonFinite"
+        case .negativeImageSize: "negativeImageSize"
+        case .unknownJoint: "unknownJoint"
+        case .duplicateJoint: "duplicateJoint"
+        case .tooManyJoints: "tooManyJoints"
+        case .invalidUTF8: "invalidUTF8"
+        case .emptyJSON: "emptyJSON"
+        case .invalidJSON: "invalidJSON"
+        case .invalidTopic: "invalidTopic"
+        }
+    }
+
     /// A sentence that says what is wrong.
     public var description: String {
         switch self {

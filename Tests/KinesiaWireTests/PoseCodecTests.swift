@@ -79,7 +79,8 @@ struct PoseCodecTests {
     @Test func encodingIntoARawBufferReturnsTheSize() throws {
         let pose = fullPose()
         let bytes = try [UInt8](unsafeUninitializedCapacity: 600) { buffer, count in
-            count = try PoseCodec.encode(pose, header: header(.pose), into: UnsafeMutableRawBufferPointer(buffer))
+            count = try PoseCodec.encode(
+                pose, header: header(.pose), into: UnsafeMutableRawBufferPointer(buffer))
         }
         #expect(bytes.count == PoseCodec.encodedSize(of: pose))
         #expect(try PoseCodec.decode(bytes).pose == pose)
@@ -124,7 +125,9 @@ struct PoseDecodingErrorTests {
         return bytes
     }
 
-    static func float(_ value: Double) -> [UInt8] { withUnsafeBytes(of: value.bitPattern.littleEndian, Array.init) }
+    static func float(_ value: Double) -> [UInt8] {
+        withUnsafeBytes(of: value.bitPattern.littleEndian, Array.init)
+    }
 
     @Test func validPayloadHasTheDocumentedLayout() throws {
         let bytes = try Self.valid()
@@ -157,17 +160,32 @@ struct PoseDecodingErrorTests {
             (try Self.patched { $0[2] = 2 }, .unsupportedVersion(2)),
             (try Self.patched { $0[3] = 99 }, .unknownKind(99)),
             (try Self.patched { $0[3] = 2 }, .unexpectedKind(.event)),
-            (try Self.patched { $0.replaceSubrange(28..<36, with: Self.float(.nan)) }, .nonFinite(.timestamp)),
+            (
+                try Self.patched { $0.replaceSubrange(28..<36, with: Self.float(.nan)) },
+                .nonFinite(.timestamp)
+            ),
             (try Self.patched { $0[36] = 0x02 }, .unsupportedFlags(0x02)),
             (try Self.patched { $0[37] = 20 }, .tooManyJoints(count: 20)),
             (try Self.patched { $0[38] = 19 }, .unknownJoint(index: 19)),
             (try Self.patched { $0[38] = 255 }, .unknownJoint(index: 255)),
-            (try Self.patched { $0.replaceSubrange(39..<47, with: Self.float(.infinity)) }, .nonFinite(.x(.leftElbow))),
-            (try Self.patched { $0.replaceSubrange(47..<55, with: Self.float(-.nan)) }, .nonFinite(.y(.leftElbow))),
+            (
+                try Self.patched { $0.replaceSubrange(39..<47, with: Self.float(.infinity)) },
+                .nonFinite(.x(.leftElbow))
+            ),
+            (
+                try Self.patched { $0.replaceSubrange(47..<55, with: Self.float(-.nan)) },
+                .nonFinite(.y(.leftElbow))
+            ),
             (try Self.patched { $0[56] = 30 }, .unknownJoint(index: 30)),
-            (try Self.patched { $0.replaceSubrange(57..<65, with: Self.float(.nan)) }, .nonFinite(.confidence(.leftElbow))),
+            (
+                try Self.patched { $0.replaceSubrange(57..<65, with: Self.float(.nan)) },
+                .nonFinite(.confidence(.leftElbow))
+            ),
             (try Self.patched { $0.append(0) }, .trailingBytes(count: 1)),
-            (try Self.patched { $0 += [UInt8](repeating: 0, count: 70_000) }, .oversized(size: 70_065, limit: 65_536)),
+            (
+                try Self.patched { $0 += [UInt8](repeating: 0, count: 70_000) },
+                .oversized(size: 70_065, limit: 65_536)
+            ),
             (
                 try Self.patched {
                     // Two points, both leftElbow.

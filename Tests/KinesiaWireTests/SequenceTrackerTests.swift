@@ -7,7 +7,8 @@ struct SequenceTrackerTests {
 
     @Test func firstMessageStartsAStreamAndTheNextAreInOrder() {
         var tracker = SequenceTracker<String>()
-        #expect(tracker.record(stream: stream, sequence: 0, on: topic) == .newStream(restart: false, missed: 0))
+        #expect(
+            tracker.record(stream: stream, sequence: 0, on: topic) == .newStream(restart: false, missed: 0))
         #expect(tracker.record(stream: stream, sequence: 1, on: topic) == .inOrder)
         #expect(tracker.record(stream: stream, sequence: 2, on: topic) == .inOrder)
         #expect(tracker.totals.delivered == 3)
@@ -17,7 +18,8 @@ struct SequenceTrackerTests {
 
     @Test func aLateJoinerStartsMidStreamWithoutAGap() {
         var tracker = SequenceTracker<String>()
-        #expect(tracker.record(stream: stream, sequence: 500, on: topic) == .newStream(restart: false, missed: 0))
+        #expect(
+            tracker.record(stream: stream, sequence: 500, on: topic) == .newStream(restart: false, missed: 0))
         #expect(tracker.record(stream: stream, sequence: 501, on: topic) == .inOrder)
         #expect(tracker.record(stream: stream, sequence: 499, on: topic) == .stale)
         #expect(tracker.totals.missing == 0)
@@ -26,7 +28,8 @@ struct SequenceTrackerTests {
 
     @Test func countingTheStartReportsMessagesLostBeforeTheFirst() {
         var tracker = SequenceTracker<String>(countsMissingStart: true)
-        #expect(tracker.record(stream: stream, sequence: 3, on: topic) == .newStream(restart: false, missed: 3))
+        #expect(
+            tracker.record(stream: stream, sequence: 3, on: topic) == .newStream(restart: false, missed: 3))
         #expect(tracker.totals.missing == 3)
         #expect(tracker.record(stream: stream, sequence: 1, on: topic) == .outOfOrder)
         #expect(tracker.totals.missing == 2)
@@ -70,7 +73,8 @@ struct SequenceTrackerTests {
         var tracker = SequenceTracker<String>()
         for sequence in 0..<10 { tracker.record(stream: stream, sequence: UInt64(sequence), on: topic) }
         let restarted = StreamID(0xB)
-        #expect(tracker.record(stream: restarted, sequence: 0, on: topic) == .newStream(restart: true, missed: 0))
+        #expect(
+            tracker.record(stream: restarted, sequence: 0, on: topic) == .newStream(restart: true, missed: 0))
         #expect(tracker.record(stream: restarted, sequence: 1, on: topic) == .inOrder)
         #expect(tracker.totals.restarts == 1)
         #expect(tracker.totals.missing == 0)

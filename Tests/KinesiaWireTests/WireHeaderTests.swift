@@ -78,8 +78,12 @@ struct JSONPayloadCodecTests {
             try JSONPayloadCodec.decode(header(.pose).bytes + [0x7B, 0x7D])
         }
         // Overlong "/", a lone surrogate, a code point above U+10FFFF, a truncated sequence.
-        for bad: [UInt8] in [[0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x7B, 0xE2, 0x82]] {
-            #expect(throws: WireError.invalidUTF8) { try JSONPayloadCodec.decode(header(.snapshot).bytes + bad) }
+        for bad: [UInt8] in [
+            [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x7B, 0xE2, 0x82],
+        ] {
+            #expect(throws: WireError.invalidUTF8) {
+                try JSONPayloadCodec.decode(header(.snapshot).bytes + bad)
+            }
         }
     }
 
