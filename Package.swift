@@ -61,6 +61,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire"],
+            // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py).
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaBusTests", dependencies: ["KinesiaBus"],
