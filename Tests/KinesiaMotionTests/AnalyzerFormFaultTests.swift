@@ -60,7 +60,11 @@ struct AnalyzerFormFaultTests {
     func aRuleBrokenForLessThanAQuarterSecondIsNotAFault(ruleCase: RuleCase) {
         let rule = ruleCase.rule
         let seconds: Double
-        if case .hold(_, let duration) = ruleCase.exercise.kind { seconds = duration + 0.5 } else { seconds = 3 }
+        if case .hold(_, let duration) = ruleCase.exercise.kind {
+            seconds = duration + 0.5
+        } else {
+            seconds = 3
+        }
         // 0.2 s of the attempt.
         let window = 0.2 / seconds
         let poses = attempt(ruleCase.exercise) { body, fraction in
@@ -85,7 +89,8 @@ struct AnalyzerFormFaultTests {
         let faults = events.filter { if case .formFault = $0 { true } else { false } }
         #expect(faults == oneRep + oneRep + oneRep)
         #expect(analyzer.snapshot.rejectedCount == 3)
-        #expect(events.compactMap(\.rep).allSatisfy { $0.faults == [.keepElbowStraight, .keepShouldersLevel] })
+        #expect(
+            events.compactMap(\.rep).allSatisfy { $0.faults == [.keepElbowStraight, .keepShouldersLevel] })
     }
 
     @Test func rulesAreNotCheckedOutsideARep() {

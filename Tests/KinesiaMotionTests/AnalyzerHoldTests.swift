@@ -4,7 +4,9 @@ import Testing
 
 struct AnalyzerHoldTests {
     /// Runs the script through a wall-sit analyzer, recording the hold progress per pose.
-    private func run(_ script: PoseScript) -> (analyzer: MotionAnalyzer, events: [MotionEvent], progress: [Double?]) {
+    private func run(_ script: PoseScript) -> (
+        analyzer: MotionAnalyzer, events: [MotionEvent], progress: [Double?]
+    ) {
         var analyzer = MotionAnalyzer(exercise: .wallSit, side: .left)
         var events: [MotionEvent] = []
         var progress: [Double?] = []

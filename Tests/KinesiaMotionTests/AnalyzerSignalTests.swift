@@ -4,7 +4,9 @@ import Testing
 
 struct AnalyzerSignalTests {
     /// Processes `poses`, returning the snapshot value after each one.
-    private func values(_ poses: [Pose], exercise: Exercise = .shoulderFlexion) -> (MotionAnalyzer, [MotionEvent], [Double?]) {
+    private func values(_ poses: [Pose], exercise: Exercise = .shoulderFlexion) -> (
+        MotionAnalyzer, [MotionEvent], [Double?]
+    ) {
         var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
         var events: [MotionEvent] = []
         var values: [Double?] = []

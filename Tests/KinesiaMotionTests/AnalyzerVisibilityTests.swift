@@ -90,7 +90,9 @@ struct AnalyzerVisibilityTests {
         return timed(script.poses, exercise: exercise)
     }
 
-    private func setupEvents(_ events: [(time: Double, event: MotionEvent)]) -> [(time: Double, issues: Set<SetupIssue>)] {
+    private func setupEvents(_ events: [(time: Double, event: MotionEvent)]) -> [(
+        time: Double, issues: Set<SetupIssue>
+    )] {
         events.compactMap { if case .setupChanged(let issues) = $0.event { ($0.time, issues) } else { nil } }
     }
 

@@ -49,7 +49,10 @@ struct MotionSessionTests {
         let second = session.events()
         var returned: [MotionEvent] = []
         for pose in Self.poses() { returned += session.process(pose) }
-        #expect(returned.map(\.name) == ["visibilityChanged", "repCompleted", "formFault", "repRejected", "setupChanged"])
+        #expect(
+            returned.map(\.name) == [
+                "visibilityChanged", "repCompleted", "formFault", "repRejected", "setupChanged",
+            ])
         #expect(await Self.read(returned.count, from: first) == returned)
         #expect(await Self.read(returned.count, from: second) == returned)
     }
@@ -76,7 +79,9 @@ struct MotionSessionTests {
         #expect(session.listenerCount == 1)
         session.reset()
         var more: [MotionEvent] = []
-        for pose in Self.poses().map({ var p = $0; p.timestamp += 100; return p }) { more += session.process(pose) }
+        for pose in Self.poses().map({
+            var p = $0; p.timestamp += 100; return p
+        }) { more += session.process(pose) }
         #expect(await Self.read(more.count, from: stayer) == more)
     }
 
@@ -193,7 +198,8 @@ struct MotionSessionTests {
 /// A provider that yields empty poses until its reader goes away.
 struct EndlessProvider: PoseProvider {
     func poses() -> AsyncStream<Pose> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Pose.self, bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Pose.self, bufferingPolicy: .bufferingNewest(1))
         let task = Task {
             var time = 0.0
             while !Task.isCancelled {

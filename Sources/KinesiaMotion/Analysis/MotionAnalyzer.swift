@@ -236,7 +236,9 @@ public struct MotionAnalyzer: Sendable {
             if elapsed >= seconds {
                 snapshot.holdProgress = nil
                 state = .waitingForRest
-                judge(Rep(peak: attempt.peak, faults: attempt.faults, start: attempt.start, end: time), events: &events)
+                judge(
+                    Rep(peak: attempt.peak, faults: attempt.faults, start: attempt.start, end: time),
+                    events: &events)
             } else {
                 snapshot.holdProgress = seconds > 0 ? min(1, max(0, elapsed / seconds)) : 1
                 state = .hold(attempt)
@@ -274,7 +276,8 @@ public struct MotionAnalyzer: Sendable {
         guard duration >= rules.minimumRepDuration, duration <= rules.maximumRepDuration,
             attempt.peak >= minPeak
         else { return }
-        judge(Rep(peak: attempt.peak, faults: attempt.faults, start: attempt.start, end: time), events: &events)
+        judge(
+            Rep(peak: attempt.peak, faults: attempt.faults, start: attempt.start, end: time), events: &events)
     }
 
     private mutating func judge(_ rep: Rep, events: inout [MotionEvent]) {
@@ -301,7 +304,8 @@ public struct MotionAnalyzer: Sendable {
     private mutating func updateVisibility(at time: Double, events: inout [MotionEvent]) {
         let missing = requiredMask & ~frame.present
         guard visibility.observe(missing, at: time, after: rules.visibilityDebounce) else { return }
-        let change = Visibility(isVisible: missing == 0, missingJoints: required.filter { missing & $0.bit != 0 })
+        let change = Visibility(
+            isVisible: missing == 0, missingJoints: required.filter { missing & $0.bit != 0 })
         snapshot.isVisible = change.isVisible
         snapshot.missingJoints = change.missingJoints
         events.append(.visibilityChanged(change))
