@@ -60,6 +60,9 @@ let package = Package(
             dependencies: ["KinesiaMotion", "KinesiaSimulation"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire"],
             swiftSettings: strictSettings),
         .testTarget(
