@@ -71,7 +71,7 @@ struct ExerciseMotion: Sendable {
             repLevels = (start, end, minPeak)
             // Rest well under the end level; peaks clearly over the minimum peak and the start.
             rest = max(0.5, min(natural.rest, 0.4 * end))
-            let low = max(natural.peaks.lowerBound, minPeak + max(10, 0.15 * minPeak), start + 15)
+            let low = max(natural.peaks.lowerBound, minPeak + min(15, max(10, 0.15 * minPeak)), start + 15)
             guard low <= natural.maximum - 2 else {
                 throw .unreachablePeak(exercise: exercise.id, minPeak: minPeak, maximum: natural.maximum)
             }
