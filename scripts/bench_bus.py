@@ -2,7 +2,7 @@
 """Runs the bus benchmark of the three implementations and prints the ratios.
 
     scripts/bench_bus.py [--rounds 5] [--messages 200000] [--round-trips 20000]
-                         [--transport tcp|ipc|both] [--no-build]
+                         [--transport tcp|ipc|inproc|all] [--no-build]
 
 Builds `kinesia-bench` (release) and scripts/bench_zmq_floor.c (gcc -O2 ... -lzmq), then runs
 Swift (`kinesia-bench bus`), C (the floor) and Python (scripts/bench_zmq_pyzmq.py, skipped if
@@ -39,7 +39,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--messages", type=int, default=200000)
     parser.add_argument("--round-trips", type=int, default=20000)
-    parser.add_argument("--transport", choices=["tcp", "ipc", "both"], default="both")
+    parser.add_argument("--transport", choices=["tcp", "ipc", "inproc", "all"], default="all",
+                        help="inproc runs C and Swift only (pyzmq's processes cannot share it)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already built")
     args = parser.parse_args()
 
@@ -54,14 +55,14 @@ def main():
     if not have_pyzmq:
         print("bench_bus: pyzmq not installed, skipping the Python baseline", file=sys.stderr)
 
-    transports = ["tcp", "ipc"] if args.transport == "both" else [args.transport]
+    transports = ["tcp", "ipc", "inproc"] if args.transport == "all" else [args.transport]
     sizes = ["--messages", str(args.messages), "--round-trips", str(args.round_trips)]
     results = []
     for round_index in range(args.rounds):
         for transport in transports:
             commands = [[floor, *sizes, "--transport", transport],
                         [swift, "bus", *sizes, "--transport", transport]]
-            if have_pyzmq:
+            if have_pyzmq and transport != "inproc":
                 commands.append([sys.executable, os.path.join(ROOT, "scripts", "bench_zmq_pyzmq.py"),
                                  *sizes, "--transport", transport])
             for command in commands:

@@ -4,6 +4,9 @@
 //   gcc -O2 -o /tmp/bench_zmq_floor scripts/bench_zmq_floor.c -lzmq -lpthread
 //   /tmp/bench_zmq_floor --messages 200000 --round-trips 20000 --transport tcp
 //
+// `--transport inproc` (C and Swift only) leaves out the kernel: it shows the cost of the
+// binding itself most clearly.
+//
 // Prints one JSON object per line, like the Swift and Python versions:
 //   {"impl":"c","bench":"throughput","path":"direct",...,"msgs_per_sec":...}
 //   {"impl":"c","bench":"latency","path":"proxy",...,"median_us":...,"p99_us":...}
@@ -58,6 +61,8 @@ static void bind_fresh(void *s, const char *name, char *out, size_t out_size) {
     char want[300];
     if (strcmp(transport, "ipc") == 0)
         snprintf(want, sizeof want, "ipc://%s/%s", ipc_dir, name);
+    else if (strcmp(transport, "inproc") == 0)
+        snprintf(want, sizeof want, "inproc://bench-%s", name);
     else
         snprintf(want, sizeof want, "tcp://127.0.0.1:*");
     check(zmq_bind(s, want), "bind");
@@ -284,7 +289,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--round-trips") == 0) round_trips = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--transport") == 0) transport = argv[i + 1];
         else {
-            fprintf(stderr, "usage: %s [--messages N] [--round-trips N] [--transport tcp|ipc]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]\n", argv[0]);
             return 64;
         }
     }

@@ -31,12 +31,12 @@ enum BusBench {
                 options.messages = Int(value)!
             case ("--round-trips", let value?) where Int(value).map({ $0 >= 1 }) == true:
                 options.roundTrips = Int(value)!
-            case ("--transport", let value?) where value == "tcp" || value == "ipc":
+            case ("--transport", let value?) where ["tcp", "ipc", "inproc"].contains(value):
                 options.transport = value
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: kinesia-bench bus [--messages N>=2] [--round-trips N>=1] [--transport tcp|ipc]\n"
+                        "usage: kinesia-bench bus [--messages N>=2] [--round-trips N>=1] [--transport tcp|ipc|inproc]\n"
                             .utf8))
                 return 64
             }
@@ -55,7 +55,7 @@ enum BusBench {
         let context = try ZMQContext()
         let directory = options.transport == "ipc" ? try IPCDirectory.makeTemporary(in: "/tmp") : nil
         defer { directory?.remove() }
-        let endpoints = Endpoints(directory: directory)
+        let endpoints = Endpoints(directory: directory, inproc: options.transport == "inproc")
         for path in ["direct", "proxy"] {
             try throughput(path: path, options: options, context: context, endpoints: endpoints)
         }
@@ -68,9 +68,11 @@ enum BusBench {
     /// Fresh endpoints of the chosen transport.
     struct Endpoints {
         let directory: IPCDirectory?
+        let inproc: Bool
 
         func fresh(_ name: String) throws -> String {
             if let directory { return try directory.endpoint(name) }
+            if inproc { return "inproc://bench-\(name)" }
             return "tcp://127.0.0.1:*"
         }
     }

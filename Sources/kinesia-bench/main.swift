@@ -1,6 +1,6 @@
 // kinesia-bench: micro-benchmarks, run in release builds through scripts/bench.
 //
-//   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc]
+//   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
 //
 // Each benchmark prints one JSON object per line on standard output.
 import Foundation
@@ -11,6 +11,6 @@ case "bus":
     exit(BusBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
-        Data("usage: kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc]\n".utf8))
+        Data("usage: kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]\n".utf8))
     exit(64)
 }
