@@ -134,6 +134,17 @@ struct MotionSessionTests {
         #expect(session.snapshot.value == nil)
     }
 
+    @Test func runEndsWhenItsTaskIsCancelled() async {
+        let session = MotionSession(exercise: .squat, side: .right)
+        let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
+        while !session.snapshot.isRunning { await Task.yield() }
+        for _ in 0..<20 { await Task.yield() }
+        #expect(session.snapshot.isRunning)
+        reading.cancel()
+        await reading.value
+        #expect(!session.snapshot.isRunning)
+    }
+
     @Test func twoSessionsFedFromOneLoopMeasureTheirOwnSides() async {
         // The left arm does two reps, the right arm one, in the same poses.
         var script = PoseScript(.shoulderAbduction, side: .left)

@@ -51,35 +51,42 @@ struct PoseFrame: Sendable {
                 limitY = min(limitY, height * Self.imageSizeLimitFactor)
             }
         }
-        var nonFinite = false
-        var absurd = false
-        var present: UInt32 = 0
-        var lowY = Double.infinity
-        var highY = -Double.infinity
-        for (joint, point) in pose.points {
-            let x = Double(point.x)
-            let y = Double(point.y)
-            guard x.isFinite, y.isFinite else {
-                nonFinite = true
-                continue
+        // One pass over each dictionary, writing through buffer pointers (one uniqueness
+        // check per pose instead of one per joint).
+        var scan = PointScan()
+        points.withUnsafeMutableBufferPointer { buffer in
+            for (joint, point) in pose.points {
+                let x = Double(point.x)
+                let y = Double(point.y)
+                guard x.isFinite, y.isFinite else {
+                    scan.nonFinite = true
+                    continue
+                }
+                if abs(x) > limitX || abs(y) > limitY { scan.absurd = true }
+                let index = joint.index
+                buffer[index] = point
+                scan.present |= 1 << UInt32(index)
+                scan.lowY = min(scan.lowY, y)
+                scan.highY = max(scan.highY, y)
             }
-            if abs(x) > limitX || abs(y) > limitY { absurd = true }
-            let index = joint.index
-            points[index] = point
-            present |= 1 << UInt32(index)
-            lowY = min(lowY, y)
-            highY = max(highY, y)
         }
         var confident: UInt32 = 0
-        for (joint, value) in pose.confidence {
-            guard value.isFinite else {
-                nonFinite = true
-                continue
+        confidences.withUnsafeMutableBufferPointer { buffer in
+            for (joint, value) in pose.confidence {
+                guard value.isFinite else {
+                    scan.nonFinite = true
+                    continue
+                }
+                let index = joint.index
+                buffer[index] = value
+                confident |= 1 << UInt32(index)
             }
-            let index = joint.index
-            confidences[index] = value
-            confident |= 1 << UInt32(index)
         }
+        let nonFinite = scan.nonFinite
+        let absurd = scan.absurd
+        let present = scan.present
+        let lowY = scan.lowY
+        let highY = scan.highY
         if nonFinite { return .nonFinite }
         if absurd { return .absurdCoordinates }
         self.present = present
@@ -128,6 +135,15 @@ struct PoseFrame: Sendable {
         }
         return sum / Double(count)
     }
+}
+
+/// What a pass over a pose's points found.
+private struct PointScan {
+    var nonFinite = false
+    var absurd = false
+    var present: UInt32 = 0
+    var lowY = Double.infinity
+    var highY = -Double.infinity
 }
 
 extension Joint {

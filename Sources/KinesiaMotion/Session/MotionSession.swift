@@ -116,8 +116,11 @@ public final class MotionSession {
     }
 
     /// Reads `provider` and analyses every pose until the source ends or the calling task is
-    /// cancelled; the async form of ``start(with:)``.
+    /// cancelled; the async form of ``start(with:)``. A reading started with ``start(with:)``
+    /// is stopped first: a session reads one source at a time.
     public func run(with provider: some PoseProvider) async {
+        reader?.cancel()
+        reader = nil
         generation &+= 1
         let reading = generation
         setRunning(true)
