@@ -229,7 +229,11 @@ extension Topology {
         do {
             topology = try JSONDecoder().decode(Topology.self, from: data)
         } catch let error as DecodingError {
-            throw TopologyError(file: file, decodingError: error)
+            var translated = TopologyError(file: file, decodingError: error)
+            if translated.field == nil, translated.message == "not valid JSON", let detail = TopologyError.syntaxDetail(data) {
+                translated.message += " (\(detail))"
+            }
+            throw translated
         } catch {
             throw TopologyError(file: file, field: nil, message: Self.reason(error))
         }

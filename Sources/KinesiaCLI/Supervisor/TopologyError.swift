@@ -73,13 +73,31 @@ extension TopologyError {
                 file: file, field: path(context.codingPath),
                 message: "expected \(Self.describe(type)), got null")
         case .dataCorrupted(let context):
-            let underlying = context.underlyingError.map { " (\($0.localizedDescription))" } ?? ""
-            let isSyntax = context.codingPath.isEmpty && context.underlyingError != nil
-            self.init(
-                file: file, field: path(context.codingPath),
-                message: isSyntax ? "not valid JSON\(underlying)" : context.debugDescription)
+            if context.codingPath.isEmpty {
+                self.init(file: file, field: nil, message: "not valid JSON")
+            } else {
+                self.init(file: file, field: path(context.codingPath), message: context.debugDescription)
+            }
         @unknown default:
             self.init(file: file, field: nil, message: "\(decodingError)")
+        }
+    }
+
+    /// Where `data` stops being JSON, as `Invalid value around line 3, column 7`, from
+    /// `JSONSerialization`'s message (`JSONDecoder` gives none).
+    static func syntaxDetail(_ data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            guard let range = text.range(of: "around character "),
+                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
+            else { return text.hasSuffix(".") ? String(text.dropLast()) : text }
+            let before = data.prefix(offset)
+            let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+            return "\(text[..<range.lowerBound])around line \(line), column \(column)"
         }
     }
 
