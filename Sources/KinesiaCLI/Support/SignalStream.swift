@@ -6,9 +6,9 @@ import Synchronization
 ///
 /// Creating the stream sets each signal's disposition to ignore (so the default action, which
 /// for SIGINT and SIGTERM ends the process, does not run) and watches it with a
-/// `DispatchSource` signal source; every delivery is then an element of the stream. When the
-/// last stream watching a signal ends (its iterating task is cancelled or it is dropped after
-/// iteration), the signal's previous disposition is restored.
+/// `DispatchSource` signal source; every delivery is then an element of the stream. The watch
+/// ends when the iterating task is cancelled or when the stream and its iterator are gone;
+/// when the last stream watching a signal ends, the signal's previous disposition is restored.
 ///
 /// ```swift
 /// let signals = SignalStream([.interrupt, .terminate])
@@ -23,8 +23,8 @@ import Synchronization
 /// }
 /// ```
 ///
-/// Create it before the work starts: the signal source is registered asynchronously, so a
-/// signal in the first instants after creation can be missed (it is ignored, not fatal).
+/// Create it before the work starts: once `init` returns, every delivery reaches the stream
+/// (the first stream of a signal waits, a millisecond or so, until Dispatch catches it).
 ///
 /// Buffering: the stream keeps the newest 8 signals that nobody has read yet and drops older
 /// ones (a shutdown needs to know that a signal came, not how many).
@@ -36,6 +36,7 @@ public struct SignalStream: AsyncSequence, Sendable {
     public typealias Element = ProcessSignal
 
     private let stream: AsyncStream<ProcessSignal>
+    private let watch: SignalWatch
 
     /// Starts watching `signals`.
     ///
@@ -47,10 +48,12 @@ public struct SignalStream: AsyncSequence, Sendable {
             "SIGKILL and SIGSTOP cannot be caught")
         let (stream, continuation) = AsyncStream<ProcessSignal>.makeStream(
             bufferingPolicy: .bufferingNewest(8))
+        let unique = Array(Set(signals))
         let queue = DispatchQueue(label: "kinesia.signals")
         var sources: [any DispatchSourceSignal] = []
-        for signal in Set(signals) {
-            SignalDispositions.ignore(signal)
+        var firstTime: [ProcessSignal] = []
+        for signal in unique {
+            if SignalDispositions.retain(signal) { firstTime.append(signal) }
             let source = DispatchSource.makeSignalSource(signal: signal.rawValue, queue: queue)
             source.setEventHandler { [source] in
                 for _ in 0..<Swift.min(source.data, 8) {
@@ -60,21 +63,38 @@ public struct SignalStream: AsyncSequence, Sendable {
             source.resume()
             sources.append(source)
         }
-        let watched = SourceList(sources: sources, signals: Array(Set(signals)))
-        continuation.onTermination = { _ in
-            watched.cancel()
+        for signal in firstTime {
+            SignalDispositions.waitForDispatch(signal)
+        }
+        let watch = SignalWatch(sources: sources, signals: unique)
+        continuation.onTermination = { [weak watch] _ in
+            watch?.cancel()
         }
         self.stream = stream
+        self.watch = watch
+    }
+
+    /// Iterates the deliveries; a stream is iterated once.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<ProcessSignal>.Iterator
+        /// Keeps the signals watched while the iterator lives.
+        let watch: SignalWatch
+
+        /// The next delivery, or `nil` once the iterating task is cancelled.
+        public mutating func next() async -> ProcessSignal? {
+            await base.next()
+        }
     }
 
     /// The stream's iterator.
-    public func makeAsyncIterator() -> AsyncStream<ProcessSignal>.Iterator {
-        stream.makeAsyncIterator()
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), watch: watch)
     }
 }
 
-/// The sources of one stream, cancelled once when the stream ends.
-private final class SourceList: Sendable {
+/// The signal sources of one stream: cancelled, and the dispositions released, when the stream
+/// terminates or when the last ``SignalStream`` value and iterator holding it go away.
+final class SignalWatch: Sendable {
     private let sources: Mutex<[any DispatchSourceSignal]>
     private let signals: [ProcessSignal]
 
@@ -96,40 +116,99 @@ private final class SourceList: Sendable {
             SignalDispositions.release(signal)
         }
     }
+
+    deinit {
+        cancel()
+    }
 }
 
-/// Counts the streams watching each signal, ignores the signal while any does and restores the
-/// previous disposition after the last one.
+/// Counts the streams watching each signal and keeps its disposition right.
+///
+/// libdispatch on Linux installs its own `sigaction` handler for a signal the first time a
+/// source watches it (and never again): the handler blocks the signal in the receiving thread
+/// and re-raises it to Dispatch's manager thread, whose `signalfd` reads it. So:
+/// - the first time, the signal is ignored until that handler is in place (a SIGTERM in that
+///   instant must not end the process), and ``watch(_:)`` waits until it is, so that a signal
+///   sent after `SignalStream.init` returns is always delivered;
+/// - when the last stream of a signal ends, its disposition before the first stream is
+///   restored (SIGTERM ends the process again), and Dispatch's handler is kept aside to be put
+///   back for the next stream, since Dispatch will not install it again.
 private enum SignalDispositions {
-    private struct Entry {
-        var count: Int
-        var previous: sighandler_t?
+    /// A `sigaction` value (a C struct holding function pointers) moved between threads.
+    private struct Action: @unchecked Sendable {
+        var value: sigaction
     }
 
-    private static let entries = Mutex<[Int32: Entry]>([:])
+    private struct Entry {
+        var count: Int
+        var previous: Action
+    }
 
-    static func ignore(_ signal: ProcessSignal) {
-        entries.withLock { entries in
-            if var entry = entries[signal.rawValue] {
+    private struct State {
+        var entries: [Int32: Entry] = [:]
+        var dispatchHandlers: [Int32: Action] = [:]
+    }
+
+    private static let state = Mutex(State())
+
+    private static func current(_ signal: Int32) -> Action {
+        var action = sigaction()
+        sigaction(signal, nil, &action)
+        return Action(value: action)
+    }
+
+    private static func isIgnored(_ action: Action) -> Bool {
+        unsafeBitCast(action.value.__sigaction_handler.sa_handler, to: Int.self) == 1
+    }
+
+    /// Called before the signal's source is created; returns whether ``waitForDispatch(_:)``
+    /// is needed (Dispatch has not installed its handler for this signal yet).
+    static func retain(_ signal: ProcessSignal) -> Bool {
+        state.withLock { state in
+            if var entry = state.entries[signal.rawValue] {
                 entry.count += 1
-                entries[signal.rawValue] = entry
-            } else {
-                let previous = Glibc.signal(signal.rawValue, SIG_IGN)
-                entries[signal.rawValue] = Entry(count: 1, previous: previous)
+                state.entries[signal.rawValue] = entry
+                return false
             }
+            let previous = current(signal.rawValue)
+            state.entries[signal.rawValue] = Entry(count: 1, previous: previous)
+            if var handler = state.dispatchHandlers[signal.rawValue] {
+                sigaction(signal.rawValue, &handler.value, nil)
+                return false
+            }
+            _ = Glibc.signal(signal.rawValue, SIG_IGN)
+            return true
+        }
+    }
+
+    /// Waits (at most a second) until Dispatch has replaced the ignore disposition with its
+    /// handler, and remembers that handler.
+    static func waitForDispatch(_ signal: ProcessSignal) {
+        for _ in 0..<1000 {
+            let action = current(signal.rawValue)
+            if !isIgnored(action) {
+                state.withLock { $0.dispatchHandlers[signal.rawValue] = action }
+                return
+            }
+            usleep(1000)
         }
     }
 
     static func release(_ signal: ProcessSignal) {
-        entries.withLock { entries in
-            guard var entry = entries[signal.rawValue] else { return }
+        state.withLock { state in
+            guard var entry = state.entries[signal.rawValue] else { return }
             entry.count -= 1
-            if entry.count == 0 {
-                entries[signal.rawValue] = nil
-                _ = Glibc.signal(signal.rawValue, entry.previous ?? SIG_DFL)
-            } else {
-                entries[signal.rawValue] = entry
+            guard entry.count == 0 else {
+                state.entries[signal.rawValue] = entry
+                return
             }
+            state.entries[signal.rawValue] = nil
+            let installed = current(signal.rawValue)
+            if !isIgnored(installed), state.dispatchHandlers[signal.rawValue] == nil {
+                state.dispatchHandlers[signal.rawValue] = installed
+            }
+            var previous = entry.previous
+            sigaction(signal.rawValue, &previous.value, nil)
         }
     }
 }
