@@ -40,7 +40,8 @@ struct SupervisorProcessTests {
         func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
         func lines(_ name: String) -> [String] {
-            ((try? String(contentsOfFile: path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            ((try? String(contentsOfFile: path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
         }
 
         func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
@@ -97,7 +98,8 @@ struct SupervisorProcessTests {
         let topology = Topology(
             processes: [Self.shell("crasher", .consumer, "exit 3")],
             restart: RestartLimits(
-                initialDelay: .milliseconds(50), maxDelay: .milliseconds(100), maxRestarts: 3, window: .seconds(60)))
+                initialDelay: .milliseconds(50), maxDelay: .milliseconds(100), maxRestarts: 3,
+                window: .seconds(60)))
         let log = EventLog()
         let supervisor = Supervisor(topology: topology, onEvent: log.append)
         let status = await supervisor.run()
@@ -107,9 +109,14 @@ struct SupervisorProcessTests {
         #expect(log.startedPIDs.count == 4)
         let exits = events.filter { if case .exited(_, _, .exited(3)) = $0 { true } else { false } }
         #expect(exits.count == 4)
-        let delays = events.compactMap { if case .restarting(_, let delay, _, _, _) = $0 { delay } else { nil } }
+        let delays = events.compactMap {
+            if case .restarting(_, let delay, _, _, _) = $0 { delay } else { nil }
+        }
         #expect(delays == [.milliseconds(50), .milliseconds(100), .milliseconds(100)])
-        #expect(events.suffix(2) == [.gaveUp(name: "crasher", restarts: 3, window: .seconds(60)), .finished(exitStatus: 1)])
+        #expect(
+            events.suffix(2) == [
+                .gaveUp(name: "crasher", restarts: 3, window: .seconds(60)), .finished(exitStatus: 1),
+            ])
         for pid in log.startedPIDs {
             #expect(Self.isGone(pid), "pid \(pid) is still there")
         }
@@ -122,7 +129,9 @@ struct SupervisorProcessTests {
             ("broker", .broker), ("worker", .worker), ("listen", .consumer), ("ingest", .ingest),
         ]
         let topology = Topology(
-            processes: names.map { Self.shell($0.0, $0.1, Self.drainingScript($0.0, log: stops, scratch: scratch)) },
+            processes: names.map {
+                Self.shell($0.0, $0.1, Self.drainingScript($0.0, log: stops, scratch: scratch))
+            },
             shutdown: ShutdownPolicy(deadline: .seconds(5)), startup: StartupPolicy(settle: .zero))
         let log = EventLog()
         let supervisor = Supervisor(topology: topology, onEvent: log.append)
@@ -141,9 +150,10 @@ struct SupervisorProcessTests {
         let order = ["ingest", "worker", "listen", "broker"]
         var positions: [Int] = []
         for name in order {
-            let pid = log.all.compactMap { event -> Int32? in
-                if case .started(name, let pid) = event { pid } else { nil }
-            }.first ?? 0
+            let pid =
+                log.all.compactMap { event -> Int32? in
+                    if case .started(name, let pid) = event { pid } else { nil }
+                }.first ?? 0
             positions.append(log.index(of: .stopping(name: name, pid: pid, signal: .terminate)) ?? -1)
             positions.append(log.index(of: .exited(name: name, pid: pid, status: .exited(0))) ?? -1)
         }
@@ -194,15 +204,20 @@ struct SupervisorProcessTests {
     @Test func reportsAnExecutableThatCannotBeStartedAndGivesUp() async throws {
         let topology = Topology(
             processes: [
-                ProcessSpec(name: "ghost", command: [], executable: "/nonexistent/kinesia-ghost", role: .consumer)
+                ProcessSpec(
+                    name: "ghost", command: [], executable: "/nonexistent/kinesia-ghost", role: .consumer)
             ],
-            restart: RestartLimits(initialDelay: .milliseconds(10), maxDelay: .milliseconds(10), maxRestarts: 1, window: .seconds(60)))
+            restart: RestartLimits(
+                initialDelay: .milliseconds(10), maxDelay: .milliseconds(10), maxRestarts: 1,
+                window: .seconds(60)))
         let log = EventLog()
         let status = await Supervisor(topology: topology, onEvent: log.append).run()
         #expect(status == 1)
         #expect(
             log.all.first
-                == .failedToStart(name: "ghost", reason: "cannot run /nonexistent/kinesia-ghost: No such file or directory"))
+                == .failedToStart(
+                    name: "ghost", reason: "cannot run /nonexistent/kinesia-ghost: No such file or directory")
+        )
         #expect(log.all.contains(.gaveUp(name: "ghost", restarts: 1, window: .seconds(60))))
     }
 
@@ -212,7 +227,8 @@ struct SupervisorProcessTests {
             bus: scratch.path("bus"),
             processes: [
                 Self.shell(
-                    "env", .consumer, "echo \"$KINESIA_BUS $KINESIA_PROCESS_NAME $0\" > \(scratch.path("env"))",
+                    "env", .consumer,
+                    "echo \"$KINESIA_BUS $KINESIA_PROCESS_NAME $0\" > \(scratch.path("env"))",
                     restart: .never)
             ])
         let status = await Supervisor(topology: topology, onEvent: { _ in }).run()
@@ -238,7 +254,8 @@ struct SupervisorChildProcessTests {
         // ignore SIGUSR2 too (and a non-interactive sh cannot undo that).
         let previous = signal(SIGUSR2, SIG_IGN)
         defer { signal(SIGUSR2, previous) }
-        let (child, events) = Self.launch("echo ready > \(scratch.path("ready")); while :; do sleep 0.05; done")
+        let (child, events) = Self.launch(
+            "echo ready > \(scratch.path("ready")); while :; do sleep 0.05; done")
         guard case .spawned(let pid) = await events.next() else {
             Issue.record("not spawned")
             return

@@ -33,7 +33,9 @@ struct SupervisorStateMachineTests {
     }
 
     static func signals(_ actions: [Action]) -> [String] {
-        actions.compactMap { if case .signal(let name, _, let signal) = $0 { "\(name) \(signal)" } else { nil } }
+        actions.compactMap {
+            if case .signal(let name, _, let signal) = $0 { "\(name) \(signal)" } else { nil }
+        }
     }
 
     static func reports(_ actions: [Action]) -> [SupervisorEvent] {
@@ -57,7 +59,10 @@ struct SupervisorStateMachineTests {
         var machine = SupervisorStateMachine(topology: Self.topology(Self.fanOut, settle: .milliseconds(200)))
         #expect(Self.starts(machine.start(at: .zero)) == ["broker"])
         #expect(machine.nextDeadline == nil)  // nothing to do before the broker runs
-        #expect(Self.reports(machine.childStarted("broker", pid: 10, at: .milliseconds(5))) == [.started(name: "broker", pid: 10)])
+        #expect(
+            Self.reports(machine.childStarted("broker", pid: 10, at: .milliseconds(5))) == [
+                .started(name: "broker", pid: 10)
+            ])
         #expect(machine.nextDeadline == .milliseconds(205))
         #expect(Self.starts(machine.timerFired(at: .milliseconds(100))) == [])
         #expect(Self.starts(machine.timerFired(at: .milliseconds(205))) == ["left", "listen"])
@@ -85,7 +90,9 @@ struct SupervisorStateMachineTests {
         var delays: [Duration] = []
         for _ in 0..<3 {
             let currentPID: Int32
-            if case .running(let running, _) = machine.state(of: "left") { currentPID = running } else {
+            if case .running(let running, _) = machine.state(of: "left") {
+                currentPID = running
+            } else {
                 Issue.record("left is not running: \(String(describing: machine.state(of: "left")))")
                 return
             }
@@ -170,7 +177,8 @@ struct SupervisorStateMachineTests {
     }
 
     @Test func finishesWithStatusOneWhenAProcessWithRestartNeverFailed() {
-        var machine = SupervisorStateMachine(topology: Self.topology([Self.process("one", .consumer, restart: .never)]))
+        var machine = SupervisorStateMachine(
+            topology: Self.topology([Self.process("one", .consumer, restart: .never)]))
         _ = machine.start(at: .zero)
         _ = machine.childStarted("one", pid: 1, at: .zero)
         _ = machine.childExited("one", pid: 1, status: .exited(3), at: .seconds(1))
@@ -179,7 +187,8 @@ struct SupervisorStateMachineTests {
     }
 
     @Test func shutsEverythingDownWithStatusOneWhenTheBrokerIsGivenUp() {
-        let limits = RestartLimits(initialDelay: .seconds(1), maxDelay: .seconds(1), maxRestarts: 0, window: .seconds(60))
+        let limits = RestartLimits(
+            initialDelay: .seconds(1), maxDelay: .seconds(1), maxRestarts: 0, window: .seconds(60))
         var machine = SupervisorStateMachine(topology: Self.topology(Self.fanOut, limits: limits))
         var pending = Self.starts(machine.start(at: .zero))
         var pid: Int32 = 100
@@ -206,10 +215,19 @@ struct SupervisorStateMachineTests {
         #expect(Self.reports(first).first == .shuttingDown(reason: .requested(.terminate)))
         #expect(Self.signals(first) == ["ingest SIGTERM"])
         #expect(machine.nextDeadline == .seconds(15))
-        #expect(Self.signals(machine.childExited("ingest", pid: 103, status: .exited(0), at: .seconds(11))) == ["left SIGTERM"])
+        #expect(
+            Self.signals(machine.childExited("ingest", pid: 103, status: .exited(0), at: .seconds(11))) == [
+                "left SIGTERM"
+            ])
         #expect(machine.nextDeadline == .seconds(16))
-        #expect(Self.signals(machine.childExited("left", pid: 101, status: .exited(0), at: .seconds(12))) == ["listen SIGTERM"])
-        #expect(Self.signals(machine.childExited("listen", pid: 102, status: .exited(0), at: .seconds(13))) == ["broker SIGTERM"])
+        #expect(
+            Self.signals(machine.childExited("left", pid: 101, status: .exited(0), at: .seconds(12))) == [
+                "listen SIGTERM"
+            ])
+        #expect(
+            Self.signals(machine.childExited("listen", pid: 102, status: .exited(0), at: .seconds(13))) == [
+                "broker SIGTERM"
+            ])
         let last = machine.childExited("broker", pid: 100, status: .exited(0), at: .seconds(14))
         #expect(Self.reports(last).last == .finished(exitStatus: 0))
         #expect(machine.exitStatus == 0)
@@ -237,9 +255,15 @@ struct SupervisorStateMachineTests {
         _ = machine.shutdownRequested(at: .seconds(1))
         let forced = machine.shutdownRequested(at: .seconds(2))
         #expect(Self.reports(forced).first == .forcingShutdown)
-        #expect(Set(Self.signals(forced)) == ["ingest SIGKILL", "left SIGKILL", "listen SIGKILL", "broker SIGKILL"])
+        #expect(
+            Set(Self.signals(forced)) == [
+                "ingest SIGKILL", "left SIGKILL", "listen SIGKILL", "broker SIGKILL",
+            ])
         for (name, pid) in [("ingest", 103), ("left", 101), ("listen", 102)] {
-            #expect(Self.signals(machine.childExited(name, pid: Int32(pid), status: .signaled(.kill), at: .seconds(2))) == [])
+            #expect(
+                Self.signals(
+                    machine.childExited(name, pid: Int32(pid), status: .signaled(.kill), at: .seconds(2)))
+                    == [])
         }
         _ = machine.childExited("broker", pid: 100, status: .signaled(.kill), at: .seconds(2))
         #expect(machine.exitStatus == 0)
@@ -267,7 +291,10 @@ struct SupervisorStateMachineTests {
         #expect(Self.signals(machine.childExited("left", pid: 2, status: .exited(0), at: .seconds(1))) == [])
         // The consumer stage waits for listen, then stops it as soon as its pid is known.
         #expect(Self.signals(machine.childStarted("listen", pid: 3, at: .seconds(1))) == ["listen SIGTERM"])
-        #expect(Self.signals(machine.childExited("listen", pid: 3, status: .exited(0), at: .seconds(1))) == ["broker SIGTERM"])
+        #expect(
+            Self.signals(machine.childExited("listen", pid: 3, status: .exited(0), at: .seconds(1))) == [
+                "broker SIGTERM"
+            ])
     }
 
     @Test func retriesAProcessThatCannotBeSpawnedAndGivesUp() {
@@ -276,17 +303,21 @@ struct SupervisorStateMachineTests {
             topology: Self.topology([Self.process("missing", .consumer)], limits: limits))
         #expect(Self.starts(machine.start(at: .zero)) == ["missing"])
         // A zero delay restarts at once.
-        #expect(Self.starts(machine.childFailedToStart("missing", reason: "ENOENT", at: .zero)) == ["missing"])
-        #expect(Self.starts(machine.childFailedToStart("missing", reason: "ENOENT", at: .zero)) == ["missing"])
+        #expect(
+            Self.starts(machine.childFailedToStart("missing", reason: "ENOENT", at: .zero)) == ["missing"])
+        #expect(
+            Self.starts(machine.childFailedToStart("missing", reason: "ENOENT", at: .zero)) == ["missing"])
         let last = machine.childFailedToStart("missing", reason: "ENOENT", at: .zero)
         #expect(Self.reports(last).contains(.gaveUp(name: "missing", restarts: 2, window: .seconds(60))))
         #expect(machine.exitStatus == 1)
     }
 
     @Test func exitsOneAfterAGracefulShutdownWhenAProcessHadBeenGivenUp() {
-        let limits = RestartLimits(initialDelay: .seconds(1), maxDelay: .seconds(1), maxRestarts: 0, window: .seconds(60))
+        let limits = RestartLimits(
+            initialDelay: .seconds(1), maxDelay: .seconds(1), maxRestarts: 0, window: .seconds(60))
         var machine = SupervisorStateMachine(
-            topology: Self.topology([Self.process("broker", .broker), Self.process("left", .worker)], limits: limits))
+            topology: Self.topology(
+                [Self.process("broker", .broker), Self.process("left", .worker)], limits: limits))
         _ = machine.start(at: .zero)
         _ = machine.childStarted("broker", pid: 1, at: .zero)
         _ = machine.childStarted("left", pid: 2, at: .zero)
@@ -306,14 +337,17 @@ struct SupervisorStateMachineTests {
 struct SupervisorBackoffTests {
     @Test func doublesTheDelayUpToTheMaximumAndGivesUpPastTheLimit() {
         var backoff = Backoff(
-            limits: RestartLimits(initialDelay: .milliseconds(200), maxDelay: .seconds(1), maxRestarts: 5, window: .seconds(60)))
+            limits: RestartLimits(
+                initialDelay: .milliseconds(200), maxDelay: .seconds(1), maxRestarts: 5, window: .seconds(60))
+        )
         var decisions: [Backoff.Decision] = []
         for second in 0..<6 {
             decisions.append(backoff.nextRestart(at: .seconds(second)))
         }
         #expect(
             decisions == [
-                .restart(after: .milliseconds(200), number: 1), .restart(after: .milliseconds(400), number: 2),
+                .restart(after: .milliseconds(200), number: 1),
+                .restart(after: .milliseconds(400), number: 2),
                 .restart(after: .milliseconds(800), number: 3), .restart(after: .seconds(1), number: 4),
                 .restart(after: .seconds(1), number: 5), .giveUp(restarts: 5),
             ])
@@ -321,7 +355,8 @@ struct SupervisorBackoffTests {
 
     @Test func forgetsRestartsOlderThanTheWindow() {
         var backoff = Backoff(
-            limits: RestartLimits(initialDelay: .seconds(1), maxDelay: .seconds(8), maxRestarts: 2, window: .seconds(10)))
+            limits: RestartLimits(
+                initialDelay: .seconds(1), maxDelay: .seconds(8), maxRestarts: 2, window: .seconds(10)))
         #expect(backoff.nextRestart(at: .seconds(0)) == .restart(after: .seconds(1), number: 1))
         #expect(backoff.nextRestart(at: .seconds(5)) == .restart(after: .seconds(2), number: 2))
         #expect(backoff.nextRestart(at: .seconds(9)) == .giveUp(restarts: 2))
@@ -332,7 +367,8 @@ struct SupervisorBackoffTests {
 
     @Test func neverOverflowsWithManyRestartsInTheWindow() {
         let backoff = Backoff(
-            limits: RestartLimits(initialDelay: .seconds(1), maxDelay: .seconds(5), maxRestarts: 10_000, window: .seconds(60)))
+            limits: RestartLimits(
+                initialDelay: .seconds(1), maxDelay: .seconds(5), maxRestarts: 10_000, window: .seconds(60)))
         #expect(backoff.delay(forRestartsInWindow: 9_999) == .seconds(5))
     }
 

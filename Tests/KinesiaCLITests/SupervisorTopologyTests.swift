@@ -24,7 +24,10 @@ struct SupervisorTopologyTests {
         let url = Self.packageRoot.appendingPathComponent("deploy/local.json")
         let topology = try Topology.load(contentsOf: url)
         #expect(topology.bus == nil)
-        #expect(topology.processes.map(\.name) == ["broker", "worker-sides", "worker-analytics", "listen", "ingest"])
+        #expect(
+            topology.processes.map(\.name) == [
+                "broker", "worker-sides", "worker-analytics", "listen", "ingest",
+            ])
         #expect(topology.processes.map(\.role) == [.broker, .worker, .worker, .consumer, .ingest])
         #expect(
             topology.processes[1].command == [
@@ -34,7 +37,9 @@ struct SupervisorTopologyTests {
         #expect(topology.shutdown.deadline == .seconds(5))
         #expect(
             topology.restart
-                == RestartLimits(initialDelay: .milliseconds(200), maxDelay: .seconds(5), maxRestarts: 5, window: .seconds(60)))
+                == RestartLimits(
+                    initialDelay: .milliseconds(200), maxDelay: .seconds(5), maxRestarts: 5,
+                    window: .seconds(60)))
         // The ingest starts last, after every worker and the listener.
         #expect(topology.startDependencies()[4] == [0, 1, 2, 3])
     }
@@ -75,20 +80,25 @@ struct SupervisorTopologyTests {
         BadFile(json: #"{"processes": []}"#, field: "processes", message: "no process to run"),
         BadFile(
             json: #"{"processes": [{"name": "b", "command": ["broker"], "restart": "sometimes"}]}"#,
-            field: "processes[0].restart", message: #"expected one of always, on-failure, never, got "sometimes""#),
+            field: "processes[0].restart",
+            message: #"expected one of always, on-failure, never, got "sometimes""#),
         BadFile(
             json: #"{"processes": [{"name": "b", "command": ["broker"], "role": "boss"}]}"#,
-            field: "processes[0].role", message: #"expected one of broker, ingest, worker, consumer, got "boss""#),
+            field: "processes[0].role",
+            message: #"expected one of broker, ingest, worker, consumer, got "boss""#),
         BadFile(
             json: #"{"processes": [\#(process)], "restrat": {}}"#, field: "restrat",
             message: "unknown key (expected one of bus, processes, shutdown, restart, startup)"),
         BadFile(
             json: #"{"processes": [{"name": "b", "comand": ["broker"]}]}"#, field: "processes[0].comand",
-            message: "unknown key (expected one of name, command, executable, restart, role, after, environment)"),
+            message:
+                "unknown key (expected one of name, command, executable, restart, role, after, environment)"),
         BadFile(
             json: #"{"processes": [{"name": "b", "command": "broker"}]}"#, field: "processes[0].command",
             message: "expected an array"),
-        BadFile(json: #"{"processes": [{"name": "b"}]}"#, field: "processes[0].command", message: "missing (required)"),
+        BadFile(
+            json: #"{"processes": [{"name": "b"}]}"#, field: "processes[0].command",
+            message: "missing (required)"),
         BadFile(
             json: #"{"processes": [{"name": "b", "command": []}]}"#, field: "processes[0].command",
             message: #"needs a kinesia subcommand, e.g. ["broker"]"#),
@@ -105,7 +115,8 @@ struct SupervisorTopologyTests {
             json: #"{"processes": [{"name": "w", "command": ["worker"], "after": ["w"]}]}"#,
             field: "processes[0].after[0]", message: "a process cannot come after itself"),
         BadFile(
-            json: #"{"processes": [{"name": "w", "command": ["worker"], "after": ["i"]}, {"name": "i", "command": ["ingest"]}]}"#,
+            json:
+                #"{"processes": [{"name": "w", "command": ["worker"], "after": ["i"]}, {"name": "i", "command": ["ingest"]}]}"#,
             field: "processes[0].after",
             message: "the start order has a cycle: w after i after w "
                 + "(brokers always start first, ingests after workers and consumers)"),
@@ -125,14 +136,17 @@ struct SupervisorTopologyTests {
             json: #"{"processes": [\#(process)], "restart": {"maxRestarts": -1}}"#,
             field: "restart.maxRestarts", message: "expected a count from 0 to 10000, got -1"),
         BadFile(
-            json: #"{"processes": [\#(process)], "restart": {"initialDelaySeconds": 2, "maxDelaySeconds": 1}}"#,
-            field: "restart.maxDelaySeconds", message: "less than initialDelaySeconds (2.0 seconds > 1.0 seconds)"),
+            json:
+                #"{"processes": [\#(process)], "restart": {"initialDelaySeconds": 2, "maxDelaySeconds": 1}}"#,
+            field: "restart.maxDelaySeconds",
+            message: "less than initialDelaySeconds (2.0 seconds > 1.0 seconds)"),
         BadFile(
             json: #"{"bus": "udp://a:1", "processes": [\#(process)]}"#, field: "bus",
             message: #""udp://a:1" is neither a directory nor tcp://HOST:PORT"#),
         BadFile(
             json: #"{"bus": "tcp://a:65535", "processes": [\#(process)]}"#, field: "bus",
-            message: #""tcp://a:65535" is not tcp://HOST:PORT with PORT from 1 to 65534 (PORT+1 is used too)"#),
+            message: #""tcp://a:65535" is not tcp://HOST:PORT with PORT from 1 to 65534 (PORT+1 is used too)"#
+        ),
         BadFile(
             json: #"{"processes": [{"name": "b", "command": ["broker"], "environment": {"A=B": "1"}}]}"#,
             field: "processes[0].environment", message: #"bad variable name "A=B""#),
@@ -161,12 +175,14 @@ struct SupervisorTopologyTests {
             try Topology.load(contentsOf: URL(fileURLWithPath: "/nonexistent/up.json"))
         } throws: { error in
             let error = error as? TopologyError
-            return error?.file == "/nonexistent/up.json" && error?.message.hasPrefix("cannot read the file") == true
+            return error?.file == "/nonexistent/up.json"
+                && error?.message.hasPrefix("cannot read the file") == true
         }
     }
 
     @Test func resolvesARelativeBusDirectoryAgainstTheFilesDirectory() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kinesia-topology-\(getpid())")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kinesia-topology-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("up.json")
@@ -188,7 +204,8 @@ struct SupervisorTopologyTests {
             """)
         let launches = topology.processes.map {
             Supervisor.launch(
-                for: $0, in: topology, kinesiaExecutable: "/usr/local/bin/kinesia", environment: ["HOME": "/root"],
+                for: $0, in: topology, kinesiaExecutable: "/usr/local/bin/kinesia",
+                environment: ["HOME": "/root"],
                 supervisorPID: 42)
         }
         #expect(launches[0].executable == "/usr/local/bin/kinesia")

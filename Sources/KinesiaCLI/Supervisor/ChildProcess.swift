@@ -185,7 +185,9 @@ final class ChildProcess: Sendable {
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), or `nil`.
     private static let closeFromAction: CloseFromFunction? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        guard
+            let symbol = dlsym(
+                UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
         else { return nil }
         return unsafeBitCast(symbol, to: CloseFromFunction.self)
     }()

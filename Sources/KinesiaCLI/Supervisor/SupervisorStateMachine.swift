@@ -198,7 +198,9 @@ public struct SupervisorStateMachine: Sendable {
     }
 
     /// The process with `pid` ended with `status`.
-    public mutating func childExited(_ name: String, pid: Int32, status: ExitStatus, at now: Duration) -> [Action] {
+    public mutating func childExited(_ name: String, pid: Int32, status: ExitStatus, at now: Duration)
+        -> [Action]
+    {
         guard let index = indexOfName[name] else { return [] }
         switch children[index].state {
         case .running(let current, _) where current == pid, .stopping(let current, _) where current == pid:
@@ -229,7 +231,8 @@ public struct SupervisorStateMachine: Sendable {
                 switch children[index].state {
                 case .running(let pid, _), .stopping(let pid, false):
                     children[index].state = .stopping(pid: pid, killed: true)
-                    actions.append(.report(.stopping(name: children[index].spec.name, pid: pid, signal: .kill)))
+                    actions.append(
+                        .report(.stopping(name: children[index].spec.name, pid: pid, signal: .kill)))
                     actions.append(.signal(name: children[index].spec.name, pid: pid, signal: .kill))
                 default:
                     break
@@ -262,7 +265,10 @@ public struct SupervisorStateMachine: Sendable {
                 if case .stopping(let pid, false) = children[index].state {
                     children[index].state = .stopping(pid: pid, killed: true)
                     actions.append(
-                        .report(.killing(name: children[index].spec.name, pid: pid, deadline: topology.shutdown.deadline)))
+                        .report(
+                            .killing(
+                                name: children[index].spec.name, pid: pid,
+                                deadline: topology.shutdown.deadline)))
                     actions.append(.signal(name: children[index].spec.name, pid: pid, signal: .kill))
                 }
             }
@@ -332,7 +338,8 @@ public struct SupervisorStateMachine: Sendable {
             case .giveUp(let restarts):
                 children[index].state = .done(.gaveUp)
                 degraded = true
-                actions.append(.report(.gaveUp(name: spec.name, restarts: restarts, window: topology.restart.window)))
+                actions.append(
+                    .report(.gaveUp(name: spec.name, restarts: restarts, window: topology.restart.window)))
             }
         } else {
             let failed = status.map { !$0.isSuccess } ?? true
@@ -354,7 +361,8 @@ public struct SupervisorStateMachine: Sendable {
         return actions
     }
 
-    private mutating func beginShutdown(reason: SupervisorEvent.ShutdownReason, at now: Duration) -> [Action] {
+    private mutating func beginShutdown(reason: SupervisorEvent.ShutdownReason, at now: Duration) -> [Action]
+    {
         for index in children.indices {
             switch children[index].state {
             case .waiting, .backingOff:

@@ -28,7 +28,8 @@ extension KeyedDecodingContainer {
     ) throws -> Duration? {
         guard let value = try decodeIfPresent(Double.self, forKey: key) else { return nil }
         guard value.isFinite, range.contains(value), !(excludingZero && value == 0) else {
-            let lower = excludingZero ? "more than \(Int(range.lowerBound))" : "\(Int(range.lowerBound)) or more"
+            let lower =
+                excludingZero ? "more than \(Int(range.lowerBound))" : "\(Int(range.lowerBound)) or more"
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: codingPath + [key],

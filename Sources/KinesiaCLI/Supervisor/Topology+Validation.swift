@@ -64,7 +64,8 @@ extension Topology {
     /// every worker and consumer before an ingest).
     public func startDependencies() -> [[Int]] {
         let indexOfName = Dictionary(
-            processes.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+            processes.enumerated().map { ($0.element.name, $0.offset) },
+            uniquingKeysWith: { first, _ in first })
         return processes.enumerated().map { index, process in
             var dependencies = Set(process.after.compactMap { indexOfName[$0] })
             for (other, candidate) in processes.enumerated() where other != index {

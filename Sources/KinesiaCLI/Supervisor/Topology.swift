@@ -230,7 +230,9 @@ extension Topology {
             topology = try JSONDecoder().decode(Topology.self, from: data)
         } catch let error as DecodingError {
             var translated = TopologyError(file: file, decodingError: error)
-            if translated.field == nil, translated.message == "not valid JSON", let detail = TopologyError.syntaxDetail(data) {
+            if translated.field == nil, translated.message == "not valid JSON",
+                let detail = TopologyError.syntaxDetail(data)
+            {
                 translated.message += " (\(detail))"
             }
             throw translated
