@@ -48,7 +48,7 @@ final class ChildProcess: Sendable {
         /// `posix_spawn` failed (no such executable, permissions...).
         case spawnFailed(reason: String)
         /// It ended and was reaped.
-        case exited(pid: Int32, status: ExitStatus)
+        case exited(pid: Int32, status: TerminationStatus)
     }
 
     private enum State {
@@ -116,7 +116,7 @@ final class ChildProcess: Sendable {
         repeat {
             waited = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)
         } while waited == -1 && errno == EINTR
-        let status: ExitStatus = state.withLock { state in
+        let status: TerminationStatus = state.withLock { state in
             state = .reaped
             var raw: Int32 = 0
             var reaped: Int32
@@ -124,7 +124,7 @@ final class ChildProcess: Sendable {
                 reaped = waitpid(pid, &raw, 0)
             } while reaped == -1 && errno == EINTR
             // ECHILD: someone else reaped it; the status is unknown.
-            return reaped == pid ? ExitStatus(waitStatus: raw) : .exited(-1)
+            return reaped == pid ? TerminationStatus(waitStatus: raw) : .exited(-1)
         }
         onEvent(.exited(pid: pid, status: status))
     }

@@ -16,7 +16,7 @@ public enum SupervisorEvent: Hashable, Sendable, CustomStringConvertible {
     /// The process could not be started at all.
     case failedToStart(name: String, reason: String)
     /// The process ended.
-    case exited(name: String, pid: Int32, status: ExitStatus)
+    case exited(name: String, pid: Int32, status: TerminationStatus)
     /// The process ended and its restart policy does not start it again.
     case notRestarting(name: String, policy: RestartPolicy)
     /// The process will be started again after `delay`; this is restart `number` of at most

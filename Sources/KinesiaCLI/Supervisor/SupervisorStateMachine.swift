@@ -198,7 +198,7 @@ public struct SupervisorStateMachine: Sendable {
     }
 
     /// The process with `pid` ended with `status`.
-    public mutating func childExited(_ name: String, pid: Int32, status: ExitStatus, at now: Duration)
+    public mutating func childExited(_ name: String, pid: Int32, status: TerminationStatus, at now: Duration)
         -> [Action]
     {
         guard let index = indexOfName[name] else { return [] }
@@ -308,7 +308,7 @@ public struct SupervisorStateMachine: Sendable {
     }
 
     /// After an exit (or a failed spawn, `status == nil`): restart, give up or finish.
-    private mutating func afterExit(of index: Int, status: ExitStatus?, at now: Duration) -> [Action] {
+    private mutating func afterExit(of index: Int, status: TerminationStatus?, at now: Duration) -> [Action] {
         let spec = children[index].spec
         switch phase {
         case .shuttingDown:

@@ -111,7 +111,7 @@ public enum RestartPolicy: String, Hashable, Sendable, CaseIterable {
     case never
 
     /// Whether a child that ended with `status` is started again.
-    public func restarts(after status: ExitStatus?) -> Bool {
+    public func restarts(after status: TerminationStatus?) -> Bool {
         switch self {
         case .always: true
         case .onFailure: status != .exited(0)

@@ -1,5 +1,5 @@
 /// How a child process ended, as `waitpid` reports it.
-public enum ExitStatus: Hashable, Sendable, CustomStringConvertible {
+public enum TerminationStatus: Hashable, Sendable, CustomStringConvertible {
     /// It called `exit` with this status.
     case exited(Int32)
     /// A signal ended it.
