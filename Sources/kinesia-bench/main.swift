@@ -1,5 +1,7 @@
 // kinesia-bench: micro-benchmarks, run in release builds through scripts/bench.
 //
+//   kinesia-bench engine [--poses N] [--rounds R] [--loop POSES] [--exercise ID]
+//   kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
 //   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
 //
 // Each benchmark prints one JSON object per line on standard output.
@@ -7,10 +9,20 @@ import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
+case "engine":
+    exit(EngineBench.main(Array(arguments.dropFirst())))
+case "memory":
+    exit(MemoryBench.main(Array(arguments.dropFirst())))
 case "bus":
     exit(BusBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
-        Data("usage: kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]\n".utf8))
+        Data(
+            """
+            usage: kinesia-bench engine [--poses N] [--rounds R] [--loop POSES] [--exercise ID]
+                   kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
+                   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
+
+            """.utf8))
     exit(64)
 }
