@@ -4,5 +4,8 @@ extension Kinesia {
     public static let commands: [any ParsableCommand.Type] = [
         AnalyzeCommand.self,
         BrokerCommand.self,
+        IngestCommand.self,
+        WorkerCommand.self,
+        ListenCommand.self,
     ]
 }
