@@ -3,7 +3,10 @@
 //   kinesia-bench engine [--poses N] [--rounds R] [--loop POSES] [--exercise ID]
 //   kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
 //   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
+//   kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
+//   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
 //
+// probe and blast are the consumer and the load generator of scripts/bench_e2e.py.
 // Each benchmark prints one JSON object per line on standard output.
 import Foundation
 
@@ -15,6 +18,10 @@ case "memory":
     exit(MemoryBench.main(Array(arguments.dropFirst())))
 case "bus":
     exit(BusBench.main(Array(arguments.dropFirst())))
+case "probe":
+    exit(ProbeBench.main(Array(arguments.dropFirst())))
+case "blast":
+    exit(BlastBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
         Data(
@@ -22,6 +29,8 @@ default:
             usage: kinesia-bench engine [--poses N] [--rounds R] [--loop POSES] [--exercise ID]
                    kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
                    kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
+                   kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
+                   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
 
             """.utf8))
     exit(64)
