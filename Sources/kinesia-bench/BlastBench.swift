@@ -34,8 +34,10 @@ enum BlastBench {
             case ("--bus", let value?): bus = value
             case ("--cameras", let value?) where Int(value).map({ $0 >= 1 }) == true: cameras = Int(value)!
             case ("--rate", let value?) where Double(value).map({ $0 > 0 }) == true: rate = Double(value)!
-            case ("--seconds", let value?) where Double(value).map({ $0 > 0 }) == true: seconds = Double(value)!
-            case ("--exercise", let value?) where Exercise.named(value) != nil: exercise = Exercise.named(value)!
+            case ("--seconds", let value?) where Double(value).map({ $0 > 0 }) == true:
+                seconds = Double(value)!
+            case ("--exercise", let value?) where Exercise.named(value) != nil:
+                exercise = Exercise.named(value)!
             default:
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
@@ -66,10 +68,12 @@ enum BlastBench {
         var sequence: UInt64 = 0
     }
 
-    static func run(bus: String, cameras count: Int, rate: Double, seconds: Double, exercise: Exercise) throws {
+    static func run(bus: String, cameras count: Int, rate: Double, seconds: Double, exercise: Exercise) throws
+    {
         let frameRate = 60.0
         let simulator = try ExerciseSimulator(
-            exercise: exercise, options: SimulationOptions(seed: 11, frameRate: frameRate, sides: .alternating))
+            exercise: exercise,
+            options: SimulationOptions(seed: 11, frameRate: frameRate, sides: .alternating))
         var stream = simulator.endless()
         var poses: [Pose] = []
         for _ in 0..<1200 { poses.append(stream.next()!) }
@@ -91,7 +95,9 @@ enum BlastBench {
                         shifted, header: WireHeader(kind: .pose, streamID: stream0, sequence: 0, sentAt: 0)))
             }
             cameras.append(
-                Camera(topic: topic.bytes, payloads: payloads, times: times, period: Double(ordered.count) / frameRate))
+                Camera(
+                    topic: topic.bytes, payloads: payloads, times: times,
+                    period: Double(ordered.count) / frameRate))
         }
 
         let context = try ZMQContext()
@@ -112,7 +118,8 @@ enum BlastBench {
         }
         let ready = wanted.filter { prefix in subscribed.contains { prefix.starts(with: $0) } }.count
         if ready < wanted.count {
-            FileHandle.standardError.write(Data("blast: only \(ready) of \(wanted.count) cameras subscribed\n".utf8))
+            FileHandle.standardError.write(
+                Data("blast: only \(ready) of \(wanted.count) cameras subscribed\n".utf8))
         }
 
         let start = WireHeader.now()
@@ -140,7 +147,8 @@ enum BlastBench {
                 payload.withUnsafeMutableBytes { bytes in
                     bytes.storeBytes(of: sequence.littleEndian, toByteOffset: 12, as: UInt64.self)
                     bytes.storeBytes(of: sentAt.littleEndian, toByteOffset: 20, as: UInt64.self)
-                    bytes.storeBytes(of: t.bitPattern.littleEndian, toByteOffset: WireFormat.headerSize, as: UInt64.self)
+                    bytes.storeBytes(
+                        of: t.bitPattern.littleEndian, toByteOffset: WireFormat.headerSize, as: UInt64.self)
                 }
                 let message = [cameras[camera].topic, payload]
                 while try !socket.trySend(message) {

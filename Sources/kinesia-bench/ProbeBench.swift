@@ -35,8 +35,10 @@ enum ProbeBench {
             switch (arguments[index], value) {
             case ("--bus", let value?): bus = value
             case ("--sessions", let value?) where Int(value).map({ $0 >= 1 }) == true: sessions = Int(value)!
-            case ("--seconds", let value?) where Double(value).map({ $0 > 0 }) == true: seconds = Double(value)!
-            case ("--warmup", let value?) where Double(value).map({ $0 >= 0 }) == true: warmup = Double(value)!
+            case ("--seconds", let value?) where Double(value).map({ $0 > 0 }) == true:
+                seconds = Double(value)!
+            case ("--warmup", let value?) where Double(value).map({ $0 >= 0 }) == true:
+                warmup = Double(value)!
             default:
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
@@ -115,7 +117,9 @@ enum ProbeBench {
             guard parts.count >= 2 else { continue }
             let kind = String(parts[0])
             let camera = String(parts[1])
-            if let last = lastSequence[topic], last.stream == header.streamID, header.sequence > last.sequence + 1 {
+            if let last = lastSequence[topic], last.stream == header.streamID,
+                header.sequence > last.sequence + 1
+            {
                 totals.gaps[kind, default: 0] += header.sequence - last.sequence - 1
             }
             lastSequence[topic] = (header.streamID, header.sequence)
@@ -165,15 +169,19 @@ enum ProbeBench {
         context.terminate()
 
         var numbers: [String: JSONNumber] = [
-            "poses_seen": .int(totals.posesSeen), "snapshots": .int(totals.snapshots), "events": .int(totals.events),
+            "poses_seen": .int(totals.posesSeen), "snapshots": .int(totals.snapshots),
+            "events": .int(totals.events),
             "unmatched": .int(totals.unmatched), "expected_answers": .int(totals.expected),
             "answers": .int(totals.answered),
             "lost_answers": .int(totals.expected - totals.answered),
-            "loss_fraction": .double(totals.expected == 0 ? 0 : Double(totals.expected - totals.answered) / Double(totals.expected), 6),
+            "loss_fraction": .double(
+                totals.expected == 0
+                    ? 0 : Double(totals.expected - totals.answered) / Double(totals.expected), 6),
             "pose_gaps": .int(Int(totals.gaps["pose"] ?? 0)),
             "snapshot_gaps": .int(Int(totals.gaps["snapshot"] ?? 0)),
             "event_gaps": .int(Int(totals.gaps["event"] ?? 0)),
-            "pose_bytes_mean": .double(totals.posesSeen == 0 ? 0 : Double(totals.poseBytes) / Double(totals.posesSeen), 1),
+            "pose_bytes_mean": .double(
+                totals.posesSeen == 0 ? 0 : Double(totals.poseBytes) / Double(totals.posesSeen), 1),
             "snapshot_bytes_mean": .double(
                 totals.snapshots == 0 ? 0 : Double(totals.snapshotBytes) / Double(totals.snapshots), 1),
         ]
@@ -182,7 +190,8 @@ enum ProbeBench {
             numbers["\(name)_samples"] = .int(sorted.count)
             numbers["\(name)_median_us"] = sorted.isEmpty ? .null : .double(sorted[sorted.count / 2], 1)
             numbers["\(name)_p99_us"] =
-                sorted.isEmpty ? .null : .double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], 1)
+                sorted.isEmpty
+                ? .null : .double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], 1)
             numbers["\(name)_max_us"] = sorted.isEmpty ? .null : .double(sorted[sorted.count - 1], 1)
         }
         emit(["bench": "e2e-probe"], numbers)
@@ -200,11 +209,15 @@ enum ProbeBench {
                 payload[index + 3] == key[3]
             {
                 var end = index + 4
-                while end < payload.count, payload[end] != UInt8(ascii: ","), payload[end] != UInt8(ascii: "}") {
+                while end < payload.count, payload[end] != UInt8(ascii: ","),
+                    payload[end] != UInt8(ascii: "}")
+                {
                     end += 1
                 }
-                return String(decoding: payload[(index + 4)..<end], as: UTF8.self).trimmingCharacters(in: .whitespaces)
-                    .withCString { strtod($0, nil) }
+                return String(decoding: payload[(index + 4)..<end], as: UTF8.self).trimmingCharacters(
+                    in: .whitespaces
+                )
+                .withCString { strtod($0, nil) }
             }
             index += 1
         }
