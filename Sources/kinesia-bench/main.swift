@@ -2,6 +2,7 @@
 //
 //   kinesia-bench engine [--poses N] [--rounds R] [--loop POSES] [--exercise ID]
 //   kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
+//   kinesia-bench worker-path [--poses N] [--rounds R] [--exercise ID]
 //   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
 //   kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
 //   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
@@ -14,6 +15,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "engine":
     exit(EngineBench.main(Array(arguments.dropFirst())))
+case "worker-path":
+    exit(WorkerPathBench.main(Array(arguments.dropFirst())))
 case "memory":
     exit(MemoryBench.main(Array(arguments.dropFirst())))
 case "bus":
@@ -28,6 +31,7 @@ default:
             """
             usage: kinesia-bench engine [--poses N] [--rounds R] [--loop POSES] [--exercise ID]
                    kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
+                   kinesia-bench worker-path [--poses N] [--rounds R] [--exercise ID]
                    kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
                    kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
                    kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
