@@ -135,7 +135,8 @@ public enum MotionJSON {
     }
 
     /// A JSON array of raw values, in the order given.
-    private static func appendNames<Value: RawRepresentable<String>>(_ values: [Value], to out: inout String) {
+    private static func appendNames<Value: RawRepresentable<String>>(_ values: [Value], to out: inout String)
+    {
         out += "["
         for (index, value) in values.enumerated() {
             if index > 0 { out += "," }
@@ -145,7 +146,9 @@ public enum MotionJSON {
     }
 
     /// A JSON array of a set's raw values, sorted (a set has no order of its own).
-    private static func appendNames<Value: RawRepresentable<String>>(_ values: Set<Value>, to out: inout String) {
+    private static func appendNames<Value: RawRepresentable<String>>(
+        _ values: Set<Value>, to out: inout String
+    ) {
         if values.isEmpty {
             out += "[]"
             return
@@ -174,7 +177,6 @@ public enum MotionJSON {
     private static func number(_ value: Double) -> String { JSONWriter.number(value) }
 
     private static func optional(_ value: Double?) -> String { value.map(JSONWriter.number) ?? "null" }
-
 
     // MARK: - Decoding
 
