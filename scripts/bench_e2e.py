@@ -199,6 +199,12 @@ def run_e2e(args):
                 summary[f"c_{key}"] = statistics.median(floor_values)
                 summary[f"c_{key}_spread"] = [min(floor_values), max(floor_values)]
                 summary[f"{key}_ratio"] = round(summary[f"kinesia_{key}"] / summary[f"c_{key}"], 3)
+        for leg in ("first_leg_median_us", "second_leg_median_us"):
+            ours_values = [r[leg] for r in mine if r.get(leg) is not None]
+            floor_values = [r[leg] for r in base if r.get(leg) is not None]
+            if ours_values and floor_values:
+                summary[f"kinesia_{leg}"] = statistics.median(ours_values)
+                summary[f"c_{leg}"] = statistics.median(floor_values)
         events = [r["event_median_us"] for r in mine if r.get("event_median_us") is not None]
         summary["kinesia_event_median_us"] = statistics.median(events) if events else None
         summary["kinesia_event_samples"] = sum(r.get("event_samples", 0) for r in mine)
@@ -280,15 +286,15 @@ def ramp(impl, workers, cameras, seconds, start, bisect_steps):
 
 def run_throughput(args):
     results = {}
-    for round_index in range(args.rounds):
+    for round_index in range(args.throughput_rounds):
         for workers in args.workers:
-            say(f"throughput round {round_index + 1}/{args.rounds}: {workers} Swift workers")
+            say(f"throughput round {round_index + 1}/{args.throughput_rounds}: {workers} Swift workers")
             result = ramp("kinesia", workers, 64, args.step_seconds, args.start_rate, args.bisect)
             result.update({"impl": "kinesia", "bench": "throughput", "workers": workers,
                            "round": round_index})
             emit(result)
             results.setdefault(("kinesia", workers), []).append(result)
-        say(f"throughput round {round_index + 1}/{args.rounds}: 1 Python worker")
+        say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Python worker")
         result = ramp("python", 1, 64, args.step_seconds, max(1000, args.start_rate // 8),
                       args.bisect)
         result.update({"impl": "python", "bench": "throughput", "workers": 1, "round": round_index})
@@ -313,7 +319,9 @@ def run_throughput(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs, one round")
-    parser.add_argument("--rounds", type=int)
+    parser.add_argument("--rounds", type=int, help="e2e rounds (3; 1 with --quick)")
+    parser.add_argument("--throughput-rounds", type=int, default=1,
+                        help="throughput ramps per configuration (each ramp is several runs)")
     parser.add_argument("--seconds", type=float, help="probe time per e2e run")
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--cameras", default="1,8,64")

@@ -19,6 +19,9 @@
 //   consumer    this process: subscribes to "pose/" (as the Swift probe does, so that the broker
 //               fans out the same traffic) and "snap/"; latency = receipt - the pose's send time.
 //
+// `--bus DIR` uses a running broker (e.g. `kinesia broker --bus DIR`) instead of forking one:
+// it tells the broker's share of a difference.
+//
 // Loss: every pose the consumer saw with a send time in the measured window must come back once
 // per session; answers missing are lost (counted like the Swift probe does).
 //
@@ -40,6 +43,7 @@ static int cameras = 1, publishers = 1, workers = 1, sessions = 2;
 static double fps = 60, seconds = 10, warmup = 2;
 static int pose_bytes = 549, answer_bytes = 327;
 static char dir[256], pub_endpoint[300], sub_endpoint[300];
+static const char *external_bus = NULL;
 static volatile sig_atomic_t stopping = 0;
 
 static void on_term(int sig) { (void)sig; stopping = 1; }
@@ -185,6 +189,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(key, "--warmup")) warmup = atof(value);
         else if (!strcmp(key, "--pose-bytes")) pose_bytes = atoi(value);
         else if (!strcmp(key, "--answer-bytes")) answer_bytes = atoi(value);
+        else if (!strcmp(key, "--bus")) external_bus = value;
         else { fprintf(stderr, "floor: unknown option %s\n", key); return 64; }
     }
     if (cameras < 1 || publishers < 1 || workers < 1 || sessions < 1 || pose_bytes < 36 ||
@@ -194,21 +199,28 @@ int main(int argc, char **argv) {
     }
     if (publishers > cameras) publishers = cameras;
     if (workers > cameras) workers = cameras;
-    snprintf(dir, sizeof dir, "/tmp/kinesia-floor-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    if (external_bus) {
+        snprintf(dir, sizeof dir, "%s", external_bus);
+    } else {
+        snprintf(dir, sizeof dir, "/tmp/kinesia-floor-XXXXXX");
+        if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    }
     snprintf(pub_endpoint, sizeof pub_endpoint, "ipc://%s/pub.sock", dir);
     snprintf(sub_endpoint, sizeof sub_endpoint, "ipc://%s/sub.sock", dir);
     signal(SIGTERM, on_term);
 
     pid_t children[4200];
     int child_count = 0;
-    pid_t pid = fork();
-    if (pid == 0) {
-        signal(SIGTERM, SIG_DFL);
-        broker();
+    pid_t pid;
+    if (!external_bus) {
+        pid = fork();
+        if (pid == 0) {
+            signal(SIGTERM, SIG_DFL);
+            broker();
+        }
+        children[child_count++] = pid;
+        usleep(200000);
     }
-    children[child_count++] = pid;
-    usleep(200000);
     for (int w = 0; w < workers; w++) {
         pid = fork();
         if (pid == 0) {
@@ -242,6 +254,8 @@ int main(int argc, char **argv) {
     uint64_t count_until = deadline - 1000000000ull;
     size_t capacity = 1 << 16, samples = 0;
     double *latency = malloc(capacity * sizeof *latency);
+    double *first_leg = malloc(capacity * sizeof *first_leg);
+    double *second_leg = malloc(capacity * sizeof *second_leg);
     long poses_counted = 0, answers_counted = 0, poses_seen = 0, answers_seen = 0, gaps = 0;
     uint64_t *last_pose_sequence = calloc((size_t)cameras, sizeof(uint64_t));
     char *have_pose = calloc((size_t)cameras, 1);
@@ -273,7 +287,12 @@ int main(int argc, char **argv) {
                 if (samples == capacity) {
                     capacity *= 2;
                     latency = realloc(latency, capacity * sizeof *latency);
+                    first_leg = realloc(first_leg, capacity * sizeof *first_leg);
+                    second_leg = realloc(second_leg, capacity * sizeof *second_leg);
                 }
+                uint64_t relayed = get_u64(payload + 20);
+                first_leg[samples] = (double)(int64_t)(relayed - sent) / 1000.0;
+                second_leg[samples] = (double)(int64_t)(received - relayed) / 1000.0;
                 latency[samples++] = (double)(received - sent) / 1000.0;
             }
         }
@@ -282,25 +301,31 @@ int main(int argc, char **argv) {
     for (int i = 0; i < child_count; i++) waitpid(children[i], NULL, 0);
     zmq_close(sub);
     zmq_ctx_term(ctx);
-    char path[400];
-    snprintf(path, sizeof path, "%s/pub.sock", dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/sub.sock", dir);
-    unlink(path);
-    rmdir(dir);
+    if (!external_bus) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/pub.sock", dir);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/sub.sock", dir);
+        unlink(path);
+        rmdir(dir);
+    }
 
     qsort(latency, samples, sizeof *latency, compare);
+    qsort(first_leg, samples, sizeof *first_leg, compare);
+    qsort(second_leg, samples, sizeof *second_leg, compare);
     long expected = poses_counted * sessions;
     long lost = expected - answers_counted;
     if (lost < 0) lost = 0;
     printf("{\"impl\":\"c\",\"bench\":\"e2e-floor\",\"cameras\":%d,\"publishers\":%d,\"workers\":%d,"
            "\"sessions\":%d,\"fps\":%g,\"pose_bytes\":%d,\"answer_bytes\":%d,\"poses_seen\":%ld,"
            "\"answers_seen\":%ld,\"samples\":%zu,\"median_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
-           "\"expected_answers\":%ld,\"lost_answers\":%ld,\"loss_fraction\":%.6f,\"pose_gaps\":%ld}\n",
+           "\"expected_answers\":%ld,\"lost_answers\":%ld,\"loss_fraction\":%.6f,\"pose_gaps\":%ld,"
+           "\"first_leg_median_us\":%.1f,\"second_leg_median_us\":%.1f}\n",
            cameras, publishers, workers, sessions, fps, pose_bytes, answer_bytes, poses_seen,
            answers_seen, samples, samples ? latency[samples / 2] : 0.0,
            samples ? latency[(size_t)(samples * 0.99) < samples ? (size_t)(samples * 0.99) : samples - 1] : 0.0,
            samples ? latency[samples - 1] : 0.0, expected, lost,
-           expected ? (double)lost / (double)expected : 0.0, gaps);
+           expected ? (double)lost / (double)expected : 0.0, gaps,
+           samples ? first_leg[samples / 2] : 0.0, samples ? second_leg[samples / 2] : 0.0);
     return 0;
 }

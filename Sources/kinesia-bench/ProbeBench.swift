@@ -82,6 +82,8 @@ enum ProbeBench {
         let context = try ZMQContext()
         let socket = try ZMQSocket(.sub, context: context)
         try socket.set(.receiveHighWaterMark, 0)
+        // A blocking receive with a timeout (as the C consumer does), not a poll then a receive.
+        try socket.set(.receiveTimeout, .milliseconds(50))
         for prefix in ["pose/", "snapshot/", "event/"] { try socket.subscribe(prefix) }
         try socket.connect("ipc://\(bus)/sub.sock")
         FileHandle.standardError.write(Data("probe: listening on \(bus)\n".utf8))
@@ -95,6 +97,10 @@ enum ProbeBench {
         var recent: [String: Recent] = [:]
         var lastSequence: [String: (stream: StreamID, sequence: UInt64)] = [:]
         var snapshotLatency: [Double] = []
+        // The two legs of a snapshot's trip: pose sent -> snapshot sent (the broker's first
+        // hop and the worker), snapshot sent -> received here (the broker's second hop).
+        var firstLeg: [Double] = []
+        var secondLeg: [Double] = []
         var eventLatency: [Double] = []
         var totals = Totals()
         let keep = 600
@@ -108,7 +114,12 @@ enum ProbeBench {
 
         var frames: [[UInt8]] = []
         while WireHeader.now() < deadline {
-            guard try socket.receive(timeout: .milliseconds(50)).map({ frames = $0 }) != nil else { continue }
+            do {
+                try socket.receive(into: &frames)
+            } catch {
+                if error == ZMQError.wouldBlock { continue }
+                throw error
+            }
             let received = WireHeader.now()
             guard frames.count == 2, let topic = String(bytes: frames[0], encoding: .utf8) else { continue }
             let payload = frames[1]
@@ -159,7 +170,15 @@ enum ProbeBench {
             recent[camera] = entry
             guard sentAt >= measureFrom, received >= sentAt else { continue }
             let micros = Double(received - sentAt) / 1000
-            if kind == "snapshot" { snapshotLatency.append(micros) } else { eventLatency.append(micros) }
+            if kind == "snapshot" {
+                snapshotLatency.append(micros)
+                if header.sentAt >= sentAt, received >= header.sentAt {
+                    firstLeg.append(Double(header.sentAt - sentAt) / 1000)
+                    secondLeg.append(Double(received - header.sentAt) / 1000)
+                }
+            } else {
+                eventLatency.append(micros)
+            }
         }
         for camera in Array(recent.keys) {
             var entry = recent[camera]!
@@ -193,6 +212,10 @@ enum ProbeBench {
                 sorted.isEmpty
                 ? .null : .double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], 1)
             numbers["\(name)_max_us"] = sorted.isEmpty ? .null : .double(sorted[sorted.count - 1], 1)
+        }
+        for (name, samples) in [("first_leg", firstLeg), ("second_leg", secondLeg)] where !samples.isEmpty {
+            let sorted = samples.sorted()
+            numbers["\(name)_median_us"] = .double(sorted[sorted.count / 2], 1)
         }
         emit(["bench": "e2e-probe"], numbers)
     }
