@@ -294,6 +294,9 @@ def run_throughput(args):
                            "round": round_index})
             emit(result)
             results.setdefault(("kinesia", workers), []).append(result)
+        if subprocess.run([sys.executable, "-c", "import zmq"], capture_output=True).returncode != 0:
+            say("pyzmq not installed: skipping the Python baseline")
+            continue
         say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Python worker")
         result = ramp("python", 1, 64, args.step_seconds, max(1000, args.start_rate // 8),
                       args.bisect)
