@@ -200,7 +200,7 @@ extension Supervisor {
 
     /// Writes one line on standard error (unbuffered, so lines of several processes interleave
     /// whole).
-    static func printLine(_ line: String) {
+    public static func printLine(_ line: String) {
         let text = line + "\n"
         text.withCString { pointer in
             _ = write(STDERR_FILENO, pointer, strlen(pointer))

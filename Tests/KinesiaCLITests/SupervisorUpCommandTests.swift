@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import KinesiaCLI
+
+/// The `kinesia` executable next to the test bundle, if it has an `up` command.
+enum BuiltKinesia {
+    static let path: String? = {
+        let directory = URL(fileURLWithPath: Supervisor.currentExecutable()).deletingLastPathComponent()
+        let path = directory.appendingPathComponent("kinesia").path
+        guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["help", "up"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? path : nil
+    }()
+}
+
+/// `kinesia up` as a real process, stopped by real signals.
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BuiltKinesia.path != nil, "kinesia up is not built"))
+struct SupervisorUpCommandTests {
+
+    typealias Scratch = SupervisorProcessTests.Scratch
+
+    /// Starts `kinesia up FILE` with its standard error in `scratch/up.log`.
+    static func startUp(_ topology: String, in scratch: Scratch) throws -> Process {
+        let file = scratch.path("topology.json")
+        try Data(topology.utf8).write(to: URL(fileURLWithPath: file))
+        _ = FileManager.default.createFile(atPath: scratch.path("up.log"), contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltKinesia.path ?? "/nonexistent")
+        process.arguments = ["up", file]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.path("up.log")))
+        try process.run()
+        return process
+    }
+
+    /// The pids of the `started NAME (pid N)` lines of `up.log`, by name.
+    static func startedPIDs(in scratch: Scratch) -> [String: Int32] {
+        var pids: [String: Int32] = [:]
+        for line in scratch.lines("up.log") {
+            guard let range = line.range(of: "kinesia up: started ") else { continue }
+            let rest = line[range.upperBound...]
+            let parts = rest.split(separator: " ")
+            guard parts.count == 3, let pid = Int32(parts[2].dropLast()) else { continue }
+            pids[String(parts[0])] = pid
+        }
+        return pids
+    }
+
+    static func shellProcess(_ name: String, role: ProcessRole, script: String) -> String {
+        let escaped = script.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+            of: "\"", with: "\\\""
+        )
+        .replacingOccurrences(of: "\n", with: "\\n")
+        return
+            #"{"name": "\#(name)", "role": "\#(role.rawValue)", "executable": "/bin/sh", "command": ["-c", "\#(escaped)"]}"#
+    }
+
+    @Test func sigtermToUpStopsEveryChildInDrainOrderAndLeavesNoProcessBehind() async throws {
+        let scratch = try Scratch()
+        let names: [(String, ProcessRole)] = [
+            ("broker", .broker), ("worker", .worker), ("listen", .consumer), ("ingest", .ingest),
+        ]
+        let processes = names.map {
+            Self.shellProcess(
+                $0.0, role: $0.1,
+                script: SupervisorProcessTests.drainingScript(
+                    $0.0, log: scratch.path("stops"), scratch: scratch))
+        }
+        let up = try Self.startUp(
+            #"{"processes": [\#(processes.joined(separator: ", "))], "startup": {"settleSeconds": 0}}"#,
+            in: scratch)
+        let ready = await SupervisorProcessTests.eventually {
+            names.allSatisfy { scratch.exists("\($0.0).sleep") }
+        }
+        #expect(ready, "\(scratch.lines("up.log"))")
+
+        kill(up.processIdentifier, SIGTERM)
+        #expect(
+            await SupervisorProcessTests.eventually { !up.isRunning },
+            "up still runs: \(scratch.lines("up.log"))")
+        up.waitUntilExit()
+
+        #expect(up.terminationReason == .exit)
+        #expect(up.terminationStatus == 0)
+        #expect(scratch.lines("stops") == ["ingest", "worker", "listen", "broker"])
+        let log = scratch.lines("up.log")
+        #expect(log.contains { $0.hasPrefix("kinesia up: shutting down (SIGTERM)") }, "\(log)")
+        #expect(log.last == "kinesia up: stopped every process; exit status 0")
+        let pids = Self.startedPIDs(in: scratch)
+        #expect(Set(pids.keys) == Set(names.map(\.0)))
+        for (name, pid) in pids {
+            #expect(SupervisorProcessTests.isGone(pid), "\(name) (pid \(pid)) survived up")
+        }
+        for (name, _) in names {
+            let sleep = scratch.lines("\(name).sleep").first.flatMap { Int32($0) } ?? 0
+            #expect(await SupervisorProcessTests.eventually { SupervisorProcessTests.isGoneOrZombie(sleep) })
+        }
+    }
+
+    @Test func aKinesiaChildStopsByItselfWhenUpIsKilled() async throws {
+        // The outer up runs an inner `kinesia up` (a kinesia child, which asks for the
+        // parent-death signal); SIGKILL to the outer one must still stop the inner one and its
+        // shell child.
+        let scratch = try Scratch()
+        let inner = scratch.path("inner.json")
+        let script = SupervisorProcessTests.drainingScript(
+            "leaf", log: scratch.path("stops"), scratch: scratch)
+        try Data(#"{"processes": [\#(Self.shellProcess("leaf", role: .consumer, script: script))]}"#.utf8)
+            .write(to: URL(fileURLWithPath: inner))
+        let up = try Self.startUp(
+            #"{"processes": [{"name": "inner", "command": ["up", "\#(inner)"]}]}"#, in: scratch)
+        #expect(
+            await SupervisorProcessTests.eventually { scratch.exists("leaf.sleep") },
+            "\(scratch.lines("up.log"))")
+        let innerPID = Self.startedPIDs(in: scratch)["inner"] ?? 0
+
+        kill(up.processIdentifier, SIGKILL)
+        up.waitUntilExit()
+
+        // The inner up got SIGTERM from the kernel and stopped its child gracefully.
+        #expect(await SupervisorProcessTests.eventually { scratch.lines("stops") == ["leaf"] })
+        #expect(await SupervisorProcessTests.eventually { SupervisorProcessTests.isGoneOrZombie(innerPID) })
+        if !SupervisorProcessTests.isGoneOrZombie(innerPID) {
+            kill(innerPID, SIGTERM)  // the test failed: do not leave the inner up behind
+        }
+    }
+
+    @Test func anInvalidTopologyFileFailsWithTheFileAndTheField() async throws {
+        let scratch = try Scratch()
+        let up = try Self.startUp(
+            #"{"processes": [{"name": "b", "command": ["broker"], "restart": "maybe"}]}"#, in: scratch)
+        up.waitUntilExit()
+        #expect(up.terminationStatus == 1)
+        let log = scratch.lines("up.log").joined(separator: "\n")
+        #expect(
+            log.contains("topology.json: processes[0].restart: expected one of always, on-failure, never"),
+            "\(log)")
+    }
+}
