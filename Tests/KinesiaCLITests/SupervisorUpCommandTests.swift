@@ -13,10 +13,13 @@ enum BuiltKinesia {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = ["help", "up"]
-        process.standardOutput = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return nil }
+        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        guard help.contains("kinesia up") else { return nil }
         return process.terminationStatus == 0 ? path : nil
     }()
 }
