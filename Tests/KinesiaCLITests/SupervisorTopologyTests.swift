@@ -176,7 +176,7 @@ struct SupervisorTopologyTests {
         } throws: { error in
             let error = error as? TopologyError
             return error?.file == "/nonexistent/up.json"
-                && error?.message.hasPrefix("cannot read the file") == true
+                && error?.message == "cannot read the file (No such file or directory)"
         }
     }
 

@@ -129,11 +129,50 @@ struct SupervisorUpCommandTests {
         up.waitUntilExit()
 
         // The inner up got SIGTERM from the kernel and stopped its child gracefully.
-        #expect(await SupervisorProcessTests.eventually { scratch.lines("stops") == ["leaf"] })
+        #expect(
+            await SupervisorProcessTests.eventually { scratch.lines("stops") == ["leaf"] },
+            "\(scratch.lines("up.log"))")
         #expect(await SupervisorProcessTests.eventually { SupervisorProcessTests.isGoneOrZombie(innerPID) })
         if !SupervisorProcessTests.isGoneOrZombie(innerPID) {
             kill(innerPID, SIGTERM)  // the test failed: do not leave the inner up behind
         }
+    }
+
+    /// Runs `up` with one child that needs a moment to stop, sends `signals` once it runs and
+    /// returns the log and the child's stop record.
+    static func stopSlowChild(with signals: [Int32]) async throws -> (log: [String], stops: [String]) {
+        let scratch = try Scratch()
+        let script = """
+            trap 'sleep 0.5; echo slow >> \(scratch.path("stops")); exit 0' TERM
+            echo ready > \(scratch.path("ready"))
+            while :; do sleep 0.05; done
+            """
+        let up = try startUp(
+            #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))]}"#, in: scratch)
+        #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
+        for signal in signals {
+            kill(up.processIdentifier, signal)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await SupervisorProcessTests.eventually { !up.isRunning })
+        up.waitUntilExit()
+        #expect(up.terminationStatus == 0)
+        return (scratch.lines("up.log"), scratch.lines("stops"))
+    }
+
+    @Test func aRepeatedSigtermDoesNotForceTheShutdown() async throws {
+        let (log, stops) = try await Self.stopSlowChild(with: [SIGTERM, SIGTERM, SIGTERM])
+        #expect(stops == ["slow"])
+        #expect(!log.contains { $0.contains("second shutdown request") }, "\(log)")
+    }
+
+    @Test func aSecondSigintKillsEveryChildAtOnce() async throws {
+        let (log, stops) = try await Self.stopSlowChild(with: [SIGINT, SIGINT])
+        #expect(stops == [])
+        #expect(log.contains("kinesia up: second shutdown request: killing every process now"), "\(log)")
+        #expect(
+            log.contains { $0.hasPrefix("kinesia up: exited slow") && $0.hasSuffix("signal SIGKILL)") },
+            "\(log)")
     }
 
     @Test func anInvalidTopologyFileFailsWithTheFileAndTheField() async throws {

@@ -4,7 +4,8 @@ import Foundation
 /// on SIGINT, SIGTERM or SIGHUP.
 ///
 /// Writes one line per action through `log` (see ``SupervisorEvent``), each starting with
-/// `kinesia up: `. A second signal during the shutdown kills every child at once.
+/// `kinesia up: `. A second SIGINT (Control-C again) during the shutdown kills every child at
+/// once; further SIGTERMs and SIGHUPs change nothing.
 ///
 /// ```swift
 /// exit(await runUp(topologyPath: "deploy/local.json"))
@@ -39,7 +40,12 @@ public func runUp(
             + (topology.bus ?? "default (each command's per-user runtime directory)"))
     return await withTaskGroup(of: Void.self) { group in
         group.addTask {
-            for await signal in signals {
+            // The first signal starts the graceful shutdown; only a second SIGINT (Control-C
+            // again) forces it. A repeated SIGTERM is not a second request: the kernel sends
+            // the parent-death signal once per exiting thread of a dead parent.
+            var requested = false
+            for await signal in signals where !requested || signal == .interrupt {
+                requested = true
                 supervisor.requestShutdown(signal: signal)
             }
         }

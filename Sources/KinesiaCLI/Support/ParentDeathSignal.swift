@@ -8,6 +8,9 @@ import Glibc
 /// (`prctl(PR_SET_PDEATHSIG, SIGTERM)`) for a SIGTERM when its parent goes away, so the
 /// command's own graceful shutdown runs; and if the parent is already gone (it died between
 /// the spawn and this call) it exits at once. A process started any other way does nothing.
+///
+/// The kernel may send the signal several times in a row (once for each thread of the dying
+/// supervisor that the child is handed to): a command must treat repeated SIGTERMs as one.
 public enum ParentDeathSignal {
     /// Requests SIGTERM on the supervisor's death when started by `kinesia up`.
     ///
