@@ -153,6 +153,27 @@ struct AnalyzerSignalTests {
         #expect(analyzer.snapshot.repCount == 1)
     }
 
+    @Test func noPoseAtAllForOverASecondMidRepAbandonsIt() {
+        var script = PoseScript(.shoulderFlexion)
+        script.hold(0, for: 1)
+        script.ramp(from: 0, to: 90, over: 1)
+        script.gap(1.2)
+        script.ramp(from: 90, to: 0, over: 1)
+        script.hold(0, for: 1)
+        let (abandoned, events, _) = values(script.poses)
+        #expect(events.filter(\.isCounting).isEmpty)
+        #expect(abandoned.snapshot.repCount == 0)
+
+        var short = PoseScript(.shoulderFlexion)
+        short.hold(0, for: 1)
+        short.ramp(from: 0, to: 90, over: 1)
+        short.gap(0.8)
+        short.ramp(from: 90, to: 0, over: 1)
+        short.hold(0, for: 1)
+        let (kept, _, _) = values(short.poses)
+        #expect(kept.snapshot.repCount == 1)
+    }
+
     @Test func anEmptyPoseStreamMidRepForOverASecondAbandonsIt() {
         var script = PoseScript(.squat)
         script.hold(0, for: 1)

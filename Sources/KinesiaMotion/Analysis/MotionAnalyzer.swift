@@ -138,12 +138,13 @@ public struct MotionAnalyzer: Sendable {
         var events: [MotionEvent] = []
         let raw = primary.value(in: frame)
         rawValue = raw
+        let lastMeasured = signal.lastMeasuredTime
         let value = signal.update(raw, at: time)
         snapshot.value = value
         if let value, value > snapshot.best { snapshot.best = value }
         snapshot.confidence = frame.lowestConfidence(in: primary.mask)
 
-        advance(value, at: time, events: &events)
+        advance(value, at: time, lastMeasured: lastMeasured, events: &events)
         updateVisibility(at: time, events: &events)
         updateSetup(at: time, events: &events)
         return events
@@ -182,13 +183,18 @@ public struct MotionAnalyzer: Sendable {
 
     // MARK: - Reps and holds
 
-    private mutating func advance(_ value: Double?, at time: Double, events: inout [MotionEvent]) {
-        if value == nil, let last = signal.lastMeasuredTime, time - last > rules.abandonAfterMissing {
-            // The measured joints are gone: abandon what was under way, and count nothing until
-            // the patient is back at rest (as at the start of a session).
+    /// Moves the counting on with the pose's smoothed `value` (`nil`: not measurable);
+    /// `lastMeasured` is the time of the previous pose whose primary measure was measurable.
+    private mutating func advance(
+        _ value: Double?, at time: Double, lastMeasured: Double?, events: inout [MotionEvent]
+    ) {
+        if let lastMeasured, time - lastMeasured > rules.abandonAfterMissing {
+            // The measured joints were gone (missing, or no pose at all) for too long: abandon
+            // what was under way, and count nothing until the patient is back at rest (as at the
+            // start of a session).
             if case .hold = state { snapshot.holdProgress = nil }
             state = .waitingForRest
-            return
+            guard value != nil else { return }
         }
         switch state {
         case .waitingForRest:
