@@ -47,6 +47,7 @@ struct AnalyzerSignalTests {
         // Held out for the first 0.2 s (6 frames at 30 fps)...
         for index in jump..<(jump + 6) { #expect((values[index] ?? 99) < 1, "frame \(index - jump)") }
         // ...then accepted and followed.
+        #expect((values[jump + 6] ?? 0) > 20)
         #expect((values[jump + 12] ?? 0) > 80)
         #expect(analyzer.snapshot.repCount == 1)
         #expect(events.compactMap(\.rep).count == 1)

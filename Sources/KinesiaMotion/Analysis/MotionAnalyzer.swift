@@ -75,6 +75,7 @@ public struct MotionAnalyzer: Sendable {
     private let startLevel: Double
     /// The value at or below this level arms the session and ends a rep.
     private let restLevel: Double
+    /// The exercise's session rules, with ``SessionRules/timeTolerance`` applied to its times.
     private let rules: SessionRules
     private let setupCheck: SetupCheck
 
@@ -96,7 +97,7 @@ public struct MotionAnalyzer: Sendable {
         required = exercise.requiredJoints(side: side)
         requiredMask = required.mask
         primary = MeasureKernel(exercise.measure, side: side)
-        rules = exercise.sessionRules
+        rules = exercise.sessionRules.withTimeTolerance()
         switch exercise.kind {
         case .reps(let start, let end, let minPeak):
             counting = .reps(minPeak: minPeak)
@@ -111,7 +112,7 @@ public struct MotionAnalyzer: Sendable {
             restLevel = breakLevel
         }
         trackers = exercise.formRules.map { FormRuleTracker($0, side: side) }
-        signal = PrimarySignal(rules: exercise.sessionRules)
+        signal = PrimarySignal(rules: rules)
         setupCheck = SetupCheck(exercise: exercise, requiredMask: requiredMask)
         // Nothing seen yet: every required joint is missing.
         visibility = Debouncer(current: requiredMask)
@@ -239,7 +240,7 @@ public struct MotionAnalyzer: Sendable {
                 attempt.belowSince = nil
             }
             let elapsed = time - attempt.start
-            if elapsed >= seconds {
+            if elapsed >= seconds - SessionRules.timeTolerance {
                 snapshot.holdProgress = nil
                 state = .waitingForRest
                 judge(
