@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import KinesiaBus
 import Testing
 
@@ -49,6 +50,9 @@ struct ZMQProxyTests {
             context: context, frontend: directory.endpoint("frontend"), backend: directory.endpoint("backend")
         )
         #expect(proxy.isRunning)
+        let socketFile = String(proxy.frontendEndpoint.dropFirst("ipc://".count))
+        let mode = try FileManager.default.attributesOfItem(atPath: socketFile)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o077 } == 0)
         let stopped = onThread { proxy.stop() }
         #expect(stopped.wait(timeout: .now() + 5) == .success)
         #expect(!proxy.isRunning)
