@@ -60,12 +60,15 @@ let package = Package(
             dependencies: ["KinesiaMotion", "KinesiaSimulation"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire"],
             // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py).
             exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaBusTests", dependencies: ["KinesiaBus"],
+            name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCLITests", dependencies: ["KinesiaCLI"],

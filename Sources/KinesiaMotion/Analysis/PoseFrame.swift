@@ -1,0 +1,157 @@
+import Foundation
+
+/// One pose copied into flat storage indexed by ``Joint/index``: the analysis reads joints by
+/// index instead of hashing into the pose's dictionaries several dozen times per pose.
+///
+/// The storage is allocated once and reused for every pose (no heap allocation per pose).
+struct PoseFrame: Sendable {
+    /// Points by joint index; meaningful only where ``present`` has the joint's bit.
+    private(set) var points: [CGPoint]
+    /// Confidences by joint index; meaningful only where ``confident`` has the joint's bit.
+    private(set) var confidences: [Double]
+    /// Bit `i` set: joint `i` is visible.
+    private(set) var present: UInt32 = 0
+    /// Bit `i` set: joint `i` is visible and has a confidence figure.
+    private(set) var confident: UInt32 = 0
+    /// Smallest and largest y among the visible points.
+    private(set) var minY: Double = 0
+    private(set) var maxY: Double = 0
+    /// The usable image size, or `nil` when unknown or not positive.
+    private(set) var imageWidth: Double?
+    private(set) var imageHeight: Double?
+
+    init() {
+        points = Array(repeating: .zero, count: Joint.allCases.count)
+        confidences = Array(repeating: 0, count: Joint.allCases.count)
+    }
+
+    /// The coordinate beyond which a point is absurd whatever the image size.
+    static let absoluteCoordinateLimit: Double = 1e6
+    /// Beyond this many image sizes a point is absurd.
+    static let imageSizeLimitFactor: Double = 10
+
+    /// Copies `pose` in, checking it: returns the reason to drop it, or `nil` when it is sound.
+    ///
+    /// The frame's content is unspecified after a rejected pose; it is only read after a load
+    /// that returned `nil`. Checks do not depend on the dictionaries' iteration order.
+    mutating func load(_ pose: Pose) -> PoseRejections.Reason? {
+        guard pose.timestamp.isFinite else { return .nonFinite }
+        var limitX = Self.absoluteCoordinateLimit
+        var limitY = Self.absoluteCoordinateLimit
+        imageWidth = nil
+        imageHeight = nil
+        if let size = pose.imageSize {
+            let width = Double(size.width)
+            let height = Double(size.height)
+            guard width.isFinite, height.isFinite else { return .nonFinite }
+            if width > 0, height > 0 {
+                imageWidth = width
+                imageHeight = height
+                limitX = min(limitX, width * Self.imageSizeLimitFactor)
+                limitY = min(limitY, height * Self.imageSizeLimitFactor)
+            }
+        }
+        // One pass over each dictionary, writing through buffer pointers (one uniqueness
+        // check per pose instead of one per joint).
+        var scan = PointScan()
+        points.withUnsafeMutableBufferPointer { buffer in
+            for (joint, point) in pose.points {
+                let x = Double(point.x)
+                let y = Double(point.y)
+                guard x.isFinite, y.isFinite else {
+                    scan.nonFinite = true
+                    continue
+                }
+                if abs(x) > limitX || abs(y) > limitY { scan.absurd = true }
+                let index = joint.index
+                buffer[index] = point
+                scan.present |= 1 << UInt32(index)
+                scan.lowY = min(scan.lowY, y)
+                scan.highY = max(scan.highY, y)
+            }
+        }
+        var confident: UInt32 = 0
+        confidences.withUnsafeMutableBufferPointer { buffer in
+            for (joint, value) in pose.confidence {
+                guard value.isFinite else {
+                    scan.nonFinite = true
+                    continue
+                }
+                let index = joint.index
+                buffer[index] = value
+                confident |= 1 << UInt32(index)
+            }
+        }
+        let nonFinite = scan.nonFinite
+        let absurd = scan.absurd
+        let present = scan.present
+        let lowY = scan.lowY
+        let highY = scan.highY
+        if nonFinite { return .nonFinite }
+        if absurd { return .absurdCoordinates }
+        self.present = present
+        self.confident = confident & present
+        minY = present == 0 ? 0 : lowY
+        maxY = present == 0 ? 0 : highY
+        return nil
+    }
+
+    /// Whether every joint of `mask` is visible.
+    @inline(__always)
+    func has(_ mask: UInt32) -> Bool { present & mask == mask }
+
+    /// The point of the joint at `index` (only meaningful when it is present).
+    @inline(__always)
+    subscript(index: Int) -> CGPoint { points[index] }
+
+    /// The number of visible points.
+    var count: Int { present.nonzeroBitCount }
+
+    /// The lowest confidence among the visible joints of `mask`, or `nil` when none of them
+    /// has a confidence figure (as ``Pose/confidence(of:)``).
+    func lowestConfidence(in mask: UInt32) -> Double? {
+        var bits = mask & confident
+        var lowest: Double?
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            let value = confidences[index]
+            lowest = min(lowest ?? value, value)
+        }
+        return lowest
+    }
+
+    /// The mean confidence among the visible joints of `mask`, summed in joint order, or `nil`
+    /// when none of them has a confidence figure.
+    func meanConfidence(in mask: UInt32) -> Double? {
+        var bits = mask & confident
+        guard bits != 0 else { return nil }
+        let count = bits.nonzeroBitCount
+        var sum = 0.0
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            sum += confidences[index]
+        }
+        return sum / Double(count)
+    }
+}
+
+/// What a pass over a pose's points found.
+private struct PointScan {
+    var nonFinite = false
+    var absurd = false
+    var present: UInt32 = 0
+    var lowY = Double.infinity
+    var highY = -Double.infinity
+}
+
+extension Joint {
+    /// This joint's bit in a joint mask (bit ``index``).
+    var bit: UInt32 { 1 << UInt32(index) }
+}
+
+extension Sequence<Joint> {
+    /// The joint mask with the bits of these joints.
+    var mask: UInt32 { reduce(0) { $0 | $1.bit } }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+
+@testable import KinesiaMotion
+
+struct AnalyzerBadInputTests {
+    /// A clean session: rest, two clean reps, a faulty rep, rest, people leaving and returning.
+    private static func cleanPoses(_ exercise: Exercise = .shoulderAbduction) -> [Pose] {
+        var script = PoseScript(exercise)
+        script.empty(for: 0.5)
+        script.hold(0, for: 1)
+        script.rep(peak: 100)
+        script.rep(peak: 120, duration: 2.5)
+        script.rep(peak: 110, duration: 3) { body, fraction in
+            if fraction > 0.3, fraction < 0.7 { body.breakRule(exercise.formRules[0], side: .left) }
+        }
+        script.hold(0, for: 1)
+        script.empty(for: 1)
+        script.hold(0, for: 1) { body, _ in body.scale = 0.3 }
+        return script.poses
+    }
+
+    /// Bad variants of `pose`, to be inserted right after it (its successor is after `next`).
+    private static func badPoses(after pose: Pose, next: Double, previous: Double) -> [(
+        Pose, PoseRejections.Reason
+    )] {
+        let between = (pose.timestamp + next) / 2
+        var bad: [(Pose, PoseRejections.Reason)] = []
+        func variant(_ reason: PoseRejections.Reason, _ change: (inout Pose) -> Void) {
+            var copy = pose
+            copy.timestamp = between
+            change(&copy)
+            bad.append((copy, reason))
+        }
+        variant(.nonFinite) { $0.points[.leftElbow] = CGPoint(x: Double.nan, y: 10) }
+        variant(.nonFinite) { $0.points[.neck] = CGPoint(x: 10, y: Double.infinity) }
+        variant(.nonFinite) { $0.points[.rightKnee] = CGPoint(x: -Double.infinity, y: Double.nan) }
+        variant(.nonFinite) { $0.timestamp = .nan }
+        variant(.nonFinite) { $0.timestamp = .infinity }
+        variant(.nonFinite) { $0.timestamp = -.infinity }
+        variant(.nonFinite) { $0.confidence[.leftShoulder] = .nan }
+        variant(.nonFinite) { $0.confidence[.root] = .infinity }
+        variant(.nonFinite) { $0.imageSize = CGSize(width: Double.nan, height: 1000) }
+        variant(.absurdCoordinates) { $0.points[.leftWrist] = CGPoint(x: 10_001, y: 500) }
+        variant(.absurdCoordinates) { $0.points[.leftWrist] = CGPoint(x: 500, y: -10_001) }
+        variant(.absurdCoordinates) {
+            $0.imageSize = nil
+            $0.points[.leftHip] = CGPoint(x: 2e6, y: 500)
+        }
+        variant(.absurdCoordinates) { $0.points[.nose] = CGPoint(x: Double.greatestFiniteMagnitude, y: 0) }
+        variant(.timestampNotIncreasing) { $0.timestamp = pose.timestamp }  // repeats
+        variant(.timestampNotIncreasing) { $0.timestamp = previous }  // goes back
+        variant(.timestampNotIncreasing) { $0.timestamp = -1e300 }
+        variant(.timestampNotIncreasing) {
+            $0.timestamp = pose.timestamp - 0.5
+            $0.points = [:]
+        }
+        return bad
+    }
+
+    @Test(arguments: [Exercise.shoulderAbduction, .elbowFlexion, .wallSit])
+    func badPosesInterleavedChangeNothing(exercise: Exercise) {
+        let clean = Self.cleanPoses(exercise)
+        let (reference, referenceEvents) = analyze(clean, exercise: exercise)
+        #expect(reference.rejectedPoses.total == 0)
+
+        var mixed: [Pose] = []
+        var expected = PoseRejections()
+        for (index, pose) in clean.enumerated() {
+            mixed.append(pose)
+            guard index % 7 == 3, index + 1 < clean.count, index > 0 else { continue }
+            let bad = Self.badPoses(
+                after: pose, next: clean[index + 1].timestamp, previous: clean[index - 1].timestamp)
+            let (badPose, reason) = bad[(index / 7) % bad.count]
+            mixed.append(badPose)
+            expected.record(reason)
+        }
+        var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
+        var events: [MotionEvent] = []
+        for pose in mixed {
+            let before = analyzer.snapshot
+            let produced = analyzer.process(pose)
+            events += produced
+            if !clean.contains(pose) {
+                #expect(produced.isEmpty)
+                #expect(analyzer.snapshot == before)
+            }
+        }
+        #expect(events == referenceEvents)
+        #expect(analyzer.snapshot == reference.snapshot)
+        #expect(analyzer.rejectedPoses == expected)
+        #expect(expected.total > 20)
+    }
+
+    @Test func everyKindOfBadPoseIsCountedUnderItsReason() {
+        let clean = Self.cleanPoses()
+        var analyzer = MotionAnalyzer(exercise: .shoulderAbduction, side: .left)
+        _ = analyzer.process(clean[20])
+        let bad = Self.badPoses(after: clean[20], next: clean[21].timestamp, previous: clean[19].timestamp)
+        var expected = PoseRejections()
+        for (pose, reason) in bad {
+            let before = analyzer.snapshot
+            #expect(analyzer.process(pose).isEmpty)
+            expected.record(reason)
+            #expect(analyzer.rejectedPoses == expected, "\(reason)")
+            #expect(analyzer.snapshot == before)
+        }
+        #expect(expected.nonFinite == 9)
+        #expect(expected.absurdCoordinates == 4)
+        #expect(expected.timestampNotIncreasing == 4)
+        #expect(expected.total == bad.count)
+        #expect(expected[.nonFinite] == 9)
+        // The stream goes on.
+        #expect(analyzer.process(clean[21]).isEmpty)
+        #expect(analyzer.rejectedPoses.total == bad.count)
+    }
+
+    @Test func randomGarbageNeverCrashes() {
+        var generator = SplitMix(seed: 42)
+        let specials: [Double] = [
+            .nan, .infinity, -.infinity, 0, -0.0, 1e308, -1e308, .leastNonzeroMagnitude, 1e6, -1e6, 500,
+        ]
+        func number() -> Double {
+            generator.next() % 3 == 0
+                ? specials[Int(generator.next() % UInt64(specials.count))] : (generator.unit() - 0.3) * 2000
+        }
+        for exercise in Exercise.catalog {
+            var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
+            var time = 0.0
+            for _ in 0..<400 {
+                var points: [Joint: CGPoint] = [:]
+                var confidence: [Joint: Double] = [:]
+                for joint in Joint.allCases where generator.next() % 4 != 0 {
+                    points[joint] = CGPoint(x: number(), y: number())
+                    if generator.next() % 2 == 0 { confidence[joint] = number() }
+                }
+                time += generator.next() % 5 == 0 ? number() : 1 / 30
+                let size = generator.next() % 3 == 0 ? nil : CGSize(width: number(), height: number())
+                _ = analyzer.process(
+                    Pose(points: points, timestamp: time, imageSize: size, confidence: confidence))
+            }
+            #expect(analyzer.snapshot.repCount >= 0)
+        }
+    }
+
+    @Test func emptyPosesAloneNeverCountAnything() {
+        var analyzer = MotionAnalyzer(exercise: .squat, side: .left)
+        for index in 0..<300 {
+            #expect(analyzer.process(Pose(timestamp: Double(index) / 30)).isEmpty)
+        }
+        var expected = MotionSnapshot()
+        expected.missingJoints = analyzer.requiredJoints
+        #expect(analyzer.snapshot == expected)
+    }
+
+    @Test(arguments: Exercise.catalog)
+    func theSamePosesGiveTheSameEvents(exercise: Exercise) {
+        var script = PoseScript(exercise)
+        script.empty(for: 0.5)
+        script.hold(0, for: 1)
+        script.rep(peak: PoseScript.cleanPeak(exercise))
+        script.rep(peak: PoseScript.cleanPeak(exercise), duration: 3) { body, fraction in
+            if fraction > 0.4, let rule = exercise.formRules.first { body.breakRule(rule, side: .left) }
+        }
+        script.hold(0, for: 1) { body, _ in body.scale = 0.3 }
+        var generator = SplitMix(seed: 3)
+        let noisy = script.poses.map { pose in
+            var pose = pose
+            pose.points = pose.points.mapValues {
+                CGPoint(x: $0.x + (generator.unit() - 0.5) * 6, y: $0.y + (generator.unit() - 0.5) * 6)
+            }
+            return pose
+        }
+        let first = analyze(noisy, exercise: exercise)
+        let second = analyze(noisy, exercise: exercise)
+        #expect(!first.events.isEmpty)
+        #expect(first.events == second.events)
+        #expect(first.analyzer.snapshot == second.analyzer.snapshot)
+        // A copy of an analyzer mid-stream goes on exactly like the original.
+        var original = MotionAnalyzer(exercise: exercise, side: .left)
+        for pose in noisy.prefix(60) { _ = original.process(pose) }
+        var copy = original
+        var a: [MotionEvent] = []
+        var b: [MotionEvent] = []
+        for pose in noisy.dropFirst(60) {
+            a += original.process(pose)
+            b += copy.process(pose)
+        }
+        #expect(a == b)
+    }
+}

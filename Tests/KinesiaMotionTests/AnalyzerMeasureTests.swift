@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import KinesiaMotion
+
+struct AnalyzerMeasureTests {
+    @Test(arguments: Exercise.catalog, BodySide.allCases)
+    func generatedBodiesHaveTheIntendedPrimaryAngle(exercise: Exercise, side: BodySide) throws {
+        for value in stride(from: 0.0, through: 87.5, by: 12.5) {
+            let pose = Body(exercise, side: side, value: value).pose(at: 0)
+            let measured = try #require(exercise.measure.value(in: pose, side: side))
+            #expect(abs(measured - value) < 1e-9, "\(exercise.id) \(side) at \(value): \(measured)")
+        }
+    }
+
+    @Test(arguments: Exercise.catalog)
+    func brokenRulesGoPastTheirLimit(exercise: Exercise) throws {
+        for rule in exercise.formRules {
+            let rest = Body(exercise, side: .right, value: 0)
+            var broken = rest
+            broken.breakRule(rule, side: .right)
+            let before = try #require(rule.measure.value(in: rest.pose(at: 0), side: .right))
+            let after = try #require(rule.measure.value(in: broken.pose(at: 0), side: .right))
+            let amount = rule.measure.isRelativeToRepStart ? abs(after - before) : after
+            #expect(amount > rule.limit + 5, "\(exercise.id) \(rule.fault)")
+            // Breaking a rule leaves the primary measure where it was.
+            let primary = try #require(exercise.measure.value(in: broken.pose(at: 0), side: .right))
+            #expect(
+                abs(primary) < 1e-9 || exercise.measure == .hipFlexion || exercise.measure == .hipAbduction)
+        }
+    }
+
+    @Test(arguments: Measure.allCases)
+    func frameKernelsAgreeExactlyWithMeasureValues(measure: Measure) {
+        var generator = SplitMix(seed: 7)
+        var frame = PoseFrame()
+        for _ in 0..<500 {
+            var points: [Joint: CGPoint] = [:]
+            for joint in Joint.allCases where generator.next() % 8 != 0 {
+                points[joint] = CGPoint(x: generator.unit() * 1000, y: generator.unit() * 1000)
+            }
+            let pose = Pose(points: points, timestamp: 0)
+            #expect(frame.load(pose) == nil)
+            for side in BodySide.allCases {
+                let kernel = MeasureKernel(measure, side: side)
+                #expect(kernel.value(in: frame) == measure.value(in: pose, side: side))
+            }
+        }
+    }
+}
+
+/// A small deterministic random generator for tests.
+struct SplitMix {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A value in 0..<1.
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
