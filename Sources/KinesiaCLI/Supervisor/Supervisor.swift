@@ -126,7 +126,9 @@ public final class Supervisor: Sendable {
             let now = origin.duration(to: clock.now)
             switch input {
             case .timer:
-                if let due = scheduled, due <= now { scheduled = nil }
+                // Whichever timer fired (an early one, or one made stale by a later decision),
+                // the next deadline is scheduled again below: never left without a wake-up.
+                scheduled = nil
                 perform(machine.timerFired(at: now))
             case .shutdown(let signal):
                 perform(machine.shutdownRequested(signal: signal, at: now))
