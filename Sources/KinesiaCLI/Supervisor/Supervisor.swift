@@ -13,15 +13,17 @@ import Synchronization
 /// from Dispatch.
 ///
 /// ```swift
+/// let signals = SignalStream([.interrupt, .terminate])  // before any child exists
 /// let supervisor = Supervisor(topology: try Topology.load(contentsOf: url))
 /// let status = await withTaskGroup(of: Void.self) { group in
 ///     group.addTask {
-///         for await signal in SignalStream([.interrupt, .terminate]) {
+///         for await signal in signals {
 ///             supervisor.requestShutdown(signal: signal)
 ///         }
 ///     }
-///     defer { group.cancelAll() }
-///     return await supervisor.run()
+///     let status = await supervisor.run()
+///     group.cancelAll()
+///     return status
 /// }
 /// ```
 ///
