@@ -215,7 +215,7 @@ struct SupervisorTopologyTests {
         #expect(
             launches[2].environment == [
                 "EXTRA=1", "HOME=/root", "KINESIA_BUS=/run/kinesia", "KINESIA_PROCESS_NAME=s",
-                "KINESIA_SUPERVISOR_PID=42",
             ])
+        #expect(launches[0].environment.contains("KINESIA_SUPERVISOR_PID=42"))
     }
 }

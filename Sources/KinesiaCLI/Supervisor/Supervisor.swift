@@ -159,8 +159,9 @@ extension Supervisor {
     ///
     /// A `kinesia` command (no `executable` override) gets `--bus BUS` appended when the
     /// topology has a bus and the command has no `--bus` of its own. Every process gets
-    /// `KINESIA_BUS` (when there is a bus), `KINESIA_PROCESS_NAME`, `KINESIA_SUPERVISOR_PID`
-    /// (for ``ParentDeathSignal``) and the process's own `environment` on top of `environment`.
+    /// `KINESIA_BUS` (when there is a bus), `KINESIA_PROCESS_NAME` and the process's own
+    /// `environment` on top of `environment`; a `kinesia` command also gets
+    /// `KINESIA_SUPERVISOR_PID` (for ``ParentDeathSignal``).
     static func launch(
         for spec: ProcessSpec, in topology: Topology, kinesiaExecutable: String,
         environment: [String: String], supervisorPID: Int32
@@ -176,7 +177,12 @@ extension Supervisor {
         var variables = environment
         if let bus = topology.bus { variables["KINESIA_BUS"] = bus }
         variables["KINESIA_PROCESS_NAME"] = spec.name
-        variables[ChildProcess.parentPIDVariable] = String(supervisorPID)
+        if spec.executable == nil {
+            // Only for a direct kinesia child: a wrapper script's kinesia would not be ours.
+            variables[ChildProcess.parentPIDVariable] = String(supervisorPID)
+        } else {
+            variables[ChildProcess.parentPIDVariable] = nil
+        }
         variables.merge(spec.environment) { _, own in own }
         return ChildProcess.Launch(
             executable: executable, arguments: [executable] + arguments,
