@@ -100,6 +100,8 @@ struct AnalyzerAdversarialTests {
     @Test(arguments: [
         CGPoint(x: 0, y: 500), CGPoint(x: 1000, y: 500), CGPoint(x: 500, y: 0), CGPoint(x: 500, y: 1000),
         CGPoint(x: 19, y: 500), CGPoint(x: -40, y: 500), CGPoint(x: 500, y: 1200),
+        // Exactly 2% (20 px of 1000) from an edge is within 2% of it.
+        CGPoint(x: 20, y: 500), CGPoint(x: 980, y: 500), CGPoint(x: 500, y: 20), CGPoint(x: 500, y: 980),
     ])
     func aRequiredJointOnOrWithinTwoPercentOfAnEdgeIsTooClose(point: CGPoint) {
         let (analyzer, _) = analyze(Self.wrist(at: point), exercise: .shoulderFlexion)
