@@ -134,6 +134,35 @@ struct AnalyzerAdversarialTests {
         #expect(!events.contains { if case .setupChanged = $0 { true } else { false } })
     }
 
+    @Test func confidenceAboveOneCountsAsOne() {
+        var script = PoseScript(.shoulderFlexion)
+        script.hold(0, for: 1) { body, _ in body.confidence = 1.7 }
+        let (analyzer, _) = analyze(script.poses, exercise: .shoulderFlexion)
+        #expect(analyzer.snapshot.confidence == 1)
+        #expect(analyzer.snapshot.setupIssues.isEmpty)
+    }
+
+    @Test func negativeConfidenceCountsAsZero() {
+        var script = PoseScript(.shoulderFlexion)
+        script.hold(0, for: 1) { body, _ in body.confidence = -0.5 }
+        let (analyzer, _) = analyze(script.poses, exercise: .shoulderFlexion)
+        #expect(analyzer.snapshot.confidence == 0)
+        #expect(analyzer.snapshot.setupIssues == [.lowConfidence])
+    }
+
+    @Test func aFewWildConfidencesCannotHideLowOnes() {
+        // Mean of the raw figures: (4 * 0.3 + 10) / 5 > 0.5; of the figures as 0...1: 0.44.
+        var script = PoseScript(.shoulderFlexion)
+        script.hold(0, for: 1) { body, _ in body.confidence = 0.3 }
+        let poses = script.poses.map { pose in
+            var pose = pose
+            pose.confidence[.leftWrist] = 10
+            return pose
+        }
+        let (analyzer, _) = analyze(poses, exercise: .shoulderFlexion)
+        #expect(analyzer.snapshot.setupIssues == [.lowConfidence])
+    }
+
     @Test func theOrderAPoseWasBuiltInDoesNotMatter() {
         let clean = Self.set(.shoulderAbduction)
         var generator = SplitMix(seed: 7)

@@ -7,7 +7,8 @@ import Foundation
 struct PoseFrame: Sendable {
     /// Points by joint index; meaningful only where ``present`` has the joint's bit.
     private(set) var points: [CGPoint]
-    /// Confidences by joint index; meaningful only where ``confident`` has the joint's bit.
+    /// Confidences by joint index, clamped to 0...1; meaningful only where ``confident`` has the
+    /// joint's bit.
     private(set) var confidences: [Double]
     /// Bit `i` set: joint `i` is visible.
     private(set) var present: UInt32 = 0
@@ -77,7 +78,8 @@ struct PoseFrame: Sendable {
                     continue
                 }
                 let index = joint.index
-                buffer[index] = value
+                // Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
+                buffer[index] = min(max(value, 0), 1)
                 confident |= 1 << UInt32(index)
             }
             return (nonFinite, confident)
