@@ -26,6 +26,21 @@ struct AnalyzerAdversarialTests {
 
     // MARK: Timestamps
 
+    @Test(arguments: [1e300, 1.7e18, -1e300, 1e11])
+    func anAbsurdTimestampIsDroppedAndDoesNotLockTheSessionOut(timestamp: Double) {
+        let clean = Self.set()
+        let reference = analyze(clean, exercise: .shoulderFlexion)
+        #expect(reference.analyzer.snapshot.repCount == 2)
+        var poisoned = clean
+        var bad = clean[20]
+        bad.timestamp = timestamp
+        poisoned.insert(bad, at: 21)
+        let (analyzer, events) = analyze(poisoned, exercise: .shoulderFlexion)
+        #expect(events == reference.events)
+        #expect(analyzer.snapshot == reference.analyzer.snapshot)
+        #expect(analyzer.rejectedPoses.total == 1)
+    }
+
     @Test func epochSecondsTimestampsCountLikeTimestampsFromZero() {
         let reference = analyze(Self.set(), exercise: .shoulderFlexion)
         let (analyzer, events) = analyze(Self.set(offset: 1.7e9), exercise: .shoulderFlexion)

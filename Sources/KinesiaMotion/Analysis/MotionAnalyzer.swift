@@ -8,8 +8,8 @@
 /// process drives it straight from its socket loop.
 ///
 /// Bad input never crashes it and never changes its state: a pose with a NaN or infinite value,
-/// a timestamp that goes back or repeats, or coordinates absurdly far outside the image is
-/// dropped and counted in ``rejectedPoses``.
+/// a timestamp that goes back, repeats or is absurd (beyond ±10^10 s), or coordinates absurdly far
+/// outside the image is dropped and counted in ``rejectedPoses``.
 ///
 /// ```swift
 /// var analyzer = MotionAnalyzer(exercise: .shoulderFlexion, side: .left)
@@ -122,7 +122,8 @@ public struct MotionAnalyzer: Sendable {
     /// Analyses one pose and returns its events, in order (`[]` when nothing happened).
     ///
     /// Poses must come in capture order. A pose that breaks the pose contract (non-finite
-    /// values, a timestamp not after the previous accepted one, absurd coordinates) is dropped:
+    /// values, a timestamp not after the previous accepted one or beyond ±10^10 s, absurd
+    /// coordinates) is dropped:
     /// it is counted in ``rejectedPoses`` and changes nothing else.
     public mutating func process(_ pose: Pose) -> [MotionEvent] {
         if let reason = frame.load(pose) {

@@ -27,6 +27,10 @@ struct PoseFrame: Sendable {
     static let absoluteCoordinateLimit: Double = 1e6
     /// Beyond this many image sizes a point is absurd.
     static let imageSizeLimitFactor: Double = 10
+    /// Beyond this many seconds (about 317 years) a timestamp is absurd: it is no clock's
+    /// seconds (seconds since boot, 1970 or 2001 are far below; milliseconds or nanoseconds since
+    /// 1970 are above), and a double there resolves time only to about 2 µs.
+    static let timestampLimit: Double = 1e10
 
     /// Copies `pose` in, checking it: returns the reason to drop it, or `nil` when it is sound.
     ///
@@ -34,6 +38,7 @@ struct PoseFrame: Sendable {
     /// that returned `nil`. Checks do not depend on the dictionaries' iteration order.
     mutating func load(_ pose: Pose) -> PoseRejections.Reason? {
         guard pose.timestamp.isFinite else { return .nonFinite }
+        guard abs(pose.timestamp) <= Self.timestampLimit else { return .absurdTimestamp }
         var limitX = Self.absoluteCoordinateLimit
         var limitY = Self.absoluteCoordinateLimit
         imageWidth = nil
