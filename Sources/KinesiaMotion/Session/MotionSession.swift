@@ -64,6 +64,20 @@ public final class MotionSession {
     /// not disturb each other. The stream ends when its listener stops iterating (or its task
     /// is cancelled), which removes the listener, or when the session goes away.
     ///
+    /// ```swift
+    /// for await event in session.events() {
+    ///     switch event {
+    ///     case .repCompleted(let rep): voice.say("\(Int(rep.peak)) degrees")
+    ///     case .repRejected(let rep): voice.say(text(for: rep.faults.first))
+    ///     case .formFault(let fault): voice.say(text(for: fault))   // live cue
+    ///     case .holdStarted: voice.say("Hold it")
+    ///     case .visibilityChanged(let v): voice.say(v.isVisible ? "I can see you" : "Show yourself")
+    ///     case .setupChanged(let issues): if let issue = issues.first { voice.say(text(for: issue)) }
+    ///     case .baselineCompleted(let value): saveBaseline(value)
+    ///     }
+    /// }
+    /// ```
+    ///
     /// Buffering: events wait in the stream until the listener reads them. By default a
     /// listener that falls more than 1024 events behind loses the *oldest* ones
     /// (`.bufferingNewest(1024)`): events come a few per rep, so that is minutes of backlog, and
@@ -77,6 +91,12 @@ public final class MotionSession {
 
     /// Analyses one pose: updates ``snapshot``, emits the pose's events to every listener, and
     /// returns them.
+    ///
+    /// If you already have your own pose loop, skip ``start(with:)`` and call this:
+    ///
+    /// ```swift
+    /// let events = session.process(pose)
+    /// ```
     /// - Parameter pose: The next pose, in capture order.
     /// - Returns: The pose's events, in order (`[]` when nothing happened).
     @discardableResult
@@ -117,7 +137,14 @@ public final class MotionSession {
 
     /// Reads `provider` and analyses every pose until the source ends or the calling task is
     /// cancelled; the async form of ``start(with:)``. A reading started with ``start(with:)``
-    /// is stopped first: a session reads one source at a time.
+    /// is stopped first: a session reads one source at a time. Useful when you manage the
+    /// task yourself, or in tests:
+    ///
+    /// ```swift
+    /// let recording = try JSONLinesRecording(contentsOf: url)
+    /// await session.run(with: recording)
+    /// print(session.snapshot.repCount)
+    /// ```
     public func run(with provider: some PoseProvider) async {
         reader?.cancel()
         reader = nil
