@@ -202,6 +202,27 @@ struct AnalyzerAdversarialTests {
         #expect(first.analyzer.snapshot == second.analyzer.snapshot)
     }
 
+    @Test func bestIsTheHighestValueSeenEvenWhenEveryValueIsNegative() {
+        // Seated knee extension goes below 0 when the foot is tucked under the chair.
+        var script = PoseScript(.kneeExtension)
+        script.ramp(from: -20, to: -6, over: 1)
+        script.hold(-6, for: 1)
+        var analyzer = MotionAnalyzer(exercise: .kneeExtension, side: .left)
+        var highest = -Double.infinity
+        for pose in script.poses {
+            _ = analyzer.process(pose)
+            highest = max(highest, analyzer.snapshot.value ?? highest)
+        }
+        #expect(highest < -5)
+        #expect(analyzer.snapshot.best == highest)
+        // Nothing seen since a reset: 0, as before anything was seen.
+        analyzer.reset()
+        #expect(analyzer.snapshot.best == 0)
+        _ = analyzer.process(Body(.kneeExtension, side: .left, value: -8).pose(at: 10))
+        #expect(analyzer.snapshot.best == analyzer.snapshot.value)
+        #expect((analyzer.snapshot.value ?? 0) < -7)
+    }
+
     // MARK: Calls at awkward moments
 
     @Test func aFaultBeforeAResetDoesNotRejectTheNextRep() throws {

@@ -84,6 +84,9 @@ public struct MotionAnalyzer: Sendable {
     private var frame = PoseFrame()
     private var signal: PrimarySignal
     private var lastTimestamp: Double?
+    /// Whether ``MotionSnapshot/best`` holds a value seen since the last reset (its 0 before
+    /// that is a placeholder, which a negative value must replace).
+    private var hasBest = false
     private var visibility: Debouncer
     private var setup = Debouncer(current: 0)
 
@@ -143,7 +146,10 @@ public struct MotionAnalyzer: Sendable {
         let lastMeasured = signal.lastMeasuredTime
         let value = signal.update(raw, at: time)
         snapshot.value = value
-        if let value, value > snapshot.best { snapshot.best = value }
+        if let value, !hasBest || value > snapshot.best {
+            snapshot.best = value
+            hasBest = true
+        }
         snapshot.confidence = frame.lowestConfidence(in: primary.mask)
 
         advance(value, at: time, lastMeasured: lastMeasured, events: &events)
@@ -161,6 +167,7 @@ public struct MotionAnalyzer: Sendable {
     /// until it comes back down, as at the start of a session.
     public mutating func reset() {
         snapshot.best = 0
+        hasBest = false
         snapshot.repCount = 0
         snapshot.rejectedCount = 0
         snapshot.lastRep = nil

@@ -158,7 +158,7 @@ public enum MotionEvent: Sendable, Hashable {
 public struct MotionSnapshot: Sendable, Hashable {
     /// Current smoothed value of the primary measure, in degrees; `nil` when not measurable.
     public var value: Double?
-    /// Highest smoothed value seen since the last reset.
+    /// Highest smoothed value seen since the last reset; 0 until a value is seen.
     public var best: Double = 0
     /// Clean reps.
     public var repCount: Int = 0
