@@ -127,7 +127,8 @@ public final class MotionSession {
     }
 
     /// Stops reading the provider given to ``start(with:)`` (its stream ends, so a camera
-    /// turns off). The counts stay; ``process(_:)`` still works.
+    /// turns off), or ends a ``run(with:)`` at its source's next pose. The counts stay;
+    /// ``process(_:)`` still works.
     public func stop() {
         reader?.cancel()
         reader = nil
@@ -136,9 +137,12 @@ public final class MotionSession {
     }
 
     /// Reads `provider` and analyses every pose until the source ends or the calling task is
-    /// cancelled; the async form of ``start(with:)``. A reading started with ``start(with:)``
-    /// is stopped first: a session reads one source at a time. Useful when you manage the
-    /// task yourself, or in tests:
+    /// cancelled; the async form of ``start(with:)``. Useful when you manage the task
+    /// yourself, or in tests.
+    ///
+    /// A session reads one source at a time: a reading started with ``start(with:)`` is
+    /// stopped first, and this one returns when ``stop()`` is called or another reading starts
+    /// (at its source's next pose, which it does not analyse).
     ///
     /// ```swift
     /// let recording = try JSONLinesRecording(contentsOf: url)
@@ -152,6 +156,8 @@ public final class MotionSession {
         let reading = generation
         setRunning(true)
         for await pose in provider.poses() {
+            // Stopped, or another reading began: its poses must not mix with this source's.
+            guard generation == reading else { break }
             process(pose)
         }
         finishReading(reading)
