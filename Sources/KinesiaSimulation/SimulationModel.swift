@@ -111,7 +111,8 @@ struct SimulationModel: Sendable {
         for side in BodySide.allCases {
             let phase = side == .left ? 0.0 : 1.3
             state.elbowBend[side] =
-                motion.cleanElbowBend + motion.wobbleAmplitude(.elbowFlexion) * sin(2 * .pi * time / 2.7 + phase)
+                motion.cleanElbowBend + motion.wobbleAmplitude(.elbowFlexion)
+                * sin(2 * .pi * time / 2.7 + phase)
             state.kneeBend[side] = motion.cleanKneeBend + 0.5 * sin(2 * .pi * time / 3.1 + phase)
             state.drift[side] =
                 motion.cleanDrift + motion.wobbleAmplitude(driftMeasure) * sway(3, period: 2.9 + phase)

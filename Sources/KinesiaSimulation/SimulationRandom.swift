@@ -33,6 +33,12 @@ public struct SimulationRandom: RandomNumberGenerator, Sendable, Hashable {
         if s0 | s1 | s2 | s3 == 0 { s0 = 0x9E37_79B9_7F4A_7C15 }  // the all-zero state is a fixed point
     }
 
+    /// A generator with the raw xoshiro256** state (for checking the algorithm against its
+    /// reference vectors).
+    init(words: (UInt64, UInt64, UInt64, UInt64)) {
+        (s0, s1, s2, s3) = words
+    }
+
     /// The next 64 random bits (xoshiro256**).
     public mutating func next() -> UInt64 {
         let result = rotateLeft(s1 &* 5, by: 7) &* 9

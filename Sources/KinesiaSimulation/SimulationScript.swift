@@ -27,7 +27,7 @@ struct ScriptedRep: Sendable {
     var faultStart: Double
 
     /// Ramp into and out of a fault.
-    static let faultRamp = 0.15
+    static let faultRamp = 0.35
     /// How long a fault stays at full strength.
     static let faultDuration = 0.6
     /// Holds: the sway's amplitude.

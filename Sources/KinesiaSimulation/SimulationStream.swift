@@ -33,11 +33,11 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
     private let width: Double
     private let height: Double
 
-    init(model: SimulationModel, simulator: ExerciseSimulator, endless: Bool) {
+    init(model: SimulationModel, simulator: ExerciseSimulator, script: SimulationScript, endless: Bool) {
         self.model = model
         self.simulator = simulator
         isEndless = endless
-        script = model.plan(block: 0, start: model.options.startTime)
+        self.script = script
         truth = simulator.makeTruth(script)
         noise = model.random(.noise)
         dropouts = model.random(.dropouts)
@@ -49,6 +49,13 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
     /// The timestamp of the next pose.
     public var nextTimestamp: TimeInterval {
         model.options.startTime + Double(count) / model.options.frameRate
+    }
+
+    /// The noise-free value the simulator gave `measure` on `side` at `time`, when `time` is in
+    /// the current block (see ``ExerciseSimulator/intendedValue(of:side:at:)``); `nil` otherwise.
+    public func intendedValue(of measure: Measure, side: BodySide, at time: Double) -> Double? {
+        guard time >= script.start, time < script.end else { return nil }
+        return model.motion.intendedValue(of: measure, side: side, in: model.state(at: time, in: script))
     }
 
     /// The next pose; `nil` at the end of a single block (never for an endless stream).
