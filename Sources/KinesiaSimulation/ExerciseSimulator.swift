@@ -67,7 +67,8 @@ public struct ExerciseSimulator: Sendable {
             if !ok { throw .invalidOption(name: name, value: value, expected: expected) }
         }
         let fps = options.frameRate
-        try check(fps.isFinite && fps >= 1 && fps <= 1000, "fps", "\(fps)", "1...1000 poses a second")
+        // Under 5 poses a second a session cannot judge reps reliably, and the truth would not hold.
+        try check(fps.isFinite && fps >= 5 && fps <= 1000, "fps", "\(fps)", "5...1000 poses a second")
         let width = Double(options.imageSize.width)
         let height = Double(options.imageSize.height)
         try check(

@@ -26,7 +26,9 @@ extension SimulationModel {
         // Which reps break a rule, and which one.
         var faults = [FormRule?](repeating: nil, count: groups.count)
         let rules = motion.exercise.formRules
-        if !rules.isEmpty {
+        // A fault needs room: holds shorter than 5 s get none.
+        let room = motion.hold.map { $0.seconds >= 5 } ?? true
+        if !rules.isEmpty, room {
             let rate = min(1, max(0, options.faultRate))
             let faulted = Int((rate * Double(groups.count)).rounded())
             var order = Array(groups.indices)

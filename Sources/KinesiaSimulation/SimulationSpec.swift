@@ -92,7 +92,7 @@ public struct SimulationSpec: Sendable, Hashable {
                 }
                 sideWord = value.lowercased()
             case "fps":
-                options.frameRate = try number(1...1000, "poses a second, 1...1000")
+                options.frameRate = try number(5...1000, "poses a second, 5...1000")
             case "size":
                 let sides = value.lowercased().split(separator: "x", omittingEmptySubsequences: false)
                 guard sides.count == 2, let width = Int(sides[0]), let height = Int(sides[1]),

@@ -30,6 +30,7 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
     private var jitter: SimulationRandom
     private var droppedJoint = -1
     private var droppedFrames = 0
+    private var quietUntil = -Double.infinity
     private let width: Double
     private let height: Double
 
@@ -71,6 +72,7 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
             jitter = model.random(.jitter, block: block)
             droppedFrames = 0
             droppedJoint = -1
+            quietUntil = -.infinity
         }
         count += 1
         return render(at: time)
@@ -83,12 +85,17 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
         // A joint goes missing now and then, for one to three frames.
         let starts = dropouts.chance(0.4 / options.frameRate)
         let joint = model.visibleIndices[dropouts.integer(in: 0...(model.visibleIndices.count - 1))]
-        let frames = dropouts.integer(in: 1...3)
+        // One to three frames, and never 0.3 s (a session's visibility debounce) or more.
+        let frames = Swift.min(dropouts.integer(in: 1...3), Int(0.25 * options.frameRate))
         if droppedFrames > 0 {
             droppedFrames -= 1
         } else {
-            droppedJoint = -1
-            if options.dropouts, starts, script.allowsDropout(at: time) {
+            if droppedJoint >= 0 {
+                // A dropout just ended: the next one waits, so two never join into a long one.
+                droppedJoint = -1
+                quietUntil = time + 0.5
+            }
+            if options.dropouts, starts, frames >= 1, time >= quietUntil, script.allowsDropout(at: time) {
                 droppedJoint = joint
                 droppedFrames = frames - 1
             }

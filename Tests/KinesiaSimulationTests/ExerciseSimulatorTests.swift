@@ -208,9 +208,10 @@ struct ExerciseSimulatorTests {
         #expect(a.truth != c.truth)
     }
 
-    @Test func dropoutsAreShortAndNeverDuringAFault() throws {
+    @Test(arguments: [30.0, 8.0])
+    func dropoutsAreShortAndNeverDuringAFault(frameRate: Double) throws {
         let (_, simulation) = try Fixtures.run(
-            .shoulderAbduction, Fixtures.options(seed: 8, reps: 6, faultRate: 0.5))
+            .shoulderAbduction, Fixtures.options(seed: 8, reps: 6, faultRate: 0.5, frameRate: frameRate))
         var gaps: [Joint: Int] = [:]
         var longest = 0
         var total = 0
@@ -230,6 +231,8 @@ struct ExerciseSimulatorTests {
         }
         #expect(total > 0, "some joints drop out")
         #expect(longest <= 3)
+        // Never as long as a session's visibility debounce (0.3 s), even at a low frame rate.
+        #expect(Double(longest) / frameRate < 0.3)
         // Nothing drops out in the quiet start.
         let first = try #require(simulation.poses.first)
         for pose in Fixtures.poses(simulation.poses, from: first.timestamp, to: first.timestamp + 1) {

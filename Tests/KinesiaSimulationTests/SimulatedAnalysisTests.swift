@@ -24,7 +24,7 @@ struct SimulatedAnalysisTests {
                 name: "60 Hz portrait, left only", frameRate: 60, imageSize: CGSize(width: 720, height: 1280),
                 sides: .left, seed: 2),
             Variant(
-                name: "15 Hz landscape, right only", frameRate: 15,
+                name: "8 Hz landscape, right only", frameRate: 8,
                 imageSize: CGSize(width: 1280, height: 720),
                 sides: .right, seed: 3),
         ]

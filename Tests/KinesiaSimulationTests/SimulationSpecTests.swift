@@ -67,6 +67,7 @@ struct SimulationSpecTests {
         }
         let bad: [(String, String)] = [
             ("seed", "-1"), ("seed", "x"), ("reps", "0"), ("reps", "1.5"), ("side", "up"), ("fps", "0"),
+            ("fps", "4"),
             ("fps", "nan"), ("fps", "inf"), ("size", "640"), ("size", "10x10"), ("noise", "-1"),
             ("faults", "2"), ("dropouts", "maybe"), ("start", "nan"),
         ]
