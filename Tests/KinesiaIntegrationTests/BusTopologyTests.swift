@@ -147,6 +147,50 @@ struct BusTopologyTests {
         #expect(received["event/cam0/solo-right/"] == right)
     }
 
+    @Test func snapshotsFollowEveryCountChangeAndAtMostFifteenASecondOfPoseTime() async throws {
+        let source = "sim:shoulderAbduction,seed=5,reps=3"
+        let oracle = try await Oracle.run(source: source, exercise: "shoulderAbduction", side: "left")
+        guard case .summary(let summary) = try MotionJSON.decode(oracle.summary) else {
+            Issue.record("no summary: \(oracle.summary)")
+            return
+        }
+        #expect(summary.repCount + summary.rejectedCount > 0)
+        let poses = try PoseCount.of(source)
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let listener = try await topology.startListener("listen", ["snapshot/cam0/", "--format", "json"])
+        let health = try HealthWatch(bus: topology.bus)
+        _ = try await topology.startWorker(
+            "worker", ["--camera", "cam0", "--session", "left=shoulderAbduction:left"])
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", source, "--pace", "max"])
+        #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
+        let report = health.wait(for: "worker") { $0.counters["poses"] == poses }
+        let sent = report?.counters["snapshots"] ?? 0
+        #expect(sent > 0)
+        #expect(await listener.waitForOutputLines(sent), "\(listener.diagnostics)")
+
+        let lines = ListenedLine.byTopic(listener.outputLines)
+        #expect(Array(lines.keys) == ["snapshot/cam0/left/"])
+        let snapshots = try (lines["snapshot/cam0/left/"] ?? []).map { try MotionJSON.decodeSnapshot($0) }
+        #expect(snapshots.count == sent)
+        #expect(snapshots.last?.snapshot.repCount == summary.repCount)
+        #expect(snapshots.last?.snapshot.rejectedCount == summary.rejectedCount)
+        var countChanges = 0
+        for (previous, next) in zip(snapshots, snapshots.dropFirst()) {
+            let changed =
+                previous.snapshot.repCount != next.snapshot.repCount
+                || previous.snapshot.rejectedCount != next.snapshot.rejectedCount
+            if changed {
+                countChanges += 1
+            } else {
+                #expect(next.t - previous.t >= 1.0 / 15 - 1e-9, "snapshots at \(previous.t) and \(next.t)")
+            }
+        }
+        #expect(countChanges == summary.repCount + summary.rejectedCount)
+    }
+
     @Test func everyProcessReconnectsAfterTheBrokerIsKilledAndTheWorkerCountsTheGap() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
