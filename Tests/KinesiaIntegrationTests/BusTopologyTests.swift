@@ -282,6 +282,42 @@ struct BusTopologyTests {
         #expect(final?.counters["gaps"] == 0)
     }
 
+    @Test func listenWarnsOfAGapAndReportsAMalformedMessageWithoutStopping() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let listener = try await topology.startListener(
+            "listen", ["event/", "--format", "json", "--count", "2"])
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let injector = try ZMQSocket(.xpub, context: context, linger: .seconds(1))
+        defer { injector.close() }
+        try injector.connect("ipc://\(topology.bus)/pub.sock")
+        let subscription = try injector.receive(timeout: .seconds(10))
+        #expect(subscription?.first == [1] + Array("event/".utf8))
+
+        let topic = try Topic.event(camera: "cam0", session: "left")
+        var encoder = WireEncoder(streamID: StreamID(0x1234))
+        var payload: [UInt8] = []
+        let event = MotionJSON.encode(.holdStarted, at: 1.5)
+        try encoder.encode(json: Array(event.utf8), on: topic, into: &payload)
+        try injector.send([topic.bytes, payload])
+        try injector.send([topic.bytes, Array(repeating: 0x55, count: 40)])
+        for _ in 0..<5 { try encoder.encode(json: Array(event.utf8), on: topic, into: &payload) }
+        try injector.send([topic.bytes, payload])
+
+        #expect(await listener.waitForExit() == 0, "\(listener.diagnostics)")
+        let lines = listener.outputLines.compactMap(ListenedLine.init)
+        #expect(lines.map(\.seq) == [0, 5])
+        #expect(lines.allSatisfy { $0.payload == event && $0.stream == "0000000000001234" })
+        #expect(
+            listener.errorText.contains("event/cam0/left/: 4 messages missing before #5"),
+            "\(listener.diagnostics)")
+        #expect(
+            listener.errorText.contains("malformed message on \"event/cam0/left/\""),
+            "\(listener.diagnostics)")
+    }
+
     @Test func sigtermStopsIngestWorkerAndBrokerWithStatusZero() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
