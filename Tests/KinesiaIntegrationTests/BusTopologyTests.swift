@@ -191,6 +191,47 @@ struct BusTopologyTests {
         #expect(countChanges == summary.repCount + summary.rejectedCount)
     }
 
+    @Test func aRestartedIngestKeepsTheSessionsWhenTimeGoesOnAndStartsThemOverWhenItDoesNot() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        func write(_ name: String, _ poses: [Pose]) throws -> String {
+            let path = topology.directory + "/" + name
+            try (poses.map(PoseJSONLine.encode).joined(separator: "\n") + "\n")
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let first = try PoseSource.load("sim:squat,seed=1,reps=2")
+        let later = try PoseSource.load("sim:squat,seed=2,reps=2,start=100")
+        let fileA = try write("a.jsonl", first)
+        let fileB = try write("b.jsonl", later)
+        let fileAB = try write("ab.jsonl", first + later)
+        let continued = try await Oracle.events(source: fileAB, exercise: "squat", side: "left")
+        let fresh = try await Oracle.events(source: fileA, exercise: "squat", side: "left")
+
+        _ = try await topology.startBroker()
+        let listener = try await topology.startListener(
+            "listen", ["event/cam0/", "--format", "json", "--count", String(continued.count + fresh.count)])
+        let health = try HealthWatch(bus: topology.bus)
+        _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "s=squat:left"])
+        var sent = 0
+        for (run, file) in [fileA, fileB, fileA].enumerated() {
+            let ingest = try topology.start(
+                "ingest-\(run)", ["ingest", "--camera", "cam0", "--source", file, "--pace", "max"])
+            #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
+            sent += try PoseCount.of(file)
+            // The next sender starts once the worker has every pose of this one.
+            let report = health.wait(for: "worker") { $0.counters["poses"] == sent }
+            #expect(report != nil, "\(topology.diagnostics)")
+        }
+        #expect(await listener.waitForExit() == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/s/"] ?? []
+        #expect(received == continued + fresh)
+        let report = health.latest["worker"]
+        #expect(report?.counters["restarts"] == 2)
+        #expect(report?.counters["sessionResets"] == 1)
+        #expect(report?.counters["rejected"] == 0)
+    }
+
     @Test func everyProcessReconnectsAfterTheBrokerIsKilledAndTheWorkerCountsTheGap() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
