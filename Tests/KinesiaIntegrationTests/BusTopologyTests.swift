@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized)
 struct BusTopologyTests {
     static let simulations: [BusSource] = Exercise.catalog.map {
-        BusSource(camera: "sim-\($0.id)", spec: "sim:\($0.id),seed=11,reps=2", exercise: $0.id)
+        BusSource(camera: "sim-\($0.id)", spec: "sim:\($0.id),seed=11,reps=3", exercise: $0.id)
     }
 
     /// Runs every source through broker -> one worker (a left and a right session per camera)
@@ -34,6 +34,7 @@ struct BusTopologyTests {
         _ = try await topology.startBroker()
         let listener = try await topology.startListener(
             "listen", ["event/", "--format", "json", "--count", String(total)])
+        let health = try HealthWatch(bus: topology.bus)
         let worker = try await topology.startWorker(
             "worker",
             sources.flatMap { source in
@@ -61,6 +62,10 @@ struct BusTopologyTests {
         }
         #expect(Set(received.keys).isSubset(of: Set(expected.keys)))
         #expect(worker.isRunning)
+        // Every pose reached the worker: nothing was dropped on the way.
+        let poses = try sources.map { try PoseCount.of($0.spec) }.reduce(0, +)
+        let report = health.wait(for: "worker") { $0.counters["poses"] == poses }
+        #expect(report?.counters["gaps"] == 0, "\(String(describing: health.latest["worker"]))")
     }
 
     @Test func everyRealRecordingGivesTheEventsOfAnalyzeThroughTheBus() async throws {
