@@ -76,6 +76,46 @@ struct BusTopologyTests {
         try await expectSameEventsAsAnalyze(Self.simulations)
     }
 
+    @Test func aTCPBusCarriesTheSameEventsAsIPC() async throws {
+        let source = BusSource.recordings[0]
+        let left = try await Oracle.events(source: source.spec, exercise: source.exercise, side: "left")
+        // A port the system just gave out, with the next one free too (the subscribers' side).
+        var topology: Topology?
+        var broker: KinesiaProcess?
+        for _ in 0..<5 where broker == nil {
+            let context = try ZMQContext()
+            let probe = try ZMQSocket(.pull, context: context)
+            let endpoint = try probe.bind("tcp://127.0.0.1:*")
+            probe.close()
+            context.terminate()
+            guard let port = endpoint.split(separator: ":").last.flatMap({ Int($0) }), port < 65534 else {
+                continue
+            }
+            let candidate = try Topology(bus: "tcp://127.0.0.1:\(port)")
+            let process = try candidate.start("broker", ["broker"])
+            if await process.waitForError(containing: "serving", timeout: .seconds(5)) {
+                topology = candidate
+                broker = process
+            } else {
+                candidate.tearDown()
+            }
+        }
+        guard let topology, broker != nil else {
+            Issue.record("no free TCP port pair for the broker")
+            return
+        }
+        defer { topology.tearDown() }
+        let listener = try await topology.startListener(
+            "listen", ["event/", "--format", "json", "--count", String(left.count)])
+        _ = try await topology.startWorker(
+            "worker", ["--camera", "cam0", "--session", "left=\(source.exercise):left"])
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", source.spec, "--pace", "max"])
+        #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
+        #expect(await listener.waitForExit() == 0, "\(topology.diagnostics)")
+        #expect(ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] == left)
+    }
+
     @Test func camerasNamedCam1AndCam10NeverCross() async throws {
         let cam1 = BusSource(camera: "cam1", spec: "sim:squat,seed=1,reps=2", exercise: "squat")
         let cam10 = BusSource(camera: "cam10", spec: "sim:squat,seed=2,reps=3", exercise: "squat")

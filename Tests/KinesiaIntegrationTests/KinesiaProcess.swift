@@ -125,12 +125,14 @@ final class Topology: @unchecked Sendable {
     let bus: String
     private let processes = Mutex<[KinesiaProcess]>([])
 
-    init() throws {
+    /// A topology in a new private directory; its bus is `DIR/bus` unless `bus` is given
+    /// (`tcp://...`).
+    init(bus: String? = nil) throws {
         var template = Array("/tmp/kinesia-it.XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { throw POSIXError(.EIO) }
         directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        bus = directory + "/bus"
+        self.bus = bus ?? directory + "/bus"
         #expect(
             FileManager.default.isExecutableFile(atPath: Package.kinesia), "build kinesia first: swift build")
     }
