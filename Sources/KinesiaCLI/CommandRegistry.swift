@@ -7,5 +7,6 @@ extension Kinesia {
         IngestCommand.self,
         WorkerCommand.self,
         ListenCommand.self,
+        UpCommand.self,
     ]
 }
