@@ -425,6 +425,45 @@ struct BusTopologyTests {
         #expect(!files.contains("pub.sock") && !files.contains("sub.sock"), "\(files)")
     }
 
+    @Test func sigtermToUpRunningTheRealCommandsLeavesNoProcessBehind() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let file = topology.directory + "/topology.json"
+        let json = """
+            {
+              "bus": "\(topology.bus)",
+              "processes": [
+                {"name": "broker", "command": ["broker"], "restart": "always"},
+                {"name": "worker-sides", "command": ["worker", "--camera", "cam0",
+                  "--session", "left=shoulderAbduction:left", "--session", "right=shoulderAbduction:right"]},
+                {"name": "listen", "command": ["listen", "event/", "--format", "json"]},
+                {"name": "ingest", "command": ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction",
+                  "--speed", "10", "--loop"]}
+              ],
+              "shutdown": {"deadlineSeconds": 5},
+              "startup": {"settleSeconds": 0.2}
+            }
+            """
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let up = try topology.start("up", ["up", file], addingBus: false)
+        // The listener (a child of up, printing to up's standard output) sees events.
+        #expect(
+            await waitUntil(timeout: .seconds(30)) {
+                up.outputLines.contains { $0.hasPrefix(#"{"topic":"event/cam0/left/""#) }
+                    && up.outputLines.contains { $0.hasPrefix(#"{"topic":"event/cam0/right/""#) }
+            }, "\(up.diagnostics)")
+        #expect(topology.processesUsingDirectory().count == 5)
+
+        #expect(await up.stop(grace: .seconds(30)) == 0, "\(up.diagnostics)")
+        #expect(topology.processesUsingDirectory() == [], "\(up.diagnostics)")
+        for child in ["ingest", "worker-sides", "listen", "broker"] {
+            #expect(up.errorText.contains("exited \(child) (pid"), "\(child)")
+        }
+        #expect(!up.errorText.contains("SIGKILL"), "\(up.diagnostics)")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: topology.bus)) ?? []
+        #expect(!files.contains("pub.sock") && !files.contains("sub.sock"), "\(files)")
+    }
+
     @Test func aSecondBrokerOnTheSameDirectoryIsRefused() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
