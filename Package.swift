@@ -64,9 +64,11 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire"],
+            // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py).
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaBusTests", dependencies: ["KinesiaBus"],
+            name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCLITests", dependencies: ["KinesiaCLI"],
@@ -74,7 +76,7 @@ let package = Package(
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(
             name: "KinesiaIntegrationTests",
-            dependencies: ["KinesiaMotion", "KinesiaWire"],
+            dependencies: ["KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

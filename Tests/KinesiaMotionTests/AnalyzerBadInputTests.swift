@@ -21,7 +21,9 @@ struct AnalyzerBadInputTests {
     }
 
     /// Bad variants of `pose`, to be inserted right after it (its successor is after `next`).
-    private static func badPoses(after pose: Pose, next: Double, previous: Double) -> [(Pose, PoseRejections.Reason)] {
+    private static func badPoses(after pose: Pose, next: Double, previous: Double) -> [(
+        Pose, PoseRejections.Reason
+    )] {
         let between = (pose.timestamp + next) / 2
         var bad: [(Pose, PoseRejections.Reason)] = []
         func variant(_ reason: PoseRejections.Reason, _ change: (inout Pose) -> Void) {
@@ -134,7 +136,8 @@ struct AnalyzerBadInputTests {
                 }
                 time += generator.next() % 5 == 0 ? number() : 1 / 30
                 let size = generator.next() % 3 == 0 ? nil : CGSize(width: number(), height: number())
-                _ = analyzer.process(Pose(points: points, timestamp: time, imageSize: size, confidence: confidence))
+                _ = analyzer.process(
+                    Pose(points: points, timestamp: time, imageSize: size, confidence: confidence))
             }
             #expect(analyzer.snapshot.repCount >= 0)
         }

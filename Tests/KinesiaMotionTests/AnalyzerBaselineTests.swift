@@ -24,7 +24,9 @@ struct AnalyzerBaselineTests {
         #expect(progress == [0, 1, 2, 3])
         let reps = events.compactMap(\.rep)
         try #require(reps.count == 4)
-        let completions = events.compactMap { if case .baselineCompleted(let value) = $0 { value } else { nil } }
+        let completions = events.compactMap {
+            if case .baselineCompleted(let value) = $0 { value } else { nil }
+        }
         #expect(completions == [reps[1].peak])
         // Announced right after the rep that completes it.
         let index = try #require(events.firstIndex(of: .baselineCompleted(reps[1].peak)))
@@ -44,8 +46,12 @@ struct AnalyzerBaselineTests {
         }
         script.rep(peak: 110)
         script.hold(0, for: 1)
-        let (analyzer, events) = analyze(script.poses, exercise: .shoulderFlexion) { $0.startBaseline(reps: 2) }
-        let completions = events.compactMap { if case .baselineCompleted(let value) = $0 { value } else { nil } }
+        let (analyzer, events) = analyze(script.poses, exercise: .shoulderFlexion) {
+            $0.startBaseline(reps: 2)
+        }
+        let completions = events.compactMap {
+            if case .baselineCompleted(let value) = $0 { value } else { nil }
+        }
         #expect(completions.count == 1)
         #expect(completions.allSatisfy { $0 > 105 && $0 < 111 })
         #expect(analyzer.snapshot.rejectedCount == 1)
@@ -58,7 +64,10 @@ struct AnalyzerBaselineTests {
         script.hold(95, for: 31)
         script.ramp(from: 95, to: 0, over: 1)
         let (analyzer, events) = analyze(script.poses, exercise: .wallSit) { $0.startBaseline(reps: 1) }
-        #expect(events.contains { if case .baselineCompleted(let value) = $0 { abs(value - 95) < 1 } else { false } })
+        #expect(
+            events.contains {
+                if case .baselineCompleted(let value) = $0 { abs(value - 95) < 1 } else { false }
+            })
         #expect(analyzer.snapshot.baseline?.isComplete == true)
     }
 

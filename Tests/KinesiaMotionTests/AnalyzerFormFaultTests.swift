@@ -60,7 +60,11 @@ struct AnalyzerFormFaultTests {
     func aRuleBrokenForLessThanAQuarterSecondIsNotAFault(ruleCase: RuleCase) {
         let rule = ruleCase.rule
         let seconds: Double
-        if case .hold(_, let duration) = ruleCase.exercise.kind { seconds = duration + 0.5 } else { seconds = 3 }
+        if case .hold(_, let duration) = ruleCase.exercise.kind {
+            seconds = duration + 0.5
+        } else {
+            seconds = 3
+        }
         // 0.2 s of the attempt.
         let window = 0.2 / seconds
         let poses = attempt(ruleCase.exercise) { body, fraction in
@@ -69,6 +73,24 @@ struct AnalyzerFormFaultTests {
         let (analyzer, events) = analyze(poses, exercise: ruleCase.exercise)
         #expect(!events.contains { if case .formFault = $0 { true } else { false } })
         #expect(analyzer.snapshot.repCount == 1)
+    }
+
+    @Test func aFaultIsEmittedAQuarterSecondAfterTheRuleBreaks() throws {
+        var script = PoseScript(.squat)
+        script.hold(0, for: 1)
+        script.ramp(from: 0, to: 90, over: 1)
+        let broken = script.time
+        script.hold(90, for: 1) { body, _ in body.trunkLean = 60 }
+        script.ramp(from: 90, to: 0, over: 1)
+        script.hold(0, for: 1)
+        var analyzer = MotionAnalyzer(exercise: .squat, side: .left)
+        var faultTime: Double?
+        for pose in script.poses where analyzer.process(pose).contains(.formFault(.keepTrunkUpright)) {
+            faultTime = pose.timestamp
+        }
+        let time = try #require(faultTime)
+        #expect(time >= broken + 0.25 - 1e-9 && time < broken + 0.25 + 1 / 30 + 1e-9, "\(time)")
+        #expect(analyzer.snapshot.rejectedCount == 1)
     }
 
     @Test func aFaultIsReportedOncePerRepAndFault() {
@@ -85,7 +107,8 @@ struct AnalyzerFormFaultTests {
         let faults = events.filter { if case .formFault = $0 { true } else { false } }
         #expect(faults == oneRep + oneRep + oneRep)
         #expect(analyzer.snapshot.rejectedCount == 3)
-        #expect(events.compactMap(\.rep).allSatisfy { $0.faults == [.keepElbowStraight, .keepShouldersLevel] })
+        #expect(
+            events.compactMap(\.rep).allSatisfy { $0.faults == [.keepElbowStraight, .keepShouldersLevel] })
     }
 
     @Test func rulesAreNotCheckedOutsideARep() {

@@ -4,7 +4,9 @@ import Testing
 
 struct AnalyzerHoldTests {
     /// Runs the script through a wall-sit analyzer, recording the hold progress per pose.
-    private func run(_ script: PoseScript) -> (analyzer: MotionAnalyzer, events: [MotionEvent], progress: [Double?]) {
+    private func run(_ script: PoseScript) -> (
+        analyzer: MotionAnalyzer, events: [MotionEvent], progress: [Double?]
+    ) {
         var analyzer = MotionAnalyzer(exercise: .wallSit, side: .left)
         var events: [MotionEvent] = []
         var progress: [Double?] = []
@@ -28,7 +30,7 @@ struct AnalyzerHoldTests {
         #expect(counting[0] == .holdStarted)
         let rep = try #require(counting[1].rep)
         #expect(counting[1] == .repCompleted(rep))
-        #expect(abs(rep.duration - 30) < 0.05)
+        #expect(abs(rep.duration - 30) < 1e-9)
         #expect(abs(rep.peak - 90) < 1)
         #expect(analyzer.snapshot.repCount == 1)
         // Progress runs from 0 up towards 1, monotonically, and is nil before and after.

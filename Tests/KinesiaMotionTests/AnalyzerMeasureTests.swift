@@ -25,7 +25,8 @@ struct AnalyzerMeasureTests {
             #expect(amount > rule.limit + 5, "\(exercise.id) \(rule.fault)")
             // Breaking a rule leaves the primary measure where it was.
             let primary = try #require(exercise.measure.value(in: broken.pose(at: 0), side: .right))
-            #expect(abs(primary) < 1e-9 || exercise.measure == .hipFlexion || exercise.measure == .hipAbduction)
+            #expect(
+                abs(primary) < 1e-9 || exercise.measure == .hipFlexion || exercise.measure == .hipAbduction)
         }
     }
 

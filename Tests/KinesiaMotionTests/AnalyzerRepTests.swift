@@ -34,7 +34,10 @@ struct AnalyzerRepTests {
         #expect(analyzer.snapshot.isVisible)
         #expect(analyzer.snapshot.setupIssues.isEmpty)
         // A clean scene: the only other events are the joints coming into view.
-        #expect(events.filter { !$0.isCounting } == [.visibilityChanged(Visibility(isVisible: true, missingJoints: []))])
+        #expect(
+            events.filter { !$0.isCounting } == [
+                .visibilityChanged(Visibility(isVisible: true, missingJoints: []))
+            ])
     }
 
     @Test func repStartsAtTheStartLevelAndEndsAtTheEndLevel() throws {
@@ -149,7 +152,10 @@ struct AnalyzerRepTests {
 
     @Test func requiredJointsAreTheMeasureAndRuleJointsOfTheSide() {
         let analyzer = MotionAnalyzer(exercise: .shoulderAbduction, side: .right)
-        #expect(analyzer.requiredJoints == [.neck, .root, .leftShoulder, .rightShoulder, .rightElbow, .rightWrist])
+        #expect(
+            analyzer.requiredJoints == [
+                .neck, .root, .leftShoulder, .rightShoulder, .rightElbow, .rightWrist,
+            ])
         #expect(analyzer.snapshot.missingJoints == analyzer.requiredJoints)
         #expect(!analyzer.snapshot.isVisible)
         #expect(!analyzer.snapshot.isRunning)

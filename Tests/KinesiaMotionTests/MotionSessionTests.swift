@@ -49,7 +49,10 @@ struct MotionSessionTests {
         let second = session.events()
         var returned: [MotionEvent] = []
         for pose in Self.poses() { returned += session.process(pose) }
-        #expect(returned.map(\.name) == ["visibilityChanged", "repCompleted", "formFault", "repRejected", "setupChanged"])
+        #expect(
+            returned.map(\.name) == [
+                "visibilityChanged", "repCompleted", "formFault", "repRejected", "setupChanged",
+            ])
         #expect(await Self.read(returned.count, from: first) == returned)
         #expect(await Self.read(returned.count, from: second) == returned)
     }
@@ -76,7 +79,9 @@ struct MotionSessionTests {
         #expect(session.listenerCount == 1)
         session.reset()
         var more: [MotionEvent] = []
-        for pose in Self.poses().map({ var p = $0; p.timestamp += 100; return p }) { more += session.process(pose) }
+        for pose in Self.poses().map({
+            var p = $0; p.timestamp += 100; return p
+        }) { more += session.process(pose) }
         #expect(await Self.read(more.count, from: stayer) == more)
     }
 
@@ -90,6 +95,15 @@ struct MotionSessionTests {
         var rest: [MotionEvent] = []
         for pose in poses.dropFirst(60) { rest += session.process(pose) }
         #expect(await Self.read(rest.count, from: late) == rest)
+    }
+
+    @Test func aListenerThatFallsBehindKeepsTheNewestEventsOfItsBuffer() async {
+        let session = MotionSession(exercise: .shoulderAbduction, side: .left)
+        let small = session.events(bufferingPolicy: .bufferingNewest(2))
+        var returned: [MotionEvent] = []
+        for pose in Self.poses() { returned += session.process(pose) }
+        #expect(returned.count == 5)
+        #expect(await Self.read(2, from: small) == Array(returned.suffix(2)))
     }
 
     @Test func runReadsAFiniteProviderToItsEnd() async {
@@ -127,6 +141,17 @@ struct MotionSessionTests {
         session.process(Pose(timestamp: 1e9))
         #expect(session.rejectedPoses.total == rejectedBefore)
         #expect(session.snapshot.value == nil)
+    }
+
+    @Test func runEndsWhenItsTaskIsCancelled() async {
+        let session = MotionSession(exercise: .squat, side: .right)
+        let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
+        while !session.snapshot.isRunning { await Task.yield() }
+        for _ in 0..<20 { await Task.yield() }
+        #expect(session.snapshot.isRunning)
+        reading.cancel()
+        await reading.value
+        #expect(!session.snapshot.isRunning)
     }
 
     @Test func twoSessionsFedFromOneLoopMeasureTheirOwnSides() async {
@@ -193,7 +218,8 @@ struct MotionSessionTests {
 /// A provider that yields empty poses until its reader goes away.
 struct EndlessProvider: PoseProvider {
     func poses() -> AsyncStream<Pose> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Pose.self, bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Pose.self, bufferingPolicy: .bufferingNewest(1))
         let task = Task {
             var time = 0.0
             while !Task.isCancelled {

@@ -1,6 +1,6 @@
 import Foundation
-public import Testing
 import KinesiaMotion
+public import Testing
 
 /// A generated body whose catalog measures are exactly the angles it is given.
 ///
@@ -119,7 +119,8 @@ struct Body: Sendable {
     private static func rotate(_ vector: CGPoint, by degrees: Double) -> CGPoint {
         let angle = radians(degrees)
         return CGPoint(
-            x: vector.x * cos(angle) - vector.y * sin(angle), y: vector.x * sin(angle) + vector.y * cos(angle))
+            x: vector.x * cos(angle) - vector.y * sin(angle), y: vector.x * sin(angle) + vector.y * cos(angle)
+        )
     }
 }
 
@@ -216,7 +217,9 @@ struct PoseScript {
     }
 
     /// Holds the primary measure at `value` for `duration` seconds.
-    mutating func hold(_ value: Double, for duration: Double, adjust: (inout Body, Double) -> Void = { _, _ in }) {
+    mutating func hold(
+        _ value: Double, for duration: Double, adjust: (inout Body, Double) -> Void = { _, _ in }
+    ) {
         segment(duration, value: { _ in value }, adjust: adjust)
     }
 
@@ -270,7 +273,8 @@ struct PoseScript {
 
 /// Runs `poses` through a new analyzer; returns it and every event.
 func analyze(
-    _ poses: [Pose], exercise: Exercise, side: BodySide = .left, prepare: (inout MotionAnalyzer) -> Void = { _ in }
+    _ poses: [Pose], exercise: Exercise, side: BodySide = .left,
+    prepare: (inout MotionAnalyzer) -> Void = { _ in }
 ) -> (analyzer: MotionAnalyzer, events: [MotionEvent]) {
     var analyzer = MotionAnalyzer(exercise: exercise, side: side)
     prepare(&analyzer)

@@ -13,9 +13,6 @@ struct PoseFrame: Sendable {
     private(set) var present: UInt32 = 0
     /// Bit `i` set: joint `i` is visible and has a confidence figure.
     private(set) var confident: UInt32 = 0
-    /// Smallest and largest y among the visible points.
-    private(set) var minY: Double = 0
-    private(set) var maxY: Double = 0
     /// The usable image size, or `nil` when unknown or not positive.
     private(set) var imageWidth: Double?
     private(set) var imageHeight: Double?
@@ -51,41 +48,45 @@ struct PoseFrame: Sendable {
                 limitY = min(limitY, height * Self.imageSizeLimitFactor)
             }
         }
-        var nonFinite = false
-        var absurd = false
-        var present: UInt32 = 0
-        var lowY = Double.infinity
-        var highY = -Double.infinity
-        for (joint, point) in pose.points {
-            let x = Double(point.x)
-            let y = Double(point.y)
-            guard x.isFinite, y.isFinite else {
-                nonFinite = true
-                continue
+        // One pass over each dictionary, writing through buffer pointers (one uniqueness
+        // check per pose instead of one per joint), with the loop state in locals.
+        let (pointsNonFinite, absurd, present) = points.withUnsafeMutableBufferPointer { buffer in
+            var nonFinite = false
+            var absurd = false
+            var present: UInt32 = 0
+            for (joint, point) in pose.points {
+                let x = Double(point.x)
+                let y = Double(point.y)
+                guard x.isFinite, y.isFinite else {
+                    nonFinite = true
+                    continue
+                }
+                absurd = absurd || abs(x) > limitX || abs(y) > limitY
+                let index = joint.index
+                buffer[index] = point
+                present |= 1 << UInt32(index)
             }
-            if abs(x) > limitX || abs(y) > limitY { absurd = true }
-            let index = joint.index
-            points[index] = point
-            present |= 1 << UInt32(index)
-            lowY = min(lowY, y)
-            highY = max(highY, y)
+            return (nonFinite, absurd, present)
         }
-        var confident: UInt32 = 0
-        for (joint, value) in pose.confidence {
-            guard value.isFinite else {
-                nonFinite = true
-                continue
+        let (confidencesNonFinite, confident) = confidences.withUnsafeMutableBufferPointer { buffer in
+            var nonFinite = false
+            var confident: UInt32 = 0
+            for (joint, value) in pose.confidence {
+                guard value.isFinite else {
+                    nonFinite = true
+                    continue
+                }
+                let index = joint.index
+                buffer[index] = value
+                confident |= 1 << UInt32(index)
             }
-            let index = joint.index
-            confidences[index] = value
-            confident |= 1 << UInt32(index)
+            return (nonFinite, confident)
         }
+        let nonFinite = pointsNonFinite || confidencesNonFinite
         if nonFinite { return .nonFinite }
         if absurd { return .absurdCoordinates }
         self.present = present
         self.confident = confident & present
-        minY = present == 0 ? 0 : lowY
-        maxY = present == 0 ? 0 : highY
         return nil
     }
 
@@ -99,6 +100,22 @@ struct PoseFrame: Sendable {
 
     /// The number of visible points.
     var count: Int { present.nonzeroBitCount }
+
+    /// The vertical span of the visible points (largest y minus smallest), 0 without points.
+    func verticalSpan() -> Double {
+        var bits = present
+        guard bits != 0 else { return 0 }
+        var low = Double.infinity
+        var high = -Double.infinity
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            let y = Double(points[index].y)
+            low = min(low, y)
+            high = max(high, y)
+        }
+        return high - low
+    }
 
     /// The lowest confidence among the visible joints of `mask`, or `nil` when none of them
     /// has a confidence figure (as ``Pose/confidence(of:)``).

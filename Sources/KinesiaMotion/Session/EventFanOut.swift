@@ -17,7 +17,8 @@ final class EventFanOut<Element: Sendable>: Sendable {
 
     /// A new stream that receives every element sent after this call.
     func stream(bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Element.self, bufferingPolicy: bufferingPolicy)
         let id = listeners.withLock { state in
             let id = state.nextID
             state.nextID &+= 1

@@ -1,6 +1,6 @@
 public import Observation
 
-/// A live analysis session: feed it poses, draw its ``snapshot``, react to its ``events()``.
+/// A live analysis session: feed it poses, draw its ``snapshot``, react to its ``events(bufferingPolicy:)``.
 ///
 /// `MotionSession` is a thin shell over ``MotionAnalyzer`` (which does all the analysis, with
 /// time only from pose timestamps): it keeps the observable snapshot on the main actor, fans
@@ -116,8 +116,11 @@ public final class MotionSession {
     }
 
     /// Reads `provider` and analyses every pose until the source ends or the calling task is
-    /// cancelled; the async form of ``start(with:)``.
+    /// cancelled; the async form of ``start(with:)``. A reading started with ``start(with:)``
+    /// is stopped first: a session reads one source at a time.
     public func run(with provider: some PoseProvider) async {
+        reader?.cancel()
+        reader = nil
         generation &+= 1
         let reading = generation
         setRunning(true)
@@ -161,6 +164,6 @@ public final class MotionSession {
 }
 
 extension MotionSession {
-    /// The number of streams from ``events()`` still attached (for tests and diagnostics).
+    /// The number of streams from ``events(bufferingPolicy:)`` still attached (for tests and diagnostics).
     var listenerCount: Int { fanOut.listenerCount }
 }

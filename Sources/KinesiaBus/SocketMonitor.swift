@@ -1,0 +1,250 @@
+import CZeroMQ
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Reads the events of one socket's monitor (`zmq_socket_monitor`) on the calling thread.
+///
+/// ```swift
+/// let monitor = try subscriber.monitor()
+/// try subscriber.connect(endpoint)
+/// while let event = try monitor.next(timeout: .seconds(1)) {
+///     if event.kind == .handshakeSucceeded { break }
+/// }
+/// ```
+///
+/// The monitor is a PAIR socket of the same context, not `Sendable`, used on one thread like any
+/// socket. For events on their own thread as an `AsyncStream`, use
+/// ``ZMQSocket/monitorStream(_:bufferingNewest:)``. Events that the reader does not take in time
+/// are dropped by libzmq (its monitor never blocks the socket).
+public final class SocketMonitor {
+    /// The inproc endpoint libzmq publishes the events on.
+    public let endpoint: String
+    let reader: ZMQSocket
+
+    init(monitoring socket: ZMQSocket, events: SocketEventMask) throws(ZMQError) {
+        let endpoint = uniqueInprocEndpoint("monitor")
+        try socket.withHandle { (raw) throws(ZMQError) in
+            _ = try zmqCall { zmq_socket_monitor(raw, endpoint, events.rawValue) }
+        }
+        self.endpoint = endpoint
+        reader = try ZMQSocket(.pair, context: socket.context)
+        try reader.connect(endpoint)
+    }
+
+    /// The next event, waiting at most `timeout` (`nil`: without limit).
+    ///
+    /// - Returns: The event, or `nil` if none came in time.
+    /// - Throws: ``ZMQError/terminated`` once the context shuts down, ``ZMQError/closed`` after
+    ///   ``close()``.
+    public func next(timeout: Duration?) throws(ZMQError) -> SocketEvent? {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now.advanced(by: $0) }
+        while true {
+            let frames: [[UInt8]]?
+            if let deadline {
+                frames = try reader.receive(timeout: max(clock.now.duration(to: deadline), .zero))
+            } else {
+                frames = try reader.receive()
+            }
+            guard let frames else { return nil }
+            if let event = SocketEvent(frames: frames) { return event }
+        }
+    }
+
+    /// Waits for the first event of `kind`, skipping others, for at most `timeout` in total.
+    ///
+    /// - Returns: The event, or `nil` if none of that kind came in time.
+    /// - Throws: As ``next(timeout:)``.
+    public func next(_ kind: SocketEvent.Kind, timeout: Duration) throws(ZMQError) -> SocketEvent? {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while let event = try next(timeout: max(clock.now.duration(to: deadline), .zero)) {
+            if event.kind == kind { return event }
+        }
+        return nil
+    }
+
+    /// Closes the monitor's reader. Safe to call more than once.
+    public func close() {
+        reader.close()
+    }
+}
+
+@available(*, unavailable, message: "a monitor is a socket: confine it to one thread")
+extension SocketMonitor: Sendable {}
+
+extension ZMQSocket {
+    /// Starts monitoring this socket and returns the reader of its events.
+    ///
+    /// Start it before bind or connect to see every event. Monitoring stops when the socket is
+    /// closed or on ``stopMonitoring()`` (the monitor then reports
+    /// ``SocketEvent/Kind/monitorStopped``).
+    ///
+    /// - Parameter events: The kinds to report.
+    /// - Throws: ``ZMQError/closed``, ``ZMQError/terminated``.
+    public func monitor(_ events: SocketEventMask = .all) throws(ZMQError) -> SocketMonitor {
+        try SocketMonitor(monitoring: self, events: events)
+    }
+
+    /// Starts monitoring this socket on a dedicated thread that yields each event to an
+    /// `AsyncStream`.
+    ///
+    /// The thread ends when ``SocketEventStream/stop()`` is called, when the stream's consumer
+    /// goes away, after ``SocketEvent/Kind/monitorStopped``, or when the context shuts down.
+    ///
+    /// - Parameters:
+    ///   - events: The kinds to report.
+    ///   - bufferingNewest: How many events the stream keeps for a slow consumer; beyond that
+    ///     the oldest are dropped.
+    /// - Throws: ``ZMQError/closed``, ``ZMQError/terminated``.
+    public func monitorStream(
+        _ events: SocketEventMask = .all, bufferingNewest: Int = 1024
+    ) throws(ZMQError) -> SocketEventStream {
+        try SocketEventStream(monitor: monitor(events), bufferingNewest: bufferingNewest)
+    }
+
+    /// Stops the monitor of this socket; its reader receives
+    /// ``SocketEvent/Kind/monitorStopped``.
+    ///
+    /// - Throws: ``ZMQError/closed``, ``ZMQError/terminated``.
+    public func stopMonitoring() throws(ZMQError) {
+        try withHandle { (raw) throws(ZMQError) in
+            _ = try zmqCall { zmq_socket_monitor(raw, nil, 0) }
+        }
+    }
+}
+
+/// A socket's monitor events delivered on a dedicated thread as an `AsyncStream`.
+///
+/// ```swift
+/// let monitor = try socket.monitorStream()
+/// defer { monitor.stop() }
+/// for await event in monitor.events where event.kind == .disconnected {
+///     log("lost \(event.endpoint)")
+/// }
+/// ```
+///
+/// The stream buffers the newest events only (``ZMQSocket/monitorStream(_:bufferingNewest:)``);
+/// when the consumer falls behind the oldest are dropped.
+public final class SocketEventStream: Sendable {
+    /// The events, in order. Finishes when the monitoring thread ends.
+    public let events: AsyncStream<SocketEvent>
+
+    private let waker: ThreadWaker
+    private let finished = DispatchGroup()
+
+    /// Takes over `monitor`: the caller must not use it afterwards.
+    init(monitor: SocketMonitor, bufferingNewest: Int) throws(ZMQError) {
+        let (events, continuation) = AsyncStream.makeStream(
+            of: SocketEvent.self, bufferingPolicy: .bufferingNewest(max(bufferingNewest, 1)))
+        self.events = events
+        let (waker, wakeReceiver) = try ThreadWaker.make(context: monitor.reader.context)
+        self.waker = waker
+        continuation.onTermination = { _ in waker.wake() }
+        let work = Transfer((monitor, wakeReceiver))
+        let group = finished
+        group.enter()
+        let thread = Thread {
+            let (monitor, wakeReceiver) = work.take()
+            SocketEventStream.run(monitor: monitor, wakeReceiver: wakeReceiver, continuation: continuation)
+            monitor.close()
+            wakeReceiver.close()
+            waker.close()
+            continuation.finish()
+            group.leave()
+        }
+        thread.name = "kinesia.monitor"
+        thread.start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    private static func run(
+        monitor: SocketMonitor, wakeReceiver: ZMQSocket,
+        continuation: AsyncStream<SocketEvent>.Continuation
+    ) {
+        var poller = Poller()
+        let eventsIndex = poller.add(monitor.reader, for: .readable)
+        let wakeIndex = poller.add(wakeReceiver, for: .readable)
+        while true {
+            guard let ready = try? poller.poll(timeout: nil) else { return }
+            if ready[wakeIndex].contains(.readable) { return }
+            guard ready[eventsIndex].contains(.readable) else { continue }
+            while let frames = try? monitor.reader.tryReceive() {
+                guard let event = SocketEvent(frames: frames) else { continue }
+                continuation.yield(event)
+                if event.kind == .monitorStopped { return }
+            }
+        }
+    }
+
+    /// Stops the monitoring thread and waits for it to end; the stream then finishes. Safe from
+    /// any thread, more than once.
+    public func stop() {
+        waker.wake()
+        finished.wait()
+    }
+}
+
+/// Wakes a thread blocked in ``Poller/poll(timeout:)`` from any other thread: a connected pair
+/// of inproc PAIR sockets, the sending one behind a lock.
+final class ThreadWaker: Sendable {
+    private let sender: Mutex<ZMQSocket?>
+
+    private init(sender: sending ZMQSocket) {
+        self.sender = Mutex(sender)
+    }
+
+    /// The waker, and the receiver to poll on the woken thread.
+    static func make(context: ZMQContext) throws(ZMQError) -> (ThreadWaker, ZMQSocket) {
+        let endpoint = uniqueInprocEndpoint("waker")
+        let receiver = try ZMQSocket(.pair, context: context)
+        try receiver.bind(endpoint)
+        let sender = try ZMQSocket(.pair, context: context)
+        try sender.connect(endpoint)
+        return (ThreadWaker(sender: sender), receiver)
+    }
+
+    /// Sends one wake-up, never blocking (one pending wake-up is enough).
+    func wake() {
+        sender.withLock { socket in
+            _ = try? socket?.trySend([[]])
+        }
+    }
+
+    /// Closes the sender (called by the woken thread as it ends, so that the context can
+    /// terminate without waiting for this object).
+    func close() {
+        sender.withLock { socket in
+            socket?.close()
+            socket = nil
+        }
+    }
+}
+
+/// Moves a value that is not `Sendable` into another thread. The module's own invariant: the
+/// sending side never touches the value again, and ``take()`` is called once, on the receiving
+/// thread (libzmq sockets may migrate between threads with a memory barrier, which the thread
+/// start provides).
+struct Transfer<Value>: @unchecked Sendable {
+    private let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func take() -> Value {
+        value
+    }
+}
+
+private let endpointCounter = Atomic<Int>(0)
+
+/// An inproc endpoint name unique in this process.
+func uniqueInprocEndpoint(_ purpose: String) -> String {
+    let number = endpointCounter.wrappingAdd(1, ordering: .relaxed).newValue
+    return "inproc://kinesia.\(purpose).\(number)"
+}

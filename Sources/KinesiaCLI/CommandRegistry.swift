@@ -1,0 +1,12 @@
+extension Kinesia {
+    /// Every subcommand, in the order `kinesia help` lists them. Adding a command is one file
+    /// with a ``ParsableCommand`` and one line here.
+    public static let commands: [any ParsableCommand.Type] = [
+        AnalyzeCommand.self,
+        BrokerCommand.self,
+        IngestCommand.self,
+        WorkerCommand.self,
+        ListenCommand.self,
+        UpCommand.self,
+    ]
+}

@@ -1,0 +1,126 @@
+import Foundation
+public import KinesiaMotion
+
+/// `kinesia analyze FILE --exercise ID --side left|right`: runs one analysis over a recording
+/// and prints what happened.
+///
+/// Text (the default) prints one line per event, then a summary; `--format json` prints JSON
+/// Lines in the ``MotionJSON`` format, the last line being the summary. `--frames` adds the raw
+/// and smoothed primary measure at every pose; `--baseline N` starts a baseline of N reps at the
+/// beginning. The same recording always prints the same bytes.
+public struct AnalyzeCommand: ParsableCommand {
+    /// The output format.
+    public enum Format: String, CaseIterable, Sendable, ExpressibleByArgument {
+        /// One readable line per event, then a summary.
+        case text
+        /// JSON Lines (``MotionJSON``), the last line the summary.
+        case json
+    }
+
+    /// `analyze`, with its help.
+    public static let configuration = CommandConfiguration(
+        name: "analyze", summary: "Run one analysis over a recording and print what happened.",
+        discussion: """
+            FILE is a JSON Lines recording (one pose a line: {"t","w","h","points","confidence"}) \
+            or a folder of OpenPose *_keypoints.json frames, or sim:EXERCISE[,key=value...] for \
+            one block of the built-in simulator (the poses 'kinesia ingest --source sim:...' sends).
+            Text output: one line per event, then a summary. JSON output (--format json): one \
+            object per line with "type" first; the last line is {"type":"summary",...}.
+            """)
+
+    /// The file, the exercise and side, and the output options.
+    public static var arguments: [Argument<AnalyzeCommand>] {
+        [
+            .positional(
+                "file", \.file,
+                help: "A JSON Lines recording, a folder of OpenPose JSON frames, or sim:EXERCISE."),
+            .option("exercise", \.exercise, valueName: "id", required: true, help: "The catalog exercise."),
+            .option(
+                "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
+            .option(
+                "format", \.format, valueName: "format", defaultDescription: "text", help: "Output format."),
+            .flag("frames", \.frames, help: "Also print the raw and smoothed measure at every pose."),
+            .option(
+                "baseline", \.baseline, valueName: "n",
+                help: "Start a baseline of N clean reps at the beginning."),
+            .option(
+                "keypoints", \.keypoints, valueName: "order",
+                help: "OpenPose keypoint order (default: from the keypoint count: 25 body25, 18 coco)."),
+            .option(
+                "fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
+        ]
+    }
+
+    /// The recording file or OpenPose folder.
+    public var file = ""
+    /// The exercise (required).
+    public var exercise: Exercise?
+    /// The side (required).
+    public var side: BodySide?
+    /// Text or JSON Lines.
+    public var format = Format.text
+    /// Whether to print a line per pose.
+    public var frames = false
+    /// Reps of a baseline started at the beginning, if any.
+    public var baseline: Int?
+    /// The OpenPose keypoint order, when not detected.
+    public var keypoints: OpenPoseFormat?
+    /// OpenPose frames per second.
+    public var fps = 30.0
+
+    /// A command with every default.
+    public init() {}
+
+    /// Checks `--baseline` and `--fps`.
+    public func validate() throws(CLIError) {
+        if let baseline, baseline < 1 {
+            throw CLIError.usage("--baseline must be at least 1, got \(baseline)")
+        }
+        guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
+    }
+
+    /// Reads the recording and prints the analysis to standard output.
+    /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or malformed.
+    public func run(context: CommandContext) async throws {
+        guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
+        let poses = try PoseSource.load(
+            file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
+        Self.analyze(
+            poses, exercise: exercise, side: side, format: format, frames: frames, baseline: baseline,
+            output: context.standardOutput)
+    }
+
+    /// Runs the analysis over `poses` and writes the report to `output` (pure but for `output`).
+    public static func analyze(
+        _ poses: [Pose], exercise: Exercise, side: BodySide, format: Format, frames: Bool, baseline: Int?,
+        output: any TextSink
+    ) {
+        var analyzer = MotionAnalyzer(exercise: exercise, side: side)
+        if let baseline { analyzer.startBaseline(reps: baseline) }
+        var reps: [Rep] = []
+        for pose in poses {
+            let events = analyzer.process(pose)
+            if frames {
+                let frame = MotionFrame(
+                    t: pose.timestamp, raw: analyzer.rawValue, value: analyzer.snapshot.value)
+                output.write((format == .json ? MotionJSON.encode(frame) : TextReport.line(frame)) + "\n")
+            }
+            for event in events {
+                switch event {
+                case .repCompleted(let rep), .repRejected(let rep): reps.append(rep)
+                default: break
+                }
+                let line =
+                    format == .json
+                    ? MotionJSON.encode(event, at: pose.timestamp)
+                    : TextReport.line(event, at: pose.timestamp)
+                output.write(line + "\n")
+            }
+        }
+        let snapshot = analyzer.snapshot
+        let summary = MotionSummary(
+            repCount: snapshot.repCount, rejectedCount: snapshot.rejectedCount, best: snapshot.best,
+            reps: reps)
+        output.write((format == .json ? MotionJSON.encode(summary) : TextReport.line(summary)) + "\n")
+    }
+}

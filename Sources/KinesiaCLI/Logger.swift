@@ -1,0 +1,77 @@
+import Foundation
+
+/// A tiny logger for the `kinesia` processes: one line per message on standard error.
+///
+/// ```swift
+/// let log = Logger(label: "worker", level: .info, sink: FileDescriptorSink.standardError)
+/// log.info("subscribed to pose/cam0/")
+/// // worker: info: subscribed to pose/cam0/
+/// ```
+///
+/// Messages under ``level`` are not even built (the message is an autoclosure). With
+/// ``timestamps`` each line starts with the UTC wall-clock time (for logs only: analysis time
+/// comes from pose timestamps).
+public struct Logger: Sendable {
+    /// How important a message is.
+    public enum Level: String, CaseIterable, Comparable, Sendable, ExpressibleByArgument {
+        /// Details for debugging.
+        case debug
+        /// Normal progress (the default level).
+        case info
+        /// Worth noticing: a restart, a gap.
+        case notice
+        /// Something went wrong, work goes on.
+        case warning
+        /// Something failed.
+        case error
+
+        private var rank: Int { Self.allCases.firstIndex(of: self)! }
+
+        /// Whether `lhs` is less important than `rhs`.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
+    }
+
+    /// The name that starts each line (e.g. the subcommand).
+    public var label: String
+    /// The least important level that is written.
+    public var level: Level
+    /// Whether lines start with an ISO 8601 UTC time.
+    public var timestamps: Bool
+    private let sink: any TextSink
+
+    /// Creates a logger.
+    /// - Parameters:
+    ///   - label: Starts each line.
+    ///   - level: Messages below it are dropped (`KINESIA_LOG_LEVEL` sets it for the CLI).
+    ///   - timestamps: Start lines with the UTC time.
+    ///   - sink: Where lines go (standard error for the CLI).
+    public init(label: String, level: Level = .info, timestamps: Bool = false, sink: any TextSink) {
+        self.label = label
+        self.level = level
+        self.timestamps = timestamps
+        self.sink = sink
+    }
+
+    /// Writes `message` when `level` is at or above the logger's level.
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        guard level >= self.level else { return }
+        var line = ""
+        if timestamps {
+            line += Date().formatted(.iso8601) + " "
+        }
+        line += "\(label): \(level.rawValue): \(message())\n"
+        sink.write(line)
+        sink.flush()
+    }
+
+    /// A debugging detail.
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    /// Normal progress.
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    /// Something worth noticing (a restart, a gap).
+    public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+    /// Something went wrong but work goes on (a dropped message).
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    /// Something failed.
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// POSIX signals as an `AsyncSequence`, for a command's graceful shutdown.
+///
+/// While a stream watches a signal, the signal no longer has its default action (for SIGINT
+/// and SIGTERM: ending the process); every delivery becomes an element of each stream that
+/// watches it. The watch ends when the iterating task is cancelled, or when the stream and its
+/// iterator are gone; when the last stream of a signal ends, the signal's previous disposition
+/// is restored.
+///
+/// ```swift
+/// let signals = SignalStream([.interrupt, .terminate])
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     group.addTask { try await broker.run() }
+///     for await signal in signals {
+///         log("\(signal): stopping")
+///         broker.requestStop()
+///         break
+///     }
+///     try await group.waitForAll()
+/// }
+/// ```
+///
+/// Create it before the work starts: from the moment `init` returns, every delivery reaches
+/// the stream.
+///
+/// Buffering: the stream keeps the newest 8 signals that nobody has read yet and drops older
+/// ones (a shutdown needs to know that a signal came, not how many).
+///
+/// How: a `sigaction` handler writes the signal's number to a pipe (the self-pipe trick: a
+/// `write` is all a handler may safely do), and one thread per process reads the pipe and
+/// hands each signal to the streams. `DispatchSource.makeSignalSource` is not used: on Linux,
+/// libdispatch installs its own handler once per signal and forwards deliveries to the thread
+/// that first registered a source, and a signal arriving while a source is being registered or
+/// cancelled can be dropped (seen here with the second stream of a process). For the same
+/// reason, code in this process must not watch these signals with Dispatch as well.
+///
+/// Children started with ``Supervisor`` get default dispositions back.
+public struct SignalStream: AsyncSequence, Sendable {
+    /// Each delivery of a watched signal.
+    public typealias Element = ProcessSignal
+
+    private let stream: AsyncStream<ProcessSignal>
+    private let watch: SignalWatch
+
+    /// Starts watching `signals`.
+    ///
+    /// - Parameter signals: The signals to receive, e.g. `[.interrupt, .terminate]`.
+    ///   `SIGKILL` and `SIGSTOP` cannot be caught and are not allowed.
+    public init(_ signals: [ProcessSignal]) {
+        precondition(
+            !signals.contains(.kill) && !signals.contains(ProcessSignal(rawValue: SIGSTOP)),
+            "SIGKILL and SIGSTOP cannot be caught")
+        let (stream, continuation) = AsyncStream<ProcessSignal>.makeStream(
+            bufferingPolicy: .bufferingNewest(8))
+        let watch = SignalWatch(signals: Set(signals), continuation: continuation)
+        continuation.onTermination = { [weak watch] _ in
+            watch?.cancel()
+        }
+        self.stream = stream
+        self.watch = watch
+    }
+
+    /// Iterates the deliveries; a stream is iterated once.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<ProcessSignal>.Iterator
+        /// Keeps the signals watched while the iterator lives.
+        let watch: SignalWatch
+
+        /// The next delivery, or `nil` once the iterating task is cancelled.
+        public mutating func next() async -> ProcessSignal? {
+            await base.next()
+        }
+    }
+
+    /// The stream's iterator.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), watch: watch)
+    }
+}
+
+/// One stream's registration: ended once, when the stream terminates or when the last
+/// ``SignalStream`` value and iterator holding it go away.
+final class SignalWatch: Sendable {
+    private let id: Int
+    private let continuation: AsyncStream<ProcessSignal>.Continuation
+
+    init(signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation) {
+        self.continuation = continuation
+        self.id = SignalHub.shared.add(signals: signals, continuation: continuation)
+    }
+
+    func cancel() {
+        SignalHub.shared.remove(id)
+    }
+
+    deinit {
+        SignalHub.shared.remove(id)
+        continuation.finish()
+    }
+}
+
+/// The write end of the signal pipe, read by the signal handler (an atomic load is
+/// async-signal-safe; -1 before the pipe exists).
+private let signalPipeWriteEnd = Atomic<Int32>(-1)
+
+/// The `sigaction` handler: writes the signal number to the pipe and nothing else.
+private func writeSignalToPipe(_ signal: Int32) {
+    let fd = signalPipeWriteEnd.load(ordering: .acquiring)
+    guard fd >= 0 else { return }
+    let savedErrno = errno
+    var byte = UInt8(truncatingIfNeeded: signal)
+    _ = write(fd, &byte, 1)  // non-blocking: when the pipe is full, the signal is dropped
+    errno = savedErrno
+}
+
+/// The streams of the process, the handler installations and the thread that reads the pipe.
+private final class SignalHub: Sendable {
+    static let shared = SignalHub()
+
+    /// A `sigaction` value (a C struct holding function pointers) kept under the lock.
+    private struct SavedAction: @unchecked Sendable {
+        var value: sigaction
+    }
+
+    private struct State {
+        var nextID = 0
+        var streams:
+            [Int: (signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation)] =
+                [:]
+        /// For each signal with a handler installed: how many streams watch it and the
+        /// disposition to restore after the last one.
+        var installed: [Int32: (count: Int, previous: SavedAction)] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let readEnd: Int32
+
+    private init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            fatalError("SignalStream: pipe failed: \(String(cString: strerror(errno)))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        readEnd = fds[0]
+        signalPipeWriteEnd.store(fds[1], ordering: .releasing)
+        let thread = Thread { [readEnd] in
+            SignalHub.readLoop(readEnd)
+        }
+        thread.name = "kinesia-signals"
+        thread.start()
+    }
+
+    /// Registers a stream and installs the handler for signals nobody watched yet.
+    func add(signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation) -> Int {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.streams[id] = (signals, continuation)
+            for signal in signals {
+                if let entry = state.installed[signal.rawValue] {
+                    state.installed[signal.rawValue] = (entry.count + 1, entry.previous)
+                    continue
+                }
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = writeSignalToPipe
+                action.sa_flags = SA_RESTART
+                sigemptyset(&action.sa_mask)
+                var previous = sigaction()
+                sigaction(signal.rawValue, &action, &previous)
+                state.installed[signal.rawValue] = (1, SavedAction(value: previous))
+            }
+            return id
+        }
+    }
+
+    /// Unregisters a stream (once; later calls do nothing) and restores the disposition of
+    /// signals nobody watches any more.
+    func remove(_ id: Int) {
+        state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return }
+            for signal in stream.signals {
+                guard let entry = state.installed[signal.rawValue] else { continue }
+                if entry.count > 1 {
+                    state.installed[signal.rawValue] = (entry.count - 1, entry.previous)
+                } else {
+                    state.installed[signal.rawValue] = nil
+                    var previous = entry.previous.value
+                    sigaction(signal.rawValue, &previous, nil)
+                }
+            }
+        }
+    }
+
+    /// Hands each signal read from the pipe to the streams that watch it.
+    private func deliver(_ signal: ProcessSignal) {
+        let continuations = state.withLock { state in
+            state.streams.values.filter { $0.signals.contains(signal) }.map(\.continuation)
+        }
+        for continuation in continuations {
+            continuation.yield(signal)
+        }
+    }
+
+    private static func readLoop(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            for byte in buffer[..<count] {
+                SignalHub.shared.deliver(ProcessSignal(rawValue: Int32(byte)))
+            }
+        }
+    }
+}

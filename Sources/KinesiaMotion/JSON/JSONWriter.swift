@@ -1,0 +1,44 @@
+/// Writes JSON text deterministically: fixed key order (the caller's), no whitespace, numbers in
+/// Swift's shortest round-trip form (locale-independent), non-finite numbers as `null`.
+package enum JSONWriter {
+    /// The JSON text of `value`: the shortest decimal that reads back as the same `Double`
+    /// (`0.1`, `30.0`, `1e-05`), or `null` when it is not finite.
+    package static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        return value.description
+    }
+
+    /// The JSON text of an integral-looking value: `1080` rather than `1080.0` when `value` is a
+    /// whole number that a `Double` holds exactly; otherwise as ``number(_:)``.
+    package static func compactNumber(_ value: Double) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
+            return String(Int64(value))
+        }
+        return number(value)
+    }
+
+    /// The JSON string literal of `string`, quoted and escaped.
+    package static func string(_ string: String) -> String {
+        var out = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+        return out
+    }
+}

@@ -1,0 +1,278 @@
+/// The one-line JSON of events, snapshots, frames and summaries, shared by `kinesia analyze`,
+/// the workers on the bus and consumers in any language.
+///
+/// Every object starts with `"type"`, then `"t"` (the pose timestamp) when it has one, then its
+/// payload, always in the same key order. Numbers are written in Swift's shortest round-trip
+/// form (`0.1`, `95.25`, `30.0`, `1e-05`), independent of the locale, so the same values always
+/// give the same bytes and read back exactly. A number that is not finite is written `null`.
+/// Raw values of ``FormFeedback``, ``SetupIssue`` and ``Joint`` are the stable names.
+///
+/// | type | keys after `"type"` |
+/// |---|---|
+/// | `repCompleted`, `repRejected` | `t`, `rep`: `{"peak","faults":[..],"start","end"}` |
+/// | `holdStarted` | `t` |
+/// | `formFault` | `t`, `fault` |
+/// | `visibilityChanged` | `t`, `visibility`: `{"isVisible","missingJoints":[..]}` |
+/// | `setupChanged` | `t`, `issues` (sorted by raw value) |
+/// | `baselineCompleted` | `t`, `value` |
+/// | `snapshot` | `t`, every ``MotionSnapshot`` field (`setupIssues` sorted) |
+/// | `frame` | `t`, `raw`, `value` |
+/// | `summary` | `repCount`, `rejectedCount`, `best`, `reps` |
+///
+/// ```swift
+/// let line = MotionJSON.encode(.formFault(.keepTrunkUpright), at: 2.5)
+/// // {"type":"formFault","t":2.5,"fault":"keepTrunkUpright"}
+/// let (t, event) = try MotionJSON.decodeEvent(line)
+/// ```
+///
+/// Decoders accept the keys in any order and ignore keys they do not know (so that newer
+/// writers stay readable), but reject missing keys, wrong types and unknown raw values.
+public enum MotionJSON {
+    // MARK: - Encoding
+
+    /// The JSON line of an event that happened at pose time `t`.
+    public static func encode(_ event: MotionEvent, at t: Double) -> String {
+        var out = "{\"type\":\"" + event.name + "\",\"t\":" + number(t)
+        switch event {
+        case .repCompleted(let rep), .repRejected(let rep):
+            out += ",\"rep\":" + encode(rep)
+        case .holdStarted:
+            break
+        case .formFault(let fault):
+            out += ",\"fault\":\"" + fault.rawValue + "\""
+        case .visibilityChanged(let visibility):
+            out += ",\"visibility\":{\"isVisible\":" + (visibility.isVisible ? "true" : "false")
+            out += ",\"missingJoints\":" + names(visibility.missingJoints.map(\.rawValue)) + "}"
+        case .setupChanged(let issues):
+            out += ",\"issues\":" + names(issues.map(\.rawValue).sorted())
+        case .baselineCompleted(let value):
+            out += ",\"value\":" + number(value)
+        }
+        return out + "}"
+    }
+
+    /// The JSON object of a rep: `{"peak":P,"faults":[...],"start":S,"end":E}`.
+    public static func encode(_ rep: Rep) -> String {
+        "{\"peak\":" + number(rep.peak) + ",\"faults\":" + names(rep.faults.map(\.rawValue))
+            + ",\"start\":" + number(rep.start) + ",\"end\":" + number(rep.end) + "}"
+    }
+
+    /// The JSON line of a snapshot taken after the pose at `t`.
+    public static func encode(_ snapshot: MotionSnapshot, at t: Double) -> String {
+        var out = "{\"type\":\"snapshot\",\"t\":" + number(t)
+        out += ",\"value\":" + optional(snapshot.value)
+        out += ",\"best\":" + number(snapshot.best)
+        out += ",\"repCount\":" + String(snapshot.repCount)
+        out += ",\"rejectedCount\":" + String(snapshot.rejectedCount)
+        out += ",\"lastRep\":" + (snapshot.lastRep.map(encode) ?? "null")
+        out += ",\"holdProgress\":" + optional(snapshot.holdProgress)
+        out += ",\"confidence\":" + optional(snapshot.confidence)
+        out += ",\"setupIssues\":" + names(snapshot.setupIssues.map(\.rawValue).sorted())
+        out += ",\"isVisible\":" + (snapshot.isVisible ? "true" : "false")
+        out += ",\"missingJoints\":" + names(snapshot.missingJoints.map(\.rawValue))
+        out += ",\"isRunning\":" + (snapshot.isRunning ? "true" : "false")
+        out += ",\"baseline\":"
+        if let baseline = snapshot.baseline {
+            out += "{\"completed\":" + String(baseline.completed) + ",\"target\":" + String(baseline.target)
+            out += ",\"value\":" + optional(baseline.value) + "}"
+        } else {
+            out += "null"
+        }
+        return out + "}"
+    }
+
+    /// The JSON line of a frame: `{"type":"frame","t":T,"raw":x|null,"value":y|null}`.
+    public static func encode(_ frame: MotionFrame) -> String {
+        "{\"type\":\"frame\",\"t\":" + number(frame.t) + ",\"raw\":" + optional(frame.raw) + ",\"value\":"
+            + optional(frame.value) + "}"
+    }
+
+    /// The JSON line of a summary: `{"type":"summary","repCount":N,"rejectedCount":N,"best":B,"reps":[...]}`.
+    public static func encode(_ summary: MotionSummary) -> String {
+        "{\"type\":\"summary\",\"repCount\":" + String(summary.repCount) + ",\"rejectedCount\":"
+            + String(summary.rejectedCount) + ",\"best\":" + number(summary.best) + ",\"reps\":["
+            + summary.reps.map(encode).joined(separator: ",") + "]}"
+    }
+
+    private static func number(_ value: Double) -> String { JSONWriter.number(value) }
+
+    private static func optional(_ value: Double?) -> String { value.map(JSONWriter.number) ?? "null" }
+
+    private static func names(_ names: [String]) -> String {
+        "[" + names.map(JSONWriter.string).joined(separator: ",") + "]"
+    }
+
+    // MARK: - Decoding
+
+    /// Decodes any line this type writes.
+    /// - Throws: ``MotionJSONError``: invalid JSON, an unknown `"type"`, or a known type with a
+    ///   missing key, a wrong type or an unknown raw value.
+    public static func decode(_ line: some StringProtocol) throws(MotionJSONError) -> MotionRecord {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            throw MotionJSONError(.invalidJSON, detail: "invalid JSON: \(error)")
+        }
+        let fields: JSONFields
+        let type: String
+        do {
+            fields = try JSONFields(value, what: "a motion record")
+            type = try fields.string("type")
+        } catch {
+            throw MotionJSONError(.invalidRecord, detail: error.message)
+        }
+        do {
+            switch type {
+            case "snapshot": return .snapshot(t: try fields.number("t"), try snapshot(from: fields))
+            case "frame":
+                return .frame(
+                    MotionFrame(
+                        t: try fields.number("t"), raw: try required(fields, "raw"),
+                        value: try required(fields, "value")))
+            case "summary":
+                return .summary(
+                    MotionSummary(
+                        repCount: try fields.integer("repCount"),
+                        rejectedCount: try fields.integer("rejectedCount"),
+                        best: try fields.number("best"), reps: try reps(fields.array("reps"))))
+            default:
+                guard let event = try event(type: type, from: fields) else {
+                    throw MotionJSONError(.unknownType, detail: "unknown type \"\(type)\"")
+                }
+                return .event(t: try fields.number("t"), event)
+            }
+        } catch let error as JSONShapeError {
+            throw MotionJSONError(.invalidRecord, detail: "\(type): \(error.message)")
+        } catch let error as MotionJSONError {
+            throw error
+        } catch {
+            throw MotionJSONError(.invalidRecord, detail: "\(type): \(error)")
+        }
+    }
+
+    /// Decodes an event line.
+    /// - Returns: The pose timestamp and the event.
+    /// - Throws: ``MotionJSONError``, also when the line is valid but not an event.
+    public static func decodeEvent(_ line: some StringProtocol) throws(MotionJSONError) -> (
+        t: Double, event: MotionEvent
+    ) {
+        let record = try decode(line)
+        guard case .event(let t, let event) = record else {
+            throw MotionJSONError(.invalidRecord, detail: "expected an event, found \(kindName(of: record))")
+        }
+        return (t, event)
+    }
+
+    /// Decodes a snapshot line.
+    /// - Returns: The pose timestamp and the snapshot.
+    /// - Throws: ``MotionJSONError``, also when the line is valid but not a snapshot.
+    public static func decodeSnapshot(
+        _ line: some StringProtocol
+    ) throws(MotionJSONError) -> (t: Double, snapshot: MotionSnapshot) {
+        let record = try decode(line)
+        guard case .snapshot(let t, let snapshot) = record else {
+            throw MotionJSONError(
+                .invalidRecord, detail: "expected a snapshot, found \(kindName(of: record))")
+        }
+        return (t, snapshot)
+    }
+
+    private static func kindName(of record: MotionRecord) -> String {
+        switch record {
+        case .event(_, let event): "an event (\(event.name))"
+        case .snapshot: "a snapshot"
+        case .frame: "a frame"
+        case .summary: "a summary"
+        }
+    }
+
+    /// A key that must be present but may be `null`.
+    private static func required(_ fields: JSONFields, _ key: String) throws(JSONShapeError) -> Double? {
+        _ = try fields.value(key)
+        return try fields.optionalNumber(key)
+    }
+
+    private static func event(type: String, from fields: JSONFields) throws(JSONShapeError) -> MotionEvent? {
+        switch type {
+        case "repCompleted": return .repCompleted(try rep(fields.value("rep")))
+        case "repRejected": return .repRejected(try rep(fields.value("rep")))
+        case "holdStarted": return .holdStarted
+        case "formFault": return .formFault(try fault(fields.string("fault")))
+        case "visibilityChanged":
+            let visibility = try fields.object("visibility")
+            return .visibilityChanged(
+                Visibility(
+                    isVisible: try visibility.bool("isVisible"),
+                    missingJoints: try joints(visibility.strings("missingJoints"))))
+        case "setupChanged": return .setupChanged(Set(try issues(fields.strings("issues"))))
+        case "baselineCompleted": return .baselineCompleted(try fields.number("value"))
+        default: return nil
+        }
+    }
+
+    private static func rep(_ value: JSONValue) throws(JSONShapeError) -> Rep {
+        let fields = try JSONFields(value, what: "\"rep\"")
+        var faults: [FormFeedback] = []
+        for name in try fields.strings("faults") { faults.append(try fault(name)) }
+        return Rep(
+            peak: try fields.number("peak"), faults: faults, start: try fields.number("start"),
+            end: try fields.number("end"))
+    }
+
+    private static func reps(_ values: [JSONValue]) throws(JSONShapeError) -> [Rep] {
+        var result: [Rep] = []
+        for value in values { result.append(try rep(value)) }
+        return result
+    }
+
+    private static func fault(_ name: String) throws(JSONShapeError) -> FormFeedback {
+        guard let fault = FormFeedback(rawValue: name) else {
+            throw JSONShapeError("unknown fault \"\(name)\"")
+        }
+        return fault
+    }
+
+    private static func issues(_ names: [String]) throws(JSONShapeError) -> [SetupIssue] {
+        var result: [SetupIssue] = []
+        for name in names {
+            guard let issue = SetupIssue(rawValue: name) else {
+                throw JSONShapeError("unknown setup issue \"\(name)\"")
+            }
+            result.append(issue)
+        }
+        return result
+    }
+
+    private static func joints(_ names: [String]) throws(JSONShapeError) -> [Joint] {
+        var result: [Joint] = []
+        for name in names {
+            guard let joint = Joint(rawValue: name) else { throw JSONShapeError("unknown joint \"\(name)\"") }
+            result.append(joint)
+        }
+        return result
+    }
+
+    private static func snapshot(from fields: JSONFields) throws(JSONShapeError) -> MotionSnapshot {
+        var snapshot = MotionSnapshot()
+        snapshot.value = try required(fields, "value")
+        snapshot.best = try fields.number("best")
+        snapshot.repCount = try fields.integer("repCount")
+        snapshot.rejectedCount = try fields.integer("rejectedCount")
+        _ = try fields.value("lastRep")
+        if let lastRep = fields.members["lastRep"], lastRep != .null { snapshot.lastRep = try rep(lastRep) }
+        snapshot.holdProgress = try required(fields, "holdProgress")
+        snapshot.confidence = try required(fields, "confidence")
+        snapshot.setupIssues = Set(try issues(fields.strings("setupIssues")))
+        snapshot.isVisible = try fields.bool("isVisible")
+        snapshot.missingJoints = try joints(fields.strings("missingJoints"))
+        snapshot.isRunning = try fields.bool("isRunning")
+        _ = try fields.value("baseline")
+        if let baseline = try fields.optionalObject("baseline") {
+            snapshot.baseline = BaselineProgress(
+                completed: try baseline.integer("completed"), target: try baseline.integer("target"),
+                value: try required(baseline, "value"))
+        }
+        return snapshot
+    }
+}

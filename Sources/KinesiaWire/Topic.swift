@@ -1,0 +1,221 @@
+/// A bus topic: the first frame of every message, which ZeroMQ matches by byte prefix.
+///
+/// The grammar (every topic ends with `/`, so that a prefix never matches a longer name):
+///
+/// | Kind | Topic |
+/// |------|-------|
+/// | ``Kind/pose`` | `pose/<camera>/` |
+/// | ``Kind/event`` | `event/<camera>/<session>/` |
+/// | ``Kind/snapshot`` | `snapshot/<camera>/<session>/` |
+/// | ``Kind/health`` | `health/<process>/` |
+///
+/// Names are 1 to ``maximumNameLength`` bytes of `A-Z a-z 0-9 . _ -`, and never only dots
+/// (names may become file names, so `.` and `..` are refused). A value of this type is always
+/// valid: the only ways to make one are the throwing factories and ``init(parsing:)``.
+///
+/// ```swift
+/// let topic = try Topic.event(camera: "cam0", session: "left")
+/// topic.string                       // "event/cam0/left/"
+/// try Topic(parsing: "pose/cam0/")   // .pose, camera "cam0"
+/// ```
+public struct Topic: Hashable, Sendable, CustomStringConvertible {
+    /// What a topic carries; the first component of the topic.
+    public enum Kind: String, CaseIterable, Sendable, Hashable {
+        /// Poses of one camera: `pose/<camera>/`.
+        case pose
+        /// Events of one session: `event/<camera>/<session>/`.
+        case event
+        /// Snapshots of one session: `snapshot/<camera>/<session>/`.
+        case snapshot
+        /// Health reports of one process: `health/<process>/`.
+        case health
+
+        /// The names that follow the kind, in order.
+        public var fields: [Field] {
+            switch self {
+            case .pose: [.camera]
+            case .event, .snapshot: [.camera, .session]
+            case .health: [.process]
+            }
+        }
+
+        /// The payload kind that messages on topics of this kind carry.
+        public var payloadKind: PayloadKind {
+            switch self {
+            case .pose: .pose
+            case .event: .event
+            case .snapshot: .snapshot
+            case .health: .health
+            }
+        }
+    }
+
+    /// A named component of a topic, used in ``TopicError`` to say which name is wrong.
+    public enum Field: String, Sendable, Hashable, CaseIterable {
+        /// The camera name of `pose/`, `event/` and `snapshot/` topics.
+        case camera
+        /// The session name of `event/` and `snapshot/` topics.
+        case session
+        /// The process name of `health/` topics.
+        case process
+    }
+
+    /// The longest accepted name, in bytes.
+    public static let maximumNameLength = 64
+    /// The longest accepted topic, in bytes (the kind, two names and three slashes fit).
+    public static let maximumLength = 9 + 2 * maximumNameLength + 2
+
+    /// What the topic carries.
+    public let kind: Kind
+    /// The camera (`pose`, `event`, `snapshot`) or the process (`health`).
+    private let first: String
+    /// The session (`event`, `snapshot`), otherwise `nil`.
+    private let second: String?
+
+    private init(kind: Kind, first: String, second: String?) {
+        self.kind = kind
+        self.first = first
+        self.second = second
+    }
+
+    /// The topic of a camera's poses: `pose/<camera>/`.
+    /// - Throws: ``TopicError`` when the name is invalid.
+    public static func pose(camera: String) throws(TopicError) -> Topic {
+        try Topic.validate(camera, as: .camera)
+        return Topic(kind: .pose, first: camera, second: nil)
+    }
+
+    /// The topic of a session's events: `event/<camera>/<session>/`.
+    /// - Throws: ``TopicError`` when a name is invalid.
+    public static func event(camera: String, session: String) throws(TopicError) -> Topic {
+        try Topic.validate(camera, as: .camera)
+        try Topic.validate(session, as: .session)
+        return Topic(kind: .event, first: camera, second: session)
+    }
+
+    /// The topic of a session's snapshots: `snapshot/<camera>/<session>/`.
+    /// - Throws: ``TopicError`` when a name is invalid.
+    public static func snapshot(camera: String, session: String) throws(TopicError) -> Topic {
+        try Topic.validate(camera, as: .camera)
+        try Topic.validate(session, as: .session)
+        return Topic(kind: .snapshot, first: camera, second: session)
+    }
+
+    /// The topic of a process's health reports: `health/<process>/`.
+    /// - Throws: ``TopicError`` when the name is invalid.
+    public static func health(process: String) throws(TopicError) -> Topic {
+        try Topic.validate(process, as: .process)
+        return Topic(kind: .health, first: process, second: nil)
+    }
+
+    /// The camera, for `pose`, `event` and `snapshot` topics.
+    public var camera: String? { kind == .health ? nil : first }
+    /// The session, for `event` and `snapshot` topics.
+    public var session: String? { second }
+    /// The process, for `health` topics.
+    public var process: String? { kind == .health ? first : nil }
+
+    /// The topic as text, ending with `/`: `"event/cam0/left/"`.
+    public var string: String {
+        if let second { return "\(kind.rawValue)/\(first)/\(second)/" }
+        return "\(kind.rawValue)/\(first)/"
+    }
+
+    /// The topic frame's bytes (ASCII).
+    public var bytes: [UInt8] { Array(string.utf8) }
+
+    /// The topic as text.
+    public var description: String { string }
+
+    /// The subscription prefix that delivers exactly this topic.
+    public var prefix: TopicPrefix { TopicPrefix(validatedBytes: bytes) }
+
+    /// Parses a topic from its text.
+    /// - Throws: ``TopicError`` when the text does not follow the grammar.
+    public init(parsing text: String) throws(TopicError) {
+        self = try text.withUTF8Bytes { (bytes) throws(TopicError) -> Topic in
+            try Topic(parsing: bytes)
+        }
+    }
+
+    /// Parses a topic from the bytes of a topic frame.
+    /// - Throws: ``TopicError`` when the bytes do not follow the grammar.
+    public init(parsing bytes: [UInt8]) throws(TopicError) {
+        self = try bytes.withBytes { (raw) throws(TopicError) -> Topic in
+            try Topic(parsing: raw)
+        }
+    }
+
+    /// Parses a topic from the bytes of a topic frame, without copying them first.
+    /// - Throws: ``TopicError`` when the bytes do not follow the grammar.
+    public init(parsing bytes: UnsafeRawBufferPointer) throws(TopicError) {
+        guard !bytes.isEmpty else { throw .empty }
+        guard bytes.count <= Topic.maximumLength else { throw .tooLong(length: bytes.count) }
+        guard bytes[bytes.count - 1] == slash else { throw .missingTrailingSlash }
+        // Split on "/" (the last byte is a slash, so every component is terminated).
+        var components: [Range<Int>] = []
+        components.reserveCapacity(3)
+        var start = 0
+        for index in 0..<bytes.count where bytes[index] == slash {
+            components.append(start..<index)
+            start = index + 1
+        }
+        let kindBytes = UnsafeRawBufferPointer(rebasing: bytes[components[0]])
+        guard let kind = allKinds.first(where: { $0.rawValue.utf8.elementsEqual(kindBytes) })
+        else {
+            throw .unknownKind(String(decoding: kindBytes, as: UTF8.self))
+        }
+        let fields = kind.fields
+        guard components.count - 1 == fields.count else {
+            throw .wrongComponentCount(kind: kind, expected: fields.count, found: components.count - 1)
+        }
+        var names: [String] = []
+        names.reserveCapacity(fields.count)
+        for (field, range) in zip(fields, components.dropFirst()) {
+            let name = UnsafeRawBufferPointer(rebasing: bytes[range])
+            try Topic.validate(name, as: field)
+            names.append(String(decoding: name, as: UTF8.self))
+        }
+        self.init(kind: kind, first: names[0], second: names.count > 1 ? names[1] : nil)
+    }
+
+    /// Whether `name` is a valid camera, session or process name.
+    public static func isValidName(_ name: String) -> Bool {
+        (try? validate(name, as: .camera)) != nil
+    }
+
+    /// Checks a name against the charset, the length bound and the reserved names.
+    static func validate(_ name: String, as field: Field) throws(TopicError) {
+        try name.withUTF8Bytes { (bytes) throws(TopicError) in try validate(bytes, as: field) }
+    }
+
+    static func validate(_ name: UnsafeRawBufferPointer, as field: Field) throws(TopicError) {
+        guard !name.isEmpty else { throw .emptyName(field) }
+        guard name.count <= maximumNameLength else {
+            throw .nameTooLong(field, length: name.count)
+        }
+        var onlyDots = true
+        for byte in name {
+            guard isNameByte(byte) else { throw .invalidCharacter(field, byte: byte) }
+            if byte != dot { onlyDots = false }
+        }
+        if onlyDots { throw .reservedName(field, name: String(decoding: name, as: UTF8.self)) }
+    }
+
+    /// `A-Z a-z 0-9 . _ -`.
+    @inline(__always)
+    static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "-"):
+            true
+        default: false
+        }
+    }
+}
+
+private let slash = UInt8(ascii: "/")
+/// ``Topic/Kind/allCases``, computed once.
+private let allKinds = Topic.Kind.allCases
+private let dot = UInt8(ascii: ".")

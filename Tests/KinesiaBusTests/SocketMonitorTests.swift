@@ -1,0 +1,104 @@
+import Dispatch
+import KinesiaBus
+import Testing
+
+struct SocketMonitorTests {
+    @Test func monitorReportsListeningAcceptedHandshakeAndDisconnect() throws {
+        let context = try ZMQContext()
+        let server = try ZMQSocket(.pull, context: context)
+        defer { server.close() }
+        let monitor = try server.monitor()
+        defer { monitor.close() }
+        let endpoint = try server.bind("tcp://127.0.0.1:*")
+        let listening = try #require(try monitor.next(timeout: .seconds(5)))
+        #expect(listening.kind == .listening)
+        #expect(listening.endpoint == endpoint)
+
+        let client = try ZMQSocket(.push, context: context)
+        let clientMonitor = try client.monitor([.connected, .handshakeSucceeded])
+        defer { clientMonitor.close() }
+        try client.connect(endpoint)
+        #expect(try clientMonitor.next(.connected, timeout: .seconds(5))?.endpoint == endpoint)
+        #expect(try clientMonitor.next(.handshakeSucceeded, timeout: .seconds(5)) != nil)
+        #expect(try monitor.next(.accepted, timeout: .seconds(5)) != nil)
+        #expect(try monitor.next(.handshakeSucceeded, timeout: .seconds(5)) != nil)
+
+        client.close()
+        let disconnected = try #require(try monitor.next(.disconnected, timeout: .seconds(5)))
+        #expect(disconnected.endpoint.hasPrefix("tcp://127.0.0.1:"))
+    }
+
+    @Test func aFailedBindIsThrownAndReportedWithItsErrno() throws {
+        let context = try ZMQContext()
+        let first = try ZMQSocket(.pub, context: context)
+        defer { first.close() }
+        let endpoint = try first.bind("tcp://127.0.0.1:*")
+        let second = try ZMQSocket(.pub, context: context)
+        defer { second.close() }
+        let monitor = try second.monitor()
+        defer { monitor.close() }
+        #expect(throws: ZMQError.addressInUse) { try second.bind(endpoint) }
+        let failure = try #require(try monitor.next(.bindFailed, timeout: .seconds(5)))
+        #expect(ZMQError(code: Int32(failure.value)) == .addressInUse)
+    }
+
+    @Test func connectingToNobodyIsRetriedAtTheReconnectInterval() throws {
+        let context = try ZMQContext()
+        let placeholder = try ZMQSocket(.pull, context: context)
+        let endpoint = try placeholder.bind("tcp://127.0.0.1:*")
+        placeholder.close()  // the port is free again: nobody listens there
+        let client = try ZMQSocket(.push, context: context)
+        defer { client.close() }
+        try client.set(.reconnectInterval, .milliseconds(20))
+        try client.set(.reconnectIntervalMax, .zero)
+        let monitor = try client.monitor([.connectDelayed, .connectRetried])
+        defer { monitor.close() }
+        try client.connect(endpoint)
+        let retried = try #require(try monitor.next(.connectRetried, timeout: .seconds(5)))
+        #expect((20..<40).contains(retried.value))  // libzmq adds up to one interval of jitter
+        #expect(retried.endpoint == endpoint)
+    }
+
+    @Test func stoppingTheMonitorIsReported() throws {
+        let context = try ZMQContext()
+        let socket = try ZMQSocket(.sub, context: context)
+        defer { socket.close() }
+        let monitor = try socket.monitor()
+        defer { monitor.close() }
+        try socket.stopMonitoring()
+        #expect(try monitor.next(.monitorStopped, timeout: .seconds(5)) != nil)
+    }
+
+    @Test func monitorStreamDeliversEventsFromItsThreadAndStops() async throws {
+        let context = try ZMQContext()
+        let server = try ZMQSocket(.rep, context: context)
+        defer { server.close() }
+        let endpoint = try server.bind("tcp://127.0.0.1:*")
+        let client = try ZMQSocket(.req, context: context)
+        defer { client.close() }
+        let stream = try client.monitorStream([.connected, .handshakeSucceeded, .disconnected])
+        // A test that fails must not hang: stop the stream after a while whatever happens.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 5) { stream.stop() }
+        try client.connect(endpoint)
+
+        var kinds: [SocketEvent.Kind] = []
+        for await event in stream.events {
+            kinds.append(event.kind)
+            if event.kind == .handshakeSucceeded { break }
+        }
+        #expect(kinds == [.connected, .handshakeSucceeded])
+        stream.stop()
+        stream.stop()
+        var afterStop = 0
+        for await _ in stream.events { afterStop += 1 }
+        #expect(afterStop == 0)
+    }
+
+    @Test func monitorEventsParseTheStableFrameFormat() {
+        let event = SocketEvent(kind: .handshakeFailedAuth, value: 400, endpoint: "tcp://127.0.0.1:1")
+        #expect(event.kind.isHandshakeFailure)
+        #expect(!SocketEvent.Kind.connected.isHandshakeFailure)
+        #expect(event.description == "handshakeFailedAuth(400) tcp://127.0.0.1:1")
+        #expect(SocketEventMask.handshakeFailed.contains(.handshakeFailedProtocol))
+    }
+}

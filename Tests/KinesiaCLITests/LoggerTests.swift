@@ -1,0 +1,47 @@
+import KinesiaCLI
+import Testing
+
+struct LoggerTests {
+    @Test func writesLabelledLinesAtOrAboveItsLevel() {
+        let sink = CapturedText()
+        let logger = Logger(label: "worker", level: .notice, sink: sink)
+        logger.debug("hidden")
+        logger.info("hidden too")
+        logger.notice("restarted")
+        logger.warning("dropped 3 poses")
+        logger.error("socket closed")
+        #expect(
+            sink.lines == [
+                "worker: notice: restarted", "worker: warning: dropped 3 poses",
+                "worker: error: socket closed",
+            ])
+    }
+
+    @Test func doesNotBuildMessagesBelowItsLevel() {
+        let logger = Logger(label: "x", level: .error, sink: CapturedText())
+        var built = false
+        logger.debug(
+            {
+                built = true; return "expensive"
+            }())
+        #expect(!built)
+    }
+
+    @Test func timestampsStartTheLineWhenAsked() {
+        let sink = CapturedText()
+        Logger(label: "broker", level: .info, timestamps: true, sink: sink).info("up")
+        let line = sink.text
+        #expect(line.hasSuffix(" broker: info: up\n"))
+        #expect(line.hasPrefix("20"))  // an ISO 8601 year
+    }
+
+    @Test func theContextTakesItsLevelFromTheEnvironment() {
+        let sink = CapturedText()
+        let context = CommandContext(
+            standardOutput: CapturedText(), standardError: sink, environment: ["KINESIA_LOG_LEVEL": "warning"]
+        )
+        context.logger.info("no")
+        context.logger.warning("yes")
+        #expect(sink.lines == ["kinesia: warning: yes"])
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import KinesiaCLI
+
+/// The files of `deploy/`: the systemd units and the example topology.
+struct SupervisorDeployTests {
+    static let systemdDirectory = SupervisorTopologyTests.packageRoot.appendingPathComponent("deploy/systemd")
+
+    static let unitNames = [
+        "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
+        "kinesia.target", "kinesia-workers.target",
+    ]
+
+    /// What `systemd-analyze verify` is given: templates as one instance each.
+    static let verifiedNames = [
+        "kinesia-broker.service", "kinesia-ingest@cam0.service", "kinesia-worker@sides.service",
+        "kinesia-up.service", "kinesia.target", "kinesia-workers.target",
+    ]
+
+    static let systemdAnalyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    static func unit(_ name: String) throws -> String {
+        try String(contentsOf: systemdDirectory.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    /// Copies the units to a temporary directory, replacing the installed binary's path by
+    /// `executable`, and runs `systemd-analyze verify` there: (status, output lines).
+    static func verify(executable: String) throws -> (Int32, [String]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kinesia-units-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in unitNames {
+            let text = try unit(name).replacingOccurrences(of: "/usr/local/bin/kinesia", with: executable)
+            try Data(text.utf8).write(to: directory.appendingPathComponent(name))
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: systemdAnalyze ?? "/usr/bin/systemd-analyze")
+        process.arguments = ["verify"] + verifiedNames.map { directory.appendingPathComponent($0).path }
+        process.currentDirectoryURL = directory
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        return (process.terminationStatus, lines)
+    }
+
+    @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))
+    func theUnitsPassSystemdAnalyzeVerifyWithoutAnyComplaint() throws {
+        // verify exits 0 even for unknown keys and bad values, so any output is a failure.
+        let (status, lines) = try Self.verify(executable: "/bin/true")
+        #expect(status == 0)
+        #expect(lines == [])
+    }
+
+    @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))
+    func theUnitsAsShippedOnlyMissTheInstalledBinary() throws {
+        guard !FileManager.default.fileExists(atPath: "/usr/local/bin/kinesia") else { return }
+        let (_, lines) = try Self.verify(executable: "/usr/local/bin/kinesia")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            #expect(
+                line.hasSuffix("Command /usr/local/bin/kinesia is not executable: No such file or directory"),
+                "\(line)")
+        }
+    }
+
+    @Test(arguments: [
+        "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
+    ])
+    func everyServiceRunsAsKinesiaWithAPrivateBusAndAGracefulStop(_ name: String) throws {
+        let lines = Set(try Self.unit(name).split(separator: "\n").map(String.init))
+        for required in [
+            "User=kinesia", "RuntimeDirectory=kinesia", "RuntimeDirectoryMode=0700",
+            "RuntimeDirectoryPreserve=yes",
+            "Restart=on-failure", "KillSignal=SIGTERM", "NoNewPrivileges=yes", "ProtectSystem=strict",
+            "UMask=0077",
+        ] {
+            #expect(lines.contains(required), "\(name) lacks \(required)")
+        }
+        #expect(lines.contains { $0.hasPrefix("TimeoutStopSec=") })
+        #expect(lines.contains { $0.hasPrefix("ExecStart=/usr/local/bin/kinesia ") })
+    }
+
+    @Test func ingestsStopBeforeWorkersAndWorkersBeforeTheBroker() throws {
+        // systemd stops in the reverse of the start order.
+        let ingest = try Self.unit("kinesia-ingest@.service")
+        let worker = try Self.unit("kinesia-worker@.service")
+        #expect(ingest.contains("After=kinesia-broker.service kinesia-workers.target"))
+        #expect(worker.contains("After=kinesia-broker.service"))
+        #expect(worker.contains("Before=kinesia-workers.target"))
+    }
+
+    @Test func theUpUnitWaitsLongEnoughForEveryDrainStage() throws {
+        let unit = try Self.unit("kinesia-up.service")
+        let timeout = unit.split(separator: "\n").first { $0.hasPrefix("TimeoutStopSec=") }.flatMap {
+            Int($0.dropFirst("TimeoutStopSec=".count))
+        }
+        let topology = try Topology.load(
+            contentsOf: SupervisorTopologyTests.packageRoot.appendingPathComponent("deploy/local.json"))
+        let stages = Int64(ProcessRole.drainOrder.count)
+        #expect(Int64(timeout ?? 0) > topology.shutdown.deadline.components.seconds * stages)
+        #expect(unit.contains("KillMode=mixed"))
+    }
+}

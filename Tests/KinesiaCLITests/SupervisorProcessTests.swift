@@ -1,0 +1,361 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import KinesiaCLI
+
+/// The supervisor with real processes: `/bin/sh` scripts as the executable override.
+@Suite(.timeLimit(.minutes(1)))
+struct SupervisorProcessTests {
+    /// Collects the supervisor's events as they happen.
+    final class EventLog: Sendable {
+        private let events = Mutex<[SupervisorEvent]>([])
+
+        func append(_ event: SupervisorEvent) {
+            events.withLock { $0.append(event) }
+        }
+
+        var all: [SupervisorEvent] { events.withLock { $0 } }
+
+        var startedPIDs: [Int32] {
+            all.compactMap { if case .started(_, let pid) = $0 { pid } else { nil } }
+        }
+
+        func index(of event: SupervisorEvent) -> Int? {
+            all.firstIndex(of: event)
+        }
+    }
+
+    /// A private directory for one test's files.
+    final class Scratch {
+        let url: URL
+
+        init() throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "kinesia-supervisor-\(getpid())-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+
+        func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+        func lines(_ name: String) -> [String] {
+            ((try? String(contentsOfFile: path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
+        }
+
+        func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
+
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    static func shell(
+        _ name: String, _ role: ProcessRole, _ script: String, restart: RestartPolicy = .onFailure
+    ) -> ProcessSpec {
+        ProcessSpec(name: name, command: ["-c", script], executable: "/bin/sh", restart: restart, role: role)
+    }
+
+    /// Waits (sleeping, up to `timeout`) until `condition` holds.
+    static func eventually(
+        timeout: Duration = .seconds(10), _ condition: () -> Bool
+    ) async -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now + timeout
+        while clock.now < end {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    /// Whether no process has `pid` any more (reaped: `kill` fails with ESRCH).
+    static func isGone(_ pid: Int32) -> Bool {
+        kill(pid, 0) == -1 && errno == ESRCH
+    }
+
+    /// Gone, or a zombie waiting for init to reap it (an orphaned grandchild).
+    static func isGoneOrZombie(_ pid: Int32) -> Bool {
+        if isGone(pid) { return true }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
+    /// A script that records its stop in `log` and exits 0 on SIGTERM; it runs a `sleep` in the
+    /// background (its pid in `NAME.sleep`, written once the trap is set) to prove that the
+    /// whole process group stops.
+    static func drainingScript(_ name: String, log: String, scratch: Scratch) -> String {
+        """
+        trap 'echo \(name) >> \(log); exit 0' TERM
+        sleep 60 &
+        echo $! > \(scratch.path("\(name).sleep"))
+        wait
+        """
+    }
+
+    @Test func restartsAnExitingChildWithGrowingDelaysAndGivesUpAfterTheLimit() async throws {
+        let topology = Topology(
+            processes: [Self.shell("crasher", .consumer, "exit 3")],
+            restart: RestartLimits(
+                initialDelay: .milliseconds(50), maxDelay: .milliseconds(100), maxRestarts: 3,
+                window: .seconds(60)))
+        let log = EventLog()
+        let supervisor = Supervisor(topology: topology, onEvent: log.append)
+        let status = await supervisor.run()
+
+        #expect(status == 1)
+        let events = log.all
+        #expect(log.startedPIDs.count == 4)
+        let exits = events.filter { if case .exited(_, _, .exited(3)) = $0 { true } else { false } }
+        #expect(exits.count == 4)
+        let delays = events.compactMap {
+            if case .restarting(_, let delay, _, _, _) = $0 { delay } else { nil }
+        }
+        #expect(delays == [.milliseconds(50), .milliseconds(100), .milliseconds(100)])
+        #expect(
+            events.suffix(2) == [
+                .gaveUp(name: "crasher", restarts: 3, window: .seconds(60)), .finished(exitStatus: 1),
+            ])
+        for pid in log.startedPIDs {
+            #expect(Self.isGone(pid), "pid \(pid) is still there")
+        }
+    }
+
+    @Test func stopsEveryChildInDrainOrderOnAShutdownRequestAndLeavesNoProcessBehind() async throws {
+        let scratch = try Scratch()
+        let stops = scratch.path("stops")
+        let names: [(String, ProcessRole)] = [
+            ("broker", .broker), ("worker", .worker), ("listen", .consumer), ("ingest", .ingest),
+        ]
+        let topology = Topology(
+            processes: names.map {
+                Self.shell($0.0, $0.1, Self.drainingScript($0.0, log: stops, scratch: scratch))
+            },
+            shutdown: ShutdownPolicy(deadline: .seconds(5)), startup: StartupPolicy(settle: .zero))
+        let log = EventLog()
+        let supervisor = Supervisor(topology: topology, onEvent: log.append)
+
+        let status = await withTaskGroup(of: Int32.self) { group in
+            group.addTask { await supervisor.run() }
+            let ready = await Self.eventually { names.allSatisfy { scratch.exists("\($0.0).sleep") } }
+            #expect(ready, "the scripts did not start: \(log.all)")
+            supervisor.requestShutdown(signal: .terminate)
+            return await group.next() ?? -1
+        }
+
+        #expect(status == 0)
+        #expect(scratch.lines("stops") == ["ingest", "worker", "listen", "broker"])
+        // Each stage begins only after the previous one has exited.
+        let order = ["ingest", "worker", "listen", "broker"]
+        var positions: [Int] = []
+        for name in order {
+            let pid =
+                log.all.compactMap { event -> Int32? in
+                    if case .started(name, let pid) = event { pid } else { nil }
+                }.first ?? 0
+            positions.append(log.index(of: .stopping(name: name, pid: pid, signal: .terminate)) ?? -1)
+            positions.append(log.index(of: .exited(name: name, pid: pid, status: .exited(0))) ?? -1)
+        }
+        #expect(positions == positions.sorted() && !positions.contains(-1), "\(log.all)")
+        #expect(log.all.last == .finished(exitStatus: 0))
+        #expect(log.startedPIDs.count == 4)
+        for pid in log.startedPIDs {
+            #expect(Self.isGone(pid), "child \(pid) is still there")
+        }
+        // The background sleeps were in their parent's process group: the SIGTERM reached them.
+        for (name, _) in names {
+            guard let sleep = scratch.lines("\(name).sleep").first.flatMap({ Int32($0) }) else {
+                Issue.record("no sleep pid for \(name)")
+                continue
+            }
+            #expect(await Self.eventually { Self.isGoneOrZombie(sleep) }, "the sleep of \(name) survived")
+        }
+    }
+
+    @Test func killsAChildThatIgnoresSigtermOnceTheDeadlinePassed() async throws {
+        let scratch = try Scratch()
+        let script = """
+            trap '' TERM
+            echo ready > \(scratch.path("ready"))
+            while :; do sleep 0.05; done
+            """
+        let topology = Topology(
+            processes: [Self.shell("stubborn", .worker, script)],
+            shutdown: ShutdownPolicy(deadline: .milliseconds(300)))
+        let log = EventLog()
+        let supervisor = Supervisor(topology: topology, onEvent: log.append)
+
+        let status = await withTaskGroup(of: Int32.self) { group in
+            group.addTask { await supervisor.run() }
+            #expect(await Self.eventually { scratch.exists("ready") })
+            supervisor.requestShutdown()
+            return await group.next() ?? -1
+        }
+
+        #expect(status == 0)
+        let pid = log.startedPIDs.first ?? 0
+        #expect(log.all.contains(.stopping(name: "stubborn", pid: pid, signal: .terminate)))
+        #expect(log.all.contains(.killing(name: "stubborn", pid: pid, deadline: .milliseconds(300))))
+        #expect(log.all.contains(.exited(name: "stubborn", pid: pid, status: .signaled(.kill))))
+        #expect(Self.isGone(pid))
+    }
+
+    @Test func reportsAnExecutableThatCannotBeStartedAndGivesUp() async throws {
+        let topology = Topology(
+            processes: [
+                ProcessSpec(
+                    name: "ghost", command: [], executable: "/nonexistent/kinesia-ghost", role: .consumer)
+            ],
+            restart: RestartLimits(
+                initialDelay: .milliseconds(10), maxDelay: .milliseconds(10), maxRestarts: 1,
+                window: .seconds(60)))
+        let log = EventLog()
+        let status = await Supervisor(topology: topology, onEvent: log.append).run()
+        #expect(status == 1)
+        #expect(
+            log.all.first
+                == .failedToStart(
+                    name: "ghost", reason: "cannot run /nonexistent/kinesia-ghost: No such file or directory")
+        )
+        #expect(log.all.contains(.gaveUp(name: "ghost", restarts: 1, window: .seconds(60))))
+    }
+
+    @Test func givesEveryChildTheBusAndItsNameInTheEnvironment() async throws {
+        let scratch = try Scratch()
+        let topology = Topology(
+            bus: scratch.path("bus"),
+            processes: [
+                Self.shell(
+                    "env", .consumer,
+                    "echo \"$KINESIA_BUS $KINESIA_PROCESS_NAME $0\" > \(scratch.path("env"))",
+                    restart: .never)
+            ])
+        let status = await Supervisor(topology: topology, onEvent: { _ in }).run()
+        #expect(status == 0)
+        #expect(scratch.lines("env") == ["\(scratch.path("bus")) env /bin/sh"])
+    }
+}
+
+/// ``ChildProcess``: what a child gets from `posix_spawn`.
+@Suite(.timeLimit(.minutes(1)))
+struct SupervisorChildProcessTests {
+    /// Launches `/bin/sh -c script` and returns the handle and its events.
+    static func launch(_ script: String) -> (ChildProcess, Mailbox<ChildProcess.Event>) {
+        let events = Mailbox<ChildProcess.Event>()
+        let launch = ChildProcess.Launch(
+            executable: "/bin/sh", arguments: ["/bin/sh", "-c", script], environment: ["PATH=/usr/bin:/bin"])
+        return (ChildProcess.launch(launch, name: "test", onEvent: events.post), events)
+    }
+
+    @Test func aChildGetsDefaultDispositionsForSignalsTheParentIgnores() async throws {
+        let scratch = try SupervisorProcessTests.Scratch()
+        // Ignored dispositions survive exec: without POSIX_SPAWN_SETSIGDEF the child would
+        // ignore SIGVTALRM too (and a non-interactive sh cannot undo that). SIGVTALRM: no other
+        // test uses it, and its default action ends the process.
+        let previous = signal(SIGVTALRM, SIG_IGN)
+        defer { signal(SIGVTALRM, previous) }
+        let (child, events) = Self.launch(
+            "echo ready > \(scratch.path("ready")); while :; do sleep 0.05; done")
+        guard case .spawned(let pid) = await events.next() else {
+            Issue.record("not spawned")
+            return
+        }
+        #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
+        #expect(child.send(ProcessSignal(rawValue: SIGVTALRM)))
+        let end = await withTaskGroup(of: ChildProcess.Event?.self) { group in
+            group.addTask { await events.next() }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                child.send(.kill)  // still running: the signal was ignored
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? nil
+        }
+        #expect(end == .exited(pid: pid, status: .signaled(ProcessSignal(rawValue: SIGVTALRM))))
+        #expect(!child.send(.terminate))  // reaped: never signalled again
+    }
+
+    @Test func aChildReadsDevNullAndInheritsNoDescriptorOfTheParent() async throws {
+        let scratch = try SupervisorProcessTests.Scratch()
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)  // not close-on-exec
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        let (_, events) = Self.launch(
+            """
+            readlink /proc/$$/fd/0 > \(scratch.path("stdin"))
+            if [ -e /proc/$$/fd/\(fds[1]) ]; then echo open; else echo closed; fi > \(scratch.path("pipe"))
+            """)
+        guard case .spawned(let pid) = await events.next() else {
+            Issue.record("not spawned")
+            return
+        }
+        #expect(await events.next() == .exited(pid: pid, status: .exited(0)))
+        #expect(scratch.lines("stdin") == ["/dev/null"])
+        #expect(scratch.lines("pipe") == ["closed"])
+    }
+
+    @Test func aChildLeadsItsOwnProcessGroup() async throws {
+        let scratch = try SupervisorProcessTests.Scratch()
+        let (_, events) = Self.launch("ps -o pgid= -p $$ | tr -d ' ' > \(scratch.path("pgid"))")
+        guard case .spawned(let pid) = await events.next() else {
+            Issue.record("not spawned")
+            return
+        }
+        #expect(await events.next() == .exited(pid: pid, status: .exited(0)))
+        #expect(scratch.lines("pgid") == ["\(pid)"])
+    }
+}
+
+/// ``SignalStream`` with real signals sent to the test process (SIGUSR1, which nothing else in
+/// the tests uses).
+struct SignalStreamTests {
+    /// The handler bits: 0 is SIG_DFL, 1 is SIG_IGN, anything else a handler.
+    static func disposition(_ signal: Int32) -> Int {
+        var current = sigaction()
+        sigaction(signal, nil, &current)
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+    }
+
+    /// Watches SIGUSR1, sends it to this process and returns what the stream delivered.
+    static func receiveOne() async -> ProcessSignal? {
+        let signals = SignalStream([.user1])
+        #expect(disposition(SIGUSR1) > 1)  // caught: sending it now cannot end the process
+        return await withTaskGroup(of: ProcessSignal?.self) { group in
+            group.addTask {
+                for await signal in signals { return signal }
+                return nil
+            }
+            kill(getpid(), SIGUSR1)
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func deliversARealSignalAndRestoresTheDefaultAfterEachStream() async {
+        #expect(Self.disposition(SIGUSR1) == 0)  // SIG_DFL: the signal would end the process
+        for _ in 0..<20 {
+            // A signal sent right after init is delivered, every time, to every new stream.
+            #expect(await Self.receiveOne() == .user1)
+            #expect(Self.disposition(SIGUSR1) == 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func deliversEachSignalToEveryStreamThatWatchesIt() async {
+        let first = SignalStream([.user2])
+        let second = SignalStream([.user2, .hangup])
+        kill(getpid(), SIGUSR2)
+        var firstIterator = first.makeAsyncIterator()
+        var secondIterator = second.makeAsyncIterator()
+        #expect(await firstIterator.next() == .user2)
+        #expect(await secondIterator.next() == .user2)
+    }
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Prints every Kinesia event on the bus: a Python consumer in 60 lines.
+
+    python3 scripts/examples/listen_events.py                      # events of every camera
+    python3 scripts/examples/listen_events.py --prefix event/cam1/ # one camera
+    python3 scripts/examples/listen_events.py --bus tcp://10.0.0.5:5550
+
+Subscribes on the broker's subscriber side: by default the IPC socket `sub.sock` in the bus
+directory ($XDG_RUNTIME_DIR/kinesia, or /tmp/kinesia-$UID); with --bus tcp://HOST:PORT, the TCP
+port PORT+1 (publishers use PORT). Needs pyzmq (scripts/setup installs it); the wire format
+itself is decoded by scripts/kinesia_wire.py, standard library only.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import kinesia_wire as kw  # noqa: E402
+
+
+def subscriber_endpoint(bus):
+    """The broker's XPUB endpoint for a --bus value (None: the default IPC directory)."""
+    if bus is None:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        directory = os.path.join(runtime, "kinesia") if runtime else f"/tmp/kinesia-{os.getuid()}"
+        return f"ipc://{os.path.join(directory, 'sub.sock')}"
+    if bus.startswith("tcp://"):
+        host, _, port = bus[len("tcp://"):].rpartition(":")
+        if not host or not port.isdigit():
+            raise SystemExit(f"--bus: expected tcp://HOST:PORT, got {bus}")
+        return f"tcp://{host}:{int(port) + 1}"
+    if bus.startswith("ipc://"):
+        return f"ipc://{os.path.join(bus[len('ipc://'):], 'sub.sock')}"
+    return f"ipc://{os.path.join(bus, 'sub.sock')}"  # a bus directory
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Print Kinesia events from the bus.")
+    parser.add_argument("--bus", help="tcp://HOST:PORT, or a bus directory (default: IPC)")
+    parser.add_argument("--prefix", default="event/", help="subscription prefix (default event/)")
+    args = parser.parse_args()
+    try:
+        import zmq
+    except ImportError:
+        raise SystemExit("pyzmq is not installed: run scripts/setup (or pip install pyzmq)")
+
+    endpoint = subscriber_endpoint(args.bus)
+    context = zmq.Context()
+    socket = context.socket(zmq.SUB)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.setsockopt(zmq.SUBSCRIBE, args.prefix.encode())
+    socket.connect(endpoint)
+    print(f"listening on {endpoint} for {args.prefix!r}", file=sys.stderr)
+    tracker = kw.SequenceTracker()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # print the totals on SIGTERM too
+    try:
+        while True:
+            frames = socket.recv_multipart()
+            if len(frames) != 2:
+                print(f"skipped a message of {len(frames)} frames", file=sys.stderr)
+                continue
+            try:
+                message = kw.decode_message(frames[0], frames[1])
+            except kw.WireError as error:
+                print(f"skipped: {error}", file=sys.stderr)
+                continue
+            result = tracker.record(message["topic"], message["header"])
+            if result.startswith("gap"):
+                print(f"{message['topic']}: {result[4:]} message(s) lost", file=sys.stderr)
+            elif result == "old":
+                continue
+            body = json.loads(message["json"]) if "json" in message else message.get("pose")
+            print(message["topic"], message["header"]["sequence"], json.dumps(body), flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        print(f"delivered {tracker.delivered}, missing {tracker.missing}, "
+              f"restarts {tracker.restarts}", file=sys.stderr)
+        socket.close()
+        context.term()
+
+
+if __name__ == "__main__":
+    main()
