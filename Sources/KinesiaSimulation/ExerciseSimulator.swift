@@ -98,6 +98,17 @@ public struct ExerciseSimulator: Sendable {
         makeTruth(firstScript)
     }
 
+    /// How many poses the first block has (the count of ``run()``'s poses), without making them.
+    public var poseCount: Int {
+        let start = options.startTime
+        let fps = options.frameRate
+        // Timestamps are `start + n / fps`, as the stream makes them; the block ends before `end`.
+        var count = max(0, Int(((firstScript.end - start) * fps).rounded(.up)))
+        while count > 0, start + Double(count - 1) / fps >= firstScript.end { count -= 1 }
+        while start + Double(count) / fps < firstScript.end { count += 1 }
+        return count
+    }
+
     func makeTruth(_ script: SimulationScript) -> SimulationTruth {
         SimulationTruth(
             exerciseID: exercise.id, seed: options.seed, startTime: script.start, endTime: script.end,

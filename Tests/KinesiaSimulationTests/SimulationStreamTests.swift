@@ -9,7 +9,16 @@ struct SimulationStreamTests {
         let run = simulator.run()
         let lazy = Array(simulator.poses())
         #expect(lazy == run.poses)
+        #expect(simulator.poseCount == run.poses.count)
         #expect(simulator.truth == run.truth)
+    }
+
+    @Test(arguments: [(30.0, 0.0), (29.97, 12.3), (7, -5), (60, 1000)])
+    func poseCountIsTheNumberOfPosesOfRun(frameRate: Double, start: Double) throws {
+        var options = Fixtures.options(seed: 4, reps: 1, frameRate: frameRate)
+        options.startTime = start
+        let simulator = try ExerciseSimulator(exercise: .hipAbduction, options: options)
+        #expect(simulator.poseCount == simulator.run().poses.count)
     }
 
     @Test func endlessStreamStartsWithTheFirstBlockAndGoesOnWithNewReps() throws {
