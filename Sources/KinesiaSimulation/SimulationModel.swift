@@ -170,7 +170,9 @@ struct SimulationModel: Sendable {
 
     /// The joints of `state` in image pixels, by ``Joint/index``.
     func pixels(_ state: BodyState) -> [Vec] {
-        motion.joints(state, skeleton: skeleton, facing: facing).map { offset + scale * $0 }
+        var points = motion.joints(state, skeleton: skeleton, facing: facing)
+        for index in points.indices { points[index] = offset + scale * points[index] }
+        return points
     }
 
     /// The bounding box, in body units, of the visible joints over the whole range of the

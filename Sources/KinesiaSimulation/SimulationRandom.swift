@@ -88,6 +88,19 @@ public struct SimulationRandom: RandomNumberGenerator, Sendable, Hashable {
         return deviation * min(3, max(-3, normal))
     }
 
+    /// Two independent normal values (both halves of one Box-Muller draw), of mean 0 and
+    /// standard deviation `deviation`, each clamped to three standard deviations.
+    public mutating func gaussianPair(deviation: Double) -> (Double, Double) {
+        guard deviation > 0 else { return (0, 0) }
+        let u1 = max(uniform(), 0x1p-53)
+        let u2 = uniform()
+        let radius = (-2 * log(u1)).squareRoot()
+        let angle = 2 * Double.pi * u2
+        return (
+            deviation * min(3, max(-3, radius * cos(angle))), deviation * min(3, max(-3, radius * sin(angle)))
+        )
+    }
+
     private func rotateLeft(_ x: UInt64, by k: UInt64) -> UInt64 {
         (x << k) | (x >> (64 - k))
     }

@@ -32,6 +32,7 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
     private var droppedFrames = 0
     private var quietUntil = -Double.infinity
     private let width: Double
+    private static let joints = Joint.allCases
     private let height: Double
 
     init(model: SimulationModel, simulator: ExerciseSimulator, script: SimulationScript, endless: Bool) {
@@ -106,11 +107,10 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
         pointsByJoint.reserveCapacity(model.visibleIndices.count)
         confidence.reserveCapacity(model.visibleIndices.count)
         for index in model.visibleIndices {
-            let dx = noise.gaussian(deviation: options.noise)
-            let dy = noise.gaussian(deviation: options.noise)
+            let (dx, dy) = noise.gaussianPair(deviation: options.noise)
             let shake = jitter.uniform(in: -0.04...0.04)
             guard index != droppedJoint else { continue }
-            let joint = Joint.allCases[index]
+            let joint = Self.joints[index]
             let x = Swift.min(width - 0.5, Swift.max(0.5, points[index].x + dx))
             let y = Swift.min(height - 0.5, Swift.max(0.5, points[index].y + dy))
             pointsByJoint[joint] = CGPoint(x: x, y: y)

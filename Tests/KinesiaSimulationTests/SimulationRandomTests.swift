@@ -56,5 +56,14 @@ struct SimulationRandomTests {
         #expect(abs(variance.squareRoot() - 2) < 0.05)
         #expect(values.allSatisfy { abs($0) <= 6 })
         #expect(random.gaussian(deviation: 0) == 0)
+        let pairs = (0..<10_000).map { _ in random.gaussianPair(deviation: 1) }
+        let xs = pairs.map(\.0)
+        let ys = pairs.map(\.1)
+        let correlation = zip(xs, ys).map { $0 * $1 }.reduce(0, +) / Double(pairs.count)
+        #expect(abs(correlation) < 0.05)
+        for values in [xs, ys] {
+            let deviation = (values.map { $0 * $0 }.reduce(0, +) / Double(values.count)).squareRoot()
+            #expect(abs(deviation - 1) < 0.05)
+        }
     }
 }
