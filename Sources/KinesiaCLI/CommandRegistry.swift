@@ -2,6 +2,7 @@ extension Kinesia {
     /// Every subcommand, in the order `kinesia help` lists them. Adding a command is one file
     /// with a ``ParsableCommand`` and one line here.
     public static let commands: [any ParsableCommand.Type] = [
-        AnalyzeCommand.self
+        AnalyzeCommand.self,
+        BrokerCommand.self,
     ]
 }
