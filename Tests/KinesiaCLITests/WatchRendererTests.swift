@@ -21,7 +21,7 @@ struct WatchRendererTests {
             fixtures.event(.repRejected(Rep(peak: 138.4, faults: [.keepElbowStraight], start: 9, end: 11.2)), at: 11.2),
             at: 0.6)
         state.apply(fixtures.snapshot(snapshot, at: 12.4), at: 1)
-        state.apply(fixtures.health("broker", role: "broker", pid: 4242, uptime: 12, counters: ["messages": 3012]), at: 1)
+        state.apply(fixtures.health("broker", role: "broker", pid: 4242, uptime: 12, counters: ["published": 3012]), at: 1)
         state.apply(
             fixtures.health(
                 "worker-cam0-left", role: "worker", pid: 4250, uptime: 11,
@@ -45,7 +45,7 @@ struct WatchRendererTests {
         let lines = WatchRenderer.render(busyState(), now: 2, width: 120)
         let header = try! #require(lines.firstIndex { $0.hasPrefix("process") })
         #expect(lines[header] == "process           role    pid        uptime  counters")
-        #expect(lines[header + 1] == "broker            broker  4242         13 s  messages 3012")
+        #expect(lines[header + 1] == "broker            broker  4242         13 s  published 3012")
         #expect(lines[header + 2] == "worker-cam0-left  worker  4250         12 s  poses 1200  events 14  gaps 0")
     }
 

@@ -3,18 +3,19 @@ public import KinesiaWire
 /// The table `kinesia status` prints: one row per live process, from its latest health report.
 ///
 /// ```text
-/// process           role    pid    uptime  poses  events  gaps  decodeErrors  dropped
-/// broker            broker  4242     12 s      -       -     -             -        -
-/// ingest-cam0       ingest  4260     11 s   3600       -     -             -        -
-/// worker-cam0-left  worker  4250     11 s   3600      14     0             0        2
+/// process           role    pid   uptime  poses  events  published  gaps  decodeErrors  other
+/// broker            broker  4242    12 s      -       -       9000     -             -  subscriptions 3
+/// ingest-cam0       ingest  4260    11 s      -       -          -     -             -  paused 0  sent 3600
+/// worker-cam0-left  worker  4250    11 s   3600      14          -     0             0  sessions 1
 /// ```
 ///
 /// Rows: brokers, ingests, workers, then the others, by name within a role. Columns: the
-/// process's name, role, pid and uptime, then one column per counter any process reports, the
-/// usual ones first (``WatchRenderer/preferredCounters``), then by name. Counters with a dotted
-/// name (`dropped.nonFinite`, `dropped.backwards`) are summed into one column named after their
-/// first part (`dropped`), so that the table keeps a readable width; `-` marks a counter a
-/// process does not report. Numbers are right-aligned. Pure: no I/O, tested directly.
+/// process's name, role, pid and uptime; then the usual counters
+/// (``WatchRenderer/preferredCounters``: poses, events, gaps, decode errors...) that any
+/// process reports, one column each, `-` where a process does not report it; then `other`, the
+/// remaining counters of each process as `name value`. Detail counters with a dotted name
+/// (`decodeErrors.truncated`) are left out when their total (`decodeErrors`) is reported, and
+/// summed into it otherwise. Numbers are right-aligned. Pure: no I/O, tested directly.
 public enum StatusTable {
     /// The table's lines (header first), without line ends.
     /// - Parameter reports: The latest report of each process (one per process name; when a
@@ -28,33 +29,49 @@ public enum StatusTable {
         let rows = latest.values.sorted {
             (WatchState.roleRank($0.role), $0.process) < (WatchState.roleRank($1.role), $1.process)
         }
-        let grouped = rows.map { groupedCounters($0.counters) }
-        let counterNames = WatchRenderer.orderedCounterNames(Set(grouped.flatMap(\.keys)))
+        let grouped = rows.map { totals($0.counters) }
+        let reported = Set(grouped.flatMap(\.keys))
+        let columns = WatchRenderer.preferredCounters.filter(reported.contains)
+        let others = grouped.map { counters in
+            WatchRenderer.orderedCounterNames(counters.keys.filter { !columns.contains($0) })
+                .map { "\($0) \(counters[$0]!)" }.joined(separator: "  ")
+        }
+        let hasOthers = others.contains { !$0.isEmpty }
 
-        var table: [[String]] = [["process", "role", "pid", "uptime"] + counterNames]
-        for (report, counters) in zip(rows, grouped) {
+        var table: [[String]] = [["process", "role", "pid", "uptime"] + columns + (hasOthers ? ["other"] : [])]
+        for (index, report) in rows.enumerated() {
             table.append(
                 [report.process, report.role, String(report.pid), WatchRenderer.duration(report.uptime)]
-                    + counterNames.map { counters[$0].map(String.init) ?? "-" })
+                    + columns.map { grouped[index][$0].map(String.init) ?? "-" }
+                    + (hasOthers ? [others[index]] : []))
         }
-        let widths = (0..<table[0].count).map { column in table.map { $0[column].count }.max() ?? 0 }
-        return table.enumerated().map { index, row in
+        let last = table[0].count - 1
+        let widths = (0...last).map { column in table.map { $0[column].count }.max() ?? 0 }
+        return table.map { row in
             row.enumerated().map { column, cell in
-                // Names and roles on the left; numbers (and their headers) on the right.
-                column < 2 ? cell.padded(widths[column]) : cell.leftPadded(widths[column])
+                // Names, roles and the other counters on the left; numbers (and their headers)
+                // on the right.
+                column < 2 || (hasOthers && column == last)
+                    ? cell.padded(widths[column]) : cell.leftPadded(widths[column])
             }.joined(separator: "  ").droppingTrailingSpaces()
         }
     }
 
-    /// Counters with dotted names summed into their first part: `dropped.nonFinite` 2 and
-    /// `dropped.backwards` 1 give `dropped` 3. Sums saturate instead of overflowing.
-    static func groupedCounters(_ counters: [String: Int]) -> [String: Int] {
-        var grouped: [String: Int] = [:]
-        for (name, value) in counters {
-            let group = name.split(separator: ".", maxSplits: 1).first.map(String.init) ?? name
-            let (sum, overflow) = grouped[group, default: 0].addingReportingOverflow(value)
-            grouped[group] = overflow ? (value > 0 ? Int.max : Int.min) : sum
+    /// The totals of a process's counters: undotted counters as they are; a dotted detail
+    /// (`dropped.nonFinite`) only counts, summed into its first part (`dropped`), when that
+    /// total is not reported itself. Sums saturate instead of overflowing.
+    static func totals(_ counters: [String: Int]) -> [String: Int] {
+        var totals: [String: Int] = [:]
+        for (name, value) in counters where !name.contains(".") { totals[name] = value }
+        var details: [String: Int] = [:]
+        for (name, value) in counters where name.contains(".") {
+            guard let group = name.split(separator: ".", maxSplits: 1).first.map(String.init),
+                counters[group] == nil
+            else { continue }
+            let (sum, overflow) = details[group, default: 0].addingReportingOverflow(value)
+            details[group] = overflow ? (value > 0 ? Int.max : Int.min) : sum
         }
-        return grouped
+        totals.merge(details) { own, _ in own }
+        return totals
     }
 }

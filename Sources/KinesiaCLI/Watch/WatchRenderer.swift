@@ -27,8 +27,8 @@ import KinesiaWire
 public enum WatchRenderer {
     /// Counters shown first, in this order; the others follow by name.
     static let preferredCounters = [
-        "poses", "events", "snapshots", "messages", "sent", "received", "gaps", "missed", "decodeErrors",
-        "dropped",
+        "poses", "events", "snapshots", "sent", "published", "delivered", "received", "gaps", "decodeErrors",
+        "dropped", "rejected", "invalid",
     ]
 
     // MARK: - The full view
@@ -159,9 +159,12 @@ public enum WatchRenderer {
             + percent
     }
 
-    /// The counters as `name value` pairs: the usual ones first, then the others by name.
+    /// The counters as `name value` pairs: the usual ones first, then the others by name;
+    /// dotted details (`decodeErrors.truncated`) only as part of their total (see
+    /// ``StatusTable``).
     public static func counters(_ counters: [String: Int]) -> String {
-        orderedCounterNames(counters.keys).map { "\($0) \(counters[$0]!)" }.joined(separator: "  ")
+        let totals = StatusTable.totals(counters)
+        return orderedCounterNames(totals.keys).map { "\($0) \(totals[$0]!)" }.joined(separator: "  ")
     }
 
     /// Counter names, the ``preferredCounters`` first, then the others in alphabetical order.
