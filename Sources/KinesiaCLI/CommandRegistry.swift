@@ -4,5 +4,7 @@ extension Kinesia {
     public static let commands: [any ParsableCommand.Type] = [
         AnalyzeCommand.self,
         BrokerCommand.self,
+        WatchCommand.self,
+        StatusCommand.self,
     ]
 }
