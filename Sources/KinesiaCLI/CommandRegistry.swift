@@ -4,6 +4,9 @@ extension Kinesia {
     public static let commands: [any ParsableCommand.Type] = [
         AnalyzeCommand.self,
         BrokerCommand.self,
+        IngestCommand.self,
+        WorkerCommand.self,
+        ListenCommand.self,
         WatchCommand.self,
         StatusCommand.self,
     ]

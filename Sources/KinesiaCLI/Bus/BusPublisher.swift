@@ -47,11 +47,14 @@ public final class BusPublisher {
     ///   - highWaterMark: `ZMQ_SNDHWM`.
     ///   - linger: How long closing keeps unsent messages.
     ///   - streamID: The stream id (random by default).
+    ///   - connectionTimeout: When set, waits at most this long for the connection to the
+    ///     broker (ZMTP handshake) before returning, so that the subscriptions the broker
+    ///     forwards on connection arrive before the first message (a worker uses it).
     /// - Throws: ``ZMQError`` when the socket cannot be made or connected.
     public init(
         context: ZMQContext, bus: BusAddress, waitsForSubscribers: Bool = false,
         highWaterMark: Int32 = defaultHighWaterMark, linger: Duration = .milliseconds(500),
-        streamID: StreamID = .random()
+        streamID: StreamID = .random(), connectionTimeout: Duration? = nil
     ) throws(ZMQError) {
         self.streamID = streamID
         self.waitsForSubscribers = waitsForSubscribers
@@ -61,7 +64,15 @@ public final class BusPublisher {
             try socket.set(.xpubNoDrop, true)
         }
         try socket.set(.reconnectIntervalMax, .seconds(1))
-        try socket.connect(bus.publisherEndpoint)
+        if let connectionTimeout {
+            let monitor = try socket.monitor([.handshakeSucceeded])
+            defer { monitor.close() }
+            try socket.connect(bus.publisherEndpoint)
+            _ = try monitor.next(.handshakeSucceeded, timeout: connectionTimeout)
+            try socket.stopMonitoring()
+        } else {
+            try socket.connect(bus.publisherEndpoint)
+        }
     }
 
     /// Closes the socket (unsent messages are kept for the linger given at creation).
@@ -104,6 +115,14 @@ public final class BusPublisher {
     @discardableResult
     public func publish(_ report: HealthReport, on topic: Topic) throws -> Bool {
         try publish(json: try report.json(), kind: .health, on: topic)
+    }
+
+    /// Tries again to send the last message that ``publish(_:on:)`` could not queue (same
+    /// sequence number).
+    /// - Returns: Whether it was queued this time.
+    public func resend() throws(ZMQError) -> Bool {
+        if waitsForSubscribers { readSubscriptions() }
+        return try socket.trySend(frames)
     }
 
     private func send(_ topic: Topic) throws(ZMQError) -> Bool {

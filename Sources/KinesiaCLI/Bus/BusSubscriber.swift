@@ -41,6 +41,7 @@ public final class BusSubscriber {
     public private(set) var received = 0
 
     private var frames: [[UInt8]] = []
+    private var pendingMonitor: SocketMonitor?
 
     /// Connects a subscriber to the bus's backend and subscribes `prefixes`.
     /// - Throws: ``ZMQError``.
@@ -52,6 +53,7 @@ public final class BusSubscriber {
         try socket.set(.receiveHighWaterMark, highWaterMark)
         try socket.set(.reconnectIntervalMax, .seconds(1))
         for prefix in prefixes { try subscribe(prefix) }
+        pendingMonitor = try socket.monitor([.handshakeSucceeded])
         try socket.connect(bus.subscriberEndpoint)
     }
 
@@ -61,8 +63,31 @@ public final class BusSubscriber {
         prefixes.append(prefix)
     }
 
+    /// Subscribes a prefix given as text by a user (`kinesia listen event/cam1/`); it need not
+    /// be whole topic components (`event/cam1` also matches `event/cam10/...`).
+    public func subscribe(text: String) throws(ZMQError) {
+        try socket.subscribe(text)
+    }
+
+    /// Waits at most `timeout` for the connection to the broker (ZMTP handshake done): from
+    /// then on the subscriptions are on their way, sent before anything else.
+    /// - Returns: Whether the handshake was seen in time.
+    public func waitForConnection(timeout: Duration) throws(ZMQError) -> Bool {
+        guard let monitor = pendingMonitor else { return true }
+        defer {
+            monitor.close()
+            pendingMonitor = nil
+            try? socket.stopMonitoring()
+        }
+        return try monitor.next(.handshakeSucceeded, timeout: timeout) != nil
+    }
+
     /// Closes the socket.
-    public func close() { socket.close() }
+    public func close() {
+        pendingMonitor?.close()
+        pendingMonitor = nil
+        socket.close()
+    }
 
     /// All decode errors.
     public var decodeErrorCount: Int { decodeErrors.values.reduce(0, +) }

@@ -61,7 +61,9 @@ public struct BrokerCommand: ParsableCommand {
         bus: BusAddress, name: String, highWaterMark: Int32, stop: StopToken, context: CommandContext
     ) throws {
         let log = context.logger
-        let lock = try bus.directory.map { (directory) throws(CLIError) in try BrokerLock(directory: directory) }
+        let lock = try bus.directory.map { (directory) throws(CLIError) in
+            try BrokerLock(directory: directory)
+        }
         let zmq = try ZMQContext()
         let proxy: ZMQProxy
         do {
@@ -73,7 +75,8 @@ public struct BrokerCommand: ParsableCommand {
         }
         let publisher = try BusPublisher(context: zmq, bus: bus, linger: .milliseconds(100))
         var health = try HealthPublisher(process: name, role: "broker")
-        log.info("serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
+        log.info(
+            "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 
         var failure: String?
         while !stop.isRequested {
@@ -98,7 +101,8 @@ public struct BrokerCommand: ParsableCommand {
 
     /// Binds the XSUB frontend and the XPUB backend (socket files private to the user) and
     /// starts the proxy.
-    private static func startProxy(context: ZMQContext, bus: BusAddress, highWaterMark: Int32) throws(CLIError)
+    private static func startProxy(context: ZMQContext, bus: BusAddress, highWaterMark: Int32)
+        throws(CLIError)
         -> ZMQProxy
     {
         do {
@@ -117,7 +121,8 @@ public struct BrokerCommand: ParsableCommand {
             }
             return try ZMQProxy(frontend: frontend, backend: backend)
         } catch .addressInUse {
-            throw CLIError.failure("cannot listen on \(bus): address already in use (is another broker running?)")
+            throw CLIError.failure(
+                "cannot listen on \(bus): address already in use (is another broker running?)")
         } catch {
             throw CLIError.failure("cannot listen on \(bus): \(error.message)")
         }
