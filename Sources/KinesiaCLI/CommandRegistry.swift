@@ -9,5 +9,6 @@ extension Kinesia {
         ListenCommand.self,
         WatchCommand.self,
         StatusCommand.self,
+        DemoCommand.self,
     ]
 }

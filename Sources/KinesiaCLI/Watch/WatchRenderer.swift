@@ -178,13 +178,14 @@ public enum WatchRenderer {
 
     // MARK: - Plain lines (standard output not a terminal)
 
-    /// One line for one event: the session, then the line `kinesia analyze` prints for it.
+    /// One line for one event: the session (padded to 12 characters), then the line
+    /// `kinesia analyze` prints for it.
     ///
     /// ```text
-    /// cam0/left    12.345  repCompleted      peak 142.0  start 10.100  end 12.345
+    /// cam0/left         12.345  repCompleted      peak 142.0  start 10.100  end 12.345
     /// ```
     public static func eventLine(_ session: WatchState.SessionID, t: Double, _ event: MotionEvent) -> String {
-        session.description + "  " + TextReport.line(event, at: t)
+        session.description.padded(12) + "  " + TextReport.line(event, at: t)
     }
 
     /// One line per session and one for the processes: a compact progress report.
@@ -211,7 +212,7 @@ public enum WatchRenderer {
             } else {
                 parts.append("no snapshot yet")
             }
-            parts.append("\(session.eventCount) events")
+            parts.append(count(session.eventCount, "event"))
             lines.append("\(session.id): " + parts.joined(separator: ", "))
         }
         if !state.processes.isEmpty {
