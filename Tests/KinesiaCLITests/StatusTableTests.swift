@@ -15,7 +15,8 @@ struct StatusTableTests {
             process: "broker", role: "broker", pid: 4242, uptime: 12.2,
             counters: ["published": 9000, "subscriptions": 3]),
         HealthReport(
-            process: "ingest-cam0", role: "ingest", pid: 4260, uptime: 125, counters: ["sent": 3600, "paused": 0]),
+            process: "ingest-cam0", role: "ingest", pid: 4260, uptime: 125,
+            counters: ["sent": 3600, "paused": 0]),
     ]
 
     @Test func oneRowPerProcessBrokersFirstThenIngestsWorkersAndOthers() {
@@ -43,15 +44,23 @@ struct StatusTableTests {
         let totals = StatusTable.render([
             HealthReport(
                 process: "w", role: "worker", pid: 1, uptime: 1,
-                counters: ["decodeErrors": 3, "decodeErrors.truncated": 2, "decodeErrors.badMagic": 1,
-                           "dropped.a": 4, "dropped.b": 5])
+                counters: [
+                    "decodeErrors": 3, "decodeErrors.truncated": 2, "decodeErrors.badMagic": 1,
+                    "dropped.a": 4, "dropped.b": 5,
+                ])
         ])
-        #expect(totals == ["process  role    pid  uptime  decodeErrors  dropped", "w        worker    1     1 s             3        9"])
+        #expect(
+            totals == [
+                "process  role    pid  uptime  decodeErrors  dropped",
+                "w        worker    1     1 s             3        9",
+            ])
     }
 
     @Test func theLatestReportOfAProcessWins() {
-        let older = HealthReport(process: "broker", role: "broker", pid: 1, uptime: 2, counters: ["published": 1])
-        let newer = HealthReport(process: "broker", role: "broker", pid: 1, uptime: 3, counters: ["published": 5])
+        let older = HealthReport(
+            process: "broker", role: "broker", pid: 1, uptime: 2, counters: ["published": 1])
+        let newer = HealthReport(
+            process: "broker", role: "broker", pid: 1, uptime: 3, counters: ["published": 5])
         #expect(StatusTable.render([newer, older]) == StatusTable.render([older, newer]))
         #expect(StatusTable.render([older, newer]).last?.hasSuffix(" 5") == true)
     }
@@ -64,6 +73,7 @@ struct StatusTableTests {
 
     @Test func aTableWithoutCountersHasTheFourFixedColumns() {
         let report = HealthReport(process: "w", role: "worker", pid: 7, uptime: 0.5, counters: [:])
-        #expect(StatusTable.render([report]) == ["process  role    pid  uptime", "w        worker    7     0 s"])
+        #expect(
+            StatusTable.render([report]) == ["process  role    pid  uptime", "w        worker    7     0 s"])
     }
 }

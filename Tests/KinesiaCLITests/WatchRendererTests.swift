@@ -18,10 +18,13 @@ struct WatchRendererTests {
         snapshot.setupIssues = [.tooFar, .lowConfidence]
         state.apply(fixtures.event(.formFault(.keepElbowStraight), at: 10.9), at: 0.5)
         state.apply(
-            fixtures.event(.repRejected(Rep(peak: 138.4, faults: [.keepElbowStraight], start: 9, end: 11.2)), at: 11.2),
+            fixtures.event(
+                .repRejected(Rep(peak: 138.4, faults: [.keepElbowStraight], start: 9, end: 11.2)), at: 11.2),
             at: 0.6)
         state.apply(fixtures.snapshot(snapshot, at: 12.4), at: 1)
-        state.apply(fixtures.health("broker", role: "broker", pid: 4242, uptime: 12, counters: ["published": 3012]), at: 1)
+        state.apply(
+            fixtures.health("broker", role: "broker", pid: 4242, uptime: 12, counters: ["published": 3012]),
+            at: 1)
         state.apply(
             fixtures.health(
                 "worker-cam0-left", role: "worker", pid: 4250, uptime: 11,
@@ -46,7 +49,8 @@ struct WatchRendererTests {
         let header = try! #require(lines.firstIndex { $0.hasPrefix("process") })
         #expect(lines[header] == "process           role    pid        uptime  counters")
         #expect(lines[header + 1] == "broker            broker  4242         13 s  published 3012")
-        #expect(lines[header + 2] == "worker-cam0-left  worker  4250         12 s  poses 1200  events 14  gaps 0")
+        #expect(
+            lines[header + 2] == "worker-cam0-left  worker  4250         12 s  poses 1200  events 14  gaps 0")
     }
 
     @Test func aProcessSilentForMoreThanThreeSecondsIsMarkedStale() {
@@ -64,7 +68,11 @@ struct WatchRendererTests {
 
     @Test func anEmptyBusSaysItIsWaiting() {
         let lines = WatchRenderer.render(WatchState(), now: 0, width: 80)
-        #expect(lines == ["kinesia watch | 0 sessions | 0 processes | 0 messages | 0 missed | 0 invalid", "", "waiting for messages on the bus..."])
+        #expect(
+            lines == [
+                "kinesia watch | 0 sessions | 0 processes | 0 messages | 0 missed | 0 invalid", "",
+                "waiting for messages on the bus...",
+            ])
     }
 
     @Test func aSessionWithoutSnapshotWaitsForOne() {
@@ -72,7 +80,8 @@ struct WatchRendererTests {
         var state = WatchState()
         state.apply(fixtures.event(.holdStarted, at: 2), at: 0)
         let lines = WatchRenderer.sessionLines(state.sessions[left]!, now: 0, width: 60)
-        #expect(lines.dropFirst() == ["  state     waiting for a snapshot", "  last      holdStarted (t 2.0 s)"])
+        #expect(
+            lines.dropFirst() == ["  state     waiting for a snapshot", "  last      holdStarted (t 2.0 s)"])
     }
 
     @Test func holdBarsAreClampedAndNeverCrash() {
@@ -104,7 +113,8 @@ struct WatchRendererTests {
         let rep = Rep(peak: 142, faults: [.keepElbowStraight], start: 10.1, end: 12.345)
         #expect(
             WatchRenderer.eventLine(left, t: 12.345, .repRejected(rep))
-                == "cam0/left         12.345  repRejected       peak 142.0  start 10.100  end 12.345  faults keepElbowStraight")
+                == "cam0/left         12.345  repRejected       peak 142.0  start 10.100  end 12.345  faults keepElbowStraight"
+        )
     }
 
     @Test func progressLinesSummariseEachSessionAndTheProcesses() {
@@ -120,11 +130,13 @@ struct WatchRendererTests {
     @Test func theSummaryListsCleanAndRejectedRepsWithFaultsBestAndEvents() {
         var fixtures = WatchFixtures()
         var state = WatchState()
-        state.apply(fixtures.event(.repCompleted(Rep(peak: 150.25, faults: [], start: 1, end: 3)), at: 3), at: 0)
+        state.apply(
+            fixtures.event(.repCompleted(Rep(peak: 150.25, faults: [], start: 1, end: 3)), at: 3), at: 0)
         state.apply(fixtures.event(.formFault(.keepTrunkUpright), at: 5), at: 0)
         state.apply(
             fixtures.event(
-                .repRejected(Rep(peak: 120.5, faults: [.keepTrunkUpright, .keepElbowStraight], start: 4, end: 6.5)),
+                .repRejected(
+                    Rep(peak: 120.5, faults: [.keepTrunkUpright, .keepElbowStraight], start: 4, end: 6.5)),
                 at: 6.5), at: 0)
         state.apply(fixtures.event(.repCompleted(Rep(peak: 148, faults: [], start: 7, end: 9)), at: 9), at: 0)
         var snapshot = MotionSnapshot()

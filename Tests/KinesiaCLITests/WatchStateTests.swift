@@ -65,9 +65,11 @@ struct WatchStateTests {
     @Test func healthReportsAreKeptPerProcessAndGoStaleAfterThreeSilentSeconds() {
         var fixtures = WatchFixtures()
         var state = WatchState()
-        state.apply(fixtures.health("worker-left", role: "worker", uptime: 5, counters: ["poses": 10]), at: 10)
+        state.apply(
+            fixtures.health("worker-left", role: "worker", uptime: 5, counters: ["poses": 10]), at: 10)
         state.apply(fixtures.health("broker", role: "broker", uptime: 6), at: 10)
-        state.apply(fixtures.health("worker-left", role: "worker", uptime: 6, counters: ["poses": 40]), at: 11)
+        state.apply(
+            fixtures.health("worker-left", role: "worker", uptime: 6, counters: ["poses": 40]), at: 11)
         #expect(state.orderedProcesses.map(\.report.process) == ["broker", "worker-left"])
         let worker = try! #require(state.processes["worker-left"])
         #expect(worker.report.counters["poses"] == 40)
@@ -115,7 +117,8 @@ struct WatchStateTests {
         var state = WatchState()
         let message = fixtures.event(.holdStarted, at: 4)
         let frames = try message.encode()
-        #expect(state.apply(frames: [frames.topic, frames.payload], at: 0) == .event(left, t: 4, .holdStarted))
+        #expect(
+            state.apply(frames: [frames.topic, frames.payload], at: 0) == .event(left, t: 4, .holdStarted))
     }
 
     @Test func aDuplicateIsFoldedOnceAndAGapIsCountedAsMissed() {

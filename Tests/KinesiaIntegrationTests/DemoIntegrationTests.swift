@@ -36,7 +36,8 @@ struct DemoIntegrationTests {
             // The very reps `kinesia analyze` finds in the same simulated poses, in order.
             let expected = try await ConsumerTestPaths.analyze(
                 Self.source, exercise: "shoulderAbduction", side: side)
-            let peaks = clean.components(separatedBy: "peaks ").dropFirst().first?
+            let peaks =
+                clean.components(separatedBy: "peaks ").dropFirst().first?
                 .components(separatedBy: ", ") ?? []
             #expect(!peaks.isEmpty)
             #expect(Array(expected.cleanPeaks.prefix(peaks.count)) == peaks)

@@ -11,11 +11,15 @@ struct StatusIntegrationTests {
         let broker = try ConsumerTestProcess(["broker", "--bus", bus], in: directory, label: "broker")
         try await Task.sleep(for: .milliseconds(300))
         let left = try ConsumerTestProcess(
-            ["worker", "--bus", bus, "--name", "worker-left", "--camera", "cam0", "--session",
-             "left=shoulderAbduction:left"], in: directory, label: "left")
+            [
+                "worker", "--bus", bus, "--name", "worker-left", "--camera", "cam0", "--session",
+                "left=shoulderAbduction:left",
+            ], in: directory, label: "left")
         let right = try ConsumerTestProcess(
-            ["worker", "--bus", bus, "--name", "worker-right", "--camera", "cam0", "--session",
-             "right=shoulderAbduction:right"], in: directory, label: "right")
+            [
+                "worker", "--bus", bus, "--name", "worker-right", "--camera", "cam0", "--session",
+                "right=shoulderAbduction:right",
+            ], in: directory, label: "right")
         let processes = [broker, left, right]
 
         // Reports come once a second: retry until every process is listed (or give up).
@@ -61,6 +65,8 @@ struct StatusIntegrationTests {
         let run = try await ConsumerTestPaths.run(["status", "--bus", directory.path, "--wait", "0.5"])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
-        #expect(run.error.contains("kinesia status: error: no process answered on \(directory.path) within 0.5 s"))
+        #expect(
+            run.error.contains("kinesia status: error: no process answered on \(directory.path) within 0.5 s")
+        )
     }
 }

@@ -13,8 +13,10 @@ struct WatchIntegrationTests {
         let broker = try ConsumerTestProcess(["broker", "--bus", bus], in: directory, label: "broker")
         try await Task.sleep(for: .milliseconds(300))
         let worker = try ConsumerTestProcess(
-            ["worker", "--bus", bus, "--name", "worker-sides", "--camera", "cam0",
-             "--session", "left=shoulderAbduction:left", "--session", "right=shoulderAbduction:right"],
+            [
+                "worker", "--bus", bus, "--name", "worker-sides", "--camera", "cam0",
+                "--session", "left=shoulderAbduction:left", "--session", "right=shoulderAbduction:right",
+            ],
             in: directory, label: "worker")
         let watch = try ConsumerTestProcess(
             ["watch", "--bus", bus, "--duration", "8"], in: directory, label: "watch")
@@ -31,7 +33,8 @@ struct WatchIntegrationTests {
         #expect(status == 0, "\(watch.error)")
         let lines = watch.output.split(separator: "\n").map(String.init)
         for side in ["left", "right"] {
-            let expected = try await ConsumerTestPaths.analyze(Self.source, exercise: "shoulderAbduction", side: side)
+            let expected = try await ConsumerTestPaths.analyze(
+                Self.source, exercise: "shoulderAbduction", side: side)
             // One plain line per event, as analyze prints them, prefixed with the session.
             let completed = lines.filter { $0.hasPrefix("cam0/\(side) ") && $0.contains("repCompleted") }
             #expect(completed.count == expected.clean, "\(lines)")

@@ -94,7 +94,9 @@ enum ConsumerTestPaths {
         var template = Array("/tmp/kct.XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { throw POSIXError(.EIO) }
-        return URL(fileURLWithPath: String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return URL(
+            fileURLWithPath: String(
+                decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// Runs `kinesia ARGUMENTS` to the end and returns its status and outputs.
@@ -113,7 +115,9 @@ enum ConsumerTestPaths {
     static func analyze(_ source: String, exercise: String, side: String) async throws -> (
         cleanPeaks: [String], clean: Int, rejected: Int
     ) {
-        let run = try await run(["analyze", source, "--exercise", exercise, "--side", side, "--format", "json"])
+        let run = try await run([
+            "analyze", source, "--exercise", exercise, "--side", side, "--format", "json",
+        ])
         #expect(run.status == 0, "analyze failed: \(run.error)")
         var peaks: [String] = []
         var clean = 0

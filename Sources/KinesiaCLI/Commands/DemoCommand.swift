@@ -74,13 +74,16 @@ public struct DemoCommand: ParsableCommand {
     func topology(bus directory: String) -> Topology {
         let camera = Self.camera
         let logLevel = ["KINESIA_LOG_LEVEL": "warning"]
-        var processes = [ProcessSpec(name: "broker", command: ["broker"], role: .broker, environment: logLevel)]
+        var processes = [
+            ProcessSpec(name: "broker", command: ["broker"], role: .broker, environment: logLevel)
+        ]
         for side in [BodySide.left, .right] {
             processes.append(
                 ProcessSpec(
                     name: "worker-\(side.rawValue)",
                     command: [
-                        "worker", "--camera", camera, "--session", "\(side.rawValue)=\(exercise.id):\(side.rawValue)",
+                        "worker", "--camera", camera, "--session",
+                        "\(side.rawValue)=\(exercise.id):\(side.rawValue)",
                     ], role: .worker, environment: logLevel))
         }
         processes.append(
@@ -197,12 +200,14 @@ public struct DemoCommand: ParsableCommand {
         }
 
         output.write(
-            "\nSummary of \(exerciseID) (seed \(seed))" + (interrupted.signal.map { ", stopped early by \($0)" } ?? "")
+            "\nSummary of \(exerciseID) (seed \(seed))"
+                + (interrupted.signal.map { ", stopped early by \($0)" } ?? "")
                 + ":\n")
         output.write(WatchRenderer.summaryLines(state, labels: labels).joined(separator: "\n") + "\n")
         output.flush()
         guard status == 0 else {
-            throw CLIError.failure("a process of the demo failed (exit status \(status)); see the lines above")
+            throw CLIError.failure(
+                "a process of the demo failed (exit status \(status)); see the lines above")
         }
         guard !state.sessions.isEmpty else {
             throw CLIError.failure("no event or snapshot arrived from the workers")

@@ -35,7 +35,9 @@ public struct StatusCommand: ParsableCommand {
 
     /// Checks `--wait`.
     public func validate() throws(CLIError) {
-        guard wait.isFinite, wait > 0 else { throw CLIError.usage("--wait must be a positive number of seconds") }
+        guard wait.isFinite, wait > 0 else {
+            throw CLIError.usage("--wait must be a positive number of seconds")
+        }
     }
 
     /// Collects the reports and prints the table.
@@ -67,7 +69,9 @@ public struct StatusCommand: ParsableCommand {
         while !stop.isRequested {
             let left = clock.now.duration(to: deadline)
             guard left > .zero else { break }
-            guard let delivery = try subscriber.receive(timeout: min(left, .milliseconds(100))) else { continue }
+            guard let delivery = try subscriber.receive(timeout: min(left, .milliseconds(100))) else {
+                continue
+            }
             if case .message(let message, _) = delivery, case .health(let report) = message.body {
                 reports[message.topic.process ?? report.process] = report
             }

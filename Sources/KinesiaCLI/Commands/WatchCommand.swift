@@ -62,7 +62,8 @@ public struct WatchCommand: ParsableCommand {
     public func validate() throws(CLIError) {
         for camera in cameras where !Topic.isValidName(camera) {
             throw CLIError.usage(
-                "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'")
+                "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
+            )
         }
         let times: [(String, Double?)] = [("--wait", wait), ("--idle", idle), ("--duration", duration)]
         for (name, value) in times {
@@ -87,7 +88,8 @@ public struct WatchCommand: ParsableCommand {
         let address = bus.description
         let view = LiveView(
             bus: bus, prefixes: prefixes, mode: redraw ? .terminal : .plain,
-            title: { _ in "kinesia watch \(address)" }, duration: duration, idle: idle, once: once ? wait : nil)
+            title: { _ in "kinesia watch \(address)" }, duration: duration, idle: idle,
+            once: once ? wait : nil)
         _ = try await BusProcess.run(context: context) { stop in
             try view.run(stop: stop, context: context)
         }

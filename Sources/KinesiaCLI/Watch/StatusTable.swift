@@ -38,7 +38,9 @@ public enum StatusTable {
         }
         let hasOthers = others.contains { !$0.isEmpty }
 
-        var table: [[String]] = [["process", "role", "pid", "uptime"] + columns + (hasOthers ? ["other"] : [])]
+        var table: [[String]] = [
+            ["process", "role", "pid", "uptime"] + columns + (hasOthers ? ["other"] : [])
+        ]
         for (index, report) in rows.enumerated() {
             table.append(
                 [report.process, report.role, String(report.pid), WatchRenderer.duration(report.uptime)]

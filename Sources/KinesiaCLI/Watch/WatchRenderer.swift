@@ -155,7 +155,8 @@ public enum WatchRenderer {
         let cells = max(1, width)
         let filled = Int((value * Double(cells)).rounded(.down))
         let percent = String(format: "%3.0f%%", value * 100)
-        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "] "
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled)
+            + "] "
             + percent
     }
 
@@ -221,7 +222,8 @@ public enum WatchRenderer {
                     + state.orderedProcesses.map { process in
                         process.report.process + " "
                             + (process.isStale(at: now)
-                                ? "STALE " + duration(now - process.lastHeard) : duration(process.uptime(at: now)))
+                                ? "STALE " + duration(now - process.lastHeard)
+                                : duration(process.uptime(at: now)))
                     }.joined(separator: ", "))
         }
         if lines.isEmpty { lines.append("waiting for messages on the bus...") }
@@ -254,9 +256,12 @@ public enum WatchRenderer {
             let clean = session.reps.filter(\.isClean)
             let rejected = session.reps.filter { !$0.isClean }
             var cleanLine = "  clean reps      " + String(session.cleanReps).padded(4)
-            if !clean.isEmpty { cleanLine += "peaks " + clean.map { number($0.peak, 1) }.joined(separator: ", ") }
+            if !clean.isEmpty {
+                cleanLine += "peaks " + clean.map { number($0.peak, 1) }.joined(separator: ", ")
+            }
             lines.append(cleanLine.droppingTrailingSpaces())
-            lines.append(("  rejected reps   " + String(session.rejectedReps).padded(4)).droppingTrailingSpaces())
+            lines.append(
+                ("  rejected reps   " + String(session.rejectedReps).padded(4)).droppingTrailingSpaces())
             for rep in rejected {
                 lines.append(
                     "    t " + seconds(rep.end) + ": " + rep.faults.map(\.rawValue).joined(separator: ", ")
