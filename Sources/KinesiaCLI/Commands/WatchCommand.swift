@@ -1,4 +1,4 @@
-import KinesiaWire
+public import KinesiaWire
 
 /// `kinesia watch`: a live terminal view of every session and process on the bus, the Linux
 /// counterpart of the seeds' SwiftUI `Hud`.
@@ -74,7 +74,7 @@ public struct WatchCommand: ParsableCommand {
     }
 
     /// The subscriptions: every session (or those of `--camera`) and every process.
-    var prefixes: [TopicPrefix] {
+    public var prefixes: [TopicPrefix] {
         guard !cameras.isEmpty else { return [.kind(.snapshot), .kind(.event), .kind(.health)] }
         return cameras.flatMap { camera in
             [try! TopicPrefix.snapshots(camera: camera), try! TopicPrefix.events(camera: camera)]
