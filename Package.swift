@@ -68,7 +68,7 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaBusTests", dependencies: ["KinesiaBus"],
+            name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCLITests", dependencies: ["KinesiaCLI"],

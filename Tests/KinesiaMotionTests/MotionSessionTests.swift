@@ -97,6 +97,15 @@ struct MotionSessionTests {
         #expect(await Self.read(rest.count, from: late) == rest)
     }
 
+    @Test func aListenerThatFallsBehindKeepsTheNewestEventsOfItsBuffer() async {
+        let session = MotionSession(exercise: .shoulderAbduction, side: .left)
+        let small = session.events(bufferingPolicy: .bufferingNewest(2))
+        var returned: [MotionEvent] = []
+        for pose in Self.poses() { returned += session.process(pose) }
+        #expect(returned.count == 5)
+        #expect(await Self.read(2, from: small) == Array(returned.suffix(2)))
+    }
+
     @Test func runReadsAFiniteProviderToItsEnd() async {
         let session = MotionSession(exercise: .shoulderAbduction, side: .left)
         let listener = session.events()

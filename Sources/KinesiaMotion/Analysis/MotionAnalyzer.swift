@@ -75,6 +75,7 @@ public struct MotionAnalyzer: Sendable {
     private let startLevel: Double
     /// The value at or below this level arms the session and ends a rep.
     private let restLevel: Double
+    /// The exercise's session rules, with ``SessionRules/timeTolerance`` applied to its times.
     private let rules: SessionRules
     private let setupCheck: SetupCheck
 
@@ -96,7 +97,7 @@ public struct MotionAnalyzer: Sendable {
         required = exercise.requiredJoints(side: side)
         requiredMask = required.mask
         primary = MeasureKernel(exercise.measure, side: side)
-        rules = exercise.sessionRules
+        rules = exercise.sessionRules.withTimeTolerance()
         switch exercise.kind {
         case .reps(let start, let end, let minPeak):
             counting = .reps(minPeak: minPeak)
@@ -111,7 +112,7 @@ public struct MotionAnalyzer: Sendable {
             restLevel = breakLevel
         }
         trackers = exercise.formRules.map { FormRuleTracker($0, side: side) }
-        signal = PrimarySignal(rules: exercise.sessionRules)
+        signal = PrimarySignal(rules: rules)
         setupCheck = SetupCheck(exercise: exercise, requiredMask: requiredMask)
         // Nothing seen yet: every required joint is missing.
         visibility = Debouncer(current: requiredMask)
@@ -138,12 +139,13 @@ public struct MotionAnalyzer: Sendable {
         var events: [MotionEvent] = []
         let raw = primary.value(in: frame)
         rawValue = raw
+        let lastMeasured = signal.lastMeasuredTime
         let value = signal.update(raw, at: time)
         snapshot.value = value
         if let value, value > snapshot.best { snapshot.best = value }
         snapshot.confidence = frame.lowestConfidence(in: primary.mask)
 
-        advance(value, at: time, events: &events)
+        advance(value, at: time, lastMeasured: lastMeasured, events: &events)
         updateVisibility(at: time, events: &events)
         updateSetup(at: time, events: &events)
         return events
@@ -182,13 +184,18 @@ public struct MotionAnalyzer: Sendable {
 
     // MARK: - Reps and holds
 
-    private mutating func advance(_ value: Double?, at time: Double, events: inout [MotionEvent]) {
-        if value == nil, let last = signal.lastMeasuredTime, time - last > rules.abandonAfterMissing {
-            // The measured joints are gone: abandon what was under way, and count nothing until
-            // the patient is back at rest (as at the start of a session).
+    /// Moves the counting on with the pose's smoothed `value` (`nil`: not measurable);
+    /// `lastMeasured` is the time of the previous pose whose primary measure was measurable.
+    private mutating func advance(
+        _ value: Double?, at time: Double, lastMeasured: Double?, events: inout [MotionEvent]
+    ) {
+        if let lastMeasured, time - lastMeasured > rules.abandonAfterMissing {
+            // The measured joints were gone (missing, or no pose at all) for too long: abandon
+            // what was under way, and count nothing until the patient is back at rest (as at the
+            // start of a session).
             if case .hold = state { snapshot.holdProgress = nil }
             state = .waitingForRest
-            return
+            guard value != nil else { return }
         }
         switch state {
         case .waitingForRest:
@@ -233,7 +240,7 @@ public struct MotionAnalyzer: Sendable {
                 attempt.belowSince = nil
             }
             let elapsed = time - attempt.start
-            if elapsed >= seconds {
+            if elapsed >= seconds - SessionRules.timeTolerance {
                 snapshot.holdProgress = nil
                 state = .waitingForRest
                 judge(
