@@ -32,7 +32,8 @@ struct WatchCommandTests {
     @Test func helpListsWatchStatusAndDemo() async {
         let run = await CommandRun.run(["help"])
         for name in ["watch", "status", "demo"] {
-            #expect(run.outputLines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name + " ") })
+            #expect(
+                run.outputLines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name + " ") })
         }
     }
 
@@ -41,18 +42,5 @@ struct WatchCommandTests {
         #expect(demo.seconds == 30)
         #expect(demo.exercise.id == "shoulderAbduction")
         #expect(demo.seed == 7)
-    }
-
-    @Test func watchInProcessOnASilentBusPrintsPlainLinesAndStopsWhenIdle() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "kw-\(UInt32.random(in: 0...UInt32.max))")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = await CommandRun.run(["watch", "--bus", directory.path, "--idle", "0.3"])
-        #expect(run.status == 0)
-        #expect(
-            run.outputLines == [
-                "kinesia watch \(directory.path) | 0 sessions | 0 processes | 0 messages | 0 missed | 0 invalid",
-                "", "waiting for messages on the bus...",
-            ])
     }
 }

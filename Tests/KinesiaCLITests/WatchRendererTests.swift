@@ -113,7 +113,7 @@ struct WatchRendererTests {
         let rep = Rep(peak: 142, faults: [.keepElbowStraight], start: 10.1, end: 12.345)
         #expect(
             WatchRenderer.eventLine(left, t: 12.345, .repRejected(rep))
-                == "cam0/left         12.345  repRejected       peak 142.0  start 10.100  end 12.345  faults keepElbowStraight"
+                == "cam0/left       12.345  repRejected       peak 142.0  start 10.100  end 12.345  faults keepElbowStraight"
         )
     }
 

@@ -183,7 +183,7 @@ public enum WatchRenderer {
     /// `kinesia analyze` prints for it.
     ///
     /// ```text
-    /// cam0/left         12.345  repCompleted      peak 142.0  start 10.100  end 12.345
+    /// cam0/left       12.345  repCompleted      peak 142.0  start 10.100  end 12.345
     /// ```
     public static func eventLine(_ session: WatchState.SessionID, t: Double, _ event: MotionEvent) -> String {
         session.description.padded(12) + "  " + TextReport.line(event, at: t)
