@@ -42,8 +42,8 @@ struct StatusIntegrationTests {
         let rows = lines.dropFirst().map { $0.split(separator: " ").map(String.init) }
         #expect(rows.map { $0[0] } == ["broker", "worker-left", "worker-right"], "\(lines)")
         #expect(rows.map { $0[1] } == ["broker", "worker", "worker"])
-        #expect(rows[1][2] == String(left.process.processIdentifier))
-        #expect(rows[2][2] == String(right.process.processIdentifier))
+        #expect(rows[1][2] == String(left.pid))
+        #expect(rows[2][2] == String(right.pid))
     }
 
     @Test func watchOnceShowsTheProcessesOfTheBus() async throws {
