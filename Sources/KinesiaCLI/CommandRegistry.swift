@@ -10,5 +10,6 @@ extension Kinesia {
         WatchCommand.self,
         StatusCommand.self,
         DemoCommand.self,
+        UpCommand.self,
     ]
 }

@@ -7,6 +7,13 @@ import Testing
 /// The oracle: what `kinesia analyze --format json` prints for a source, without the summary.
 enum Oracle {
     static func events(source: String, exercise: String, side: String) async throws -> [String] {
+        try await run(source: source, exercise: exercise, side: side).events
+    }
+
+    /// The event lines and the summary line of `kinesia analyze --format json`.
+    static func run(source: String, exercise: String, side: String) async throws -> (
+        events: [String], summary: String
+    ) {
         let directory = NSTemporaryDirectory() + "kinesia-oracle-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -17,8 +24,8 @@ enum Oracle {
         #expect(status == 0, "\(analyze.diagnostics)")
         var lines = analyze.outputLines
         #expect(lines.last?.hasPrefix("{\"type\":\"summary\"") == true)
-        lines.removeLast()
-        return lines
+        let summary = lines.removeLast()
+        return (lines, summary)
     }
 }
 

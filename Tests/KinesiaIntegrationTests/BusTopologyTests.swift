@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized)
 struct BusTopologyTests {
     static let simulations: [BusSource] = Exercise.catalog.map {
-        BusSource(camera: "sim-\($0.id)", spec: "sim:\($0.id),seed=11,reps=2", exercise: $0.id)
+        BusSource(camera: "sim-\($0.id)", spec: "sim:\($0.id),seed=11,reps=3", exercise: $0.id)
     }
 
     /// Runs every source through broker -> one worker (a left and a right session per camera)
@@ -34,6 +34,7 @@ struct BusTopologyTests {
         _ = try await topology.startBroker()
         let listener = try await topology.startListener(
             "listen", ["event/", "--format", "json", "--count", String(total)])
+        let health = try HealthWatch(bus: topology.bus)
         let worker = try await topology.startWorker(
             "worker",
             sources.flatMap { source in
@@ -61,6 +62,10 @@ struct BusTopologyTests {
         }
         #expect(Set(received.keys).isSubset(of: Set(expected.keys)))
         #expect(worker.isRunning)
+        // Every pose reached the worker: nothing was dropped on the way.
+        let poses = try sources.map { try PoseCount.of($0.spec) }.reduce(0, +)
+        let report = health.wait(for: "worker") { $0.counters["poses"] == poses }
+        #expect(report?.counters["gaps"] == 0, "\(String(describing: health.latest["worker"]))")
     }
 
     @Test func everyRealRecordingGivesTheEventsOfAnalyzeThroughTheBus() async throws {
@@ -69,6 +74,46 @@ struct BusTopologyTests {
 
     @Test func everySimulatedExerciseGivesTheEventsOfAnalyzeThroughTheBus() async throws {
         try await expectSameEventsAsAnalyze(Self.simulations)
+    }
+
+    @Test func aTCPBusCarriesTheSameEventsAsIPC() async throws {
+        let source = BusSource.recordings[0]
+        let left = try await Oracle.events(source: source.spec, exercise: source.exercise, side: "left")
+        // A port the system just gave out, with the next one free too (the subscribers' side).
+        var topology: Topology?
+        var broker: KinesiaProcess?
+        for _ in 0..<5 where broker == nil {
+            let context = try ZMQContext()
+            let probe = try ZMQSocket(.pull, context: context)
+            let endpoint = try probe.bind("tcp://127.0.0.1:*")
+            probe.close()
+            context.terminate()
+            guard let port = endpoint.split(separator: ":").last.flatMap({ Int($0) }), port < 65534 else {
+                continue
+            }
+            let candidate = try Topology(bus: "tcp://127.0.0.1:\(port)")
+            let process = try candidate.start("broker", ["broker"])
+            if await process.waitForError(containing: "serving", timeout: .seconds(5)) {
+                topology = candidate
+                broker = process
+            } else {
+                candidate.tearDown()
+            }
+        }
+        guard let topology, broker != nil else {
+            Issue.record("no free TCP port pair for the broker")
+            return
+        }
+        defer { topology.tearDown() }
+        let listener = try await topology.startListener(
+            "listen", ["event/", "--format", "json", "--count", String(left.count)])
+        _ = try await topology.startWorker(
+            "worker", ["--camera", "cam0", "--session", "left=\(source.exercise):left"])
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", source.spec, "--pace", "max"])
+        #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
+        #expect(await listener.waitForExit() == 0, "\(topology.diagnostics)")
+        #expect(ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] == left)
     }
 
     @Test func camerasNamedCam1AndCam10NeverCross() async throws {
@@ -145,6 +190,91 @@ struct BusTopologyTests {
         #expect(received["event/cam0/solo-left/"] == left)
         #expect(received["event/cam0/pair-right/"] == right)
         #expect(received["event/cam0/solo-right/"] == right)
+    }
+
+    @Test func snapshotsFollowEveryCountChangeAndAtMostFifteenASecondOfPoseTime() async throws {
+        let source = "sim:shoulderAbduction,seed=5,reps=3"
+        let oracle = try await Oracle.run(source: source, exercise: "shoulderAbduction", side: "left")
+        guard case .summary(let summary) = try MotionJSON.decode(oracle.summary) else {
+            Issue.record("no summary: \(oracle.summary)")
+            return
+        }
+        #expect(summary.repCount + summary.rejectedCount > 0)
+        let poses = try PoseCount.of(source)
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let listener = try await topology.startListener("listen", ["snapshot/cam0/", "--format", "json"])
+        let health = try HealthWatch(bus: topology.bus)
+        _ = try await topology.startWorker(
+            "worker", ["--camera", "cam0", "--session", "left=shoulderAbduction:left"])
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", source, "--pace", "max"])
+        #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
+        let report = health.wait(for: "worker") { $0.counters["poses"] == poses }
+        let sent = report?.counters["snapshots"] ?? 0
+        #expect(sent > 0)
+        #expect(await listener.waitForOutputLines(sent), "\(listener.diagnostics)")
+
+        let lines = ListenedLine.byTopic(listener.outputLines)
+        #expect(Array(lines.keys) == ["snapshot/cam0/left/"])
+        let snapshots = try (lines["snapshot/cam0/left/"] ?? []).map { try MotionJSON.decodeSnapshot($0) }
+        #expect(snapshots.count == sent)
+        #expect(snapshots.last?.snapshot.repCount == summary.repCount)
+        #expect(snapshots.last?.snapshot.rejectedCount == summary.rejectedCount)
+        var countChanges = 0
+        for (previous, next) in zip(snapshots, snapshots.dropFirst()) {
+            let changed =
+                previous.snapshot.repCount != next.snapshot.repCount
+                || previous.snapshot.rejectedCount != next.snapshot.rejectedCount
+            if changed {
+                countChanges += 1
+            } else {
+                #expect(next.t - previous.t >= 1.0 / 15 - 1e-6, "snapshots at \(previous.t) and \(next.t)")
+            }
+        }
+        #expect(countChanges == summary.repCount + summary.rejectedCount)
+    }
+
+    @Test func aRestartedIngestKeepsTheSessionsWhenTimeGoesOnAndStartsThemOverWhenItDoesNot() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        func write(_ name: String, _ poses: [Pose]) throws -> String {
+            let path = topology.directory + "/" + name
+            try (poses.map(PoseJSONLine.encode).joined(separator: "\n") + "\n")
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let first = try PoseSource.load("sim:squat,seed=1,reps=2")
+        let later = try PoseSource.load("sim:squat,seed=2,reps=2,start=100")
+        let fileA = try write("a.jsonl", first)
+        let fileB = try write("b.jsonl", later)
+        let fileAB = try write("ab.jsonl", first + later)
+        let continued = try await Oracle.events(source: fileAB, exercise: "squat", side: "left")
+        let fresh = try await Oracle.events(source: fileA, exercise: "squat", side: "left")
+
+        _ = try await topology.startBroker()
+        let listener = try await topology.startListener(
+            "listen", ["event/cam0/", "--format", "json", "--count", String(continued.count + fresh.count)])
+        let health = try HealthWatch(bus: topology.bus)
+        _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "s=squat:left"])
+        var sent = 0
+        for (run, file) in [fileA, fileB, fileA].enumerated() {
+            let ingest = try topology.start(
+                "ingest-\(run)", ["ingest", "--camera", "cam0", "--source", file, "--pace", "max"])
+            #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
+            sent += try PoseCount.of(file)
+            // The next sender starts once the worker has every pose of this one.
+            let report = health.wait(for: "worker") { $0.counters["poses"] == sent }
+            #expect(report != nil, "\(topology.diagnostics)")
+        }
+        #expect(await listener.waitForExit() == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/s/"] ?? []
+        #expect(received == continued + fresh)
+        let report = health.latest["worker"]
+        #expect(report?.counters["restarts"] == 2)
+        #expect(report?.counters["sessionResets"] == 1)
+        #expect(report?.counters["rejected"] == 0)
     }
 
     @Test func everyProcessReconnectsAfterTheBrokerIsKilledAndTheWorkerCountsTheGap() async throws {
@@ -238,6 +368,42 @@ struct BusTopologyTests {
         #expect(final?.counters["gaps"] == 0)
     }
 
+    @Test func listenWarnsOfAGapAndReportsAMalformedMessageWithoutStopping() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let listener = try await topology.startListener(
+            "listen", ["event/", "--format", "json", "--count", "2"])
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let injector = try ZMQSocket(.xpub, context: context, linger: .seconds(1))
+        defer { injector.close() }
+        try injector.connect("ipc://\(topology.bus)/pub.sock")
+        let subscription = try injector.receive(timeout: .seconds(10))
+        #expect(subscription?.first == [1] + Array("event/".utf8))
+
+        let topic = try Topic.event(camera: "cam0", session: "left")
+        var encoder = WireEncoder(streamID: StreamID(0x1234))
+        var payload: [UInt8] = []
+        let event = MotionJSON.encode(.holdStarted, at: 1.5)
+        try encoder.encode(json: Array(event.utf8), on: topic, into: &payload)
+        try injector.send([topic.bytes, payload])
+        try injector.send([topic.bytes, Array(repeating: 0x55, count: 40)])
+        for _ in 0..<5 { try encoder.encode(json: Array(event.utf8), on: topic, into: &payload) }
+        try injector.send([topic.bytes, payload])
+
+        #expect(await listener.waitForExit() == 0, "\(listener.diagnostics)")
+        let lines = listener.outputLines.compactMap(ListenedLine.init)
+        #expect(lines.map(\.seq) == [0, 5])
+        #expect(lines.allSatisfy { $0.payload == event && $0.stream == "0000000000001234" })
+        #expect(
+            listener.errorText.contains("event/cam0/left/: 4 messages missing before #5"),
+            "\(listener.diagnostics)")
+        #expect(
+            listener.errorText.contains("malformed message on \"event/cam0/left/\""),
+            "\(listener.diagnostics)")
+    }
+
     @Test func sigtermStopsIngestWorkerAndBrokerWithStatusZero() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
@@ -255,6 +421,45 @@ struct BusTopologyTests {
         for process in [ingest, worker, broker] {
             #expect(kill(process.pid, 0) != 0, "\(process.name) is still there")
         }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: topology.bus)) ?? []
+        #expect(!files.contains("pub.sock") && !files.contains("sub.sock"), "\(files)")
+    }
+
+    @Test func sigtermToUpRunningTheRealCommandsLeavesNoProcessBehind() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let file = topology.directory + "/topology.json"
+        let json = """
+            {
+              "bus": "\(topology.bus)",
+              "processes": [
+                {"name": "broker", "command": ["broker"], "restart": "always"},
+                {"name": "worker-sides", "command": ["worker", "--camera", "cam0",
+                  "--session", "left=shoulderAbduction:left", "--session", "right=shoulderAbduction:right"]},
+                {"name": "listen", "command": ["listen", "event/", "--format", "json"]},
+                {"name": "ingest", "command": ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction",
+                  "--speed", "10", "--loop"]}
+              ],
+              "shutdown": {"deadlineSeconds": 5},
+              "startup": {"settleSeconds": 0.2}
+            }
+            """
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let up = try topology.start("up", ["up", file], addingBus: false)
+        // The listener (a child of up, printing to up's standard output) sees events.
+        #expect(
+            await waitUntil(timeout: .seconds(30)) {
+                up.outputLines.contains { $0.hasPrefix(#"{"topic":"event/cam0/left/""#) }
+                    && up.outputLines.contains { $0.hasPrefix(#"{"topic":"event/cam0/right/""#) }
+            }, "\(up.diagnostics)")
+        #expect(topology.processesUsingDirectory().count == 5)
+
+        #expect(await up.stop(grace: .seconds(30)) == 0, "\(up.diagnostics)")
+        #expect(topology.processesUsingDirectory() == [], "\(up.diagnostics)")
+        for child in ["ingest", "worker-sides", "listen", "broker"] {
+            #expect(up.errorText.contains("exited \(child) (pid"), "\(child)")
+        }
+        #expect(!up.errorText.contains("SIGKILL"), "\(up.diagnostics)")
         let files = (try? FileManager.default.contentsOfDirectory(atPath: topology.bus)) ?? []
         #expect(!files.contains("pub.sock") && !files.contains("sub.sock"), "\(files)")
     }

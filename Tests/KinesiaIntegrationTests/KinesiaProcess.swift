@@ -125,23 +125,26 @@ final class Topology: @unchecked Sendable {
     let bus: String
     private let processes = Mutex<[KinesiaProcess]>([])
 
-    init() throws {
+    /// A topology in a new private directory; its bus is `DIR/bus` unless `bus` is given
+    /// (`tcp://...`).
+    init(bus: String? = nil) throws {
         var template = Array("/tmp/kinesia-it.XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { throw POSIXError(.EIO) }
         directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        bus = directory + "/bus"
+        self.bus = bus ?? directory + "/bus"
         #expect(
             FileManager.default.isExecutableFile(atPath: Package.kinesia), "build kinesia first: swift build")
     }
 
-    /// Starts `kinesia <arguments> --bus <bus>`.
+    /// Starts `kinesia <arguments> --bus <bus>` (without `--bus` when `addingBus` is false).
     @discardableResult
-    func start(_ name: String, _ arguments: [String], standardInput: FileHandle? = nil) throws
-        -> KinesiaProcess
-    {
+    func start(
+        _ name: String, _ arguments: [String], standardInput: FileHandle? = nil, addingBus: Bool = true
+    ) throws -> KinesiaProcess {
         let process = try KinesiaProcess(
-            name, arguments + ["--bus", bus], directory: directory, standardInput: standardInput)
+            name, arguments + (addingBus ? ["--bus", bus] : []), directory: directory,
+            standardInput: standardInput)
         processes.withLock { $0.append(process) }
         return process
     }
@@ -181,6 +184,21 @@ final class Topology: @unchecked Sendable {
         for process in all where process.isRunning { process.signal(SIGKILL) }
         for process in all { process.process.waitUntilExit() }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The pids of the running processes whose command line mentions this topology's
+    /// directory (its bus, its files): after a clean stop, none.
+    func processesUsingDirectory() -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry),
+                let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(directory)
+            else { return nil }
+            // A zombie is gone but for its parent's wait.
+            let status = (try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8)) ?? ""
+            return status.contains(") Z ") ? nil : pid
+        }
     }
 
     /// Everything the processes printed on standard error, for failure messages.

@@ -110,8 +110,11 @@ public struct ListenCommand: ParsableCommand {
             lastReceived = clock.now
             switch delivery {
             case .malformed(let topic, let reason):
-                log.warning(
-                    "malformed message on \"\(topic)\": \(reason) (\(subscriber.decodeErrorCount) so far)")
+                // Every one is counted; the first ten of a reason are shown, then every thousandth.
+                let seen = subscriber.decodeErrors[reason.code, default: 0]
+                if seen <= 10 || seen % 1000 == 0 {
+                    log.warning("malformed message on \"\(topic)\": \(reason) (\(seen) of this kind so far)")
+                }
             case .message(let message, let result):
                 switch result {
                 case .gap(let missed):

@@ -13,9 +13,6 @@ struct PoseFrame: Sendable {
     private(set) var present: UInt32 = 0
     /// Bit `i` set: joint `i` is visible and has a confidence figure.
     private(set) var confident: UInt32 = 0
-    /// Smallest and largest y among the visible points.
-    private(set) var minY: Double = 0
-    private(set) var maxY: Double = 0
     /// The usable image size, or `nil` when unknown or not positive.
     private(set) var imageWidth: Double?
     private(set) var imageHeight: Double?
@@ -52,47 +49,44 @@ struct PoseFrame: Sendable {
             }
         }
         // One pass over each dictionary, writing through buffer pointers (one uniqueness
-        // check per pose instead of one per joint).
-        var scan = PointScan()
-        points.withUnsafeMutableBufferPointer { buffer in
+        // check per pose instead of one per joint), with the loop state in locals.
+        let (pointsNonFinite, absurd, present) = points.withUnsafeMutableBufferPointer { buffer in
+            var nonFinite = false
+            var absurd = false
+            var present: UInt32 = 0
             for (joint, point) in pose.points {
                 let x = Double(point.x)
                 let y = Double(point.y)
                 guard x.isFinite, y.isFinite else {
-                    scan.nonFinite = true
+                    nonFinite = true
                     continue
                 }
-                if abs(x) > limitX || abs(y) > limitY { scan.absurd = true }
+                absurd = absurd || abs(x) > limitX || abs(y) > limitY
                 let index = joint.index
                 buffer[index] = point
-                scan.present |= 1 << UInt32(index)
-                scan.lowY = min(scan.lowY, y)
-                scan.highY = max(scan.highY, y)
+                present |= 1 << UInt32(index)
             }
+            return (nonFinite, absurd, present)
         }
-        var confident: UInt32 = 0
-        confidences.withUnsafeMutableBufferPointer { buffer in
+        let (confidencesNonFinite, confident) = confidences.withUnsafeMutableBufferPointer { buffer in
+            var nonFinite = false
+            var confident: UInt32 = 0
             for (joint, value) in pose.confidence {
                 guard value.isFinite else {
-                    scan.nonFinite = true
+                    nonFinite = true
                     continue
                 }
                 let index = joint.index
                 buffer[index] = value
                 confident |= 1 << UInt32(index)
             }
+            return (nonFinite, confident)
         }
-        let nonFinite = scan.nonFinite
-        let absurd = scan.absurd
-        let present = scan.present
-        let lowY = scan.lowY
-        let highY = scan.highY
+        let nonFinite = pointsNonFinite || confidencesNonFinite
         if nonFinite { return .nonFinite }
         if absurd { return .absurdCoordinates }
         self.present = present
         self.confident = confident & present
-        minY = present == 0 ? 0 : lowY
-        maxY = present == 0 ? 0 : highY
         return nil
     }
 
@@ -106,6 +100,22 @@ struct PoseFrame: Sendable {
 
     /// The number of visible points.
     var count: Int { present.nonzeroBitCount }
+
+    /// The vertical span of the visible points (largest y minus smallest), 0 without points.
+    func verticalSpan() -> Double {
+        var bits = present
+        guard bits != 0 else { return 0 }
+        var low = Double.infinity
+        var high = -Double.infinity
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            let y = Double(points[index].y)
+            low = min(low, y)
+            high = max(high, y)
+        }
+        return high - low
+    }
 
     /// The lowest confidence among the visible joints of `mask`, or `nil` when none of them
     /// has a confidence figure (as ``Pose/confidence(of:)``).
@@ -135,15 +145,6 @@ struct PoseFrame: Sendable {
         }
         return sum / Double(count)
     }
-}
-
-/// What a pass over a pose's points found.
-private struct PointScan {
-    var nonFinite = false
-    var absurd = false
-    var present: UInt32 = 0
-    var lowY = Double.infinity
-    var highY = -Double.infinity
 }
 
 extension Joint {

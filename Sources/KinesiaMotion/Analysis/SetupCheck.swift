@@ -18,7 +18,7 @@ struct SetupCheck: Sendable {
         var issues: UInt32 = 0
         if let width = frame.imageWidth, let height = frame.imageHeight {
             // Too far: the visible body spans under a fraction of the image height.
-            if frame.count >= 2, frame.maxY - frame.minY < rules.tooFarFraction * height {
+            if frame.count >= 2, frame.verticalSpan() < rules.tooFarFraction * height {
                 issues |= SetupIssue.tooFar.bit
             }
             // Too close or out of frame: a required joint near an edge.

@@ -1,7 +1,7 @@
 /// A point of the body, following the 19 points of Vision's 2D body detector.
 ///
 /// Raw values are stable API: they are the names used in recordings, on the wire and in every
-/// JSON the project writes. The order of ``allCases`` is stable too: it is the joint's
+/// JSON the project writes. The order of `allCases` is stable too: it is the joint's
 /// ``index``, which compact encodings use.
 ///
 /// ```swift
@@ -14,7 +14,7 @@ public enum Joint: String, CaseIterable, Sendable, Hashable, Codable {
     case leftShoulder, rightShoulder, leftElbow, rightElbow, leftWrist, rightWrist
     case leftHip, rightHip, leftKnee, rightKnee, leftAnkle, rightAnkle
 
-    /// The joint's stable position in ``allCases`` (0...18).
+    /// The joint's stable position in `allCases` (0...18).
     @inlinable
     public var index: Int {
         switch self {

@@ -1,6 +1,6 @@
 public import Observation
 
-/// A live analysis session: feed it poses, draw its ``snapshot``, react to its ``events()``.
+/// A live analysis session: feed it poses, draw its ``snapshot``, react to its ``events(bufferingPolicy:)``.
 ///
 /// `MotionSession` is a thin shell over ``MotionAnalyzer`` (which does all the analysis, with
 /// time only from pose timestamps): it keeps the observable snapshot on the main actor, fans
@@ -164,6 +164,6 @@ public final class MotionSession {
 }
 
 extension MotionSession {
-    /// The number of streams from ``events()`` still attached (for tests and diagnostics).
+    /// The number of streams from ``events(bufferingPolicy:)`` still attached (for tests and diagnostics).
     var listenerCount: Int { fanOut.listenerCount }
 }
