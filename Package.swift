@@ -76,7 +76,7 @@ let package = Package(
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(
             name: "KinesiaIntegrationTests",
-            dependencies: ["KinesiaMotion", "KinesiaWire"],
+            dependencies: ["KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,13 @@ extension Kinesia {
     /// with a ``ParsableCommand`` and one line here.
     public static let commands: [any ParsableCommand.Type] = [
         AnalyzeCommand.self,
+        BrokerCommand.self,
+        IngestCommand.self,
+        WorkerCommand.self,
+        ListenCommand.self,
+        WatchCommand.self,
+        StatusCommand.self,
+        DemoCommand.self,
         UpCommand.self,
     ]
 }

@@ -22,7 +22,8 @@ public struct AnalyzeCommand: ParsableCommand {
         name: "analyze", summary: "Run one analysis over a recording and print what happened.",
         discussion: """
             FILE is a JSON Lines recording (one pose a line: {"t","w","h","points","confidence"}) \
-            or a folder of OpenPose *_keypoints.json frames.
+            or a folder of OpenPose *_keypoints.json frames, or sim:EXERCISE[,key=value...] for \
+            one block of the built-in simulator (the poses 'kinesia ingest --source sim:...' sends).
             Text output: one line per event, then a summary. JSON output (--format json): one \
             object per line with "type" first; the last line is {"type":"summary",...}.
             """)
@@ -30,7 +31,9 @@ public struct AnalyzeCommand: ParsableCommand {
     /// The file, the exercise and side, and the output options.
     public static var arguments: [Argument<AnalyzeCommand>] {
         [
-            .positional("file", \.file, help: "A JSON Lines recording, or a folder of OpenPose JSON frames."),
+            .positional(
+                "file", \.file,
+                help: "A JSON Lines recording, a folder of OpenPose JSON frames, or sim:EXERCISE."),
             .option("exercise", \.exercise, valueName: "id", required: true, help: "The catalog exercise."),
             .option(
                 "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
@@ -80,13 +83,8 @@ public struct AnalyzeCommand: ParsableCommand {
     /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or malformed.
     public func run(context: CommandContext) async throws {
         guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
-        let poses: [Pose]
-        do {
-            poses = try Recording.load(
-                URL(fileURLWithPath: file), openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
-        } catch {
-            throw CLIError.failure(error.description)
-        }
+        let poses = try PoseSource.load(
+            file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
         Self.analyze(
             poses, exercise: exercise, side: side, format: format, frames: frames, baseline: baseline,
             output: context.standardOutput)

@@ -38,6 +38,8 @@ public struct Argument<Command> {
     public let choices: [String]
     /// The default, as help shows it, when there is one worth showing.
     public let defaultDescription: String?
+    /// Whether a positional takes every remaining positional value (it must be the last one).
+    public let isVariadic: Bool
     let store: (inout Command, String) throws(CLIError) -> Void
 
     /// The spelling on the command line: `--name` or `<name>`.
@@ -47,7 +49,8 @@ public struct Argument<Command> {
 
     private init(
         name: String, valueName: String?, help: String, kind: Kind, isRequired: Bool, choices: [String],
-        defaultDescription: String?, store: @escaping (inout Command, String) throws(CLIError) -> Void
+        defaultDescription: String?, isVariadic: Bool = false,
+        store: @escaping (inout Command, String) throws(CLIError) -> Void
     ) {
         self.name = name
         self.valueName = valueName ?? name
@@ -56,6 +59,7 @@ public struct Argument<Command> {
         self.isRequired = isRequired
         self.choices = choices
         self.defaultDescription = defaultDescription
+        self.isVariadic = isVariadic
         self.store = store
     }
 
@@ -146,6 +150,18 @@ public struct Argument<Command> {
             choices: Value.allValueStrings, defaultDescription: nil
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath] = try convert(string, for: "<\(name)>", as: Value.self)
+        }
+    }
+
+    /// Zero or more positional values, appended in order: the last positional of a command.
+    public static func positional<Value: ExpressibleByArgument>(
+        _ name: String, _ keyPath: WritableKeyPath<Command, [Value]>, help: String
+    ) -> Argument {
+        Argument(
+            name: name, valueName: name, help: help, kind: .positional, isRequired: false,
+            choices: Value.allValueStrings, defaultDescription: nil, isVariadic: true
+        ) { (command: inout Command, string: String) throws(CLIError) in
+            command[keyPath: keyPath].append(try convert(string, for: "<\(name)>", as: Value.self))
         }
     }
 }

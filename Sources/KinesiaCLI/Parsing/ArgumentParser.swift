@@ -29,7 +29,7 @@ enum ArgumentParser {
             let spec = positionals[positionalIndex]
             try spec.store(&command, value)
             given.insert(spec.name)
-            positionalIndex += 1
+            if !spec.isVariadic { positionalIndex += 1 }
         }
 
         while index < arguments.count {

@@ -5,7 +5,7 @@ enum HelpFormatter {
         for spec in Command.arguments {
             let text: String
             switch spec.kind {
-            case .positional: text = "<\(spec.valueName)>"
+            case .positional: text = "<\(spec.valueName)>" + (spec.isVariadic ? " ..." : "")
             case .flag: text = "--\(spec.name)"
             case .option(let repeated): text = "--\(spec.name) <\(spec.valueName)>" + (repeated ? " ..." : "")
             }

@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+import KinesiaWire
+import Synchronization
+
+/// Set when a long-running command should stop (SIGINT or SIGTERM arrived): the command's
+/// socket loop checks ``isRequested`` between waits of at most a fraction of a second.
+public final class StopToken: Sendable {
+    private let raw = Atomic<Int32>(0)
+
+    /// A token not yet requested.
+    public init() {}
+
+    /// Whether a stop was requested.
+    public var isRequested: Bool { raw.load(ordering: .acquiring) != 0 }
+
+    /// The signal that requested the stop (`nil` before, or when stopped without a signal).
+    public var signal: ProcessSignal? {
+        let value = raw.load(ordering: .acquiring)
+        return value > 0 ? ProcessSignal(rawValue: value) : nil
+    }
+
+    /// Requests the stop.
+    public func request(_ signal: ProcessSignal? = nil) {
+        _ = raw.compareExchange(
+            expected: 0, desired: signal?.rawValue ?? -1, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// What the bus commands share: running their blocking socket loop on a thread of its own
+/// while signals are watched, and naming the process.
+enum BusProcess {
+    /// Runs `body` on a dedicated thread (libzmq sockets block and are confined to one thread)
+    /// while SIGINT and SIGTERM request a stop through the token. A second SIGINT (Control-C
+    /// twice) ends the process at once with status 1; repeated SIGTERMs count as one (the
+    /// kernel's parent-death signal may come several times, see ``ParentDeathSignal``).
+    ///
+    /// The signals are watched before `body` starts.
+    static func run<Result: Sendable>(
+        context: CommandContext, _ body: @escaping @Sendable (StopToken) throws -> Result
+    ) async throws -> Result {
+        let signals = SignalStream([.interrupt, .terminate])
+        let token = StopToken()
+        let logger = context.logger
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await signal in signals {
+                    if token.isRequested {
+                        guard signal == .interrupt else { continue }
+                        logger.warning("\(signal) again: exiting at once")
+                        context.standardOutput.flush()
+                        context.standardError.flush()
+                        exit(1)
+                    }
+                    logger.info("\(signal): stopping")
+                    token.request(signal)
+                }
+            }
+            defer { group.cancelAll() }
+            return try await withCheckedThrowingContinuation { continuation in
+                let thread = Thread {
+                    continuation.resume(with: Swift.Result { try body(token) })
+                }
+                thread.name = "kinesia.bus"
+                thread.start()
+            }
+        }
+    }
+
+    /// The process name: `--name`, else `KINESIA_PROCESS_NAME` (set by `kinesia up`), else
+    /// `fallback`.
+    /// - Throws: ``CLIError/usage(_:)`` when the name cannot be a topic name.
+    static func processName(_ option: String?, environment: [String: String], fallback: String)
+        throws(CLIError) -> String
+    {
+        let name = option ?? environment["KINESIA_PROCESS_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+        guard Topic.isValidName(name) else {
+            throw CLIError.usage(
+                "invalid process name \"\(name)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
+            )
+        }
+        return name
+    }
+
+    /// The bus of a command, made ready (its directory exists, private).
+    /// - Throws: ``CLIError/usage(_:)`` for a malformed `--bus`, ``CLIError/failure(_:)`` when
+    ///   the directory cannot be used.
+    static func bus(_ option: String?, environment: [String: String]) throws(CLIError) -> BusAddress {
+        let bus: BusAddress
+        do {
+            bus = try BusAddress.resolve(option, environment: environment)
+        } catch {
+            throw CLIError.usage(error.description)
+        }
+        do {
+            try bus.prepare()
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+        return bus
+    }
+
+    /// The `--bus` argument every bus command takes.
+    static func busArgument<Command>(_ keyPath: WritableKeyPath<Command, String?>) -> Argument<Command> {
+        .option(
+            "bus", keyPath, valueName: "dir|tcp://host:port",
+            help: "The bus: a directory for IPC sockets, or tcp://HOST:PORT (default: $KINESIA_BUS, "
+                + "else $XDG_RUNTIME_DIR/kinesia, else /tmp/kinesia-<uid>).")
+    }
+
+    /// The `--name` argument.
+    static func nameArgument<Command>(_ keyPath: WritableKeyPath<Command, String?>, example: String)
+        -> Argument<Command>
+    {
+        .option(
+            "name", keyPath, valueName: "name",
+            help: "The process name on health/<name>/ (default: $KINESIA_PROCESS_NAME, else \(example)).")
+    }
+}
+
+/// Sleeps on the calling thread (the socket loops are threads of their own, not tasks).
+func sleepThread(_ duration: Duration) {
+    guard duration > .zero else { return }
+    let (seconds, attoseconds) = duration.components
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) * 1e-18
+    }
+
+    /// A duration from seconds (negative and non-finite values give zero).
+    static func seconds(double value: Double) -> Duration {
+        guard value.isFinite, value > 0 else { return .zero }
+        return .nanoseconds(Int64(min(value, 1e9) * 1e9))
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+public import KinesiaBus
+public import KinesiaMotion
+public import KinesiaWire
+
+/// Publishes wire messages on the bus: connected to the broker's frontend, one stream id per
+/// process start, a sequence number per topic, payloads encoded into reused buffers.
+///
+/// Two modes:
+/// - a plain PUB (workers, the broker's own health): sends never wait; at the high-water mark
+///   libzmq drops, and the receivers see the gap in the sequence numbers;
+/// - ``waitsForSubscribers``: an XPUB with `ZMQ_XPUB_NODROP` (ingest). It sees the
+///   subscriptions that the broker forwards upstream, so it can wait until someone subscribes
+///   (``waitForSubscriber(to:timeout:isCancelled:)``), and a send that would exceed the
+///   high-water mark is refused (``publish(_:on:)`` returns `false`) instead of dropped silently;
+///   the caller decides whether to pause and retry or to drop and count.
+///
+/// Not `Sendable`: use it on the thread that made it, like its socket.
+///
+/// ```swift
+/// let publisher = try BusPublisher(context: context, bus: bus)
+/// try publisher.publish(pose, on: Topic.pose(camera: "cam0"))
+/// try publisher.publish(json: line, kind: .event, on: Topic.event(camera: "cam0", session: "left"))
+/// ```
+public final class BusPublisher {
+    /// The default send high-water mark (messages queued towards the broker).
+    public static let defaultHighWaterMark: Int32 = 10_000
+
+    /// This process's stream id (random per process start).
+    public var streamID: StreamID { encoder.streamID }
+    /// Whether the socket is an XPUB that tracks subscriptions and refuses sends at the HWM.
+    public let waitsForSubscribers: Bool
+    /// The socket (for a ``Poller``).
+    public let socket: ZMQSocket
+
+    private var encoder: WireEncoder
+    private var frames: [[UInt8]] = [[], []]
+    private var topicBytes: [Topic: [UInt8]] = [:]
+    private var subscriptions: [[UInt8]: Int] = [:]
+    private var incoming: [[UInt8]] = []
+
+    /// Connects a publisher to the bus's frontend.
+    /// - Parameters:
+    ///   - context: The process's context.
+    ///   - bus: The bus.
+    ///   - waitsForSubscribers: XPUB with subscriptions and no silent drop (see the type).
+    ///   - highWaterMark: `ZMQ_SNDHWM`.
+    ///   - linger: How long closing keeps unsent messages.
+    ///   - streamID: The stream id (random by default).
+    ///   - connectionTimeout: When set, waits at most this long for the connection to the
+    ///     broker (ZMTP handshake) before returning, so that the subscriptions the broker
+    ///     forwards on connection arrive before the first message (a worker uses it).
+    /// - Throws: ``ZMQError`` when the socket cannot be made or connected.
+    public init(
+        context: ZMQContext, bus: BusAddress, waitsForSubscribers: Bool = false,
+        highWaterMark: Int32 = defaultHighWaterMark, linger: Duration = .milliseconds(500),
+        streamID: StreamID = .random(), connectionTimeout: Duration? = nil
+    ) throws(ZMQError) {
+        encoder = WireEncoder(streamID: streamID)
+        self.waitsForSubscribers = waitsForSubscribers
+        socket = try ZMQSocket(waitsForSubscribers ? .xpub : .pub, context: context, linger: linger)
+        try socket.set(.sendHighWaterMark, highWaterMark)
+        if waitsForSubscribers {
+            try socket.set(.xpubNoDrop, true)
+        }
+        try socket.set(.reconnectIntervalMax, .seconds(1))
+        if let connectionTimeout {
+            let monitor = try socket.monitor([.handshakeSucceeded])
+            defer { monitor.close() }
+            try socket.connect(bus.publisherEndpoint)
+            _ = try monitor.next(.handshakeSucceeded, timeout: connectionTimeout)
+            try socket.stopMonitoring()
+        } else {
+            try socket.connect(bus.publisherEndpoint)
+        }
+    }
+
+    /// Closes the socket (unsent messages are kept for the linger given at creation).
+    public func close() { socket.close() }
+
+    /// The last sequence number sent on `topic`, or `nil`.
+    public func lastSequence(on topic: Topic) -> UInt64? { encoder.lastSequence(on: topic) }
+
+    /// Publishes a pose.
+    /// - Returns: `true` when queued; `false` when an XPUB publisher is at its high-water mark
+    ///   (nothing was sent, but the sequence number was used: receivers will see a gap if the
+    ///   caller gives up rather than ``resend()``).
+    /// - Throws: ``WireError`` for a pose that cannot be encoded (NaN...: no sequence number is
+    ///   used), ``ZMQError``.
+    @discardableResult
+    public func publish(_ pose: Pose, on topic: Topic) throws -> Bool {
+        try encoder.encode(pose, on: topic, into: &frames[1])
+        return try send(topic)
+    }
+
+    /// Publishes JSON (an event, a snapshot or a health report) on `topic`.
+    /// - Returns: As ``publish(_:on:)``.
+    /// - Throws: ``WireError`` (empty, oversized...), ``ZMQError``.
+    @discardableResult
+    public func publish(json: [UInt8], kind: PayloadKind, on topic: Topic) throws -> Bool {
+        guard topic.kind.payloadKind == kind else {
+            throw WireError.topicMismatch(topic: topic.kind, payload: kind)
+        }
+        try encoder.encode(json: json, on: topic, into: &frames[1])
+        return try send(topic)
+    }
+
+    /// Publishes JSON text.
+    @discardableResult
+    public func publish(json: String, kind: PayloadKind, on topic: Topic) throws -> Bool {
+        try publish(json: Array(json.utf8), kind: kind, on: topic)
+    }
+
+    /// Publishes a health report.
+    @discardableResult
+    public func publish(_ report: HealthReport, on topic: Topic) throws -> Bool {
+        try publish(json: try report.json(), kind: .health, on: topic)
+    }
+
+    /// Tries again to send the last message that ``publish(_:on:)`` could not queue (same
+    /// sequence number).
+    /// - Returns: Whether it was queued this time.
+    public func resend() throws(ZMQError) -> Bool {
+        if waitsForSubscribers { readSubscriptions() }
+        return try socket.trySend(frames)
+    }
+
+    private func send(_ topic: Topic) throws(ZMQError) -> Bool {
+        if let bytes = topicBytes[topic] {
+            frames[0] = bytes
+        } else {
+            let bytes = topic.bytes
+            topicBytes[topic] = bytes
+            frames[0] = bytes
+        }
+        if waitsForSubscribers { readSubscriptions() }
+        return try socket.trySend(frames)
+    }
+
+    // MARK: - Subscriptions (XPUB only)
+
+    /// Reads the subscription messages waiting on an XPUB socket (never waits).
+    public func readSubscriptions() {
+        guard waitsForSubscribers else { return }
+        while (try? socket.tryReceive(into: &incoming)) == true {
+            guard let frame = incoming.first, let flag = frame.first else { continue }
+            let prefix = Array(frame.dropFirst())
+            if flag == 1 {
+                subscriptions[prefix, default: 0] += 1
+            } else if flag == 0, let count = subscriptions[prefix] {
+                subscriptions[prefix] = count > 1 ? count - 1 : nil
+            }
+        }
+    }
+
+    /// Whether a subscription that matches `topic` has reached this XPUB publisher (always
+    /// `true` for a plain PUB, which cannot tell).
+    public func hasSubscriber(to topic: Topic) -> Bool {
+        guard waitsForSubscribers else { return true }
+        readSubscriptions()
+        let bytes = topic.bytes
+        return subscriptions.keys.contains { bytes.starts(with: $0) }
+    }
+
+    /// Waits until a subscription matching `topic` arrives (XPUB only).
+    /// - Parameters:
+    ///   - topic: The topic to be sent.
+    ///   - timeout: The longest wait.
+    ///   - isCancelled: Checked about every 50 ms; the wait ends when it returns `true`.
+    /// - Returns: Whether a subscriber is there.
+    public func waitForSubscriber(
+        to topic: Topic, timeout: Duration, isCancelled: () -> Bool = { false }
+    ) throws(ZMQError) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            if hasSubscriber(to: topic) { return true }
+            let remaining = clock.now.duration(to: deadline)
+            if remaining <= .zero || isCancelled() { return false }
+            var poller = Poller()
+            poller.add(socket, for: .readable)
+            _ = try poller.poll(timeout: min(remaining, .milliseconds(50)))
+        }
+    }
+}

@@ -1,0 +1,171 @@
+public import KinesiaBus
+public import KinesiaWire
+
+/// Receives wire messages from the bus: a SUB socket connected to the broker's backend, its
+/// prefixes subscribed, every message decoded and judged by a ``SequenceTracker`` per topic.
+///
+/// Decode errors never end the loop: each is counted by reason (``decodeErrors``, keyed by
+/// ``WireError/code`` or `frameCount` for a message that is not two frames) and returned as
+/// ``Delivery/malformed(topic:reason:)``. Duplicates and stale messages are counted by the
+/// tracker and not delivered.
+///
+/// Not `Sendable`: use it on the thread that made it.
+///
+/// ```swift
+/// let subscriber = try BusSubscriber(context: context, bus: bus, prefixes: [.kind(.event)])
+/// while let delivery = try subscriber.receive(timeout: .milliseconds(100)) {
+///     if case .message(let message, _) = delivery { print(message.topic) }
+/// }
+/// ```
+public final class BusSubscriber {
+    /// The default receive high-water mark.
+    public static let defaultHighWaterMark: Int32 = 10_000
+
+    /// What one receive produced.
+    public enum Delivery {
+        /// A decoded message and what its sequence number says (never a duplicate or stale).
+        case message(WireMessage, SequenceResult)
+        /// A message that could not be decoded; `topic` is its first frame as text (lossy).
+        case malformed(topic: String, reason: BusDecodeFailure)
+    }
+
+    /// The socket (for a ``Poller``).
+    public let socket: ZMQSocket
+    /// The prefixes subscribed so far.
+    public private(set) var prefixes: [TopicPrefix] = []
+    /// Sequence numbers per topic: gaps, restarts, duplicates.
+    public private(set) var tracker = SequenceTracker<Topic>()
+    /// Messages that could not be decoded, per reason.
+    public private(set) var decodeErrors: [String: Int] = [:]
+    /// Messages received (decoded or not).
+    public private(set) var received = 0
+
+    private var frames: [[UInt8]] = []
+    private var pendingMonitor: SocketMonitor?
+
+    /// Connects a subscriber to the bus's backend and subscribes `prefixes`.
+    /// - Throws: ``ZMQError``.
+    public init(
+        context: ZMQContext, bus: BusAddress, prefixes: [TopicPrefix] = [],
+        highWaterMark: Int32 = defaultHighWaterMark
+    ) throws(ZMQError) {
+        socket = try ZMQSocket(.sub, context: context)
+        try socket.set(.receiveHighWaterMark, highWaterMark)
+        try socket.set(.reconnectIntervalMax, .seconds(1))
+        for prefix in prefixes { try subscribe(prefix) }
+        pendingMonitor = try socket.monitor([.handshakeSucceeded])
+        try socket.connect(bus.subscriberEndpoint)
+    }
+
+    /// Subscribes one more prefix.
+    public func subscribe(_ prefix: TopicPrefix) throws(ZMQError) {
+        try socket.subscribe(prefix.bytes)
+        prefixes.append(prefix)
+    }
+
+    /// Subscribes a prefix given as text by a user (`kinesia listen event/cam1/`); it need not
+    /// be whole topic components (`event/cam1` also matches `event/cam10/...`).
+    public func subscribe(text: String) throws(ZMQError) {
+        try socket.subscribe(text)
+    }
+
+    /// Waits at most `timeout` for the connection to the broker (ZMTP handshake done): from
+    /// then on the subscriptions are on their way, sent before anything else.
+    /// - Returns: Whether the handshake was seen in time.
+    public func waitForConnection(timeout: Duration) throws(ZMQError) -> Bool {
+        guard let monitor = pendingMonitor else { return true }
+        defer {
+            monitor.close()
+            pendingMonitor = nil
+            try? socket.stopMonitoring()
+        }
+        return try monitor.next(.handshakeSucceeded, timeout: timeout) != nil
+    }
+
+    /// Closes the socket.
+    public func close() {
+        pendingMonitor?.close()
+        pendingMonitor = nil
+        socket.close()
+    }
+
+    /// All decode errors.
+    public var decodeErrorCount: Int { decodeErrors.values.reduce(0, +) }
+
+    /// Receives the next delivery, waiting at most `timeout` (`nil`: without limit). Duplicates
+    /// and stale messages are skipped (and counted by ``tracker``) without returning.
+    /// - Returns: The delivery, or `nil` when nothing came in time.
+    /// - Throws: ``ZMQError`` (``ZMQError/terminated`` when the context shuts down).
+    public func receive(timeout: Duration?) throws(ZMQError) -> Delivery? {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now.advanced(by: $0) }
+        while true {
+            if try socket.tryReceive(into: &frames) {
+                if let delivery = judge() { return delivery }
+                continue
+            }
+            var wait: Duration? = nil
+            if let deadline {
+                wait = clock.now.duration(to: deadline)
+                if wait! <= .zero { return nil }
+            }
+            var poller = Poller()
+            poller.add(socket, for: .readable)
+            _ = try poller.poll(timeout: wait)
+        }
+    }
+
+    /// Receives a delivery only if one is waiting now.
+    public func tryReceive() throws(ZMQError) -> Delivery? {
+        while try socket.tryReceive(into: &frames) {
+            if let delivery = judge() { return delivery }
+        }
+        return nil
+    }
+
+    private func judge() -> Delivery? {
+        received &+= 1
+        guard frames.count == 2 else {
+            return fail(.frameCount(frames.count))
+        }
+        let message: WireMessage
+        do {
+            message = try WireMessage.decode(topic: frames[0], payload: frames[1])
+        } catch {
+            return fail(.wire(error))
+        }
+        let result = tracker.record(message.header, on: message.topic)
+        guard result.isDelivered else { return nil }
+        return .message(message, result)
+    }
+
+    private func fail(_ reason: BusDecodeFailure) -> Delivery {
+        decodeErrors[reason.code, default: 0] += 1
+        let topic = String(decoding: (frames.first ?? []).prefix(Topic.maximumLength), as: UTF8.self)
+        return .malformed(topic: topic, reason: reason)
+    }
+}
+
+/// Why a received message was not decoded.
+public enum BusDecodeFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The message is not `[topic, payload]`: it has this many frames.
+    case frameCount(Int)
+    /// The frames do not decode.
+    case wire(WireError)
+
+    /// A stable name for counters: `frameCount`, or the ``WireError/code`` (`truncated`...).
+    public var code: String {
+        switch self {
+        case .frameCount: "frameCount"
+        case .wire(let error): error.code
+        }
+    }
+
+    /// A sentence for people.
+    public var description: String {
+        switch self {
+        case .frameCount(let count): "expected 2 frames (topic, payload), got \(count)"
+        case .wire(let error): error.description
+        }
+    }
+}

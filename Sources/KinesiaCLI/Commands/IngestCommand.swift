@@ -1,0 +1,245 @@
+import Foundation
+import KinesiaBus
+public import KinesiaMotion
+import KinesiaWire
+
+/// `kinesia ingest --camera ID --source SRC`: publishes a camera's poses on `pose/<camera>/`.
+///
+/// SRC is a JSON Lines recording, an OpenPose folder, `-` (standard input: one JSON pose per
+/// line, as any detector can print them), or `sim:EXERCISE[,key=value...]` (the built-in
+/// simulator). The ingest waits until something subscribes to its camera (at most
+/// `--wait-seconds`), then sends at the recording's own pace or as fast as possible.
+///
+/// High-water mark: the ingest's socket refuses a send instead of dropping it silently.
+/// `--pace max` then pauses a millisecond and retries, so a burst never overruns the broker's
+/// queue; `--pace recording` (live timing) drops the pose and counts it: poses are
+/// drop-and-detect, the receivers see the gap in the sequence numbers.
+public struct IngestCommand: ParsableCommand {
+    /// How fast poses go out.
+    public enum Pace: String, CaseIterable, Sendable, ExpressibleByArgument {
+        /// At the pace of the poses' timestamps.
+        case recording
+        /// As fast as the bus takes them.
+        case max
+    }
+
+    /// `ingest`, with its help.
+    public static let configuration = CommandConfiguration(
+        name: "ingest", summary: "Publish a camera's poses on the bus (pose/<camera>/).",
+        discussion: """
+            SRC: a JSON Lines recording, a folder of OpenPose JSON frames, - for standard input \
+            (one pose per line: {"t","w","h","points","confidence"}; malformed lines are reported \
+            and skipped), or sim:EXERCISE[,seed=N,reps=N,side=left|right|both,fps=N,...] for the \
+            built-in simulator.
+            Waits until something subscribes to pose/<camera>/ (at most --wait-seconds, then sends \
+            anyway). Standard input is sent as it comes, never paced. Progress goes to standard \
+            error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM.
+            """)
+
+    /// The options.
+    public static var arguments: [Argument<IngestCommand>] {
+        [
+            .option(
+                "camera", \.camera, valueName: "id", required: true, help: "The camera name (pose/<id>/)."),
+            .option(
+                "source", \.source, valueName: "src", required: true,
+                help: "A recording, an OpenPose folder, - (standard input) or sim:EXERCISE[,key=value...]."),
+            .option(
+                "pace", \.pace, valueName: "pace", defaultDescription: "recording", help: "How fast to send."),
+            .option(
+                "speed", \.speed, valueName: "factor", defaultDescription: "1",
+                help: "With --pace recording: play this many times faster than recorded."),
+            .flag("loop", \.loop, help: "Start over at the end, timestamps still increasing."),
+            .option(
+                "wait-seconds", \.waitSeconds, valueName: "s", defaultDescription: "30",
+                help: "How long to wait for a subscriber before sending anyway (0: do not wait)."),
+            BusProcess.busArgument(\.bus),
+            BusProcess.nameArgument(\.name, example: "ingest-<camera>"),
+            .option(
+                "keypoints", \.keypoints, valueName: "order",
+                help: "OpenPose keypoint order (default: from the keypoint count)."),
+            .option(
+                "fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
+        ]
+    }
+
+    /// `--camera`.
+    public var camera: String?
+    /// `--source`.
+    public var source: String?
+    /// `--pace`.
+    public var pace = Pace.recording
+    /// `--speed`.
+    public var speed = 1.0
+    /// `--loop`.
+    public var loop = false
+    /// `--wait-seconds`.
+    public var waitSeconds = 30.0
+    /// `--bus`.
+    public var bus: String?
+    /// `--name`.
+    public var name: String?
+    /// `--keypoints`.
+    public var keypoints: OpenPoseFormat?
+    /// `--fps`.
+    public var fps = 30.0
+
+    /// A command with every default.
+    public init() {}
+
+    /// Checks the camera name and the numbers.
+    public func validate() throws(CLIError) {
+        if let camera, !Topic.isValidName(camera) {
+            throw CLIError.usage(
+                "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
+            )
+        }
+        guard speed > 0 else { throw CLIError.usage("--speed must be positive, got \(speed)") }
+        guard waitSeconds >= 0 else { throw CLIError.usage("--wait-seconds must be 0 or more") }
+        guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
+    }
+
+    /// Publishes the source.
+    public func run(context: CommandContext) async throws {
+        guard let camera, let source else { throw CLIError.usage("missing --camera or --source") }
+        let topic = try Topic.pose(camera: camera)
+        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let name = try BusProcess.processName(
+            name, environment: context.environment, fallback: "ingest-\(camera)")
+        let poses = try PoseSource.open(
+            source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
+        let settings = Settings(
+            topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source)
+        let sendable = UncheckedSource(value: poses)
+        try await BusProcess.run(context: context) { stop in
+            var poses = sendable.value
+            try Self.publish(&poses, bus: bus, settings: settings, stop: stop, context: context)
+        }
+    }
+
+    private struct Settings: Sendable {
+        var topic: Topic
+        var name: String
+        var pace: Pace
+        var speed: Double
+        var waitSeconds: Double
+        var source: String
+    }
+
+    /// Moves the source onto the loop's thread (it is used there only).
+    private struct UncheckedSource: @unchecked Sendable {
+        var value: PoseSource
+    }
+
+    private struct Counters {
+        var sent = 0
+        var dropped = 0
+        var paused = 0
+        var malformedLines = 0
+        var invalid = 0
+
+        var dictionary: [String: Int] {
+            [
+                "sent": sent, "dropped": dropped, "paused": paused, "malformedLines": malformedLines,
+                "invalid": invalid,
+            ]
+        }
+    }
+
+    private static func publish(
+        _ source: inout PoseSource, bus: BusAddress, settings: Settings, stop: StopToken,
+        context: CommandContext
+    ) throws {
+        let log = context.logger
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let publisher = try BusPublisher(
+            context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
+        defer { publisher.close() }
+        var health = try HealthPublisher(process: settings.name, role: "ingest")
+        var counters = Counters()
+        let topic = settings.topic
+
+        if settings.waitSeconds > 0 {
+            log.info("waiting for a subscriber to \(topic) on \(bus)")
+            let found = try publisher.waitForSubscriber(
+                to: topic, timeout: .seconds(double: settings.waitSeconds),
+                isCancelled: {
+                    health.publishIfDue(counters: { counters.dictionary }, via: publisher)
+                    return stop.isRequested
+                })
+            if stop.isRequested { return }
+            if !found {
+                log.warning("nobody subscribed to \(topic) within \(settings.waitSeconds) s: sending anyway")
+            }
+        }
+        log.info(
+            "publishing \(settings.source) on \(topic) (pace \(source.isLive ? "live" : settings.pace.rawValue))"
+        )
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        var lastProgress = started
+        var origin: (wall: ContinuousClock.Instant, t: Double)?
+        var lastT: Double?
+        let paced = settings.pace == .recording && !source.isLive
+
+        loop: while !stop.isRequested {
+            health.publishIfDue(counters: { counters.dictionary }, via: publisher)
+            if clock.now - lastProgress >= .seconds(5) {
+                lastProgress = clock.now
+                log.info(
+                    "\(counters.sent) poses sent"
+                        + (lastT.map { " (t=\(String(format: "%.1f", $0)) s)" } ?? "")
+                        + (source.count.map { " of \($0)" } ?? "") + ", \(counters.dropped) dropped")
+            }
+            switch source.next(timeout: .milliseconds(100)) {
+            case .end:
+                break loop
+            case .idle:
+                continue
+            case .malformed(let line, let reason):
+                counters.malformedLines += 1
+                log.warning("standard input line \(line): \(reason)")
+                continue
+            case .pose(let pose):
+                if paced, pose.timestamp.isFinite {
+                    if let origin {
+                        let due = origin.wall.advanced(
+                            by: .seconds(double: (pose.timestamp - origin.t) / settings.speed))
+                        while !stop.isRequested, clock.now < due {
+                            sleepThread(min(clock.now.duration(to: due), .milliseconds(100)))
+                            health.publishIfDue(counters: { counters.dictionary }, via: publisher)
+                        }
+                        if stop.isRequested { break loop }
+                    } else {
+                        origin = (clock.now, pose.timestamp)
+                    }
+                }
+                lastT = pose.timestamp
+                do {
+                    var queued = try publisher.publish(pose, on: topic)
+                    if !queued, settings.pace == .max || source.isLive {
+                        // At the high-water mark: wait for the queue to drain rather than drop.
+                        counters.paused += 1
+                        while !queued, !stop.isRequested {
+                            sleepThread(.milliseconds(1))
+                            queued = try publisher.resend()
+                        }
+                    }
+                    if queued { counters.sent += 1 } else { counters.dropped += 1 }
+                } catch let error as WireError {
+                    counters.invalid += 1
+                    log.warning("pose at t=\(pose.timestamp) not sent: \(error)")
+                }
+            }
+        }
+        health.publish(counters: counters.dictionary, via: publisher)
+        let elapsed = (clock.now - started).seconds
+        log.info(
+            "\(stop.isRequested ? "stopped" : "done"): \(counters.sent) poses sent in "
+                + "\(String(format: "%.1f", elapsed)) s, \(counters.dropped) dropped"
+                + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
+                + (source.loops > 0 ? ", \(source.loops) loops" : ""))
+    }
+}

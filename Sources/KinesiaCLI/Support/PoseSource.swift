@@ -1,0 +1,207 @@
+import Foundation
+import Glibc
+public import KinesiaMotion
+import KinesiaSimulation
+
+/// Where poses come from for `kinesia ingest` (and `kinesia analyze`): a JSON Lines recording,
+/// an OpenPose folder, standard input (`-`), or the simulator (`sim:EXERCISE[,key=value...]`).
+///
+/// ```swift
+/// var source = try PoseSource.open("sim:squat,seed=7", loop: false)
+/// while case .pose(let pose) = source.next(timeout: .seconds(1)) { send(pose) }
+/// ```
+public struct PoseSource {
+    /// One step of a source.
+    public enum Item {
+        /// The next pose.
+        case pose(Pose)
+        /// A line of standard input that is not a pose: its number and why (the source goes on).
+        case malformed(line: Int, reason: String)
+        /// Nothing arrived in time (standard input only): ask again.
+        case idle
+        /// The source is exhausted.
+        case end
+    }
+
+    private enum Storage {
+        case poses([Pose], index: Int, offset: Double, loops: Bool)
+        case simulation(SimulationStream)
+        case standardInput(LineReader)
+    }
+
+    private var storage: Storage
+    /// Whether the source is live (standard input): it is never paced, poses go out as they come.
+    public let isLive: Bool
+    /// The number of poses when known in advance (a recording, a single simulated block).
+    public let count: Int?
+    /// How many times a looping recording started over.
+    public private(set) var loops = 0
+
+    /// Opens a source.
+    /// - Parameters:
+    ///   - spec: A file, an OpenPose folder, `-`, or `sim:...`.
+    ///   - loop: Start over at the end, timestamps shifted so that they keep increasing (a
+    ///     simulation runs on, block after block).
+    ///   - openPose: How to read OpenPose folders.
+    /// - Throws: ``CLIError/usage(_:)`` for a bad `sim:` spec, ``CLIError/failure(_:)`` for a
+    ///   missing or malformed file.
+    public static func open(
+        _ spec: String, loop: Bool, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options()
+    ) throws(CLIError) -> PoseSource {
+        if spec == "-" {
+            return PoseSource(storage: .standardInput(LineReader(descriptor: 0)), isLive: true, count: nil)
+        }
+        if SimulationSpec.isSimulation(spec) {
+            let simulator = try simulator(spec)
+            let stream = loop ? simulator.endless() : simulator.poses()
+            return PoseSource(
+                storage: .simulation(stream), isLive: false, count: loop ? nil : simulator.run().poses.count)
+        }
+        let poses = try load(spec, openPose: openPose)
+        return PoseSource(
+            storage: .poses(poses, index: 0, offset: 0, loops: loop), isLive: false, count: poses.count)
+    }
+
+    /// Every pose of a finite source (a file, a folder, one simulated block).
+    /// - Throws: As ``open(_:loop:openPose:)``; standard input is a usage error here.
+    public static func load(
+        _ spec: String, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options()
+    ) throws(CLIError) -> [Pose] {
+        if spec == "-" { throw CLIError.usage("standard input (-) is not a recording") }
+        if SimulationSpec.isSimulation(spec) {
+            return Array(try simulator(spec).poses())
+        }
+        do {
+            return try Recording.load(URL(fileURLWithPath: spec), openPose: openPose)
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+    }
+
+    private static func simulator(_ spec: String) throws(CLIError) -> ExerciseSimulator {
+        do {
+            return try SimulationSpec(parsing: spec).makeSimulator()
+        } catch let error as SimulationSpecError {
+            throw CLIError.usage("invalid source \"\(spec)\": \(error)")
+        } catch {
+            throw CLIError.failure("cannot simulate \"\(spec)\": \(error)")
+        }
+    }
+
+    /// The next item, waiting at most `timeout` for standard input.
+    public mutating func next(timeout: Duration) -> Item {
+        switch storage {
+        case .poses(let poses, let index, var offset, let loops):
+            guard !poses.isEmpty else { return .end }
+            var index = index
+            if index == poses.count {
+                guard loops else { return .end }
+                offset += Self.loopShift(poses)
+                index = 0
+                self.loops += 1
+            }
+            var pose = poses[index]
+            if offset != 0 { pose.timestamp += offset }
+            storage = .poses(poses, index: index + 1, offset: offset, loops: loops)
+            return .pose(pose)
+        case .simulation(var stream):
+            guard let pose = stream.next() else { return .end }
+            storage = .simulation(stream)
+            return .pose(pose)
+        case .standardInput(let reader):
+            switch reader.nextLine(timeout: timeout) {
+            case .end: return .end
+            case .idle: return .idle
+            case .line(let number, let text):
+                if text.allSatisfy(\.isWhitespace) { return .idle }
+                do {
+                    return .pose(try PoseJSONLine.decode(text))
+                } catch {
+                    return .malformed(line: number, reason: error.description)
+                }
+            }
+        }
+    }
+
+    /// How much a loop moves timestamps: the recording's span plus one typical frame interval,
+    /// so the first pose of the next loop comes one frame after the last one.
+    static func loopShift(_ poses: [Pose]) -> Double {
+        guard let first = poses.first?.timestamp, let last = poses.last?.timestamp, first.isFinite,
+            last.isFinite
+        else { return 1 }
+        let span = max(last - first, 0)
+        let interval = poses.count > 1 ? span / Double(poses.count - 1) : 1.0 / 30
+        return span + (interval > 0 ? interval : 1.0 / 30)
+    }
+}
+
+/// Reads lines from a file descriptor without blocking longer than asked (`poll` then `read`),
+/// so a loop reading standard input still sees a stop request.
+final class LineReader {
+    enum Result {
+        case line(number: Int, text: String)
+        case idle
+        case end
+    }
+
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var isAtEnd = false
+    private var lineNumber = 0
+    /// The longest line kept (longer ones are cut and then fail to decode).
+    private let maximumLine = 1 << 20
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    func nextLine(timeout: Duration) -> Result {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                return take(upTo: newline, skipping: 1)
+            }
+            if isAtEnd {
+                if start < buffer.count { return take(upTo: buffer.count, skipping: 0) }
+                return .end
+            }
+            if buffer.count - start > maximumLine { return take(upTo: start + maximumLine, skipping: 0) }
+            var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(
+                clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds
+                    / 1_000_000_000_000_000)
+            let ready = poll(&descriptorSet, 1, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                isAtEnd = true
+                continue
+            }
+            if ready == 0 { return .idle }
+            if start > 0, start == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                start = 0
+            }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = read(descriptor, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                isAtEnd = true
+            } else if count == 0 {
+                isAtEnd = true
+            } else {
+                buffer.append(contentsOf: chunk[..<count])
+            }
+        }
+    }
+
+    private func take(upTo end: Int, skipping: Int) -> Result {
+        lineNumber += 1
+        let text = String(decoding: buffer[start..<end], as: UTF8.self)
+        start = end + skipping
+        if start >= buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        return .line(number: lineNumber, text: text)
+    }
+}
