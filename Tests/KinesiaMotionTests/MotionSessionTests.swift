@@ -207,6 +207,22 @@ struct MotionSessionTests {
         await watcher.value
     }
 
+    @Test func aSessionsTimeOnlyGoesForwardAcrossReadingsAndResets() async {
+        let poses = Self.poses()
+        let session = MotionSession(exercise: .shoulderAbduction, side: .left)
+        await session.run(with: PoseList(frames: poses))
+        #expect(session.snapshot.repCount == 1)
+        session.reset()
+        // The same recording again: every pose is at or before the last one read.
+        await session.run(with: PoseList(frames: poses))
+        #expect(session.rejectedPoses.timestampNotIncreasing == poses.count)
+        #expect(session.snapshot.repCount == 0)
+        // A new session reads it as the first did.
+        let fresh = MotionSession(exercise: .shoulderAbduction, side: .left)
+        await fresh.run(with: PoseList(frames: poses))
+        #expect(fresh.snapshot.repCount == 1)
+    }
+
     @Test func twoSessionsFedFromOneLoopMeasureTheirOwnSides() async {
         // The left arm does two reps, the right arm one, in the same poses.
         var script = PoseScript(.shoulderAbduction, side: .left)

@@ -112,6 +112,10 @@ public final class MotionSession {
     /// This is the one task the session creates (the seeds' `start(with:)` returns at once):
     /// it runs on the main actor, and ``stop()`` cancels it, which ends the provider's stream.
     /// To manage the task yourself, use ``run(with:)``.
+    ///
+    /// A session's time only goes forward, across readings and ``reset()``: a camera's clock
+    /// does, but a second recording that starts again at 0 has its poses dropped as going back
+    /// in time (``rejectedPoses``) until they pass the last one read. Give it a new session.
     public func start(with provider: some PoseProvider) {
         stop()
         generation &+= 1
