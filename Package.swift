@@ -68,7 +68,7 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaBusTests", dependencies: ["KinesiaBus"],
+            name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCLITests", dependencies: ["KinesiaCLI"],
@@ -76,7 +76,7 @@ let package = Package(
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(
             name: "KinesiaIntegrationTests",
-            dependencies: ["KinesiaMotion", "KinesiaWire"],
+            dependencies: ["KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

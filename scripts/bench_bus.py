@@ -21,6 +21,7 @@ the same run, never absolute figures from different runs.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,7 +50,8 @@ def main():
     if not args.no_build:
         subprocess.run(["swift", "build", "-c", "release", "--product", "kinesia-bench"], check=True,
                        cwd=ROOT, stdout=sys.stderr)
-        subprocess.run(["gcc", "-O2", "-o", floor, os.path.join(ROOT, "scripts", "bench_zmq_floor.c"),
+        compiler = shutil.which("gcc") or shutil.which("cc") or shutil.which("clang") or "gcc"
+        subprocess.run([compiler, "-O2", "-o", floor, os.path.join(ROOT, "scripts", "bench_zmq_floor.c"),
                         "-lzmq", "-lpthread"], check=True, cwd=ROOT)
     have_pyzmq = subprocess.run([sys.executable, "-c", "import zmq"], capture_output=True).returncode == 0
     if not have_pyzmq:

@@ -2,6 +2,7 @@ import CZeroMQ
 
 /// Readiness of a socket or file descriptor, as `zmq_poll` and `ZMQ_EVENTS` report it.
 public struct PollEvents: OptionSet, Hashable, Sendable {
+    /// libzmq's bits (`ZMQ_POLLIN`, `ZMQ_POLLOUT`, `ZMQ_POLLERR`).
     public let rawValue: Int16
 
     /// Makes a set from libzmq's bits (`ZMQ_POLLIN`...).

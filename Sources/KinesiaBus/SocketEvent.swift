@@ -103,6 +103,7 @@ public struct SocketEvent: Hashable, Sendable, CustomStringConvertible {
 
 /// The set of event kinds a monitor reports (libzmq's `ZMQ_EVENT_*` bits).
 public struct SocketEventMask: OptionSet, Hashable, Sendable {
+    /// libzmq's bits (`ZMQ_EVENT_*`).
     public let rawValue: Int32
 
     /// Makes a mask from libzmq's bits.

@@ -92,6 +92,9 @@ public final class ZMQProxy: Sendable {
 
     /// Binds an XSUB frontend and an XPUB backend and starts a proxy between them.
     ///
+    /// Both are bound with ``ZMQSocket/bindRestricted(_:umask:)``, so IPC socket files are
+    /// accessible to their owner only.
+    ///
     /// - Parameters:
     ///   - context: The context of both sockets.
     ///   - frontend: Where publishers connect (`tcp://127.0.0.1:*`, an IPC endpoint...).
@@ -108,8 +111,8 @@ public final class ZMQProxy: Sendable {
         try xsub.set(.receiveHighWaterMark, highWaterMark)
         try xpub.set(.sendHighWaterMark, highWaterMark)
         try xpub.set(.receiveHighWaterMark, highWaterMark)
-        try xsub.bind(frontend)
-        try xpub.bind(backend)
+        try xsub.bindRestricted(frontend)
+        try xpub.bindRestricted(backend)
         try self.init(frontend: xsub, backend: xpub)
     }
 

@@ -145,8 +145,7 @@ extension ZMQSocket {
             }
             let bytes = UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
             if count < frames.count {
-                frames[count].removeAll(keepingCapacity: true)
-                frames[count].append(contentsOf: bytes)
+                Self.replaceContents(of: &frames[count], with: bytes)
             } else {
                 frames.append(Array(bytes))
             }
@@ -156,5 +155,21 @@ extension ZMQSocket {
         }
         frames.removeLast(frames.count - count)
         return true
+    }
+
+    /// Overwrites `frame` with `bytes`, in place when the sizes match (the steady state of a
+    /// stream of similar messages), else reusing the array's capacity.
+    @inline(__always)
+    private static func replaceContents(of frame: inout [UInt8], with bytes: UnsafeRawBufferPointer) {
+        if frame.count == bytes.count {
+            frame.withUnsafeMutableBytes { target in
+                if let base = target.baseAddress, let source = bytes.baseAddress {
+                    base.copyMemory(from: source, byteCount: bytes.count)
+                }
+            }
+        } else {
+            frame.removeAll(keepingCapacity: true)
+            frame.append(contentsOf: bytes)
+        }
     }
 }

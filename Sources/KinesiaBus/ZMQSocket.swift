@@ -28,8 +28,10 @@ public final class ZMQSocket {
     /// The socket's kind.
     public let type: SocketType
 
-    /// The raw `void *`, `nil` once closed.
-    private(set) var handle: UnsafeMutableRawPointer?
+    /// The raw `void *`, `nil` once closed. Every access is a short read or write on the socket's
+    /// own thread (the type is not `Sendable`), so the dynamic exclusivity check is left out of
+    /// the hot path.
+    @exclusivity(unchecked) private(set) var handle: UnsafeMutableRawPointer?
 
     /// Makes a socket of `type` in `context`, with LINGER set.
     ///

@@ -7,5 +7,9 @@ extension Kinesia {
         IngestCommand.self,
         WorkerCommand.self,
         ListenCommand.self,
+        WatchCommand.self,
+        StatusCommand.self,
+        DemoCommand.self,
+        UpCommand.self,
     ]
 }

@@ -29,6 +29,8 @@ public struct ExerciseSimulator: Sendable {
     /// The options asked for.
     public let options: SimulationOptions
     let model: SimulationModel
+    /// The plan of the first block, made once.
+    let firstScript: SimulationScript
 
     /// Creates a simulator.
     /// - Parameters:
@@ -37,7 +39,8 @@ public struct ExerciseSimulator: Sendable {
     ///   - options: Seed, frame rate, image size, reps, sides, noise...
     /// - Throws: ``SimulationError`` when the exercise is not in the catalog or an option is out
     ///   of range.
-    public init(exercise: Exercise, options: SimulationOptions = SimulationOptions()) throws(SimulationError) {
+    public init(exercise: Exercise, options: SimulationOptions = SimulationOptions()) throws(SimulationError)
+    {
         guard let motion = try ExerciseMotion(exercise: exercise) else {
             throw .unsupportedExercise(exercise.id, valid: Exercise.catalog.map(\.id))
         }
@@ -45,11 +48,14 @@ public struct ExerciseSimulator: Sendable {
         self.exercise = exercise
         self.options = options
         model = SimulationModel(motion: motion, options: options)
+        firstScript = model.plan(block: 0, start: options.startTime)
     }
 
     /// Creates a simulator of the catalog exercise `id`.
     /// - Throws: ``SimulationError/unsupportedExercise(_:valid:)`` for an unknown identifier.
-    public init(exerciseID id: String, options: SimulationOptions = SimulationOptions()) throws(SimulationError) {
+    public init(exerciseID id: String, options: SimulationOptions = SimulationOptions())
+        throws(SimulationError)
+    {
         guard let exercise = Exercise.named(id) else {
             throw .unsupportedExercise(id, valid: Exercise.catalog.map(\.id))
         }
@@ -61,7 +67,8 @@ public struct ExerciseSimulator: Sendable {
             if !ok { throw .invalidOption(name: name, value: value, expected: expected) }
         }
         let fps = options.frameRate
-        try check(fps.isFinite && fps >= 1 && fps <= 1000, "fps", "\(fps)", "1...1000 poses a second")
+        // Under 5 poses a second a session cannot judge reps reliably, and the truth would not hold.
+        try check(fps.isFinite && fps >= 5 && fps <= 1000, "fps", "\(fps)", "5...1000 poses a second")
         let width = Double(options.imageSize.width)
         let height = Double(options.imageSize.height)
         try check(
@@ -88,8 +95,18 @@ public struct ExerciseSimulator: Sendable {
 
     /// What the first block (the one ``run()`` returns) contains, without making its poses.
     public var truth: SimulationTruth {
-        let script = model.plan(block: 0, start: options.startTime)
-        return makeTruth(script)
+        makeTruth(firstScript)
+    }
+
+    /// How many poses the first block has (the count of ``run()``'s poses), without making them.
+    public var poseCount: Int {
+        let start = options.startTime
+        let fps = options.frameRate
+        // Timestamps are `start + n / fps`, as the stream makes them; the block ends before `end`.
+        var count = max(0, Int(((firstScript.end - start) * fps).rounded(.up)))
+        while count > 0, start + Double(count - 1) / fps >= firstScript.end { count -= 1 }
+        while start + Double(count) / fps < firstScript.end { count += 1 }
+        return count
     }
 
     func makeTruth(_ script: SimulationScript) -> SimulationTruth {
@@ -108,14 +125,14 @@ public struct ExerciseSimulator: Sendable {
 
     /// One block of reps, made lazily (the poses of ``run()``, one at a time).
     public func poses() -> SimulationStream {
-        SimulationStream(model: model, simulator: self, endless: false)
+        SimulationStream(model: model, simulator: self, script: firstScript, endless: false)
     }
 
     /// An endless stream: block after block of reps, each with its own seeded durations,
     /// peaks and faults, timestamps running on. Nothing is stored: memory stays flat however
     /// long it runs. Its first block is the one ``run()`` returns.
     public func endless() -> SimulationStream {
-        SimulationStream(model: model, simulator: self, endless: true)
+        SimulationStream(model: model, simulator: self, script: firstScript, endless: true)
     }
 
     /// The noise-free value the simulator gave `measure` on `side` at `time` (in the block that
@@ -126,7 +143,7 @@ public struct ExerciseSimulator: Sendable {
     /// measure's value, not its change since a rep started.
     public func intendedValue(of measure: Measure, side: BodySide, at time: Double) -> Double? {
         guard time >= options.startTime, time.isFinite else { return nil }
-        var script = model.plan(block: 0, start: options.startTime)
+        var script = firstScript
         while time >= script.end {
             script = model.plan(block: script.index + 1, start: script.end)
         }

@@ -36,7 +36,9 @@ public struct SimulatedPoseProvider: PoseProvider {
         exerciseID id: String, options: SimulationOptions = SimulationOptions(), loops: Bool = false,
         realTime: Bool = false
     ) throws(SimulationError) {
-        self.init(simulator: try ExerciseSimulator(exerciseID: id, options: options), loops: loops, realTime: realTime)
+        self.init(
+            simulator: try ExerciseSimulator(exerciseID: id, options: options), loops: loops,
+            realTime: realTime)
     }
 
     /// What one block contains (every block of a loop has the same shape, its own numbers).

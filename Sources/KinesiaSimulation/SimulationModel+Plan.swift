@@ -26,7 +26,9 @@ extension SimulationModel {
         // Which reps break a rule, and which one.
         var faults = [FormRule?](repeating: nil, count: groups.count)
         let rules = motion.exercise.formRules
-        if !rules.isEmpty {
+        // A fault needs room: holds shorter than 5 s get none.
+        let room = motion.hold.map { $0.seconds >= 5 } ?? true
+        if !rules.isEmpty, room {
             let rate = min(1, max(0, options.faultRate))
             let faulted = Int((rate * Double(groups.count)).rounded())
             var order = Array(groups.indices)
@@ -85,11 +87,12 @@ extension SimulationModel {
                 rep.faultStart = rep.plateauStart + random.uniform(in: 1.0...latest)
             } else {
                 rep.rise = random.uniform(in: 0.8...1.3)
-                rep.plateau = item.fault == nil ? random.uniform(in: 0.35...0.6) : random.uniform(in: 0.75...0.95)
+                rep.plateau =
+                    item.fault == nil ? random.uniform(in: 0.35...0.6) : random.uniform(in: 0.75...0.95)
                 rep.fall = random.uniform(in: 0.8...1.3)
                 pause = lunge ? random.uniform(in: 1.7...2.1) : random.uniform(in: 0.9...1.5)
                 // Full strength from the top of the rise, for the whole fault duration.
-                rep.faultStart = rep.plateauStart - 0.05
+                rep.faultStart = rep.plateauStart + 0.05
             }
             script.reps.append(rep)
             time = rep.end + pause
@@ -114,7 +117,8 @@ extension SimulationModel {
                     end = start + hold.seconds
                 }
                 // The highest value of the sway, sampled finely.
-                peak = stride(from: rep.plateauStart, through: rep.plateauEnd, by: 0.01)
+                peak =
+                    stride(from: rep.plateauStart, through: rep.plateauEnd, by: 0.01)
                     .map { rep.value(at: $0) }.max() ?? rep.level
             } else if let levels = motion.repLevels {
                 start = rep.riseCrossing(levels.start)
@@ -124,8 +128,10 @@ extension SimulationModel {
                 end = rep.end
             }
             let faults = rep.fault.map { [$0.fault] } ?? []
-            let times = rep.fault == nil ? [] : [[rep.faultStart, rep.faultStart + ScriptedRep.faultDuration]]
-            let outcome: SimulatedRep.Outcome = rep.isBroken ? .notCounted : faults.isEmpty ? .clean : .rejected
+            let times =
+                rep.fault == nil ? [] : [[rep.faultStart, rep.faultStart + ScriptedRep.faultDuration]]
+            let outcome: SimulatedRep.Outcome =
+                rep.isBroken ? .notCounted : faults.isEmpty ? .clean : .rejected
             for side in rep.sides {
                 reps.append(
                     SimulatedRep(

@@ -111,7 +111,8 @@ struct SimulationModel: Sendable {
         for side in BodySide.allCases {
             let phase = side == .left ? 0.0 : 1.3
             state.elbowBend[side] =
-                motion.cleanElbowBend + motion.wobbleAmplitude(.elbowFlexion) * sin(2 * .pi * time / 2.7 + phase)
+                motion.cleanElbowBend + motion.wobbleAmplitude(.elbowFlexion)
+                * sin(2 * .pi * time / 2.7 + phase)
             state.kneeBend[side] = motion.cleanKneeBend + 0.5 * sin(2 * .pi * time / 3.1 + phase)
             state.drift[side] =
                 motion.cleanDrift + motion.wobbleAmplitude(driftMeasure) * sway(3, period: 2.9 + phase)
@@ -169,7 +170,9 @@ struct SimulationModel: Sendable {
 
     /// The joints of `state` in image pixels, by ``Joint/index``.
     func pixels(_ state: BodyState) -> [Vec] {
-        motion.joints(state, skeleton: skeleton, facing: facing).map { offset + scale * $0 }
+        var points = motion.joints(state, skeleton: skeleton, facing: facing)
+        for index in points.indices { points[index] = offset + scale * points[index] }
+        return points
     }
 
     /// The bounding box, in body units, of the visible joints over the whole range of the

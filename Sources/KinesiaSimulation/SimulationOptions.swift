@@ -37,7 +37,7 @@ public enum SimulatedSides: String, CaseIterable, Sendable, Hashable, Codable {
 public struct SimulationOptions: Sendable, Hashable {
     /// The seed: equal options give equal poses, byte for byte.
     public var seed: UInt64
-    /// Poses per second (timestamps are `startTime + n / frameRate`).
+    /// Poses per second, 5...1000 (timestamps are `startTime + n / frameRate`).
     public var frameRate: Double
     /// The image the points refer to, in pixels (landscape or portrait).
     public var imageSize: CGSize

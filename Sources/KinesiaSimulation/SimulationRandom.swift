@@ -33,6 +33,12 @@ public struct SimulationRandom: RandomNumberGenerator, Sendable, Hashable {
         if s0 | s1 | s2 | s3 == 0 { s0 = 0x9E37_79B9_7F4A_7C15 }  // the all-zero state is a fixed point
     }
 
+    /// A generator with the raw xoshiro256** state (for checking the algorithm against its
+    /// reference vectors).
+    init(words: (UInt64, UInt64, UInt64, UInt64)) {
+        (s0, s1, s2, s3) = words
+    }
+
     /// The next 64 random bits (xoshiro256**).
     public mutating func next() -> UInt64 {
         let result = rotateLeft(s1 &* 5, by: 7) &* 9
@@ -80,6 +86,19 @@ public struct SimulationRandom: RandomNumberGenerator, Sendable, Hashable {
         let u2 = uniform()
         let normal = (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
         return deviation * min(3, max(-3, normal))
+    }
+
+    /// Two independent normal values (both halves of one Box-Muller draw), of mean 0 and
+    /// standard deviation `deviation`, each clamped to three standard deviations.
+    public mutating func gaussianPair(deviation: Double) -> (Double, Double) {
+        guard deviation > 0 else { return (0, 0) }
+        let u1 = max(uniform(), 0x1p-53)
+        let u2 = uniform()
+        let radius = (-2 * log(u1)).squareRoot()
+        let angle = 2 * Double.pi * u2
+        return (
+            deviation * min(3, max(-3, radius * cos(angle))), deviation * min(3, max(-3, radius * sin(angle)))
+        )
     }
 
     private func rotateLeft(_ x: UInt64, by k: UInt64) -> UInt64 {

@@ -27,7 +27,7 @@ struct ScriptedRep: Sendable {
     var faultStart: Double
 
     /// Ramp into and out of a fault.
-    static let faultRamp = 0.15
+    static let faultRamp = 0.35
     /// How long a fault stays at full strength.
     static let faultDuration = 0.6
     /// Holds: the sway's amplitude.
@@ -96,9 +96,17 @@ struct SimulationScript: Sendable {
     var initialLeftRole: Double
     var stanceChanges: [StanceChange]
 
-    /// The rep under way at `time`, if any.
+    /// The rep under way at `time`, if any (reps are in time order: a binary search).
     func rep(at time: Double) -> ScriptedRep? {
-        reps.first { time >= $0.start && time < $0.end }
+        var low = 0
+        var high = reps.count
+        while low < high {
+            let middle = (low + high) / 2
+            if reps[middle].start <= time { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let rep = reps[low - 1]
+        return time < rep.end ? rep : nil
     }
 
     /// The left leg's lunge role at `time`.
@@ -112,14 +120,13 @@ struct SimulationScript: Sendable {
         return role
     }
 
-    /// Whether a dropout may start at `time`: never in the quiet start, never near a fault.
+    /// Whether a dropout may start at `time`: never in the quiet start, never near a fault
+    /// (every fault, with its margins, lies inside its rep).
     func allowsDropout(at time: Double) -> Bool {
         guard time >= start + 1.0 else { return false }
-        for rep in reps where rep.fault != nil {
-            let from = rep.faultStart - ScriptedRep.faultRamp - 0.35
-            let to = rep.faultStart + ScriptedRep.faultDuration + ScriptedRep.faultRamp + 0.1
-            if time >= from && time <= to { return false }
-        }
-        return true
+        guard let rep = rep(at: time), rep.fault != nil else { return true }
+        let from = rep.faultStart - ScriptedRep.faultRamp - 0.35
+        let to = rep.faultStart + ScriptedRep.faultDuration + ScriptedRep.faultRamp + 0.1
+        return time < from || time > to
     }
 }

@@ -62,7 +62,9 @@ public struct SimulationSpec: Sendable, Hashable {
             func invalid(_ expected: String) -> SimulationSpecError {
                 .invalidValue(key: key, value: value, expected: expected)
             }
-            func number(_ range: ClosedRange<Double>, _ expected: String) throws(SimulationSpecError) -> Double {
+            func number(_ range: ClosedRange<Double>, _ expected: String) throws(SimulationSpecError)
+                -> Double
+            {
                 guard let number = Double(value), number.isFinite, range.contains(number) else {
                     throw invalid(expected)
                 }
@@ -80,7 +82,9 @@ public struct SimulationSpec: Sendable, Hashable {
                 guard let seed = UInt64(value) else { throw invalid("an integer 0...\(UInt64.max)") }
                 options.seed = seed
             case "reps":
-                guard let reps = Int(value), (1...10_000).contains(reps) else { throw invalid("an integer 1...10000") }
+                guard let reps = Int(value), (1...10_000).contains(reps) else {
+                    throw invalid("an integer 1...10000")
+                }
                 options.reps = reps
             case "side":
                 guard ["left", "right", "both", "alternating", "together"].contains(value.lowercased()) else {
@@ -88,7 +92,7 @@ public struct SimulationSpec: Sendable, Hashable {
                 }
                 sideWord = value.lowercased()
             case "fps":
-                options.frameRate = try number(1...1000, "poses a second, 1...1000")
+                options.frameRate = try number(5...1000, "poses a second, 5...1000")
             case "size":
                 let sides = value.lowercased().split(separator: "x", omittingEmptySubsequences: false)
                 guard sides.count == 2, let width = Int(sides[0]), let height = Int(sides[1]),

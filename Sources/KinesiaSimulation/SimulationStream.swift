@@ -30,14 +30,16 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
     private var jitter: SimulationRandom
     private var droppedJoint = -1
     private var droppedFrames = 0
+    private var quietUntil = -Double.infinity
     private let width: Double
+    private static let joints = Joint.allCases
     private let height: Double
 
-    init(model: SimulationModel, simulator: ExerciseSimulator, endless: Bool) {
+    init(model: SimulationModel, simulator: ExerciseSimulator, script: SimulationScript, endless: Bool) {
         self.model = model
         self.simulator = simulator
         isEndless = endless
-        script = model.plan(block: 0, start: model.options.startTime)
+        self.script = script
         truth = simulator.makeTruth(script)
         noise = model.random(.noise)
         dropouts = model.random(.dropouts)
@@ -49,6 +51,13 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
     /// The timestamp of the next pose.
     public var nextTimestamp: TimeInterval {
         model.options.startTime + Double(count) / model.options.frameRate
+    }
+
+    /// The noise-free value the simulator gave `measure` on `side` at `time`, when `time` is in
+    /// the current block (see ``ExerciseSimulator/intendedValue(of:side:at:)``); `nil` otherwise.
+    public func intendedValue(of measure: Measure, side: BodySide, at time: Double) -> Double? {
+        guard time >= script.start, time < script.end else { return nil }
+        return model.motion.intendedValue(of: measure, side: side, in: model.state(at: time, in: script))
     }
 
     /// The next pose; `nil` at the end of a single block (never for an endless stream).
@@ -64,6 +73,7 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
             jitter = model.random(.jitter, block: block)
             droppedFrames = 0
             droppedJoint = -1
+            quietUntil = -.infinity
         }
         count += 1
         return render(at: time)
@@ -76,12 +86,17 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
         // A joint goes missing now and then, for one to three frames.
         let starts = dropouts.chance(0.4 / options.frameRate)
         let joint = model.visibleIndices[dropouts.integer(in: 0...(model.visibleIndices.count - 1))]
-        let frames = dropouts.integer(in: 1...3)
+        // One to three frames, and never 0.3 s (a session's visibility debounce) or more.
+        let frames = Swift.min(dropouts.integer(in: 1...3), Int(0.25 * options.frameRate))
         if droppedFrames > 0 {
             droppedFrames -= 1
         } else {
-            droppedJoint = -1
-            if options.dropouts, starts, script.allowsDropout(at: time) {
+            if droppedJoint >= 0 {
+                // A dropout just ended: the next one waits, so two never join into a long one.
+                droppedJoint = -1
+                quietUntil = time + 0.5
+            }
+            if options.dropouts, starts, frames >= 1, time >= quietUntil, script.allowsDropout(at: time) {
                 droppedJoint = joint
                 droppedFrames = frames - 1
             }
@@ -92,11 +107,10 @@ public struct SimulationStream: IteratorProtocol, Sequence, Sendable {
         pointsByJoint.reserveCapacity(model.visibleIndices.count)
         confidence.reserveCapacity(model.visibleIndices.count)
         for index in model.visibleIndices {
-            let dx = noise.gaussian(deviation: options.noise)
-            let dy = noise.gaussian(deviation: options.noise)
+            let (dx, dy) = noise.gaussianPair(deviation: options.noise)
             let shake = jitter.uniform(in: -0.04...0.04)
             guard index != droppedJoint else { continue }
-            let joint = Joint.allCases[index]
+            let joint = Self.joints[index]
             let x = Swift.min(width - 0.5, Swift.max(0.5, points[index].x + dx))
             let y = Swift.min(height - 0.5, Swift.max(0.5, points[index].y + dy))
             pointsByJoint[joint] = CGPoint(x: x, y: y)

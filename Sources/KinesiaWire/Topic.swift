@@ -161,7 +161,7 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
             start = index + 1
         }
         let kindBytes = UnsafeRawBufferPointer(rebasing: bytes[components[0]])
-        guard let kind = Kind.allCases.first(where: { $0.rawValue.utf8.elementsEqual(kindBytes) })
+        guard let kind = allKinds.first(where: { $0.rawValue.utf8.elementsEqual(kindBytes) })
         else {
             throw .unknownKind(String(decoding: kindBytes, as: UTF8.self))
         }
@@ -216,4 +216,6 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
 }
 
 private let slash = UInt8(ascii: "/")
+/// ``Topic/Kind/allCases``, computed once.
+private let allKinds = Topic.Kind.allCases
 private let dot = UInt8(ascii: ".")

@@ -20,6 +20,13 @@ public enum WireBenchmark {
         public var roundTripNanoseconds: Double
         /// The payload size of the benchmark pose, in bytes.
         public var payloadBytes: Int
+        /// The floor of any decoder that returns a `Pose`: building the same pose (its two
+        /// dictionaries) from values already in memory. Decoding costs this plus parsing and
+        /// validation.
+        public var baselineNanoseconds: Double
+
+        /// Decoding time over the baseline: how much parsing and validation add (1 = nothing).
+        public var decodeOverBaseline: Double { decodeNanoseconds / baselineNanoseconds }
     }
 
     /// A typical full-body pose: 19 joints with a confidence each and an image size.
@@ -48,7 +55,7 @@ public enum WireBenchmark {
         guard (try? PoseCodec.encode(pose, header: header, into: &buffer)) != nil else {
             return Figures(
                 iterations: 0, encodeNanoseconds: .nan, decodeNanoseconds: .nan, roundTripNanoseconds: .nan,
-                payloadBytes: 0)
+                payloadBytes: 0, baselineNanoseconds: .nan)
         }
         let payload = buffer
         var sink: UInt64 = 0
@@ -84,10 +91,22 @@ public enum WireBenchmark {
                 if let decoded = try? PoseCodec.decode(buffer) { sink &+= decoded.header.sequence }
             }
         }
+        let points = pose.points.sorted { $0.key.index < $1.key.index }
+        let confidence = pose.confidence.sorted { $0.key.index < $1.key.index }
+        let baseline = median {
+            for index in 0..<iterations {
+                var built = Pose(timestamp: Double(index), imageSize: pose.imageSize)
+                if !points.isEmpty { built.points.reserveCapacity(points.count) }
+                for (joint, point) in points { built.points[joint] = point }
+                if !confidence.isEmpty { built.confidence.reserveCapacity(confidence.count) }
+                for (joint, value) in confidence { built.confidence[joint] = value }
+                sink &+= UInt64(built.points.count)
+            }
+        }
         blackHole(sink)
         return Figures(
             iterations: iterations, encodeNanoseconds: encode, decodeNanoseconds: decode,
-            roundTripNanoseconds: roundTrip, payloadBytes: payload.count)
+            roundTripNanoseconds: roundTrip, payloadBytes: payload.count, baselineNanoseconds: baseline)
     }
 }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import KinesiaBus
 import Testing
 
@@ -49,6 +50,9 @@ struct ZMQProxyTests {
             context: context, frontend: directory.endpoint("frontend"), backend: directory.endpoint("backend")
         )
         #expect(proxy.isRunning)
+        let socketFile = String(proxy.frontendEndpoint.dropFirst("ipc://".count))
+        let mode = try FileManager.default.attributesOfItem(atPath: socketFile)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o077 } == 0)
         let stopped = onThread { proxy.stop() }
         #expect(stopped.wait(timeout: .now() + 5) == .success)
         #expect(!proxy.isRunning)
@@ -93,5 +97,34 @@ struct ZMQProxyTests {
         #expect(try consumer.receive(timeout: .milliseconds(50)) == nil)
         proxy.resume()
         #expect(try consumer.receive(timeout: .seconds(5)) == [bytes("held")])
+    }
+
+    @Test func captureSocketReceivesACopyOfEveryMessage() throws {
+        let context = try ZMQContext()
+        let front = try ZMQSocket(.xsub, context: context)
+        let back = try ZMQSocket(.xpub, context: context)
+        let capture = try ZMQSocket(.push, context: context)
+        try front.bind("inproc://capture-front")
+        try back.bind("inproc://capture-back")
+        try capture.bind("inproc://capture")
+        let tap = try ZMQSocket(.pull, context: context)
+        defer { tap.close() }
+        try tap.connect("inproc://capture")
+        let proxy = try ZMQProxy(frontend: front, backend: back, capture: capture)
+        defer { proxy.stop() }
+        let publisher = try ZMQSocket(.pub, context: context)
+        defer { publisher.close() }
+        let subscriber = try ZMQSocket(.sub, context: context)
+        defer { subscriber.close() }
+        try publisher.connect("inproc://capture-front")
+        try subscriber.subscribe("")
+        try subscriber.connect("inproc://capture-back")
+
+        let message = [bytes("health/broker/"), bytes("ok")]
+        #expect(try publishUntilReceived(message, publisher: publisher, subscriber: subscriber) == message)
+        var copies: [[[UInt8]]] = []
+        while let copy = try tap.receive(timeout: .milliseconds(100)) { copies.append(copy) }
+        #expect(copies.contains([[1]]))  // the subscription, going up
+        #expect(copies.contains(message))
     }
 }

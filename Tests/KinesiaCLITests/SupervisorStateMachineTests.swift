@@ -327,6 +327,21 @@ struct SupervisorStateMachineTests {
         #expect(machine.exitStatus == 1)
     }
 
+    @Test func neverRestartsAUsageErrorWhateverThePolicy() {
+        let processes = [Self.process("broker", .broker), Self.process("typo", .worker, restart: .always)]
+        var machine = SupervisorStateMachine(topology: Self.topology(processes))
+        _ = machine.start(at: .zero)
+        _ = machine.childStarted("broker", pid: 1, at: .zero)
+        _ = machine.childStarted("typo", pid: 2, at: .zero)
+        let actions = machine.childExited("typo", pid: 2, status: .exited(64), at: .seconds(1))
+        #expect(Self.reports(actions).last == .usageError(name: "typo"))
+        #expect(machine.state(of: "typo") == .done(.failed))
+        #expect(machine.nextDeadline == nil)
+        _ = machine.shutdownRequested(at: .seconds(2))
+        _ = machine.childExited("broker", pid: 1, status: .exited(0), at: .seconds(2))
+        #expect(machine.exitStatus == 1)
+    }
+
     @Test func ignoresTheExitOfAnEarlierIncarnation() {
         var machine = Self.runningFanOut()
         #expect(machine.childExited("left", pid: 9999, status: .exited(1), at: .seconds(1)) == [])

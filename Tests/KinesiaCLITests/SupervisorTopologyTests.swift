@@ -176,7 +176,7 @@ struct SupervisorTopologyTests {
         } throws: { error in
             let error = error as? TopologyError
             return error?.file == "/nonexistent/up.json"
-                && error?.message.hasPrefix("cannot read the file") == true
+                && error?.message == "cannot read the file (No such file or directory)"
         }
     }
 
@@ -215,7 +215,7 @@ struct SupervisorTopologyTests {
         #expect(
             launches[2].environment == [
                 "EXTRA=1", "HOME=/root", "KINESIA_BUS=/run/kinesia", "KINESIA_PROCESS_NAME=s",
-                "KINESIA_SUPERVISOR_PID=42",
             ])
+        #expect(launches[0].environment.contains("KINESIA_SUPERVISOR_PID=42"))
     }
 }

@@ -75,6 +75,24 @@ struct AnalyzerFormFaultTests {
         #expect(analyzer.snapshot.repCount == 1)
     }
 
+    @Test func aFaultIsEmittedAQuarterSecondAfterTheRuleBreaks() throws {
+        var script = PoseScript(.squat)
+        script.hold(0, for: 1)
+        script.ramp(from: 0, to: 90, over: 1)
+        let broken = script.time
+        script.hold(90, for: 1) { body, _ in body.trunkLean = 60 }
+        script.ramp(from: 90, to: 0, over: 1)
+        script.hold(0, for: 1)
+        var analyzer = MotionAnalyzer(exercise: .squat, side: .left)
+        var faultTime: Double?
+        for pose in script.poses where analyzer.process(pose).contains(.formFault(.keepTrunkUpright)) {
+            faultTime = pose.timestamp
+        }
+        let time = try #require(faultTime)
+        #expect(time >= broken + 0.25 - 1e-9 && time < broken + 0.25 + 1 / 30 + 1e-9, "\(time)")
+        #expect(analyzer.snapshot.rejectedCount == 1)
+    }
+
     @Test func aFaultIsReportedOncePerRepAndFault() {
         let exercise = Exercise.shoulderAbduction
         // Each of three reps breaks two rules; the elbow bends twice in each rep.

@@ -30,7 +30,7 @@ struct AnalyzerHoldTests {
         #expect(counting[0] == .holdStarted)
         let rep = try #require(counting[1].rep)
         #expect(counting[1] == .repCompleted(rep))
-        #expect(abs(rep.duration - 30) < 0.05)
+        #expect(abs(rep.duration - 30) < 1e-9)
         #expect(abs(rep.peak - 90) < 1)
         #expect(analyzer.snapshot.repCount == 1)
         // Progress runs from 0 up towards 1, monotonically, and is nil before and after.

@@ -47,6 +47,7 @@ struct AnalyzerSignalTests {
         // Held out for the first 0.2 s (6 frames at 30 fps)...
         for index in jump..<(jump + 6) { #expect((values[index] ?? 99) < 1, "frame \(index - jump)") }
         // ...then accepted and followed.
+        #expect((values[jump + 6] ?? 0) > 20)
         #expect((values[jump + 12] ?? 0) > 80)
         #expect(analyzer.snapshot.repCount == 1)
         #expect(events.compactMap(\.rep).count == 1)
@@ -151,6 +152,27 @@ struct AnalyzerSignalTests {
         #expect(reps.count == 1)
         #expect((reps.first?.start ?? 0) > secondRep)
         #expect(analyzer.snapshot.repCount == 1)
+    }
+
+    @Test func noPoseAtAllForOverASecondMidRepAbandonsIt() {
+        var script = PoseScript(.shoulderFlexion)
+        script.hold(0, for: 1)
+        script.ramp(from: 0, to: 90, over: 1)
+        script.gap(1.2)
+        script.ramp(from: 90, to: 0, over: 1)
+        script.hold(0, for: 1)
+        let (abandoned, events, _) = values(script.poses)
+        #expect(events.filter(\.isCounting).isEmpty)
+        #expect(abandoned.snapshot.repCount == 0)
+
+        var short = PoseScript(.shoulderFlexion)
+        short.hold(0, for: 1)
+        short.ramp(from: 0, to: 90, over: 1)
+        short.gap(0.8)
+        short.ramp(from: 90, to: 0, over: 1)
+        short.hold(0, for: 1)
+        let (kept, _, _) = values(short.poses)
+        #expect(kept.snapshot.repCount == 1)
     }
 
     @Test func anEmptyPoseStreamMidRepForOverASecondAbandonsIt() {

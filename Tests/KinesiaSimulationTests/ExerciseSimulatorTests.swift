@@ -66,7 +66,8 @@ struct ExerciseSimulatorTests {
                     #expect(rep.peak >= minPeak + 10)
                     #expect(rep.peak > start + 15)
                     #expect(rep.end - rep.start >= 1.0 && rep.end - rep.start <= 4)
-                    let after = try #require(simulator.intendedValue(of: exercise.measure, side: side, at: rep.end + 0.3))
+                    let after = try #require(
+                        simulator.intendedValue(of: exercise.measure, side: side, at: rep.end + 0.3))
                     #expect(after < end)
                 case .hold(let threshold, let seconds):
                     #expect(rep.peak >= threshold + 8)
@@ -91,8 +92,9 @@ struct ExerciseSimulatorTests {
             #expect(rejected.isEmpty)
             return
         }
-        #expect(rejected.count == simulation.truth.countedReps(side: .left).count
-            + simulation.truth.countedReps(side: .right).count)
+        #expect(
+            rejected.count == simulation.truth.countedReps(side: .left).count
+                + simulation.truth.countedReps(side: .right).count)
         for rep in rejected {
             let fault = try #require(rep.faults.first)
             let rule = try #require(exercise.formRules.first { $0.fault == fault })
@@ -103,7 +105,8 @@ struct ExerciseSimulatorTests {
             let during = Fixtures.poses(simulation.poses, from: window[0], to: window[1])
             #expect(during.count >= 15)
             for pose in during {
-                let amount = try #require(Fixtures.ruleAmount(rule, in: pose, side: rep.side, reference: reference))
+                let amount = try #require(
+                    Fixtures.ruleAmount(rule, in: pose, side: rep.side, reference: reference))
                 #expect(amount > rule.limit + 5, "\(exercise.id) \(fault) at \(pose.timestamp): \(amount)")
             }
             // The fault is mid-rep: the rep is well under way before and after it.
@@ -184,7 +187,8 @@ struct ExerciseSimulatorTests {
 
     @Test func sideViewShowsTheNearSideAndHidesTheFarEyeAndEar() throws {
         let left = try ExerciseSimulator(exercise: .shoulderFlexion, options: Fixtures.options(sides: .left))
-        let right = try ExerciseSimulator(exercise: .shoulderFlexion, options: Fixtures.options(sides: .right))
+        let right = try ExerciseSimulator(
+            exercise: .shoulderFlexion, options: Fixtures.options(sides: .right))
         #expect(left.facing == -1)
         #expect(right.facing == 1)
         let pose = try #require(right.run().poses.first)
@@ -204,8 +208,10 @@ struct ExerciseSimulatorTests {
         #expect(a.truth != c.truth)
     }
 
-    @Test func dropoutsAreShortAndNeverDuringAFault() throws {
-        let (_, simulation) = try Fixtures.run(.shoulderAbduction, Fixtures.options(seed: 8, reps: 6, faultRate: 0.5))
+    @Test(arguments: [30.0, 8.0])
+    func dropoutsAreShortAndNeverDuringAFault(frameRate: Double) throws {
+        let (_, simulation) = try Fixtures.run(
+            .shoulderAbduction, Fixtures.options(seed: 8, reps: 6, faultRate: 0.5, frameRate: frameRate))
         var gaps: [Joint: Int] = [:]
         var longest = 0
         var total = 0
@@ -225,6 +231,8 @@ struct ExerciseSimulatorTests {
         }
         #expect(total > 0, "some joints drop out")
         #expect(longest <= 3)
+        // Never as long as a session's visibility debounce (0.3 s), even at a low frame rate.
+        #expect(Double(longest) / frameRate < 0.3)
         // Nothing drops out in the quiet start.
         let first = try #require(simulation.poses.first)
         for pose in Fixtures.poses(simulation.poses, from: first.timestamp, to: first.timestamp + 1) {
@@ -233,7 +241,8 @@ struct ExerciseSimulatorTests {
     }
 
     @Test func truthCountsRepsPerSideWithTheAskedFaultRate() throws {
-        let simulator = try ExerciseSimulator(exercise: .shoulderFlexion, options: Fixtures.options(reps: 4, faultRate: 0.25))
+        let simulator = try ExerciseSimulator(
+            exercise: .shoulderFlexion, options: Fixtures.options(reps: 4, faultRate: 0.25))
         let truth = simulator.truth
         #expect(truth.reps.count == 8)
         #expect(truth.reps(side: .left).count == 4 && truth.reps(side: .right).count == 4)
@@ -253,7 +262,8 @@ struct ExerciseSimulatorTests {
     }
 
     @Test func holdsLastTheirTimeAndOneShorterHoldIsGivenUp() throws {
-        let simulator = try ExerciseSimulator(exercise: .wallSit, options: Fixtures.options(reps: 2, faultRate: 0.5))
+        let simulator = try ExerciseSimulator(
+            exercise: .wallSit, options: Fixtures.options(reps: 2, faultRate: 0.5))
         let truth = simulator.truth.reps(side: .left)
         #expect(truth.count == 3)
         #expect(truth.allSatisfy { $0.isHold })
@@ -274,7 +284,8 @@ struct ExerciseSimulatorTests {
         let (simulator, simulation) = try Fixtures.run(exercise, Fixtures.options(noise: 0, faultRate: 0.5))
         #expect(simulation.truth.reps.allSatisfy { $0.peak >= 160 })
         for rep in simulation.truth.reps where rep.outcome == .clean {
-            let bend = try #require(simulator.intendedValue(of: .elbowFlexion, side: rep.side, at: rep.start + 0.5))
+            let bend = try #require(
+                simulator.intendedValue(of: .elbowFlexion, side: rep.side, at: rep.start + 0.5))
             #expect(bend <= 6)
         }
     }

@@ -16,7 +16,9 @@ enum Fixtures {
     }
 
     /// A simulator and its first block.
-    static func run(_ exercise: Exercise, _ options: SimulationOptions) throws -> (ExerciseSimulator, Simulation) {
+    static func run(_ exercise: Exercise, _ options: SimulationOptions) throws -> (
+        ExerciseSimulator, Simulation
+    ) {
         let simulator = try ExerciseSimulator(exercise: exercise, options: options)
         return (simulator, simulator.run())
     }

@@ -40,10 +40,16 @@ enum WireFixtures {
             confidence: confidence)
     }()
 
+    /// `MotionJSON.encode(.repCompleted(Rep(peak: 92.25, faults: [], start: 1, end: 2.5)), at: 2.5)`.
     static let eventJSON =
-        #"{"rep":{"end":2.5,"faults":[],"peak":92.25,"start":1},"t":2.5,"type":"repCompleted"}"#
+        #"{"type":"repCompleted","t":2.5,"rep":{"peak":92.25,"faults":[],"start":1.0,"end":2.5}}"#
+    /// A `MotionJSON` snapshot line with one key a newer writer might add (`note`, non-ASCII),
+    /// which readers must ignore.
     static let snapshotJSON =
-        #"{"best":92.25,"isVisible":true,"missingJoints":[],"repCount":3,"value":41.5,"note":"ção ✓"}"#
+        #"{"type":"snapshot","t":4.0,"value":41.5,"best":92.25,"repCount":3,"rejectedCount":1,"#
+        + #""lastRep":{"peak":92.25,"faults":[],"start":1.0,"end":2.5},"holdProgress":null,"#
+        + #""confidence":0.8125,"setupIssues":["tooFar"],"isVisible":true,"missingJoints":[],"#
+        + #""isRunning":true,"baseline":{"completed":1,"target":3,"value":92.25},"note":"ção ✓"}"#
     static let health = HealthReport(
         process: "worker-cam0-left", role: "worker", pid: 4242, uptime: 12.5,
         counters: ["dropped.nonFinite": 2, "poses": 1200])

@@ -49,3 +49,45 @@ struct WireMessageTests {
         #expect(WireError.unknownJoint(index: 42).description.contains("42"))
     }
 }
+
+/// Events and snapshots travel as `MotionJSON` lines: what a worker publishes, a consumer reads
+/// back to the same value.
+struct MotionJSONOverTheWireTests {
+    static let events: [MotionEvent] = [
+        .repCompleted(Rep(peak: 92.25, faults: [], start: 1, end: 2.5)),
+        .repRejected(Rep(peak: 0.1, faults: [.keepTrunkUpright, .keepElbowStraight], start: 3, end: 4.125)),
+        .holdStarted,
+        .formFault(.keepShouldersLevel),
+        .visibilityChanged(Visibility(isVisible: false, missingJoints: [.leftElbow, .leftWrist])),
+        .setupChanged([.tooFar, .lowConfidence]),
+        .baselineCompleted(101.5),
+    ]
+
+    @Test(arguments: events)
+    func everyEventSurvivesTheBus(event: MotionEvent) throws {
+        var encoder = WireEncoder()
+        var buffer: [UInt8] = []
+        let topic = try Topic.event(camera: "cam0", session: "left")
+        try encoder.encode(json: Array(MotionJSON.encode(event, at: 7.25).utf8), on: topic, into: &buffer)
+        let message = try WireMessage.decode(topic: topic.bytes, payload: buffer)
+        guard case .event(let json) = message.body else {
+            Issue.record("not an event: \(message.body)")
+            return
+        }
+        let (t, decoded) = try MotionJSON.decodeEvent(json)
+        #expect(t == 7.25)
+        #expect(decoded == event)
+    }
+
+    @Test func fixtureEventAndSnapshotAreMotionJSON() throws {
+        let (t, event) = try MotionJSON.decodeEvent(WireFixtures.eventJSON)
+        #expect(t == 2.5)
+        #expect(event == .repCompleted(Rep(peak: 92.25, faults: [], start: 1, end: 2.5)))
+        #expect(MotionJSON.encode(event, at: t) == WireFixtures.eventJSON)
+        let (time, snapshot) = try MotionJSON.decodeSnapshot(WireFixtures.snapshotJSON)
+        #expect(time == 4)
+        #expect(snapshot.repCount == 3)
+        #expect(snapshot.setupIssues == [.tooFar])
+        #expect(snapshot.baseline == BaselineProgress(completed: 1, target: 3, value: 92.25))
+    }
+}

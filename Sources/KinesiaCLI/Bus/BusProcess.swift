@@ -31,15 +31,14 @@ public final class StopToken: Sendable {
 /// while signals are watched, and naming the process.
 enum BusProcess {
     /// Runs `body` on a dedicated thread (libzmq sockets block and are confined to one thread)
-    /// while SIGINT and SIGTERM request a stop through the token; a second signal ends the
-    /// process at once with status 1.
+    /// while SIGINT and SIGTERM request a stop through the token. A second SIGINT (Control-C
+    /// twice) ends the process at once with status 1; repeated SIGTERMs count as one (the
+    /// kernel's parent-death signal may come several times, see ``ParentDeathSignal``).
     ///
-    /// The signals are watched before `body` starts, and a process started by `kinesia up`
-    /// asks for SIGTERM when its supervisor dies (``ParentDeathSignal``).
+    /// The signals are watched before `body` starts.
     static func run<Result: Sendable>(
         context: CommandContext, _ body: @escaping @Sendable (StopToken) throws -> Result
     ) async throws -> Result {
-        ParentDeathSignal.adoptFromEnvironment()
         let signals = SignalStream([.interrupt, .terminate])
         let token = StopToken()
         let logger = context.logger
@@ -47,6 +46,7 @@ enum BusProcess {
             group.addTask {
                 for await signal in signals {
                     if token.isRequested {
+                        guard signal == .interrupt else { continue }
                         logger.warning("\(signal) again: exiting at once")
                         context.standardOutput.flush()
                         context.standardError.flush()

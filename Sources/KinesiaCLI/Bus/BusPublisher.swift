@@ -27,13 +27,13 @@ public final class BusPublisher {
     public static let defaultHighWaterMark: Int32 = 10_000
 
     /// This process's stream id (random per process start).
-    public let streamID: StreamID
+    public var streamID: StreamID { encoder.streamID }
     /// Whether the socket is an XPUB that tracks subscriptions and refuses sends at the HWM.
     public let waitsForSubscribers: Bool
     /// The socket (for a ``Poller``).
     public let socket: ZMQSocket
 
-    private var sequences = SequenceCounter<Topic>()
+    private var encoder: WireEncoder
     private var frames: [[UInt8]] = [[], []]
     private var topicBytes: [Topic: [UInt8]] = [:]
     private var subscriptions: [[UInt8]: Int] = [:]
@@ -56,7 +56,7 @@ public final class BusPublisher {
         highWaterMark: Int32 = defaultHighWaterMark, linger: Duration = .milliseconds(500),
         streamID: StreamID = .random(), connectionTimeout: Duration? = nil
     ) throws(ZMQError) {
-        self.streamID = streamID
+        encoder = WireEncoder(streamID: streamID)
         self.waitsForSubscribers = waitsForSubscribers
         socket = try ZMQSocket(waitsForSubscribers ? .xpub : .pub, context: context, linger: linger)
         try socket.set(.sendHighWaterMark, highWaterMark)
@@ -79,18 +79,17 @@ public final class BusPublisher {
     public func close() { socket.close() }
 
     /// The last sequence number sent on `topic`, or `nil`.
-    public func lastSequence(on topic: Topic) -> UInt64? { sequences.last(for: topic) }
+    public func lastSequence(on topic: Topic) -> UInt64? { encoder.lastSequence(on: topic) }
 
     /// Publishes a pose.
     /// - Returns: `true` when queued; `false` when an XPUB publisher is at its high-water mark
     ///   (nothing was sent, but the sequence number was used: receivers will see a gap if the
-    ///   caller gives up).
-    /// - Throws: ``WireError`` for a pose that cannot be encoded (NaN...), ``ZMQError``.
+    ///   caller gives up rather than ``resend()``).
+    /// - Throws: ``WireError`` for a pose that cannot be encoded (NaN...: no sequence number is
+    ///   used), ``ZMQError``.
     @discardableResult
     public func publish(_ pose: Pose, on topic: Topic) throws -> Bool {
-        let header = WireHeader(
-            kind: .pose, streamID: streamID, sequence: sequences.next(for: topic), sentAt: WireHeader.now())
-        try PoseCodec.encode(pose, header: header, into: &frames[1])
+        try encoder.encode(pose, on: topic, into: &frames[1])
         return try send(topic)
     }
 
@@ -99,9 +98,10 @@ public final class BusPublisher {
     /// - Throws: ``WireError`` (empty, oversized...), ``ZMQError``.
     @discardableResult
     public func publish(json: [UInt8], kind: PayloadKind, on topic: Topic) throws -> Bool {
-        let header = WireHeader(
-            kind: kind, streamID: streamID, sequence: sequences.next(for: topic), sentAt: WireHeader.now())
-        try JSONPayloadCodec.encode(json: json, header: header, into: &frames[1])
+        guard topic.kind.payloadKind == kind else {
+            throw WireError.topicMismatch(topic: topic.kind, payload: kind)
+        }
+        try encoder.encode(json: json, on: topic, into: &frames[1])
         return try send(topic)
     }
 

@@ -32,7 +32,8 @@ public struct AnalyzeCommand: ParsableCommand {
     public static var arguments: [Argument<AnalyzeCommand>] {
         [
             .positional(
-                "file", \.file, help: "A JSON Lines recording, a folder of OpenPose JSON frames, or sim:EXERCISE."),
+                "file", \.file,
+                help: "A JSON Lines recording, a folder of OpenPose JSON frames, or sim:EXERCISE."),
             .option("exercise", \.exercise, valueName: "id", required: true, help: "The catalog exercise."),
             .option(
                 "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
@@ -82,7 +83,8 @@ public struct AnalyzeCommand: ParsableCommand {
     /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or malformed.
     public func run(context: CommandContext) async throws {
         guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
-        let poses = try PoseSource.load(file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
+        let poses = try PoseSource.load(
+            file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
         Self.analyze(
             poses, exercise: exercise, side: side, format: format, frames: frames, baseline: baseline,
             output: context.standardOutput)

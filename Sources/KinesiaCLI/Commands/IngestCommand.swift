@@ -46,6 +46,9 @@ public struct IngestCommand: ParsableCommand {
                 help: "A recording, an OpenPose folder, - (standard input) or sim:EXERCISE[,key=value...]."),
             .option(
                 "pace", \.pace, valueName: "pace", defaultDescription: "recording", help: "How fast to send."),
+            .option(
+                "speed", \.speed, valueName: "factor", defaultDescription: "1",
+                help: "With --pace recording: play this many times faster than recorded."),
             .flag("loop", \.loop, help: "Start over at the end, timestamps still increasing."),
             .option(
                 "wait-seconds", \.waitSeconds, valueName: "s", defaultDescription: "30",
@@ -66,6 +69,8 @@ public struct IngestCommand: ParsableCommand {
     public var source: String?
     /// `--pace`.
     public var pace = Pace.recording
+    /// `--speed`.
+    public var speed = 1.0
     /// `--loop`.
     public var loop = false
     /// `--wait-seconds`.
@@ -89,6 +94,7 @@ public struct IngestCommand: ParsableCommand {
                 "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
             )
         }
+        guard speed > 0 else { throw CLIError.usage("--speed must be positive, got \(speed)") }
         guard waitSeconds >= 0 else { throw CLIError.usage("--wait-seconds must be 0 or more") }
         guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
     }
@@ -103,7 +109,7 @@ public struct IngestCommand: ParsableCommand {
         let poses = try PoseSource.open(
             source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
         let settings = Settings(
-            topic: topic, name: name, pace: pace, waitSeconds: waitSeconds, source: source)
+            topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -115,6 +121,7 @@ public struct IngestCommand: ParsableCommand {
         var topic: Topic
         var name: String
         var pace: Pace
+        var speed: Double
         var waitSeconds: Double
         var source: String
     }
@@ -198,7 +205,8 @@ public struct IngestCommand: ParsableCommand {
             case .pose(let pose):
                 if paced, pose.timestamp.isFinite {
                     if let origin {
-                        let due = origin.wall.advanced(by: .seconds(double: pose.timestamp - origin.t))
+                        let due = origin.wall.advanced(
+                            by: .seconds(double: (pose.timestamp - origin.t) / settings.speed))
                         while !stop.isRequested, clock.now < due {
                             sleepThread(min(clock.now.duration(to: due), .milliseconds(100)))
                             health.publishIfDue(counters: { counters.dictionary }, via: publisher)

@@ -14,10 +14,13 @@ import KinesiaWire
 /// decode errors (by reason), gaps, sender restarts, duplicates, rejected poses, events and
 /// snapshots.
 ///
-/// A sender restart (a new stream id on a camera's topic) keeps the sessions: the restarted
-/// ingest usually carries on with the same patient, and a pose whose timestamp goes back is
-/// dropped by the analysis as bad input rather than corrupting it. Starting a fresh session is
-/// a worker restart.
+/// A sender restart (a new stream id on a camera's topic) keeps the sessions when time goes on:
+/// a restarted ingest of a live camera carries on with the same patient and a clock that keeps
+/// running, so the counts stay. When the new stream's first pose is not later than the last
+/// pose a session accepted, the sender's time base started over (a recording replayed, a
+/// detector whose clock starts at zero): the kept session would drop every pose as going back
+/// in time, so that session starts over instead (counted in `sessionResets`). Both cases
+/// depend on the poses and stream ids only, so the outcome is deterministic.
 public struct WorkerCommand: ParsableCommand {
     /// `worker`, with its help.
     public static let configuration = CommandConfiguration(
@@ -105,6 +108,10 @@ public struct WorkerCommand: ParsableCommand {
         var spec: WorkerSession
         var analyzer: MotionAnalyzer
         var throttle: SnapshotThrottle
+        /// The timestamp of the last pose the analysis accepted.
+        var lastAccepted: Double?
+        /// Rejections counted by the analyzers this session had before a reset.
+        var earlierRejections = PoseRejections()
         let eventTopic: Topic
         let snapshotTopic: Topic
     }
@@ -142,19 +149,21 @@ public struct WorkerCommand: ParsableCommand {
         var poses = 0
         var events = 0
         var snapshots = 0
+        var sessionResets = 0
         var warnings: [String: Int] = [:]
 
         func counters() -> [String: Int] {
             let totals = subscriber.tracker.totals
             var values: [String: Int] = [
                 "poses": poses, "events": events, "snapshots": snapshots, "sessions": hosted.count,
+                "sessionResets": sessionResets,
                 "gaps": Int(clamping: totals.missing), "restarts": Int(clamping: totals.restarts),
                 "duplicates": Int(clamping: totals.duplicates), "decodeErrors": subscriber.decodeErrorCount,
             ]
             for (reason, count) in subscriber.decodeErrors { values["decodeErrors.\(reason)"] = count }
             var rejected = 0
             for session in hosted {
-                let counts = session.analyzer.rejectedPoses
+                let counts = session.earlierRejections.adding(session.analyzer.rejectedPoses)
                 rejected += counts.total
                 values["rejected.\(session.spec.camera).\(session.spec.name)"] = counts.total
                 for reason in PoseRejections.Reason.allCases where counts[reason] > 0 {
@@ -181,9 +190,26 @@ public struct WorkerCommand: ParsableCommand {
                 case .gap(let missed):
                     log.notice("\(message.topic): \(missed) poses missing before #\(message.header.sequence)")
                 case .newStream(restart: true, _):
+                    var reset: [String] = []
+                    for index in indices {
+                        guard let last = hosted[index].lastAccepted, !(pose.timestamp > last) else {
+                            continue
+                        }
+                        let spec = hosted[index].spec
+                        hosted[index].earlierRejections = hosted[index].earlierRejections.adding(
+                            hosted[index].analyzer.rejectedPoses)
+                        hosted[index].analyzer = MotionAnalyzer(exercise: spec.exercise, side: spec.side)
+                        hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
+                        hosted[index].lastAccepted = nil
+                        sessionResets += 1
+                        reset.append(spec.name)
+                    }
                     log.notice(
-                        "\(message.topic): the sender restarted (stream \(message.header.streamID)); sessions kept"
-                    )
+                        "\(message.topic): the sender restarted (stream \(message.header.streamID)); "
+                            + (reset.isEmpty
+                                ? "sessions kept"
+                                : "its time starts over at t=\(pose.timestamp): session(s) "
+                                    + reset.joined(separator: ", ") + " start over"))
                 default: break
                 }
                 poses += 1
@@ -199,6 +225,7 @@ public struct WorkerCommand: ParsableCommand {
                         }
                     }
                     guard hosted[index].analyzer.rejectedPoses.total == rejectedBefore else { continue }
+                    hosted[index].lastAccepted = pose.timestamp
                     let snapshot = hosted[index].analyzer.snapshot
                     if hosted[index].throttle.shouldPublish(snapshot, at: pose.timestamp) {
                         let line = MotionJSON.encode(snapshot, at: pose.timestamp)
@@ -237,5 +264,16 @@ public struct WorkerCommand: ParsableCommand {
         log.info(
             "stopped: \(poses) poses, \(events) events, \(snapshots) snapshots, \(totals.missing) missing, "
                 + "\(subscriber.decodeErrorCount) decode errors")
+    }
+}
+
+extension PoseRejections {
+    /// The counts of both, reason by reason.
+    fileprivate func adding(_ other: PoseRejections) -> PoseRejections {
+        PoseRejections(
+            nonFinite: nonFinite &+ other.nonFinite,
+            timestampNotIncreasing: timestampNotIncreasing &+ other.timestampNotIncreasing,
+            absurdCoordinates: absurdCoordinates &+ other.absurdCoordinates,
+            absurdTimestamp: absurdTimestamp &+ other.absurdTimestamp)
     }
 }

@@ -81,6 +81,10 @@ struct SnapshotThrottle: Sendable {
     private var lastTime: Double?
     private var lastCounts: (Int, Int)?
 
+    /// Rounding slack, so that frames exactly `interval` apart (60 fps at 15 Hz: every fourth)
+    /// are not skipped for a last-bit difference.
+    static let tolerance = 1e-6
+
     init(rate: Double) {
         interval = 1 / rate
     }
@@ -89,7 +93,7 @@ struct SnapshotThrottle: Sendable {
     mutating func shouldPublish(_ snapshot: MotionSnapshot, at time: Double) -> Bool {
         let counts = (snapshot.repCount, snapshot.rejectedCount)
         let changed = lastCounts.map { $0 != counts } ?? true
-        let due = lastTime.map { time - $0 >= interval || time < $0 } ?? true
+        let due = lastTime.map { time - $0 >= interval - Self.tolerance || time < $0 } ?? true
         guard changed || due else { return false }
         lastTime = time
         lastCounts = counts

@@ -3,39 +3,49 @@ import Foundation
 /// `kinesia up FILE`: loads the topology, runs it under a ``Supervisor`` and stops it gracefully
 /// on SIGINT, SIGTERM or SIGHUP.
 ///
-/// Prints one line per action on standard error (see ``SupervisorEvent``). A second signal
-/// during the shutdown kills every child at once.
+/// Writes one line per action through `log` (see ``SupervisorEvent``), each starting with
+/// `kinesia up: `. A second SIGINT (Control-C again) during the shutdown kills every child at
+/// once; further SIGTERMs and SIGHUPs change nothing.
+///
+/// ```swift
+/// exit(await runUp(topologyPath: "deploy/local.json"))
+/// ```
 ///
 /// - Parameters:
 ///   - topologyPath: The JSON topology file (see ``Topology``).
 ///   - kinesiaExecutable: The executable for the `kinesia` commands; by default the running
 ///     executable.
-///   - onEvent: Receives every event; by default printed as `kinesia up: ...` on standard error.
+///   - log: Receives each line (without a newline); by default written to standard error.
 /// - Returns: The exit status: 0 after a clean run or a graceful shutdown; 1 when the file is
-///   not a valid topology, or the supervisor gave up on a process (see
-///   ``SupervisorStateMachine`` for every case).
+///   not a valid topology (reported as `kinesia up: error: FILE: FIELD: ...`), or the supervisor
+///   gave up on a process (see ``SupervisorStateMachine`` for every case).
 public func runUp(
     topologyPath: String, kinesiaExecutable: String? = nil,
-    onEvent: @escaping @Sendable (SupervisorEvent) -> Void = Supervisor.printEvent
+    log: @escaping @Sendable (String) -> Void = Supervisor.printLine
 ) async -> Int32 {
-    // Before any child exists: a signal from now on is a shutdown request, not the end.
+    // Before any child exists: from now on a signal is a shutdown request, not the end.
     let signals = SignalStream([.interrupt, .terminate, .hangup])
     let topology: Topology
     do {
         topology = try Topology.load(contentsOf: URL(fileURLWithPath: topologyPath))
     } catch {
-        Supervisor.printLine("kinesia up: \(error)")
+        log("kinesia up: error: \(error)")
         return 1
     }
     let supervisor = Supervisor(
         topology: topology, kinesiaExecutable: kinesiaExecutable ?? Supervisor.currentExecutable(),
-        onEvent: onEvent)
-    Supervisor.printLine(
+        onEvent: { log("kinesia up: \($0)") })
+    log(
         "kinesia up: \(topologyPath): \(topology.processes.count) processes, bus "
             + (topology.bus ?? "default (each command's per-user runtime directory)"))
     return await withTaskGroup(of: Void.self) { group in
         group.addTask {
-            for await signal in signals {
+            // The first signal starts the graceful shutdown; only a second SIGINT (Control-C
+            // again) forces it. A repeated SIGTERM is not a second request: the kernel sends
+            // the parent-death signal once per exiting thread of a dead parent.
+            var requested = false
+            for await signal in signals where !requested || signal == .interrupt {
+                requested = true
                 supervisor.requestShutdown(signal: signal)
             }
         }

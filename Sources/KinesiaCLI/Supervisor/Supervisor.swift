@@ -13,15 +13,17 @@ import Synchronization
 /// from Dispatch.
 ///
 /// ```swift
+/// let signals = SignalStream([.interrupt, .terminate])  // before any child exists
 /// let supervisor = Supervisor(topology: try Topology.load(contentsOf: url))
 /// let status = await withTaskGroup(of: Void.self) { group in
 ///     group.addTask {
-///         for await signal in SignalStream([.interrupt, .terminate]) {
+///         for await signal in signals {
 ///             supervisor.requestShutdown(signal: signal)
 ///         }
 ///     }
-///     defer { group.cancelAll() }
-///     return await supervisor.run()
+///     let status = await supervisor.run()
+///     group.cancelAll()
+///     return status
 /// }
 /// ```
 ///
@@ -126,7 +128,9 @@ public final class Supervisor: Sendable {
             let now = origin.duration(to: clock.now)
             switch input {
             case .timer:
-                if let due = scheduled, due <= now { scheduled = nil }
+                // Whichever timer fired (an early one, or one made stale by a later decision),
+                // the next deadline is scheduled again below: never left without a wake-up.
+                scheduled = nil
                 perform(machine.timerFired(at: now))
             case .shutdown(let signal):
                 perform(machine.shutdownRequested(signal: signal, at: now))
@@ -155,8 +159,9 @@ extension Supervisor {
     ///
     /// A `kinesia` command (no `executable` override) gets `--bus BUS` appended when the
     /// topology has a bus and the command has no `--bus` of its own. Every process gets
-    /// `KINESIA_BUS` (when there is a bus), `KINESIA_PROCESS_NAME`, `KINESIA_SUPERVISOR_PID`
-    /// (for ``ParentDeathSignal``) and the process's own `environment` on top of `environment`.
+    /// `KINESIA_BUS` (when there is a bus), `KINESIA_PROCESS_NAME` and the process's own
+    /// `environment` on top of `environment`; a `kinesia` command also gets
+    /// `KINESIA_SUPERVISOR_PID` (for ``ParentDeathSignal``).
     static func launch(
         for spec: ProcessSpec, in topology: Topology, kinesiaExecutable: String,
         environment: [String: String], supervisorPID: Int32
@@ -172,7 +177,12 @@ extension Supervisor {
         var variables = environment
         if let bus = topology.bus { variables["KINESIA_BUS"] = bus }
         variables["KINESIA_PROCESS_NAME"] = spec.name
-        variables[ChildProcess.parentPIDVariable] = String(supervisorPID)
+        if spec.executable == nil {
+            // Only for a direct kinesia child: a wrapper script's kinesia would not be ours.
+            variables[ChildProcess.parentPIDVariable] = String(supervisorPID)
+        } else {
+            variables[ChildProcess.parentPIDVariable] = nil
+        }
         variables.merge(spec.environment) { _, own in own }
         return ChildProcess.Launch(
             executable: executable, arguments: [executable] + arguments,
@@ -200,7 +210,7 @@ extension Supervisor {
 
     /// Writes one line on standard error (unbuffered, so lines of several processes interleave
     /// whole).
-    static func printLine(_ line: String) {
+    public static func printLine(_ line: String) {
         let text = line + "\n"
         text.withCString { pointer in
             _ = write(STDERR_FILENO, pointer, strlen(pointer))

@@ -19,6 +19,9 @@ public enum SupervisorEvent: Hashable, Sendable, CustomStringConvertible {
     case exited(name: String, pid: Int32, status: TerminationStatus)
     /// The process ended and its restart policy does not start it again.
     case notRestarting(name: String, policy: RestartPolicy)
+    /// The process ended with status 64, a usage error: its command line is wrong, and
+    /// restarting it would fail the same way.
+    case usageError(name: String)
     /// The process will be started again after `delay`; this is restart `number` of at most
     /// `limit` within `window`.
     case restarting(name: String, delay: Duration, number: Int, limit: Int, window: Duration)
@@ -26,7 +29,8 @@ public enum SupervisorEvent: Hashable, Sendable, CustomStringConvertible {
     case gaveUp(name: String, restarts: Int, window: Duration)
     /// The graceful shutdown begins.
     case shuttingDown(reason: ShutdownReason)
-    /// A second shutdown request: every remaining process gets SIGKILL now.
+    /// A second shutdown request (a second SIGINT for `kinesia up`): every remaining process
+    /// gets SIGKILL now.
     case forcingShutdown
     /// A stop signal went to the process's group.
     case stopping(name: String, pid: Int32, signal: ProcessSignal)
@@ -42,12 +46,12 @@ public enum SupervisorEvent: Hashable, Sendable, CustomStringConvertible {
         /// The named broker stopped for good: nothing can work without it.
         case brokerStopped(name: String)
 
-        /// `SIGTERM`, `shutdown requested` or `broker X stopped for good`.
+        /// `SIGTERM`, `shutdown requested` or `X, a broker, stopped for good`.
         public var description: String {
             switch self {
             case .requested(let signal?): "\(signal)"
             case .requested(nil): "shutdown requested"
-            case .brokerStopped(let name): "broker \(name) stopped for good"
+            case .brokerStopped(let name): "\(name), a broker, stopped for good"
             }
         }
     }
@@ -63,6 +67,8 @@ public enum SupervisorEvent: Hashable, Sendable, CustomStringConvertible {
             "exited \(name) (pid \(pid), \(status))"
         case .notRestarting(let name, let policy):
             "not restarting \(name) (restart: \(policy.rawValue))"
+        case .usageError(let name):
+            "not restarting \(name): status 64 is a usage error, fix its command in the topology"
         case .restarting(let name, let delay, let number, let limit, let window):
             "restarting \(name) in \(Self.seconds(delay)) (restart \(number) of at most \(limit) "
                 + "within \(Self.seconds(window)))"

@@ -1,3 +1,6 @@
+/// The exit status of a `kinesia` usage error (`EX_USAGE`): a wrong command line, never restarted.
+private let usageErrorStatus: Int32 = 64
+
 /// Every decision of `kinesia up`, with no process, no clock and no I/O.
 ///
 /// The machine is told what happened (``start(at:)``, ``childStarted(_:pid:at:)``,
@@ -14,7 +17,8 @@
 ///   stopped for good). Ties start in file order.
 /// - **Restarts**: by the process's ``RestartPolicy``, after the ``Backoff`` delay; past
 ///   ``RestartLimits/maxRestarts`` restarts within ``RestartLimits/window`` the supervisor gives
-///   up on that process and keeps the others running.
+///   up on that process and keeps the others running. Status 64 (a usage error: the command
+///   line in the topology is wrong) is never restarted, whatever the policy.
 /// - **A broker that stops for good** (given up, or not restarted by its policy) makes the
 ///   supervisor shut everything down: nothing can work without it.
 /// - **Shutdown** runs in stages, ``ProcessRole/drainOrder``: ingests, workers, consumers,
@@ -23,8 +27,9 @@
 ///   SIGTERM; then the next stage begins. Nothing is restarted or started any more. A second
 ///   shutdown request sends SIGKILL to every process still running.
 /// - **Exit status**: 0 when every process stopped as asked or as its policy allows; 1 when
-///   the supervisor gave up on a process, a process with restart `never` failed, a process
-///   could not be started and was given up, or a broker stopped for good; that holds after
+///   the supervisor gave up on a process (one that could not even be spawned included), a
+///   process with restart `never` failed, a process ended with a usage error, or a broker
+///   stopped for good; that holds after
 ///   a graceful shutdown too, so a script or systemd sees that the topology was degraded.
 ///   When nothing is left running and nothing will be restarted, the machine finishes by itself.
 public struct SupervisorStateMachine: Sendable {
@@ -321,7 +326,11 @@ public struct SupervisorStateMachine: Sendable {
             break
         }
         var actions: [Action] = []
-        if spec.restart.restarts(after: status) {
+        if status == .exited(usageErrorStatus) {
+            children[index].state = .done(.failed)
+            degraded = true
+            actions.append(.report(.usageError(name: spec.name)))
+        } else if spec.restart.restarts(after: status) {
             switch children[index].backoff.nextRestart(at: now) {
             case .restart(let delay, let number):
                 children[index].state = .backingOff(until: now + delay)

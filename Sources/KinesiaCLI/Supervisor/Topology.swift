@@ -247,7 +247,13 @@ extension Topology {
         return topology
     }
 
+    /// The C library's words for a read error (`No such file or directory`), when there is an
+    /// errno behind it.
     private static func reason(_ error: any Error) -> String {
-        (error as? any LocalizedError)?.errorDescription ?? "\(error)"
+        let error = error as NSError
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        return error.localizedDescription
     }
 }

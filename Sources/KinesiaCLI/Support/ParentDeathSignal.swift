@@ -3,11 +3,15 @@ import Glibc
 
 /// Makes a child of `kinesia up` stop when its supervisor dies, even by SIGKILL.
 ///
-/// `kinesia up` puts its pid in the `KINESIA_SUPERVISOR_PID` environment variable of every
-/// child. A `kinesia` process calls ``adoptFromEnvironment()`` first thing: it asks the kernel
-/// (`prctl(PR_SET_PDEATHSIG, SIGTERM)`) for a SIGTERM when its parent goes away, so the
-/// command's own graceful shutdown runs; and if the parent is already gone (it died between
-/// the spawn and this call) it exits at once. A process started any other way does nothing.
+/// `kinesia up` puts its pid in the `KINESIA_SUPERVISOR_PID` environment variable of each
+/// `kinesia` child (not of other executables). A `kinesia` process calls
+/// ``adoptFromEnvironment()`` first thing: it asks the kernel (`prctl(PR_SET_PDEATHSIG,
+/// SIGTERM)`) for a SIGTERM when its parent goes away, so the command's own graceful shutdown
+/// runs; and if the supervisor is already gone (it died between the spawn and this call) it
+/// exits at once. A process started any other way does nothing.
+///
+/// The kernel may send the signal several times in a row (once for each thread of the dying
+/// supervisor that the child is handed to): a command must treat repeated SIGTERMs as one.
 public enum ParentDeathSignal {
     /// Requests SIGTERM on the supervisor's death when started by `kinesia up`.
     ///
@@ -20,7 +24,7 @@ public enum ParentDeathSignal {
         unsetenv("KINESIA_SUPERVISOR_PID")
         guard let prctl = prctlFunction, prctl(prctlSetParentDeathSignal, UInt(SIGTERM), 0, 0, 0) == 0
         else { return false }
-        if getppid() != parent {
+        if getppid() != parent, kill(parent, 0) != 0 {
             // The supervisor died before the request: nobody will send the signal.
             exit(0)
         }

@@ -1,14 +1,14 @@
-import Dispatch
+import Foundation
 import Glibc
 import Synchronization
 
 /// POSIX signals as an `AsyncSequence`, for a command's graceful shutdown.
 ///
-/// Creating the stream sets each signal's disposition to ignore (so the default action, which
-/// for SIGINT and SIGTERM ends the process, does not run) and watches it with a
-/// `DispatchSource` signal source; every delivery is then an element of the stream. The watch
-/// ends when the iterating task is cancelled or when the stream and its iterator are gone;
-/// when the last stream watching a signal ends, the signal's previous disposition is restored.
+/// While a stream watches a signal, the signal no longer has its default action (for SIGINT
+/// and SIGTERM: ending the process); every delivery becomes an element of each stream that
+/// watches it. The watch ends when the iterating task is cancelled, or when the stream and its
+/// iterator are gone; when the last stream of a signal ends, the signal's previous disposition
+/// is restored.
 ///
 /// ```swift
 /// let signals = SignalStream([.interrupt, .terminate])
@@ -23,14 +23,21 @@ import Synchronization
 /// }
 /// ```
 ///
-/// Create it before the work starts: once `init` returns, every delivery reaches the stream
-/// (the first stream of a signal waits, a millisecond or so, until Dispatch catches it).
+/// Create it before the work starts: from the moment `init` returns, every delivery reaches
+/// the stream.
 ///
 /// Buffering: the stream keeps the newest 8 signals that nobody has read yet and drops older
 /// ones (a shutdown needs to know that a signal came, not how many).
 ///
-/// Children started with ``Supervisor`` get default dispositions back; a process started
-/// otherwise inherits ignored signals across `exec`, as POSIX says.
+/// How: a `sigaction` handler writes the signal's number to a pipe (the self-pipe trick: a
+/// `write` is all a handler may safely do), and one thread per process reads the pipe and
+/// hands each signal to the streams. `DispatchSource.makeSignalSource` is not used: on Linux,
+/// libdispatch installs its own handler once per signal and forwards deliveries to the thread
+/// that first registered a source, and a signal arriving while a source is being registered or
+/// cancelled can be dropped (seen here with the second stream of a process). For the same
+/// reason, code in this process must not watch these signals with Dispatch as well.
+///
+/// Children started with ``Supervisor`` get default dispositions back.
 public struct SignalStream: AsyncSequence, Sendable {
     /// Each delivery of a watched signal.
     public typealias Element = ProcessSignal
@@ -48,25 +55,7 @@ public struct SignalStream: AsyncSequence, Sendable {
             "SIGKILL and SIGSTOP cannot be caught")
         let (stream, continuation) = AsyncStream<ProcessSignal>.makeStream(
             bufferingPolicy: .bufferingNewest(8))
-        let unique = Array(Set(signals))
-        let queue = DispatchQueue(label: "kinesia.signals")
-        var sources: [any DispatchSourceSignal] = []
-        var firstTime: [ProcessSignal] = []
-        for signal in unique {
-            if SignalDispositions.retain(signal) { firstTime.append(signal) }
-            let source = DispatchSource.makeSignalSource(signal: signal.rawValue, queue: queue)
-            source.setEventHandler { [source] in
-                for _ in 0..<Swift.min(source.data, 8) {
-                    continuation.yield(signal)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
-        for signal in firstTime {
-            SignalDispositions.waitForDispatch(signal)
-        }
-        let watch = SignalWatch(sources: sources, signals: unique)
+        let watch = SignalWatch(signals: Set(signals), continuation: continuation)
         continuation.onTermination = { [weak watch] _ in
             watch?.cancel()
         }
@@ -92,123 +81,143 @@ public struct SignalStream: AsyncSequence, Sendable {
     }
 }
 
-/// The signal sources of one stream: cancelled, and the dispositions released, when the stream
-/// terminates or when the last ``SignalStream`` value and iterator holding it go away.
+/// One stream's registration: ended once, when the stream terminates or when the last
+/// ``SignalStream`` value and iterator holding it go away.
 final class SignalWatch: Sendable {
-    private let sources: Mutex<[any DispatchSourceSignal]>
-    private let signals: [ProcessSignal]
+    private let id: Int
+    private let continuation: AsyncStream<ProcessSignal>.Continuation
 
-    init(sources: sending [any DispatchSourceSignal], signals: [ProcessSignal]) {
-        self.sources = Mutex(sources)
-        self.signals = signals
+    init(signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation) {
+        self.continuation = continuation
+        self.id = SignalHub.shared.add(signals: signals, continuation: continuation)
     }
 
     func cancel() {
-        let cancelled = sources.withLock { sources in
-            defer { sources = [] }
-            return sources
-        }
-        guard !cancelled.isEmpty else { return }
-        for source in cancelled {
-            source.cancel()
-        }
-        for signal in signals {
-            SignalDispositions.release(signal)
-        }
+        SignalHub.shared.remove(id)
     }
 
     deinit {
-        cancel()
+        SignalHub.shared.remove(id)
+        continuation.finish()
     }
 }
 
-/// Counts the streams watching each signal and keeps its disposition right.
-///
-/// libdispatch on Linux installs its own `sigaction` handler for a signal the first time a
-/// source watches it (and never again): the handler blocks the signal in the receiving thread
-/// and re-raises it to Dispatch's manager thread, whose `signalfd` reads it. So:
-/// - the first time, the signal is ignored until that handler is in place (a SIGTERM in that
-///   instant must not end the process), and ``watch(_:)`` waits until it is, so that a signal
-///   sent after `SignalStream.init` returns is always delivered;
-/// - when the last stream of a signal ends, its disposition before the first stream is
-///   restored (SIGTERM ends the process again), and Dispatch's handler is kept aside to be put
-///   back for the next stream, since Dispatch will not install it again.
-private enum SignalDispositions {
-    /// A `sigaction` value (a C struct holding function pointers) moved between threads.
-    private struct Action: @unchecked Sendable {
+/// The write end of the signal pipe, read by the signal handler (an atomic load is
+/// async-signal-safe; -1 before the pipe exists).
+private let signalPipeWriteEnd = Atomic<Int32>(-1)
+
+/// The `sigaction` handler: writes the signal number to the pipe and nothing else.
+private func writeSignalToPipe(_ signal: Int32) {
+    let fd = signalPipeWriteEnd.load(ordering: .acquiring)
+    guard fd >= 0 else { return }
+    let savedErrno = errno
+    var byte = UInt8(truncatingIfNeeded: signal)
+    _ = write(fd, &byte, 1)  // non-blocking: when the pipe is full, the signal is dropped
+    errno = savedErrno
+}
+
+/// The streams of the process, the handler installations and the thread that reads the pipe.
+private final class SignalHub: Sendable {
+    static let shared = SignalHub()
+
+    /// A `sigaction` value (a C struct holding function pointers) kept under the lock.
+    private struct SavedAction: @unchecked Sendable {
         var value: sigaction
     }
 
-    private struct Entry {
-        var count: Int
-        var previous: Action
-    }
-
     private struct State {
-        var entries: [Int32: Entry] = [:]
-        var dispatchHandlers: [Int32: Action] = [:]
+        var nextID = 0
+        var streams:
+            [Int: (signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation)] =
+                [:]
+        /// For each signal with a handler installed: how many streams watch it and the
+        /// disposition to restore after the last one.
+        var installed: [Int32: (count: Int, previous: SavedAction)] = [:]
     }
 
-    private static let state = Mutex(State())
+    private let state = Mutex(State())
+    private let readEnd: Int32
 
-    private static func current(_ signal: Int32) -> Action {
-        var action = sigaction()
-        sigaction(signal, nil, &action)
-        return Action(value: action)
+    private init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            fatalError("SignalStream: pipe failed: \(String(cString: strerror(errno)))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        readEnd = fds[0]
+        signalPipeWriteEnd.store(fds[1], ordering: .releasing)
+        let thread = Thread { [readEnd] in
+            SignalHub.readLoop(readEnd)
+        }
+        thread.name = "kinesia-signals"
+        thread.start()
     }
 
-    private static func isIgnored(_ action: Action) -> Bool {
-        unsafeBitCast(action.value.__sigaction_handler.sa_handler, to: Int.self) == 1
-    }
-
-    /// Called before the signal's source is created; returns whether ``waitForDispatch(_:)``
-    /// is needed (Dispatch has not installed its handler for this signal yet).
-    static func retain(_ signal: ProcessSignal) -> Bool {
+    /// Registers a stream and installs the handler for signals nobody watched yet.
+    func add(signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation) -> Int {
         state.withLock { state in
-            if var entry = state.entries[signal.rawValue] {
-                entry.count += 1
-                state.entries[signal.rawValue] = entry
-                return false
+            let id = state.nextID
+            state.nextID += 1
+            state.streams[id] = (signals, continuation)
+            for signal in signals {
+                if let entry = state.installed[signal.rawValue] {
+                    state.installed[signal.rawValue] = (entry.count + 1, entry.previous)
+                    continue
+                }
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = writeSignalToPipe
+                action.sa_flags = SA_RESTART
+                sigemptyset(&action.sa_mask)
+                var previous = sigaction()
+                sigaction(signal.rawValue, &action, &previous)
+                state.installed[signal.rawValue] = (1, SavedAction(value: previous))
             }
-            let previous = current(signal.rawValue)
-            state.entries[signal.rawValue] = Entry(count: 1, previous: previous)
-            if var handler = state.dispatchHandlers[signal.rawValue] {
-                sigaction(signal.rawValue, &handler.value, nil)
-                return false
-            }
-            _ = Glibc.signal(signal.rawValue, SIG_IGN)
-            return true
+            return id
         }
     }
 
-    /// Waits (at most a second) until Dispatch has replaced the ignore disposition with its
-    /// handler, and remembers that handler.
-    static func waitForDispatch(_ signal: ProcessSignal) {
-        for _ in 0..<1000 {
-            let action = current(signal.rawValue)
-            if !isIgnored(action) {
-                state.withLock { $0.dispatchHandlers[signal.rawValue] = action }
-                return
+    /// Unregisters a stream (once; later calls do nothing) and restores the disposition of
+    /// signals nobody watches any more.
+    func remove(_ id: Int) {
+        state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return }
+            for signal in stream.signals {
+                guard let entry = state.installed[signal.rawValue] else { continue }
+                if entry.count > 1 {
+                    state.installed[signal.rawValue] = (entry.count - 1, entry.previous)
+                } else {
+                    state.installed[signal.rawValue] = nil
+                    var previous = entry.previous.value
+                    sigaction(signal.rawValue, &previous, nil)
+                }
             }
-            usleep(1000)
         }
     }
 
-    static func release(_ signal: ProcessSignal) {
-        state.withLock { state in
-            guard var entry = state.entries[signal.rawValue] else { return }
-            entry.count -= 1
-            guard entry.count == 0 else {
-                state.entries[signal.rawValue] = entry
+    /// Hands each signal read from the pipe to the streams that watch it.
+    private func deliver(_ signal: ProcessSignal) {
+        let continuations = state.withLock { state in
+            state.streams.values.filter { $0.signals.contains(signal) }.map(\.continuation)
+        }
+        for continuation in continuations {
+            continuation.yield(signal)
+        }
+    }
+
+    private static func readLoop(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
                 return
             }
-            state.entries[signal.rawValue] = nil
-            let installed = current(signal.rawValue)
-            if !isIgnored(installed), state.dispatchHandlers[signal.rawValue] == nil {
-                state.dispatchHandlers[signal.rawValue] = installed
+            for byte in buffer[..<count] {
+                SignalHub.shared.deliver(ProcessSignal(rawValue: Int32(byte)))
             }
-            var previous = entry.previous
-            sigaction(signal.rawValue, &previous.value, nil)
         }
     }
 }

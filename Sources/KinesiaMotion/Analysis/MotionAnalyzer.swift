@@ -8,8 +8,8 @@
 /// process drives it straight from its socket loop.
 ///
 /// Bad input never crashes it and never changes its state: a pose with a NaN or infinite value,
-/// a timestamp that goes back or repeats, or coordinates absurdly far outside the image is
-/// dropped and counted in ``rejectedPoses``.
+/// a timestamp that goes back, repeats or is absurd (beyond ±10^10 s), or coordinates absurdly far
+/// outside the image is dropped and counted in ``rejectedPoses``.
 ///
 /// ```swift
 /// var analyzer = MotionAnalyzer(exercise: .shoulderFlexion, side: .left)
@@ -75,6 +75,7 @@ public struct MotionAnalyzer: Sendable {
     private let startLevel: Double
     /// The value at or below this level arms the session and ends a rep.
     private let restLevel: Double
+    /// The exercise's session rules, with ``SessionRules/timeTolerance`` applied to its times.
     private let rules: SessionRules
     private let setupCheck: SetupCheck
 
@@ -83,6 +84,9 @@ public struct MotionAnalyzer: Sendable {
     private var frame = PoseFrame()
     private var signal: PrimarySignal
     private var lastTimestamp: Double?
+    /// Whether ``MotionSnapshot/best`` holds a value seen since the last reset (its 0 before
+    /// that is a placeholder, which a negative value must replace).
+    private var hasBest = false
     private var visibility: Debouncer
     private var setup = Debouncer(current: 0)
 
@@ -96,7 +100,7 @@ public struct MotionAnalyzer: Sendable {
         required = exercise.requiredJoints(side: side)
         requiredMask = required.mask
         primary = MeasureKernel(exercise.measure, side: side)
-        rules = exercise.sessionRules
+        rules = exercise.sessionRules.withTimeTolerance()
         switch exercise.kind {
         case .reps(let start, let end, let minPeak):
             counting = .reps(minPeak: minPeak)
@@ -111,7 +115,7 @@ public struct MotionAnalyzer: Sendable {
             restLevel = breakLevel
         }
         trackers = exercise.formRules.map { FormRuleTracker($0, side: side) }
-        signal = PrimarySignal(rules: exercise.sessionRules)
+        signal = PrimarySignal(rules: rules)
         setupCheck = SetupCheck(exercise: exercise, requiredMask: requiredMask)
         // Nothing seen yet: every required joint is missing.
         visibility = Debouncer(current: requiredMask)
@@ -121,7 +125,8 @@ public struct MotionAnalyzer: Sendable {
     /// Analyses one pose and returns its events, in order (`[]` when nothing happened).
     ///
     /// Poses must come in capture order. A pose that breaks the pose contract (non-finite
-    /// values, a timestamp not after the previous accepted one, absurd coordinates) is dropped:
+    /// values, a timestamp not after the previous accepted one or beyond ±10^10 s, absurd
+    /// coordinates) is dropped:
     /// it is counted in ``rejectedPoses`` and changes nothing else.
     public mutating func process(_ pose: Pose) -> [MotionEvent] {
         if let reason = frame.load(pose) {
@@ -138,12 +143,16 @@ public struct MotionAnalyzer: Sendable {
         var events: [MotionEvent] = []
         let raw = primary.value(in: frame)
         rawValue = raw
+        let lastMeasured = signal.lastMeasuredTime
         let value = signal.update(raw, at: time)
         snapshot.value = value
-        if let value, value > snapshot.best { snapshot.best = value }
+        if let value, !hasBest || value > snapshot.best {
+            snapshot.best = value
+            hasBest = true
+        }
         snapshot.confidence = frame.lowestConfidence(in: primary.mask)
 
-        advance(value, at: time, events: &events)
+        advance(value, at: time, lastMeasured: lastMeasured, events: &events)
         updateVisibility(at: time, events: &events)
         updateSetup(at: time, events: &events)
         return events
@@ -158,6 +167,7 @@ public struct MotionAnalyzer: Sendable {
     /// until it comes back down, as at the start of a session.
     public mutating func reset() {
         snapshot.best = 0
+        hasBest = false
         snapshot.repCount = 0
         snapshot.rejectedCount = 0
         snapshot.lastRep = nil
@@ -182,13 +192,18 @@ public struct MotionAnalyzer: Sendable {
 
     // MARK: - Reps and holds
 
-    private mutating func advance(_ value: Double?, at time: Double, events: inout [MotionEvent]) {
-        if value == nil, let last = signal.lastMeasuredTime, time - last > rules.abandonAfterMissing {
-            // The measured joints are gone: abandon what was under way, and count nothing until
-            // the patient is back at rest (as at the start of a session).
+    /// Moves the counting on with the pose's smoothed `value` (`nil`: not measurable);
+    /// `lastMeasured` is the time of the previous pose whose primary measure was measurable.
+    private mutating func advance(
+        _ value: Double?, at time: Double, lastMeasured: Double?, events: inout [MotionEvent]
+    ) {
+        if let lastMeasured, time - lastMeasured > rules.abandonAfterMissing {
+            // The measured joints were gone (missing, or no pose at all) for too long: abandon
+            // what was under way, and count nothing until the patient is back at rest (as at the
+            // start of a session).
             if case .hold = state { snapshot.holdProgress = nil }
             state = .waitingForRest
-            return
+            guard value != nil else { return }
         }
         switch state {
         case .waitingForRest:
@@ -233,7 +248,7 @@ public struct MotionAnalyzer: Sendable {
                 attempt.belowSince = nil
             }
             let elapsed = time - attempt.start
-            if elapsed >= seconds {
+            if elapsed >= seconds - SessionRules.timeTolerance {
                 snapshot.holdProgress = nil
                 state = .waitingForRest
                 judge(

@@ -7,15 +7,13 @@ import Foundation
 struct PoseFrame: Sendable {
     /// Points by joint index; meaningful only where ``present`` has the joint's bit.
     private(set) var points: [CGPoint]
-    /// Confidences by joint index; meaningful only where ``confident`` has the joint's bit.
+    /// Confidences by joint index, clamped to 0...1; meaningful only where ``confident`` has the
+    /// joint's bit.
     private(set) var confidences: [Double]
     /// Bit `i` set: joint `i` is visible.
     private(set) var present: UInt32 = 0
     /// Bit `i` set: joint `i` is visible and has a confidence figure.
     private(set) var confident: UInt32 = 0
-    /// Smallest and largest y among the visible points.
-    private(set) var minY: Double = 0
-    private(set) var maxY: Double = 0
     /// The usable image size, or `nil` when unknown or not positive.
     private(set) var imageWidth: Double?
     private(set) var imageHeight: Double?
@@ -29,6 +27,10 @@ struct PoseFrame: Sendable {
     static let absoluteCoordinateLimit: Double = 1e6
     /// Beyond this many image sizes a point is absurd.
     static let imageSizeLimitFactor: Double = 10
+    /// Beyond this many seconds (about 317 years) a timestamp is absurd: it is no clock's
+    /// seconds (seconds since boot, 1970 or 2001 are far below; milliseconds or nanoseconds since
+    /// 1970 are above), and a double there resolves time only to about 2 µs.
+    static let timestampLimit: Double = 1e10
 
     /// Copies `pose` in, checking it: returns the reason to drop it, or `nil` when it is sound.
     ///
@@ -36,6 +38,7 @@ struct PoseFrame: Sendable {
     /// that returned `nil`. Checks do not depend on the dictionaries' iteration order.
     mutating func load(_ pose: Pose) -> PoseRejections.Reason? {
         guard pose.timestamp.isFinite else { return .nonFinite }
+        guard abs(pose.timestamp) <= Self.timestampLimit else { return .absurdTimestamp }
         var limitX = Self.absoluteCoordinateLimit
         var limitY = Self.absoluteCoordinateLimit
         imageWidth = nil
@@ -52,47 +55,45 @@ struct PoseFrame: Sendable {
             }
         }
         // One pass over each dictionary, writing through buffer pointers (one uniqueness
-        // check per pose instead of one per joint).
-        var scan = PointScan()
-        points.withUnsafeMutableBufferPointer { buffer in
+        // check per pose instead of one per joint), with the loop state in locals.
+        let (pointsNonFinite, absurd, present) = points.withUnsafeMutableBufferPointer { buffer in
+            var nonFinite = false
+            var absurd = false
+            var present: UInt32 = 0
             for (joint, point) in pose.points {
                 let x = Double(point.x)
                 let y = Double(point.y)
                 guard x.isFinite, y.isFinite else {
-                    scan.nonFinite = true
+                    nonFinite = true
                     continue
                 }
-                if abs(x) > limitX || abs(y) > limitY { scan.absurd = true }
+                absurd = absurd || abs(x) > limitX || abs(y) > limitY
                 let index = joint.index
                 buffer[index] = point
-                scan.present |= 1 << UInt32(index)
-                scan.lowY = min(scan.lowY, y)
-                scan.highY = max(scan.highY, y)
+                present |= 1 << UInt32(index)
             }
+            return (nonFinite, absurd, present)
         }
-        var confident: UInt32 = 0
-        confidences.withUnsafeMutableBufferPointer { buffer in
+        let (confidencesNonFinite, confident) = confidences.withUnsafeMutableBufferPointer { buffer in
+            var nonFinite = false
+            var confident: UInt32 = 0
             for (joint, value) in pose.confidence {
                 guard value.isFinite else {
-                    scan.nonFinite = true
+                    nonFinite = true
                     continue
                 }
                 let index = joint.index
-                buffer[index] = value
+                // Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
+                buffer[index] = min(max(value, 0), 1)
                 confident |= 1 << UInt32(index)
             }
+            return (nonFinite, confident)
         }
-        let nonFinite = scan.nonFinite
-        let absurd = scan.absurd
-        let present = scan.present
-        let lowY = scan.lowY
-        let highY = scan.highY
+        let nonFinite = pointsNonFinite || confidencesNonFinite
         if nonFinite { return .nonFinite }
         if absurd { return .absurdCoordinates }
         self.present = present
         self.confident = confident & present
-        minY = present == 0 ? 0 : lowY
-        maxY = present == 0 ? 0 : highY
         return nil
     }
 
@@ -106,6 +107,22 @@ struct PoseFrame: Sendable {
 
     /// The number of visible points.
     var count: Int { present.nonzeroBitCount }
+
+    /// The vertical span of the visible points (largest y minus smallest), 0 without points.
+    func verticalSpan() -> Double {
+        var bits = present
+        guard bits != 0 else { return 0 }
+        var low = Double.infinity
+        var high = -Double.infinity
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            let y = Double(points[index].y)
+            low = min(low, y)
+            high = max(high, y)
+        }
+        return high - low
+    }
 
     /// The lowest confidence among the visible joints of `mask`, or `nil` when none of them
     /// has a confidence figure (as ``Pose/confidence(of:)``).
@@ -135,15 +152,6 @@ struct PoseFrame: Sendable {
         }
         return sum / Double(count)
     }
-}
-
-/// What a pass over a pose's points found.
-private struct PointScan {
-    var nonFinite = false
-    var absurd = false
-    var present: UInt32 = 0
-    var lowY = Double.infinity
-    var highY = -Double.infinity
 }
 
 extension Joint {

@@ -1,7 +1,7 @@
 /// A point of the body, following the 19 points of Vision's 2D body detector.
 ///
 /// Raw values are stable API: they are the names used in recordings, on the wire and in every
-/// JSON the project writes. The order of ``allCases`` is stable too: it is the joint's
+/// JSON the project writes. The order of `allCases` is stable too: it is the joint's
 /// ``index``, which compact encodings use.
 ///
 /// ```swift
@@ -9,12 +9,17 @@
 /// Joint.shoulder(side)    // depends on the side
 /// ```
 public enum Joint: String, CaseIterable, Sendable, Hashable, Codable {
+    /// The head.
     case nose, leftEye, rightEye, leftEar, rightEar
+    /// The midline: `neck` between the shoulders, `root` at the centre of the hips.
     case neck, root
+    /// The arms.
     case leftShoulder, rightShoulder, leftElbow, rightElbow, leftWrist, rightWrist
+    /// The legs. There are no toe or finger points: ankle dorsiflexion is measured as the
+    /// tibia's inclination.
     case leftHip, rightHip, leftKnee, rightKnee, leftAnkle, rightAnkle
 
-    /// The joint's stable position in ``allCases`` (0...18).
+    /// The joint's stable position in `allCases` (0...18).
     @inlinable
     public var index: Int {
         switch self {
@@ -104,6 +109,7 @@ public enum Joint: String, CaseIterable, Sendable, Hashable, Codable {
 
 /// The patient's anatomical side (never the side of the image).
 public enum BodySide: String, CaseIterable, Sendable, Hashable, Codable {
+    /// The patient's left and right.
     case left, right
 
     /// The other side: `BodySide.right.opposite == .left`.

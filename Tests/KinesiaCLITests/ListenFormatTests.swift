@@ -1,0 +1,110 @@
+import Foundation
+import KinesiaMotion
+import KinesiaWire
+import Testing
+
+@testable import KinesiaCLI
+
+struct ListenFormatTests {
+    private let header = WireHeader(kind: .event, streamID: StreamID(0xabc), sequence: 7, sentAt: 0)
+
+    @Test func anEventKeepsItsOwnFieldsAfterTopicStreamAndSeq() throws {
+        let json = MotionJSON.encode(.formFault(.keepTrunkUpright), at: 2.5)
+        let message = WireMessage(
+            topic: try Topic.event(camera: "cam0", session: "left"), header: header, body: .event(json: json))
+        #expect(
+            ListenCommand.json(message)
+                == #"{"topic":"event/cam0/left/","stream":"0000000000000abc","seq":7,"type":"formFault","t":2.5,"fault":"keepTrunkUpright"}"#
+        )
+        #expect(ListenCommand.text(message) == "event/cam0/left/ #7 " + json)
+    }
+
+    @Test func aPoseIsPrintedInTheRecordingsForm() throws {
+        let pose = Pose(
+            points: [.leftKnee: CGPoint(x: 10, y: 20)], timestamp: 0.5,
+            imageSize: CGSize(width: 640, height: 480),
+            confidence: [.leftKnee: 0.9])
+        var poseHeader = header
+        poseHeader.kind = .pose
+        let message = WireMessage(
+            topic: try Topic.pose(camera: "cam0"), header: poseHeader, body: .pose(pose))
+        #expect(
+            ListenCommand.json(message)
+                == #"{"topic":"pose/cam0/","stream":"0000000000000abc","seq":7,"#
+                + PoseJSONLine.encode(pose).dropFirst())
+        #expect(ListenCommand.text(message) == "pose/cam0/ #7 t=0.5 joints=1 640x480")
+    }
+
+    @Test func aHealthReportMergesItsFields() throws {
+        var healthHeader = header
+        healthHeader.kind = .health
+        let report = HealthReport(process: "w", role: "worker", pid: 42, uptime: 1.5, counters: ["poses": 3])
+        let message = WireMessage(
+            topic: try Topic.health(process: "w"), header: healthHeader, body: .health(report))
+        let line = ListenCommand.json(message)
+        #expect(
+            line.hasPrefix(
+                #"{"topic":"health/w/","stream":"0000000000000abc","seq":7,"counters":{"poses":3}"#))
+        #expect(line.contains(#""role":"worker""#))
+        #expect(ListenCommand.text(message) == "health/w/ #7 worker pid=42 up=1.5s poses=3")
+    }
+
+    @Test func anEmptyObjectAddsNoComma() {
+        #expect(ListenCommand.merge("{\"a\":1", "{ }") == "{\"a\":1}")
+    }
+
+    @Test func prefixesAreAllThePositionals() throws {
+        let command = try ListenCommand.parse(["event/", "--count", "3", "health/", "--format", "json"])
+        #expect(command.prefixes == ["event/", "health/"])
+        #expect(command.count == 3)
+        #expect(command.format == .json)
+        #expect(ListenCommand.usage.contains("[<topic-prefix> ...]"))
+    }
+}
+
+struct PoseSourceTests {
+    @Test func aLoopShiftsTimestampsByTheSpanAndOneFrame() {
+        let poses = (0..<4).map { Pose(timestamp: 10 + Double($0) * 0.5) }
+        #expect(PoseSource.loopShift(poses) == 2.0)
+        #expect(PoseSource.loopShift([Pose(timestamp: 3)]) == 1.0 / 30)
+    }
+
+    @Test func aLoopingRecordingKeepsIncreasing() throws {
+        let path = NSTemporaryDirectory() + "kinesia-loop-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "{\"t\":0,\"points\":{}}\n{\"t\":0.1,\"points\":{}}\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        var source = try PoseSource.open(path, loop: true)
+        var times: [Double] = []
+        for _ in 0..<5 {
+            guard case .pose(let pose) = source.next(timeout: .zero) else { break }
+            times.append(pose.timestamp)
+        }
+        #expect(times.count == 5)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(source.loops == 2)
+    }
+
+    @Test func aBadSimulationIsAUsageError() {
+        #expect(throws: CLIError.self) { try PoseSource.open("sim:flying", loop: false) }
+    }
+
+    @Test func standardInputLinesAreNumberedAndMalformedOnesReported() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let text = "{\"t\":0,\"points\":{}}\nnope\n\n{\"t\":1,\"points\":{}}"
+        _ = text.withCString { write(descriptors[1], $0, strlen($0)) }
+        close(descriptors[1])
+        defer { close(descriptors[0]) }
+        let reader = LineReader(descriptor: descriptors[0])
+        var lines: [String] = []
+        loop: while true {
+            switch reader.nextLine(timeout: .seconds(1)) {
+            case .line(let number, let text): lines.append("\(number):\(text)")
+            case .idle: continue
+            case .end: break loop
+            }
+        }
+        #expect(lines == ["1:{\"t\":0,\"points\":{}}", "2:nope", "3:", "4:{\"t\":1,\"points\":{}}"])
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import KinesiaCLI
+
+/// The `kinesia` executable next to the test bundle, if it has an `up` command.
+enum BuiltKinesia {
+    static let path: String? = {
+        let directory = URL(fileURLWithPath: Supervisor.currentExecutable()).deletingLastPathComponent()
+        let path = directory.appendingPathComponent("kinesia").path
+        guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["help", "up"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard help.contains("kinesia up") else { return nil }
+        return process.terminationStatus == 0 ? path : nil
+    }()
+}
+
+/// `kinesia up` as a real process, stopped by real signals.
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BuiltKinesia.path != nil, "kinesia up is not built"))
+struct SupervisorUpCommandTests {
+
+    typealias Scratch = SupervisorProcessTests.Scratch
+
+    /// Starts `kinesia up FILE` with its standard error in `scratch/up.log`.
+    static func startUp(_ topology: String, in scratch: Scratch) throws -> Process {
+        let file = scratch.path("topology.json")
+        try Data(topology.utf8).write(to: URL(fileURLWithPath: file))
+        _ = FileManager.default.createFile(atPath: scratch.path("up.log"), contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltKinesia.path ?? "/nonexistent")
+        process.arguments = ["up", file]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.path("up.log")))
+        try process.run()
+        return process
+    }
+
+    /// The pids of the `started NAME (pid N)` lines of `up.log`, by name.
+    static func startedPIDs(in scratch: Scratch) -> [String: Int32] {
+        var pids: [String: Int32] = [:]
+        for line in scratch.lines("up.log") {
+            guard let range = line.range(of: "kinesia up: started ") else { continue }
+            let rest = line[range.upperBound...]
+            let parts = rest.split(separator: " ")
+            guard parts.count == 3, let pid = Int32(parts[2].dropLast()) else { continue }
+            pids[String(parts[0])] = pid
+        }
+        return pids
+    }
+
+    static func shellProcess(_ name: String, role: ProcessRole, script: String) -> String {
+        let escaped = script.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+            of: "\"", with: "\\\""
+        )
+        .replacingOccurrences(of: "\n", with: "\\n")
+        return
+            #"{"name": "\#(name)", "role": "\#(role.rawValue)", "executable": "/bin/sh", "command": ["-c", "\#(escaped)"]}"#
+    }
+
+    @Test func sigtermToUpStopsEveryChildInDrainOrderAndLeavesNoProcessBehind() async throws {
+        let scratch = try Scratch()
+        let names: [(String, ProcessRole)] = [
+            ("broker", .broker), ("worker", .worker), ("listen", .consumer), ("ingest", .ingest),
+        ]
+        let processes = names.map {
+            Self.shellProcess(
+                $0.0, role: $0.1,
+                script: SupervisorProcessTests.drainingScript(
+                    $0.0, log: scratch.path("stops"), scratch: scratch))
+        }
+        let up = try Self.startUp(
+            #"{"processes": [\#(processes.joined(separator: ", "))], "startup": {"settleSeconds": 0}}"#,
+            in: scratch)
+        let ready = await SupervisorProcessTests.eventually {
+            names.allSatisfy { scratch.exists("\($0.0).sleep") }
+        }
+        #expect(ready, "\(scratch.lines("up.log"))")
+
+        kill(up.processIdentifier, SIGTERM)
+        #expect(
+            await SupervisorProcessTests.eventually { !up.isRunning },
+            "up still runs: \(scratch.lines("up.log"))")
+        up.waitUntilExit()
+
+        #expect(up.terminationReason == .exit)
+        #expect(up.terminationStatus == 0)
+        #expect(scratch.lines("stops") == ["ingest", "worker", "listen", "broker"])
+        let log = scratch.lines("up.log")
+        #expect(log.contains { $0.hasPrefix("kinesia up: shutting down (SIGTERM)") }, "\(log)")
+        #expect(log.last == "kinesia up: stopped every process; exit status 0")
+        let pids = Self.startedPIDs(in: scratch)
+        #expect(Set(pids.keys) == Set(names.map(\.0)))
+        for (name, pid) in pids {
+            #expect(SupervisorProcessTests.isGone(pid), "\(name) (pid \(pid)) survived up")
+        }
+        for (name, _) in names {
+            let sleep = scratch.lines("\(name).sleep").first.flatMap { Int32($0) } ?? 0
+            #expect(await SupervisorProcessTests.eventually { SupervisorProcessTests.isGoneOrZombie(sleep) })
+        }
+    }
+
+    @Test func aKinesiaChildStopsByItselfWhenUpIsKilled() async throws {
+        // The outer up runs an inner `kinesia up` (a kinesia child, which asks for the
+        // parent-death signal); SIGKILL to the outer one must still stop the inner one and its
+        // shell child.
+        let scratch = try Scratch()
+        let inner = scratch.path("inner.json")
+        let script = SupervisorProcessTests.drainingScript(
+            "leaf", log: scratch.path("stops"), scratch: scratch)
+        try Data(#"{"processes": [\#(Self.shellProcess("leaf", role: .consumer, script: script))]}"#.utf8)
+            .write(to: URL(fileURLWithPath: inner))
+        let up = try Self.startUp(
+            #"{"processes": [{"name": "inner", "command": ["up", "\#(inner)"]}]}"#, in: scratch)
+        #expect(
+            await SupervisorProcessTests.eventually { scratch.exists("leaf.sleep") },
+            "\(scratch.lines("up.log"))")
+        let innerPID = Self.startedPIDs(in: scratch)["inner"] ?? 0
+
+        kill(up.processIdentifier, SIGKILL)
+        up.waitUntilExit()
+
+        // The inner up got SIGTERM from the kernel and stopped its child gracefully.
+        #expect(
+            await SupervisorProcessTests.eventually { scratch.lines("stops") == ["leaf"] },
+            "\(scratch.lines("up.log"))")
+        #expect(await SupervisorProcessTests.eventually { SupervisorProcessTests.isGoneOrZombie(innerPID) })
+        if !SupervisorProcessTests.isGoneOrZombie(innerPID) {
+            kill(innerPID, SIGTERM)  // the test failed: do not leave the inner up behind
+        }
+    }
+
+    /// Runs `up` with one child that needs a moment to stop, sends `signals` once it runs and
+    /// returns the log and the child's stop record.
+    static func stopSlowChild(with signals: [Int32]) async throws -> (log: [String], stops: [String]) {
+        let scratch = try Scratch()
+        let script = """
+            trap 'sleep 0.5; echo slow >> \(scratch.path("stops")); exit 0' TERM
+            echo ready > \(scratch.path("ready"))
+            while :; do sleep 0.05; done
+            """
+        let up = try startUp(
+            #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))]}"#, in: scratch)
+        #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
+        for signal in signals {
+            kill(up.processIdentifier, signal)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await SupervisorProcessTests.eventually { !up.isRunning })
+        up.waitUntilExit()
+        #expect(up.terminationStatus == 0)
+        return (scratch.lines("up.log"), scratch.lines("stops"))
+    }
+
+    @Test func aRepeatedSigtermDoesNotForceTheShutdown() async throws {
+        let (log, stops) = try await Self.stopSlowChild(with: [SIGTERM, SIGTERM, SIGTERM])
+        #expect(stops == ["slow"])
+        #expect(!log.contains { $0.contains("second shutdown request") }, "\(log)")
+    }
+
+    @Test func aSecondSigintKillsEveryChildAtOnce() async throws {
+        let (log, stops) = try await Self.stopSlowChild(with: [SIGINT, SIGINT])
+        #expect(stops == [])
+        #expect(log.contains("kinesia up: second shutdown request: killing every process now"), "\(log)")
+        #expect(
+            log.contains { $0.hasPrefix("kinesia up: exited slow") && $0.hasSuffix("signal SIGKILL)") },
+            "\(log)")
+    }
+
+    @Test func anInvalidTopologyFileFailsWithTheFileAndTheField() async throws {
+        let scratch = try Scratch()
+        let up = try Self.startUp(
+            #"{"processes": [{"name": "b", "command": ["broker"], "restart": "maybe"}]}"#, in: scratch)
+        up.waitUntilExit()
+        #expect(up.terminationStatus == 1)
+        let log = scratch.lines("up.log").joined(separator: "\n")
+        #expect(
+            log.contains("topology.json: processes[0].restart: expected one of always, on-failure, never"),
+            "\(log)")
+    }
+}
+
+/// `kinesia up` in-process, through the command-line funnel.
+struct UpCommandTests {
+    @Test func runsATopologyToItsEndAndPrintsEachAction() async throws {
+        let scratch = try SupervisorProcessTests.Scratch()
+        let file = scratch.path("once.json")
+        try Data(
+            #"{"processes": [{"name": "once", "executable": "/bin/sh", "command": ["-c", "exit 0"], "restart": "never"}]}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let run = await CommandRun.run(["up", file])
+        #expect(run.status == 0)
+        #expect(run.output == "")
+        let lines = run.error.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5, "\(lines)")
+        #expect(
+            lines.first
+                == "kinesia up: \(file): 1 processes, bus default (each command's per-user runtime directory)"
+        )
+        #expect(lines.dropFirst().first?.hasPrefix("kinesia up: started once (pid ") == true)
+        #expect(
+            lines.suffix(2) == [
+                "kinesia up: not restarting once (restart: never)",
+                "kinesia up: stopped every process; exit status 0",
+            ])
+    }
+
+    @Test func anUnreadableFileFailsWithStatusOne() async {
+        let run = await CommandRun.run(["up", "/nonexistent/topology.json"])
+        #expect(run.status == 1)
+        #expect(
+            run.error
+                == "kinesia up: error: /nonexistent/topology.json: cannot read the file (No such file or directory)\n"
+        )
+    }
+
+    @Test func withoutAFileItIsAUsageError() async {
+        let run = await CommandRun.run(["up"])
+        #expect(run.status == 64)
+        #expect(run.error.hasPrefix("kinesia up: error: missing argument <file>"))
+    }
+}

@@ -1,0 +1,95 @@
+import KinesiaMotion
+import Testing
+
+@testable import KinesiaCLI
+
+struct WorkerSessionTests {
+    @Test func aSessionWithoutCameraTakesTheDefaultCamera() throws {
+        let session = try WorkerSession(parsing: "left=shoulderAbduction:left", defaultCamera: "cam0")
+        #expect(
+            session == WorkerSession(camera: "cam0", name: "left", exercise: .shoulderAbduction, side: .left))
+    }
+
+    @Test func aSessionMayNameItsCamera() throws {
+        let session = try WorkerSession(parsing: "cam10/knee=kneeFlexion:right", defaultCamera: "cam0")
+        #expect(session.camera == "cam10")
+        #expect(session.name == "knee")
+        #expect(session.exercise.id == "kneeFlexion")
+        #expect(session.side == .right)
+    }
+
+    @Test func anUnknownExerciseNamesTheValidOnes() {
+        #expect {
+            try WorkerSession(parsing: "left=shoulderRaise:left", defaultCamera: "cam0")
+        } throws: { error in
+            guard case .usage(let message) = error as? CLIError else { return false }
+            return message.contains("shoulderRaise") && message.contains("shoulderAbduction")
+                && message.contains("wallSit")
+        }
+    }
+
+    @Test func anUnknownSideNamesTheValidOnes() {
+        #expect {
+            try WorkerSession(parsing: "left=squat:middle", defaultCamera: "cam0")
+        } throws: { error in
+            guard case .usage(let message) = error as? CLIError else { return false }
+            return message.contains("middle") && message.contains("left, right")
+        }
+    }
+
+    @Test(arguments: ["left", "left=squat", "a/b/c=squat:left", "=squat:left", "cam 0/x=squat:left"])
+    func malformedSessionsAreUsageErrors(_ text: String) {
+        #expect(throws: CLIError.self) { try WorkerSession(parsing: text, defaultCamera: "cam0") }
+    }
+
+    @Test func aSessionNeedsACamera() {
+        #expect(throws: CLIError.self) { try WorkerSession(parsing: "left=squat:left", defaultCamera: nil) }
+    }
+
+    @Test func aBadSessionExitsWithStatus64BeforeTouchingTheBus() async {
+        let run = await CommandRun.run(["worker", "--camera", "cam0", "--session", "left=nope:left"])
+        #expect(run.status == 64)
+        #expect(run.error.contains("unknown exercise \"nope\""))
+        #expect(run.error.contains("valid exercises: shoulderFlexion"))
+    }
+
+    @Test func theSameSessionTwiceIsRefused() async {
+        let run = await CommandRun.run([
+            "worker", "--camera", "cam0", "--session", "a=squat:left", "--session", "cam0/a=squat:right",
+        ])
+        #expect(run.status == 64)
+        #expect(run.error.contains("cam0/a is given twice"))
+    }
+}
+
+struct SnapshotThrottleTests {
+    private func snapshot(reps: Int, rejected: Int = 0) -> MotionSnapshot {
+        var snapshot = MotionSnapshot()
+        snapshot.repCount = reps
+        snapshot.rejectedCount = rejected
+        return snapshot
+    }
+
+    @Test func publishesTheFirstThenAtMostFifteenASecondOfPoseTime() {
+        var throttle = SnapshotThrottle(rate: 15)
+        var published: [Double] = []
+        for frame in 0..<60 {
+            let t = Double(frame) / 60
+            if throttle.shouldPublish(snapshot(reps: 0), at: t) { published.append(t) }
+        }
+        #expect(published.count == 15)
+        #expect(published.first == 0)
+        for (a, b) in zip(published, published.dropFirst()) { #expect(b - a >= 1.0 / 15 - 1e-6) }
+    }
+
+    @Test func aCountChangeIsAlwaysPublished() {
+        var throttle = SnapshotThrottle(rate: 15)
+        let steps: [(reps: Int, rejected: Int, t: Double)] = [
+            (0, 0, 1.0), (0, 0, 1.01), (1, 0, 1.02), (1, 1, 1.03), (1, 1, 1.04),
+        ]
+        let published = steps.map {
+            throttle.shouldPublish(snapshot(reps: $0.reps, rejected: $0.rejected), at: $0.t)
+        }
+        #expect(published == [true, false, true, true, false])
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import KinesiaBus
+import KinesiaCLI
+import KinesiaWire
+import Testing
+
+/// The oracle: what `kinesia analyze --format json` prints for a source, without the summary.
+enum Oracle {
+    static func events(source: String, exercise: String, side: String) async throws -> [String] {
+        try await run(source: source, exercise: exercise, side: side).events
+    }
+
+    /// The event lines and the summary line of `kinesia analyze --format json`.
+    static func run(source: String, exercise: String, side: String) async throws -> (
+        events: [String], summary: String
+    ) {
+        let directory = NSTemporaryDirectory() + "kinesia-oracle-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let analyze = try KinesiaProcess(
+            "analyze", ["analyze", source, "--exercise", exercise, "--side", side, "--format", "json"],
+            directory: directory)
+        let status = await analyze.waitForExit(timeout: .seconds(60))
+        #expect(status == 0, "\(analyze.diagnostics)")
+        var lines = analyze.outputLines
+        #expect(lines.last?.hasPrefix("{\"type\":\"summary\"") == true)
+        let summary = lines.removeLast()
+        return (lines, summary)
+    }
+}
+
+/// One line of `kinesia listen --format json`, split into the bus fields and the payload.
+struct ListenedLine: Hashable {
+    var topic: String
+    var stream: String
+    var seq: UInt64
+    /// The payload's JSON object, exactly as the sender wrote it.
+    var payload: String
+
+    /// Parses `{"topic":"T","stream":"S","seq":N,REST` into its parts and `{REST`.
+    init?(_ line: String) {
+        guard
+            let match = line.wholeMatch(
+                of: /\{"topic":"([^"]*)","stream":"([0-9a-f]{16})","seq":([0-9]+),(.*)/),
+            let seq = UInt64(match.3)
+        else { return nil }
+        topic = String(match.1)
+        stream = String(match.2)
+        self.seq = seq
+        payload = "{" + match.4
+    }
+
+    /// The payloads of each topic, in order.
+    static func byTopic(_ lines: [String]) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for line in lines {
+            guard let parsed = ListenedLine(line) else {
+                Issue.record("not a listen JSON line: \(line)")
+                continue
+            }
+            result[parsed.topic, default: []].append(parsed.payload)
+        }
+        return result
+    }
+}
+
+/// Reads the health reports of the bus from the test process (KinesiaCLI's subscriber).
+final class HealthWatch {
+    let context: ZMQContext
+    let subscriber: BusSubscriber
+    private(set) var latest: [String: HealthReport] = [:]
+
+    init(bus: String) throws {
+        context = try ZMQContext()
+        subscriber = try BusSubscriber(
+            context: context, bus: try BusAddress(parsing: bus), prefixes: [.kind(.health)])
+    }
+
+    deinit {
+        subscriber.close()
+        context.terminate()
+    }
+
+    /// Waits until a report of `process` satisfies `condition`; returns it, or `nil` after
+    /// `timeout`.
+    func wait(
+        for process: String, timeout: Duration = .seconds(20), until condition: (HealthReport) -> Bool
+    ) -> HealthReport? {
+        if let report = latest[process], condition(report) { return report }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while clock.now < deadline {
+            guard let delivery = try? subscriber.receive(timeout: .milliseconds(100)),
+                case .message(let message, _) = delivery, case .health(let report) = message.body
+            else { continue }
+            latest[report.process] = report
+            if report.process == process, condition(report) { return report }
+        }
+        return nil
+    }
+}
+
+/// A source fed to ingest and analyze alike, with the exercise its sessions run.
+struct BusSource: Sendable, CustomStringConvertible {
+    var camera: String
+    var spec: String
+    var exercise: String
+
+    var description: String { "\(camera) \(spec) \(exercise)" }
+
+    static let recordings: [BusSource] = [
+        BusSource(
+            camera: "balance01op", spec: Package.path("data/recordings/p2s_balance_cam01_openpose25b.jsonl"),
+            exercise: "shoulderAbduction"),
+        BusSource(
+            camera: "balance03op", spec: Package.path("data/recordings/p2s_balance_cam03_openpose25b.jsonl"),
+            exercise: "shoulderAbduction"),
+        BusSource(
+            camera: "balance01mp", spec: Package.path("data/recordings/p2s_balance_cam01_mediapipe.jsonl"),
+            exercise: "shoulderAbduction"),
+        BusSource(
+            camera: "walk", spec: Package.path("data/recordings/s2d_demo_walk_mediapipe.jsonl"),
+            exercise: "kneeFlexion"),
+    ]
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Glibc
+import KinesiaMotion
+import Synchronization
+import Testing
+
+/// A real `kinesia` process started by the demo, status and watch tests: its standard output
+/// and error go to files, and it is stopped (SIGTERM, then SIGKILL) when the test is done.
+///
+/// Started with `posix_spawn` and reaped with `waitpid(pid, WNOHANG)`, not with
+/// `Foundation.Process`: the latter changes how signals reach the test process, which breaks the
+/// tests that send signals to themselves (`SignalStreamTests`) when they run at the same time.
+final class ConsumerTestProcess: @unchecked Sendable {
+    let pid: pid_t
+    let outputURL: URL
+    let errorURL: URL
+    let label: String
+    private let exit = Mutex<Int32?>(nil)
+
+    /// Starts `kinesia ARGUMENTS`, writing its outputs into `directory`.
+    init(_ arguments: [String], in directory: URL, label: String) throws {
+        self.label = label
+        outputURL = directory.appendingPathComponent("\(label).out")
+        errorURL = directory.appendingPathComponent("\(label).err")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var environment = ProcessInfo.processInfo.environment
+        environment["KINESIA_LOG_LEVEL"] = "warning"
+        environment["KINESIA_BUS"] = nil
+        environment["KINESIA_PROCESS_NAME"] = nil
+        environment["KINESIA_SUPERVISOR_PID"] = nil
+        let executable = ConsumerTestPaths.kinesia.path
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+        self.pid = pid
+    }
+
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+    }
+
+    /// Everything written on standard output so far.
+    var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+    /// Everything written on standard error so far.
+    var error: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
+
+    /// Whether the process has not exited yet (reaps it when it has).
+    var isRunning: Bool {
+        exit.withLock { exit in
+            guard exit == nil else { return false }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+            // The exit status, or 128 + the signal that ended it.
+            exit = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return false
+        }
+    }
+
+    /// Waits for the exit, at most `timeout`; kills the process when it takes longer.
+    /// - Returns: The exit status (128 + N for signal N), or `nil` when it had to be killed.
+    func wait(timeout: Duration) async -> Int32? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while isRunning, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        guard !isRunning else {
+            kill(pid, SIGKILL)
+            while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+            return nil
+        }
+        return exit.withLock { $0 }
+    }
+
+    /// Sends `signal` (SIGTERM by default) when the process still runs.
+    func send(_ signal: Int32 = SIGTERM) {
+        if isRunning { kill(pid, signal) }
+    }
+
+    /// SIGTERM, then SIGKILL after 5 seconds.
+    func stop() async {
+        send(SIGTERM)
+        _ = await wait(timeout: .seconds(5))
+    }
+}
+
+/// Paths and runs shared by the demo, status and watch tests.
+enum ConsumerTestPaths {
+    /// The `kinesia` executable built next to the test bundle.
+    static let kinesia: URL = {
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            packageRoot.appendingPathComponent(".build/debug"),
+        ]
+        for case let directory? in candidates {
+            let url = directory.appendingPathComponent("kinesia")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/kinesia")
+    }()
+
+    static let packageRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while url.path != "/" {
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+                return url
+            }
+            url.deleteLastPathComponent()
+        }
+        fatalError("Package.swift not found above \(#filePath)")
+    }()
+
+    /// A new private directory with a short path (IPC socket paths are limited to 107 bytes).
+    static func temporaryDirectory() throws -> URL {
+        var template = Array("/tmp/kct.XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else { throw POSIXError(.EIO) }
+        return URL(
+            fileURLWithPath: String(
+                decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    /// Runs `kinesia ARGUMENTS` to the end and returns its status and outputs.
+    static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (
+        status: Int32?, output: String, error: String
+    ) {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ConsumerTestProcess(arguments, in: directory, label: "run")
+        let status = await process.wait(timeout: timeout)
+        return (status, process.output, process.error)
+    }
+
+    /// The clean rep peaks (one decimal, as the summaries print them) and the counts that
+    /// `kinesia analyze` finds in a simulated source for one side.
+    static func analyze(_ source: String, exercise: String, side: String) async throws -> (
+        cleanPeaks: [String], clean: Int, rejected: Int
+    ) {
+        let run = try await run([
+            "analyze", source, "--exercise", exercise, "--side", side, "--format", "json",
+        ])
+        #expect(run.status == 0, "analyze failed: \(run.error)")
+        var peaks: [String] = []
+        var clean = 0
+        var rejected = 0
+        for line in run.output.split(separator: "\n") {
+            switch try MotionJSON.decode(line) {
+            case .event(_, .repCompleted(let rep)): peaks.append(String(format: "%.1f", rep.peak))
+            case .summary(let summary):
+                clean = summary.repCount
+                rejected = summary.rejectedCount
+            default: break
+            }
+        }
+        return (peaks, clean, rejected)
+    }
+
+    /// Whether a process with this pid exists.
+    static func isAlive(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
+    }
+}
