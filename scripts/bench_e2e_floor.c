@@ -19,6 +19,10 @@
 //   consumer    this process: subscribes to "pose/" (as the Swift probe does, so that the broker
 //               fans out the same traffic) and "snap/"; latency = receipt - the pose's send time.
 //
+// `--pose-template FILE --publishers-only 1 --bus DIR` only publishes: real pose records (the
+// template's bytes, with sequence, send time and timestamp patched) into a running Kinesia bus,
+// so that the C publishers can stand in for `kinesia ingest` in front of a real worker.
+//
 // `--bus DIR` uses a running broker (e.g. `kinesia broker --bus DIR`) instead of forking one:
 // it tells the broker's share of a difference.
 //
@@ -44,6 +48,8 @@ static double fps = 60, seconds = 10, warmup = 2;
 static int pose_bytes = 549, answer_bytes = 327;
 static char dir[256], pub_endpoint[300], sub_endpoint[300];
 static const char *external_bus = NULL;
+static unsigned char *pose_template = NULL;
+static int publishers_only = 0;
 static volatile sig_atomic_t stopping = 0;
 
 static void on_term(int sig) { (void)sig; stopping = 1; }
@@ -102,6 +108,7 @@ static void publisher(int index) {
     }
     unsigned char *record = calloc(1, (size_t)pose_bytes);
     memcpy(record, "KW\x01\x01", 4);
+    if (pose_template) memcpy(record, pose_template, (size_t)pose_bytes);
     uint64_t *sequence = calloc((size_t)count, sizeof *sequence);
     uint64_t period = (uint64_t)(1e9 / fps);
     uint64_t *due = calloc((size_t)count, sizeof *due);
@@ -118,6 +125,10 @@ static void publisher(int index) {
             continue;
         }
         int topic_length = snprintf(topic, sizeof topic, "pose/cam%d/", mine[next]);
+        if (pose_template) {
+            double t = (double)sequence[next] / fps;
+            memcpy(record + 28, &t, 8);
+        }
         put_u64(record + 12, sequence[next]++);
         put_u64(record + 20, now_ns());
         if (zmq_send(s, topic, (size_t)topic_length, ZMQ_SNDMORE) < 0 ||
@@ -190,6 +201,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(key, "--pose-bytes")) pose_bytes = atoi(value);
         else if (!strcmp(key, "--answer-bytes")) answer_bytes = atoi(value);
         else if (!strcmp(key, "--bus")) external_bus = value;
+        else if (!strcmp(key, "--pose-template")) {
+            FILE *file = fopen(value, "rb");
+            if (!file) { perror(value); return 1; }
+            pose_template = malloc(65536);
+            pose_bytes = (int)fread(pose_template, 1, 65536, file);
+            fclose(file);
+        }
+        else if (!strcmp(key, "--publishers-only")) publishers_only = atoi(value);
         else { fprintf(stderr, "floor: unknown option %s\n", key); return 64; }
     }
     if (cameras < 1 || publishers < 1 || workers < 1 || sessions < 1 || pose_bytes < 36 ||
@@ -239,6 +258,20 @@ int main(int argc, char **argv) {
     zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "snap/", 5);
     check(zmq_connect(sub, sub_endpoint), "consumer connect");
     usleep(300000);
+    if (publishers_only) {
+        for (int p = 0; p < publishers; p++) {
+            pid = fork();
+            if (pid == 0) {
+                signal(SIGTERM, SIG_DFL);
+                publisher(p);
+            }
+            children[child_count++] = pid;
+        }
+        usleep((useconds_t)(seconds * 1e6));
+        for (int i = 0; i < child_count; i++) kill(children[i], SIGTERM);
+        for (int i = 0; i < child_count; i++) waitpid(children[i], NULL, 0);
+        return 0;
+    }
     for (int p = 0; p < publishers; p++) {
         pid = fork();
         if (pid == 0) {
