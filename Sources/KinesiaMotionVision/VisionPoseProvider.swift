@@ -74,10 +74,10 @@
             await AVCaptureDevice.requestAccess(for: .video)
         }
 
-        /// The poses of the live camera, newest first when the consumer is slow.
+        /// The poses of the live camera; a slow consumer always gets the newest pose.
         ///
-        /// Iterating starts the camera; when the consumer stops iterating (or its task is
-        /// cancelled) the camera stops. The stream keeps only the newest pose
+        /// Calling this to iterate starts the camera; when the consumer stops iterating (or its
+        /// task is cancelled) the camera stops. The stream keeps only the newest pose
         /// (`bufferingNewest(1)`): older ones are dropped, never delayed. If the camera cannot be
         /// opened (no permission, no camera) the stream ends at once.
         public func poses() -> AsyncStream<Pose> {

@@ -50,7 +50,9 @@ struct AnalyzerBadInputTests {
         variant(.absurdCoordinates) { $0.points[.nose] = CGPoint(x: Double.greatestFiniteMagnitude, y: 0) }
         variant(.timestampNotIncreasing) { $0.timestamp = pose.timestamp }  // repeats
         variant(.timestampNotIncreasing) { $0.timestamp = previous }  // goes back
-        variant(.timestampNotIncreasing) { $0.timestamp = -1e300 }
+        variant(.absurdTimestamp) { $0.timestamp = -1e300 }
+        variant(.absurdTimestamp) { $0.timestamp = 1e300 }
+        variant(.absurdTimestamp) { $0.timestamp = 1.7e18 }  // nanoseconds since 1970
         variant(.timestampNotIncreasing) {
             $0.timestamp = pose.timestamp - 0.5
             $0.points = [:]
@@ -107,7 +109,8 @@ struct AnalyzerBadInputTests {
         }
         #expect(expected.nonFinite == 9)
         #expect(expected.absurdCoordinates == 4)
-        #expect(expected.timestampNotIncreasing == 4)
+        #expect(expected.timestampNotIncreasing == 3)
+        #expect(expected.absurdTimestamp == 3)
         #expect(expected.total == bad.count)
         #expect(expected[.nonFinite] == 9)
         // The stream goes on.

@@ -154,6 +154,75 @@ struct MotionSessionTests {
         #expect(!session.snapshot.isRunning)
     }
 
+    /// Yields until `condition` holds, at most `limit` times; returns whether it held.
+    private static func eventually(_ limit: Int = 10_000, _ condition: () -> Bool) async -> Bool {
+        for _ in 0..<limit {
+            if condition() { return true }
+            await Task.yield()
+        }
+        return condition()
+    }
+
+    @Test func stopEndsARunToo() async {
+        let session = MotionSession(exercise: .squat, side: .right)
+        let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
+        #expect(await Self.eventually { session.snapshot.isRunning })
+        session.stop()
+        #expect(!session.snapshot.isRunning)
+        // The run returns by itself, without its task being cancelled.
+        let ended = Flag()
+        let watcher = Task { @MainActor in
+            await reading.value
+            ended.set()
+        }
+        #expect(await Self.eventually { ended.isSet })
+        reading.cancel()
+        await watcher.value
+    }
+
+    @Test func aNewReadingEndsARunSoThatPosesOfTwoSourcesNeverMix() async {
+        let session = MotionSession(exercise: .shoulderAbduction, side: .left)
+        let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
+        #expect(await Self.eventually { session.snapshot.isRunning })
+        let ended = Flag()
+        let watcher = Task { @MainActor in
+            await reading.value
+            ended.set()
+        }
+        // Later than anything the endless source gave (a session's clock only goes forward).
+        let later = Self.poses().map { pose in
+            var pose = pose
+            pose.timestamp += 1000
+            return pose
+        }
+        session.start(with: PoseList(frames: later))
+        #expect(await Self.eventually { ended.isSet })
+        #expect(await Self.eventually { !session.snapshot.isRunning })
+        // Only the new source was read after it started: its reps, and no pose of either
+        // source dropped as going back in time, as interleaved poses of the two would be.
+        #expect(session.snapshot.repCount == 1)
+        #expect(session.snapshot.rejectedCount == 1)
+        #expect(session.rejectedPoses.total == 0)
+        reading.cancel()
+        await watcher.value
+    }
+
+    @Test func aSessionsTimeOnlyGoesForwardAcrossReadingsAndResets() async {
+        let poses = Self.poses()
+        let session = MotionSession(exercise: .shoulderAbduction, side: .left)
+        await session.run(with: PoseList(frames: poses))
+        #expect(session.snapshot.repCount == 1)
+        session.reset()
+        // The same recording again: every pose is at or before the last one read.
+        await session.run(with: PoseList(frames: poses))
+        #expect(session.rejectedPoses.timestampNotIncreasing == poses.count)
+        #expect(session.snapshot.repCount == 0)
+        // A new session reads it as the first did.
+        let fresh = MotionSession(exercise: .shoulderAbduction, side: .left)
+        await fresh.run(with: PoseList(frames: poses))
+        #expect(fresh.snapshot.repCount == 1)
+    }
+
     @Test func twoSessionsFedFromOneLoopMeasureTheirOwnSides() async {
         // The left arm does two reps, the right arm one, in the same poses.
         var script = PoseScript(.shoulderAbduction, side: .left)
@@ -231,4 +300,11 @@ struct EndlessProvider: PoseProvider {
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
+}
+
+/// A flag set from the main actor and read by tests.
+@MainActor
+final class Flag {
+    private(set) var isSet = false
+    func set() { isSet = true }
 }

@@ -158,7 +158,7 @@ public struct ListenCommand: ParsableCommand {
     static func merge(_ head: String, _ body: String) -> String {
         let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix("{"), trimmed.hasSuffix("}") else {
-            return head + ",\"payload\":" + JSONWriterBridge.string(trimmed) + "}"
+            return head + ",\"payload\":" + JSONWriter.string(trimmed) + "}"
         }
         let inner = trimmed.dropFirst().dropLast().trimmingCharacters(in: .whitespacesAndNewlines)
         return inner.isEmpty ? head + "}" : head + "," + inner + "}"
@@ -179,28 +179,5 @@ public struct ListenCommand: ParsableCommand {
             return head + " \(report.role) pid=\(report.pid) up=\(String(format: "%.1f", report.uptime))s "
                 + counters.joined(separator: " ")
         }
-    }
-}
-
-/// JSON string quoting for text that is not an object (never expected from Kinesia senders).
-private enum JSONWriterBridge {
-    static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }

@@ -273,6 +273,7 @@ extension PoseRejections {
         PoseRejections(
             nonFinite: nonFinite &+ other.nonFinite,
             timestampNotIncreasing: timestampNotIncreasing &+ other.timestampNotIncreasing,
-            absurdCoordinates: absurdCoordinates &+ other.absurdCoordinates)
+            absurdCoordinates: absurdCoordinates &+ other.absurdCoordinates,
+            absurdTimestamp: absurdTimestamp &+ other.absurdTimestamp)
     }
 }

@@ -8,8 +8,8 @@
 /// process drives it straight from its socket loop.
 ///
 /// Bad input never crashes it and never changes its state: a pose with a NaN or infinite value,
-/// a timestamp that goes back or repeats, or coordinates absurdly far outside the image is
-/// dropped and counted in ``rejectedPoses``.
+/// a timestamp that goes back, repeats or is absurd (beyond ±10^10 s), or coordinates absurdly far
+/// outside the image is dropped and counted in ``rejectedPoses``.
 ///
 /// ```swift
 /// var analyzer = MotionAnalyzer(exercise: .shoulderFlexion, side: .left)
@@ -84,6 +84,9 @@ public struct MotionAnalyzer: Sendable {
     private var frame = PoseFrame()
     private var signal: PrimarySignal
     private var lastTimestamp: Double?
+    /// Whether ``MotionSnapshot/best`` holds a value seen since the last reset (its 0 before
+    /// that is a placeholder, which a negative value must replace).
+    private var hasBest = false
     private var visibility: Debouncer
     private var setup = Debouncer(current: 0)
 
@@ -122,7 +125,8 @@ public struct MotionAnalyzer: Sendable {
     /// Analyses one pose and returns its events, in order (`[]` when nothing happened).
     ///
     /// Poses must come in capture order. A pose that breaks the pose contract (non-finite
-    /// values, a timestamp not after the previous accepted one, absurd coordinates) is dropped:
+    /// values, a timestamp not after the previous accepted one or beyond ±10^10 s, absurd
+    /// coordinates) is dropped:
     /// it is counted in ``rejectedPoses`` and changes nothing else.
     public mutating func process(_ pose: Pose) -> [MotionEvent] {
         if let reason = frame.load(pose) {
@@ -142,7 +146,10 @@ public struct MotionAnalyzer: Sendable {
         let lastMeasured = signal.lastMeasuredTime
         let value = signal.update(raw, at: time)
         snapshot.value = value
-        if let value, value > snapshot.best { snapshot.best = value }
+        if let value, !hasBest || value > snapshot.best {
+            snapshot.best = value
+            hasBest = true
+        }
         snapshot.confidence = frame.lowestConfidence(in: primary.mask)
 
         advance(value, at: time, lastMeasured: lastMeasured, events: &events)
@@ -160,6 +167,7 @@ public struct MotionAnalyzer: Sendable {
     /// until it comes back down, as at the start of a session.
     public mutating func reset() {
         snapshot.best = 0
+        hasBest = false
         snapshot.repCount = 0
         snapshot.rejectedCount = 0
         snapshot.lastRep = nil

@@ -7,7 +7,8 @@ import Foundation
 struct PoseFrame: Sendable {
     /// Points by joint index; meaningful only where ``present`` has the joint's bit.
     private(set) var points: [CGPoint]
-    /// Confidences by joint index; meaningful only where ``confident`` has the joint's bit.
+    /// Confidences by joint index, clamped to 0...1; meaningful only where ``confident`` has the
+    /// joint's bit.
     private(set) var confidences: [Double]
     /// Bit `i` set: joint `i` is visible.
     private(set) var present: UInt32 = 0
@@ -26,6 +27,10 @@ struct PoseFrame: Sendable {
     static let absoluteCoordinateLimit: Double = 1e6
     /// Beyond this many image sizes a point is absurd.
     static let imageSizeLimitFactor: Double = 10
+    /// Beyond this many seconds (about 317 years) a timestamp is absurd: it is no clock's
+    /// seconds (seconds since boot, 1970 or 2001 are far below; milliseconds or nanoseconds since
+    /// 1970 are above), and a double there resolves time only to about 2 µs.
+    static let timestampLimit: Double = 1e10
 
     /// Copies `pose` in, checking it: returns the reason to drop it, or `nil` when it is sound.
     ///
@@ -33,6 +38,7 @@ struct PoseFrame: Sendable {
     /// that returned `nil`. Checks do not depend on the dictionaries' iteration order.
     mutating func load(_ pose: Pose) -> PoseRejections.Reason? {
         guard pose.timestamp.isFinite else { return .nonFinite }
+        guard abs(pose.timestamp) <= Self.timestampLimit else { return .absurdTimestamp }
         var limitX = Self.absoluteCoordinateLimit
         var limitY = Self.absoluteCoordinateLimit
         imageWidth = nil
@@ -77,7 +83,8 @@ struct PoseFrame: Sendable {
                     continue
                 }
                 let index = joint.index
-                buffer[index] = value
+                // Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
+                buffer[index] = min(max(value, 0), 1)
                 confident |= 1 << UInt32(index)
             }
             return (nonFinite, confident)

@@ -12,6 +12,11 @@ public struct PoseRejections: Sendable, Hashable, Codable {
         /// A coordinate absurdly far outside the image: beyond 10 times the image size, or
         /// beyond a million pixels.
         case absurdCoordinates
+        /// A timestamp beyond ±10^10 seconds (about 317 years): not seconds of any clock a
+        /// camera or a recording uses (milliseconds or nanoseconds since 1970 are), and too
+        /// coarse there for the analysis' timing. Accepting one would make every later pose
+        /// "go back in time".
+        case absurdTimestamp
     }
 
     /// Poses with a NaN or infinite value.
@@ -20,16 +25,22 @@ public struct PoseRejections: Sendable, Hashable, Codable {
     public var timestampNotIncreasing: Int
     /// Poses with coordinates absurdly far outside the image.
     public var absurdCoordinates: Int
+    /// Poses with a timestamp beyond ±10^10 seconds.
+    public var absurdTimestamp: Int
 
     /// Creates a set of counts (all zero by default).
-    public init(nonFinite: Int = 0, timestampNotIncreasing: Int = 0, absurdCoordinates: Int = 0) {
+    public init(
+        nonFinite: Int = 0, timestampNotIncreasing: Int = 0, absurdCoordinates: Int = 0,
+        absurdTimestamp: Int = 0
+    ) {
         self.nonFinite = nonFinite
         self.timestampNotIncreasing = timestampNotIncreasing
         self.absurdCoordinates = absurdCoordinates
+        self.absurdTimestamp = absurdTimestamp
     }
 
     /// All dropped poses.
-    public var total: Int { nonFinite &+ timestampNotIncreasing &+ absurdCoordinates }
+    public var total: Int { nonFinite &+ timestampNotIncreasing &+ absurdCoordinates &+ absurdTimestamp }
 
     /// The count for one reason.
     public subscript(reason: Reason) -> Int {
@@ -37,6 +48,7 @@ public struct PoseRejections: Sendable, Hashable, Codable {
         case .nonFinite: nonFinite
         case .timestampNotIncreasing: timestampNotIncreasing
         case .absurdCoordinates: absurdCoordinates
+        case .absurdTimestamp: absurdTimestamp
         }
     }
 
@@ -46,6 +58,7 @@ public struct PoseRejections: Sendable, Hashable, Codable {
         case .nonFinite: nonFinite &+= 1
         case .timestampNotIncreasing: timestampNotIncreasing &+= 1
         case .absurdCoordinates: absurdCoordinates &+= 1
+        case .absurdTimestamp: absurdTimestamp &+= 1
         }
     }
 }

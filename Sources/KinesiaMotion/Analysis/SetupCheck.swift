@@ -21,7 +21,8 @@ struct SetupCheck: Sendable {
             if frame.count >= 2, frame.verticalSpan() < rules.tooFarFraction * height {
                 issues |= SetupIssue.tooFar.bit
             }
-            // Too close or out of frame: a required joint near an edge.
+            // Too close or out of frame: a required joint near an edge (a joint exactly at the
+            // margin is within it).
             let marginX = rules.edgeMarginFraction * width
             let marginY = rules.edgeMarginFraction * height
             var bits = requiredMask & frame.present
@@ -31,7 +32,7 @@ struct SetupCheck: Sendable {
                 let point = frame[index]
                 let x = Double(point.x)
                 let y = Double(point.y)
-                if x < marginX || x > width - marginX || y < marginY || y > height - marginY {
+                if x <= marginX || x >= width - marginX || y <= marginY || y >= height - marginY {
                     issues |= SetupIssue.tooClose.bit
                     break
                 }

@@ -23,7 +23,9 @@ public struct Exercise: Sendable, Hashable, Identifiable {
         /// Repetitions: a rep starts when the smoothed value rises to `start`, ends when it
         /// falls back to `end`, and counts only if its peak reaches `minPeak` (degrees).
         case reps(start: Double, end: Double, minPeak: Double)
-        /// A hold: the value must stay at or above `threshold` degrees for `seconds`.
+        /// A hold: the value reaching `threshold` degrees starts the clock, and the hold
+        /// completes after `seconds`. Falling below `threshold` minus
+        /// ``SessionRules/holdBreakMargin`` for ``SessionRules/holdBreakTime`` breaks it.
         case hold(threshold: Double, seconds: Double)
     }
 

@@ -9,9 +9,14 @@
 /// Joint.shoulder(side)    // depends on the side
 /// ```
 public enum Joint: String, CaseIterable, Sendable, Hashable, Codable {
+    /// The head.
     case nose, leftEye, rightEye, leftEar, rightEar
+    /// The midline: `neck` between the shoulders, `root` at the centre of the hips.
     case neck, root
+    /// The arms.
     case leftShoulder, rightShoulder, leftElbow, rightElbow, leftWrist, rightWrist
+    /// The legs. There are no toe or finger points: ankle dorsiflexion is measured as the
+    /// tibia's inclination.
     case leftHip, rightHip, leftKnee, rightKnee, leftAnkle, rightAnkle
 
     /// The joint's stable position in `allCases` (0...18).
@@ -104,6 +109,7 @@ public enum Joint: String, CaseIterable, Sendable, Hashable, Codable {
 
 /// The patient's anatomical side (never the side of the image).
 public enum BodySide: String, CaseIterable, Sendable, Hashable, Codable {
+    /// The patient's left and right.
     case left, right
 
     /// The other side: `BodySide.right.opposite == .left`.

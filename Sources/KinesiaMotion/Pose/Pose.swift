@@ -24,7 +24,8 @@ public struct Pose: Sendable, Equatable {
     public var timestamp: TimeInterval
     /// The size of the image the points refer to, when known.
     public var imageSize: CGSize?
-    /// The detector's confidence per joint, 0...1; empty when the detector gives none.
+    /// The detector's confidence per joint, 0...1; empty when the detector gives none. The
+    /// analysis takes a figure outside 0...1 as the nearest bound.
     public var confidence: [Joint: Double]
 
     /// Creates a pose.

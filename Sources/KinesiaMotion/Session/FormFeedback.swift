@@ -1,15 +1,46 @@
 /// A form correction. The SDK ships no texts: raw values are stable, for your app to translate.
+///
+/// ```swift
+/// func text(for fault: FormFeedback?) -> String {
+///     switch fault {
+///     case .keepUpperArmStill:  "Keep your upper arm by your side"
+///     case .keepThighStill:     "Keep your thigh still"
+///     case .keepElbowStraight:  "Straighten your elbow"
+///     case .keepTrunkUpright:   "Keep your trunk upright"
+///     case .keepShouldersLevel: "Level your shoulders"
+///     case .keepKneeStraight:   "Straighten your knee"
+///     case .keepHipsLevel:      "Level your hips"
+///     case nil:                 "Watch your form"
+///     }
+/// }
+/// ```
+///
+/// Which exercise checks which fault, and its limit, is in each ``Exercise``'s
+/// ``Exercise/formRules``.
 public enum FormFeedback: String, CaseIterable, Sendable, Hashable, Codable {
+    /// The upper arm moved away from where it was when the rep started (elbow curls).
     case keepUpperArmStill
+    /// The thigh moved away from where it was when the rep started (knee curls and extensions).
     case keepThighStill
+    /// The elbow bent while the arm was raised (shoulder flexion and abduction).
     case keepElbowStraight
+    /// The trunk leaned away from vertical.
     case keepTrunkUpright
+    /// The line of the shoulders tilted from horizontal (shoulder abduction).
     case keepShouldersLevel
+    /// The knee of the moving leg bent (hip abduction).
     case keepKneeStraight
+    /// The line of the hips tilted from horizontal (hip abduction).
     case keepHipsLevel
 }
 
-/// A placement problem of the patient in front of the camera. Raw values are stable.
+/// A placement problem of the patient in front of the camera. Raw values are stable; the SDK
+/// ships no texts.
+///
+/// ```swift
+/// case .setupChanged(let issues):
+///     if let issue = issues.first { voice.say(text(for: issue)) }
+/// ```
 public enum SetupIssue: String, CaseIterable, Sendable, Hashable, Codable {
     /// The visible body spans under 25% of the image height: come closer.
     case tooFar
@@ -113,11 +144,21 @@ public enum MotionEvent: Sendable, Hashable {
     }
 }
 
-/// Everything a screen needs, in one value.
+/// Everything a screen needs, in one value: ``MotionSession/snapshot``.
+///
+/// ```swift
+/// let s = session.snapshot
+/// Text(s.value.map { "\(Int($0))°" } ?? "—")
+/// Text("\(s.repCount) clean · \(s.rejectedCount) rejected")
+/// if let progress = s.holdProgress { ProgressView(value: progress) }
+/// if !s.isVisible {
+///     Text("Show: \(s.missingJoints.map(\.rawValue).joined(separator: ", "))")
+/// }
+/// ```
 public struct MotionSnapshot: Sendable, Hashable {
     /// Current smoothed value of the primary measure, in degrees; `nil` when not measurable.
     public var value: Double?
-    /// Highest smoothed value seen since the last reset.
+    /// Highest smoothed value seen since the last reset; 0 until a value is seen.
     public var best: Double = 0
     /// Clean reps.
     public var repCount: Int = 0

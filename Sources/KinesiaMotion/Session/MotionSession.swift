@@ -64,6 +64,20 @@ public final class MotionSession {
     /// not disturb each other. The stream ends when its listener stops iterating (or its task
     /// is cancelled), which removes the listener, or when the session goes away.
     ///
+    /// ```swift
+    /// for await event in session.events() {
+    ///     switch event {
+    ///     case .repCompleted(let rep): voice.say("\(Int(rep.peak)) degrees")
+    ///     case .repRejected(let rep): voice.say(text(for: rep.faults.first))
+    ///     case .formFault(let fault): voice.say(text(for: fault))   // live cue
+    ///     case .holdStarted: voice.say("Hold it")
+    ///     case .visibilityChanged(let v): voice.say(v.isVisible ? "I can see you" : "Show yourself")
+    ///     case .setupChanged(let issues): if let issue = issues.first { voice.say(text(for: issue)) }
+    ///     case .baselineCompleted(let value): saveBaseline(value)
+    ///     }
+    /// }
+    /// ```
+    ///
     /// Buffering: events wait in the stream until the listener reads them. By default a
     /// listener that falls more than 1024 events behind loses the *oldest* ones
     /// (`.bufferingNewest(1024)`): events come a few per rep, so that is minutes of backlog, and
@@ -77,6 +91,12 @@ public final class MotionSession {
 
     /// Analyses one pose: updates ``snapshot``, emits the pose's events to every listener, and
     /// returns them.
+    ///
+    /// If you already have your own pose loop, skip ``start(with:)`` and call this:
+    ///
+    /// ```swift
+    /// let events = session.process(pose)
+    /// ```
     /// - Parameter pose: The next pose, in capture order.
     /// - Returns: The pose's events, in order (`[]` when nothing happened).
     @discardableResult
@@ -92,6 +112,10 @@ public final class MotionSession {
     /// This is the one task the session creates (the seeds' `start(with:)` returns at once):
     /// it runs on the main actor, and ``stop()`` cancels it, which ends the provider's stream.
     /// To manage the task yourself, use ``run(with:)``.
+    ///
+    /// A session's time only goes forward, across readings and ``reset()``: a camera's clock
+    /// does, but a second recording that starts again at 0 has its poses dropped as going back
+    /// in time (``rejectedPoses``) until they pass the last one read. Give it a new session.
     public func start(with provider: some PoseProvider) {
         stop()
         generation &+= 1
@@ -107,7 +131,8 @@ public final class MotionSession {
     }
 
     /// Stops reading the provider given to ``start(with:)`` (its stream ends, so a camera
-    /// turns off). The counts stay; ``process(_:)`` still works.
+    /// turns off), or ends a ``run(with:)`` at its source's next pose. The counts stay;
+    /// ``process(_:)`` still works.
     public func stop() {
         reader?.cancel()
         reader = nil
@@ -116,8 +141,18 @@ public final class MotionSession {
     }
 
     /// Reads `provider` and analyses every pose until the source ends or the calling task is
-    /// cancelled; the async form of ``start(with:)``. A reading started with ``start(with:)``
-    /// is stopped first: a session reads one source at a time.
+    /// cancelled; the async form of ``start(with:)``. Useful when you manage the task
+    /// yourself, or in tests.
+    ///
+    /// A session reads one source at a time: a reading started with ``start(with:)`` is
+    /// stopped first, and this one returns when ``stop()`` is called or another reading starts
+    /// (at its source's next pose, which it does not analyse).
+    ///
+    /// ```swift
+    /// let recording = try JSONLinesRecording(contentsOf: url)
+    /// await session.run(with: recording)
+    /// print(session.snapshot.repCount)
+    /// ```
     public func run(with provider: some PoseProvider) async {
         reader?.cancel()
         reader = nil
@@ -125,6 +160,8 @@ public final class MotionSession {
         let reading = generation
         setRunning(true)
         for await pose in provider.poses() {
+            // Stopped, or another reading began: its poses must not mix with this source's.
+            guard generation == reading else { break }
             process(pose)
         }
         finishReading(reading)
