@@ -55,6 +55,10 @@ let package = Package(
             dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus"],
             swiftSettings: strictSettings),
 
+        // Test support: processes started by tests (posix_spawn, no inherited descriptor or mask).
+        .target(
+            name: "KinesiaTestSupport", path: "Tests/KinesiaTestSupport",
+            swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaMotionTests",
             dependencies: ["KinesiaMotion", "KinesiaSimulation"],
@@ -63,7 +67,7 @@ let package = Package(
             name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaWireTests", dependencies: ["KinesiaWire"],
+            name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaTestSupport"],
             // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py).
             exclude: ["Fixtures"],
             swiftSettings: strictSettings),
@@ -71,12 +75,12 @@ let package = Package(
             name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaCLITests", dependencies: ["KinesiaCLI"],
+            name: "KinesiaCLITests", dependencies: ["KinesiaCLI", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(
             name: "KinesiaIntegrationTests",
-            dependencies: ["KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
+            dependencies: ["KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaCLI", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaCLI
@@ -37,18 +38,11 @@ struct SupervisorDeployTests {
             let text = try unit(name).replacingOccurrences(of: "/usr/local/bin/kinesia", with: executable)
             try Data(text.utf8).write(to: directory.appendingPathComponent(name))
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: systemdAnalyze ?? "/usr/bin/systemd-analyze")
-        process.arguments = ["verify"] + verifiedNames.map { directory.appendingPathComponent($0).path }
-        process.currentDirectoryURL = directory
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        return (process.terminationStatus, lines)
+        let (status, output) = try TestProcess.run(
+            systemdAnalyze ?? "/usr/bin/systemd-analyze",
+            ["verify"] + verifiedNames.map { directory.appendingPathComponent($0).path },
+            environment: ProcessInfo.processInfo.environment, workingDirectory: directory.path)
+        return (status, output.split(separator: "\n").map(String.init))
     }
 
     @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))

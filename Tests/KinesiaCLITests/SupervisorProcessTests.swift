@@ -348,6 +348,65 @@ struct SignalStreamTests {
         }
     }
 
+    private typealias TgkillFunction = @convention(c) (pid_t, pid_t, Int32) -> Int32
+
+    /// `tgkill` (a GNU declaration Swift does not see): a signal for one thread.
+    private static let tgkill: TgkillFunction? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "tgkill") else { return nil }
+        return unsafeBitCast(symbol, to: TgkillFunction.self)
+    }()
+
+    /// The thread of this process that reads the signal pipe (`kinesia-signals`), once it runs.
+    static func readingThread() async -> pid_t? {
+        for _ in 0..<1000 {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            for task in tasks {
+                let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+                if name == "kinesia-signals\n" { return pid_t(task) }
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    /// Whether the thread `tid` of this process blocks `signal` (`SigBlk` in its status).
+    static func blocks(_ signal: Int32, thread tid: pid_t) -> Bool? {
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+            let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return nil }
+        return mask & (1 << UInt64(signal - 1)) != 0
+    }
+
+    /// Every thread of a test process but the main one blocks nearly every signal (they are
+    /// libdispatch's workers, or threads they started), the thread reading the signal pipe
+    /// included, as it inherits its creator's mask; a signal sent to that thread alone is
+    /// delivered all the same, and blocked there again once nobody watches it.
+    @Test(.timeLimit(.minutes(1)))
+    func aSignalForTheReadingThreadAloneIsDeliveredWhateverTheMaskItInherited() async throws {
+        // SIGURG is ignored by default: a stray one cannot end the test process.
+        let urgent = ProcessSignal(rawValue: SIGURG)
+        let tgkill = try #require(Self.tgkill)
+        do {
+            let signals = SignalStream([urgent])
+            let reader = try #require(await Self.readingThread())
+            #expect(tgkill(getpid(), reader, SIGURG) == 0)
+            var iterator = signals.makeAsyncIterator()
+            #expect(await iterator.next() == urgent)
+        }
+        let reader = try #require(await Self.readingThread())
+        // This thread's mask: a libdispatch worker's, like the one the reading thread inherited.
+        var mask = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &mask)
+        let blockedHere = sigismember(&mask, SIGURG) == 1
+        var blockedAgain = false
+        for _ in 0..<1000 where !blockedAgain {
+            blockedAgain = Self.blocks(SIGURG, thread: reader) == blockedHere
+            if !blockedAgain { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(blockedAgain, "the reading thread's mask for SIGURG is not its creator's again")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func deliversEachSignalToEveryStreamThatWatchesIt() async {
         let first = SignalStream([.user2])

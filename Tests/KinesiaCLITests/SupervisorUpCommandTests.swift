@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaCLI
@@ -9,18 +10,11 @@ enum BuiltKinesia {
     static let path: String? = {
         let directory = URL(fileURLWithPath: Supervisor.currentExecutable()).deletingLastPathComponent()
         let path = directory.appendingPathComponent("kinesia").path
-        guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["help", "up"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard help.contains("kinesia up") else { return nil }
-        return process.terminationStatus == 0 ? path : nil
+        guard FileManager.default.isExecutableFile(atPath: path),
+            let help = try? TestProcess.run(
+                path, ["help", "up"], environment: ProcessInfo.processInfo.environment)
+        else { return nil }
+        return help.status == 0 && help.output.contains("kinesia up") ? path : nil
     }()
 }
 
@@ -31,17 +25,12 @@ struct SupervisorUpCommandTests {
     typealias Scratch = SupervisorProcessTests.Scratch
 
     /// Starts `kinesia up FILE` with its standard error in `scratch/up.log`.
-    static func startUp(_ topology: String, in scratch: Scratch) throws -> Process {
+    static func startUp(_ topology: String, in scratch: Scratch) throws -> TestProcess {
         let file = scratch.path("topology.json")
         try Data(topology.utf8).write(to: URL(fileURLWithPath: file))
-        _ = FileManager.default.createFile(atPath: scratch.path("up.log"), contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltKinesia.path ?? "/nonexistent")
-        process.arguments = ["up", file]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.path("up.log")))
-        try process.run()
-        return process
+        return try TestProcess(
+            executable: BuiltKinesia.path ?? "/nonexistent", arguments: ["up", file],
+            environment: ProcessInfo.processInfo.environment, standardError: scratch.path("up.log"))
     }
 
     /// The pids of the `started NAME (pid N)` lines of `up.log`, by name.
@@ -85,14 +74,11 @@ struct SupervisorUpCommandTests {
         }
         #expect(ready, "\(scratch.lines("up.log"))")
 
-        kill(up.processIdentifier, SIGTERM)
+        up.send(SIGTERM)
         #expect(
             await SupervisorProcessTests.eventually { !up.isRunning },
             "up still runs: \(scratch.lines("up.log"))")
-        up.waitUntilExit()
-
-        #expect(up.terminationReason == .exit)
-        #expect(up.terminationStatus == 0)
+        #expect(up.exitStatus == 0)
         #expect(scratch.lines("stops") == ["ingest", "worker", "listen", "broker"])
         let log = scratch.lines("up.log")
         #expect(log.contains { $0.hasPrefix("kinesia up: shutting down (SIGTERM)") }, "\(log)")
@@ -125,8 +111,8 @@ struct SupervisorUpCommandTests {
             "\(scratch.lines("up.log"))")
         let innerPID = Self.startedPIDs(in: scratch)["inner"] ?? 0
 
-        kill(up.processIdentifier, SIGKILL)
-        up.waitUntilExit()
+        up.send(SIGKILL)
+        #expect(await up.waitForExit(timeout: .seconds(30)) == 128 + SIGKILL)
 
         // The inner up got SIGTERM from the kernel and stopped its child gracefully.
         #expect(
@@ -151,12 +137,11 @@ struct SupervisorUpCommandTests {
             #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))]}"#, in: scratch)
         #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
         for signal in signals {
-            kill(up.processIdentifier, signal)
+            up.send(signal)
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(await SupervisorProcessTests.eventually { !up.isRunning })
-        up.waitUntilExit()
-        #expect(up.terminationStatus == 0)
+        #expect(up.exitStatus == 0)
         return (scratch.lines("up.log"), scratch.lines("stops"))
     }
 
@@ -179,8 +164,7 @@ struct SupervisorUpCommandTests {
         let scratch = try Scratch()
         let up = try Self.startUp(
             #"{"processes": [{"name": "b", "command": ["broker"], "restart": "maybe"}]}"#, in: scratch)
-        up.waitUntilExit()
-        #expect(up.terminationStatus == 1)
+        #expect(await up.waitForExit(timeout: .seconds(30)) == 1)
         let log = scratch.lines("up.log").joined(separator: "\n")
         #expect(
             log.contains("topology.json: processes[0].restart: expected one of always, on-failure, never"),

@@ -493,7 +493,7 @@ struct BusTopologyTests {
             "worker", ["--camera", "cam0", "--session", "left=\(source.exercise):left"])
         let ingest = try topology.start(
             "ingest", ["ingest", "--camera", "cam0", "--source", "-"],
-            standardInput: FileHandle(forReadingAtPath: inputPath))
+            standardInput: inputPath)
         #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
         #expect(ingest.errorText.contains("standard input line 51:"), "\(ingest.diagnostics)")
         #expect(ingest.errorText.contains("standard input line 121:"), "\(ingest.diagnostics)")

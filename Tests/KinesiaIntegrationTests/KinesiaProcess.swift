@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaTestSupport
 import Synchronization
 import Testing
 
@@ -25,60 +26,48 @@ enum Package {
 }
 
 /// A running `kinesia` process whose standard output and error go to files in the test's
-/// directory (no pipe can fill up and block it).
-final class KinesiaProcess: @unchecked Sendable {
+/// directory (no pipe can fill up and block it), started as a ``TestProcess``.
+final class KinesiaProcess: Sendable {
     let name: String
     let arguments: [String]
-    let process = Process()
+    let process: TestProcess
     let outputPath: String
     let errorPath: String
 
-    init(_ name: String, _ arguments: [String], directory: String, standardInput: FileHandle? = nil) throws {
+    /// Starts `kinesia ARGUMENTS`; standard input from `standardInput` (`/dev/null` by default).
+    init(_ name: String, _ arguments: [String], directory: String, standardInput: String = "/dev/null") throws
+    {
         self.name = name
         self.arguments = arguments
         outputPath = directory + "/\(name).out"
         errorPath = directory + "/\(name).err"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Package.kinesia)
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["KINESIA_BUS"] = nil
         environment["KINESIA_PROCESS_NAME"] = nil
         environment["KINESIA_SUPERVISOR_PID"] = nil
         environment["KINESIA_LOG_LEVEL"] = "info"
-        process.environment = environment
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        process.standardError = FileHandle(forWritingAtPath: errorPath)
-        process.standardInput = standardInput ?? FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
+        process = try TestProcess(
+            executable: Package.kinesia, arguments: arguments, environment: environment,
+            standardInput: standardInput, standardOutput: outputPath, standardError: errorPath)
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
     var isRunning: Bool { process.isRunning }
 
-    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-    var errorText: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+    var output: String { TestProcess.readFile(outputPath) }
+    var errorText: String { TestProcess.readFile(errorPath) }
 
     var outputLines: [String] {
         output.split(separator: "\n").map(String.init)
     }
 
     func signal(_ number: Int32) {
-        if process.isRunning { kill(process.processIdentifier, number) }
+        process.send(number)
     }
 
     /// Waits until the process exits; `nil` when it is still running after `timeout`.
     func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while process.isRunning {
-            if clock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        process.waitUntilExit()
-        return process.terminationReason == .exit
-            ? process.terminationStatus : 128 + process.terminationStatus
+        await process.waitForExit(timeout: timeout)
     }
 
     /// Waits until its standard error contains `text`.
@@ -96,10 +85,7 @@ final class KinesiaProcess: @unchecked Sendable {
     /// SIGTERM, then SIGKILL if it is still there after `grace`; returns the exit status.
     @discardableResult
     func stop(grace: Duration = .seconds(5)) async -> Int32? {
-        signal(SIGTERM)
-        if let status = await waitForExit(timeout: grace) { return status }
-        signal(SIGKILL)
-        return await waitForExit(timeout: .seconds(5))
+        await process.stop(grace: grace)
     }
 
     /// What a failed expectation should show.
@@ -140,7 +126,7 @@ final class Topology: @unchecked Sendable {
     /// Starts `kinesia <arguments> --bus <bus>` (without `--bus` when `addingBus` is false).
     @discardableResult
     func start(
-        _ name: String, _ arguments: [String], standardInput: FileHandle? = nil, addingBus: Bool = true
+        _ name: String, _ arguments: [String], standardInput: String = "/dev/null", addingBus: Bool = true
     ) throws -> KinesiaProcess {
         let process = try KinesiaProcess(
             name, arguments + (addingBus ? ["--bus", bus] : []), directory: directory,
@@ -182,7 +168,7 @@ final class Topology: @unchecked Sendable {
         let deadline = clock.now.advanced(by: .seconds(3))
         while all.contains(where: \.isRunning), clock.now < deadline { usleep(10_000) }
         for process in all where process.isRunning { process.signal(SIGKILL) }
-        for process in all { process.process.waitUntilExit() }
+        for process in all { _ = process.process.waitForExit() }
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -1,95 +1,56 @@
 import Foundation
 import Glibc
 import KinesiaMotion
-import Synchronization
+import KinesiaTestSupport
 import Testing
 
 /// A real `kinesia` process started by the demo, status and watch tests: its standard output
 /// and error go to files, and it is stopped (SIGTERM, then SIGKILL) when the test is done.
-///
-/// Started with `posix_spawn` and reaped with `waitpid(pid, WNOHANG)`, not with
-/// `Foundation.Process`: the latter changes how signals reach the test process, which breaks the
-/// tests that send signals to themselves (`SignalStreamTests`) when they run at the same time.
-final class ConsumerTestProcess: @unchecked Sendable {
-    let pid: pid_t
+/// Started as a ``TestProcess``: no descriptor, signal mask or ignored signal of the test
+/// process reaches it.
+final class ConsumerTestProcess: Sendable {
+    let process: TestProcess
     let outputURL: URL
     let errorURL: URL
     let label: String
-    private let exit = Mutex<Int32?>(nil)
+
+    var pid: pid_t { process.pid }
 
     /// Starts `kinesia ARGUMENTS`, writing its outputs into `directory`.
     init(_ arguments: [String], in directory: URL, label: String) throws {
         self.label = label
         outputURL = directory.appendingPathComponent("\(label).out")
         errorURL = directory.appendingPathComponent("\(label).err")
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errorURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var environment = ProcessInfo.processInfo.environment
         environment["KINESIA_LOG_LEVEL"] = "warning"
         environment["KINESIA_BUS"] = nil
         environment["KINESIA_PROCESS_NAME"] = nil
         environment["KINESIA_SUPERVISOR_PID"] = nil
-        let executable = ConsumerTestPaths.kinesia.path
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
-        self.pid = pid
-    }
-
-    deinit {
-        if isRunning {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
+        process = try TestProcess(
+            executable: ConsumerTestPaths.kinesia.path, arguments: arguments, environment: environment,
+            standardOutput: outputURL.path, standardError: errorURL.path)
     }
 
     /// Everything written on standard output so far.
-    var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+    var output: String { TestProcess.readFile(outputURL.path) }
     /// Everything written on standard error so far.
-    var error: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
+    var error: String { TestProcess.readFile(errorURL.path) }
 
     /// Whether the process has not exited yet (reaps it when it has).
-    var isRunning: Bool {
-        exit.withLock { exit in
-            guard exit == nil else { return false }
-            var status: Int32 = 0
-            guard waitpid(pid, &status, WNOHANG) == pid else { return true }
-            // The exit status, or 128 + the signal that ended it.
-            exit = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return false
-        }
-    }
+    var isRunning: Bool { process.isRunning }
 
     /// Waits for the exit, at most `timeout`; kills the process when it takes longer.
     /// - Returns: The exit status (128 + N for signal N), or `nil` when it had to be killed.
     func wait(timeout: Duration) async -> Int32? {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while isRunning, clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        guard !isRunning else {
-            kill(pid, SIGKILL)
-            while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
-            return nil
-        }
-        return exit.withLock { $0 }
+        if let status = await process.waitForExit(timeout: timeout) { return status }
+        process.send(SIGKILL)
+        _ = process.waitForExit()
+        return nil
     }
 
     /// Sends `signal` (SIGTERM by default) when the process still runs.
     func send(_ signal: Int32 = SIGTERM) {
-        if isRunning { kill(pid, signal) }
+        process.send(signal)
     }
 
     /// SIGTERM, then SIGKILL after 5 seconds.

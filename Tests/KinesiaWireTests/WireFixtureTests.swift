@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaMotion
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -100,15 +101,8 @@ struct WireFixtureTests {
 
     /// Runs `python3 scripts/kinesia_wire.py ARGUMENTS`, returning its status and its output.
     func runPython(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try TestProcess.run(
+            "/usr/bin/env", ["python3", Self.script] + arguments,
+            environment: ProcessInfo.processInfo.environment)
     }
 }

@@ -31,7 +31,13 @@ import Synchronization
 ///
 /// How: a `sigaction` handler writes the signal's number to a pipe (the self-pipe trick: a
 /// `write` is all a handler may safely do), and one thread per process reads the pipe and
-/// hands each signal to the streams. `DispatchSource.makeSignalSource` is not used: on Linux,
+/// hands each signal to the streams. The handler runs on whichever thread the kernel picks,
+/// and the kernel only picks a thread that does not block the signal: that reading thread
+/// unblocks every watched signal for itself, so a delivery never depends on the masks of the
+/// other threads. (Threads inherit their creator's mask, and libdispatch's worker threads
+/// block nearly every signal: a process started from one, by `Foundation.Process` or
+/// `posix_spawn` without a mask of its own, begins with SIGINT and SIGTERM blocked, and only
+/// its main thread, parked by `dispatch_main` in `sigsuspend`, would otherwise take them.) `DispatchSource.makeSignalSource` is not used: on Linux,
 /// libdispatch installs its own handler once per signal and forwards deliveries to the thread
 /// that first registered a source, and a signal arriving while a source is being registered or
 /// cancelled can be dropped (seen here with the second stream of a process). For the same
@@ -116,6 +122,9 @@ private func writeSignalToPipe(_ signal: Int32) {
     errno = savedErrno
 }
 
+/// The byte that asks the reading thread to update its signal mask (no signal is numbered 0).
+private let updateMaskByte: UInt8 = 0
+
 /// The streams of the process, the handler installations and the thread that reads the pipe.
 private final class SignalHub: Sendable {
     static let shared = SignalHub()
@@ -135,6 +144,11 @@ private final class SignalHub: Sendable {
         var installed: [Int32: (count: Int, previous: SavedAction)] = [:]
     }
 
+    /// A `sigset_t` (a C array) kept in a `let` and read by the reading thread only.
+    private struct SignalSet: @unchecked Sendable {
+        var value: sigset_t
+    }
+
     private let state = Mutex(State())
     private let readEnd: Int32
 
@@ -149,16 +163,21 @@ private final class SignalHub: Sendable {
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         readEnd = fds[0]
         signalPipeWriteEnd.store(fds[1], ordering: .releasing)
-        let thread = Thread { [readEnd] in
-            SignalHub.readLoop(readEnd)
+        // The new thread inherits this thread's mask: the one to keep for unwatched signals.
+        var inherited = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &inherited)
+        let thread = Thread { [readEnd, inherited = SignalSet(value: inherited)] in
+            // Named from inside: Foundation names a thread only when it is the current one.
+            Thread.current.name = "kinesia-signals"
+            SignalHub.readLoop(readEnd, inheritedMask: inherited)
         }
-        thread.name = "kinesia-signals"
         thread.start()
     }
 
     /// Registers a stream and installs the handler for signals nobody watched yet.
     func add(signals: Set<ProcessSignal>, continuation: AsyncStream<ProcessSignal>.Continuation) -> Int {
-        state.withLock { state in
+        var changed = false
+        let id = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
             state.streams[id] = (signals, continuation)
@@ -174,16 +193,20 @@ private final class SignalHub: Sendable {
                 var previous = sigaction()
                 sigaction(signal.rawValue, &action, &previous)
                 state.installed[signal.rawValue] = (1, SavedAction(value: previous))
+                changed = true
             }
             return id
         }
+        if changed { requestMaskUpdate() }
+        return id
     }
 
     /// Unregisters a stream (once; later calls do nothing) and restores the disposition of
     /// signals nobody watches any more.
     func remove(_ id: Int) {
-        state.withLock { state in
-            guard let stream = state.streams.removeValue(forKey: id) else { return }
+        let changed = state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return false }
+            var changed = false
             for signal in stream.signals {
                 guard let entry = state.installed[signal.rawValue] else { continue }
                 if entry.count > 1 {
@@ -192,9 +215,30 @@ private final class SignalHub: Sendable {
                     state.installed[signal.rawValue] = nil
                     var previous = entry.previous.value
                     sigaction(signal.rawValue, &previous, nil)
+                    changed = true
                 }
             }
+            return changed
         }
+        if changed { requestMaskUpdate() }
+    }
+
+    /// Wakes the reading thread so that it unblocks exactly the signals watched now.
+    private func requestMaskUpdate() {
+        let fd = signalPipeWriteEnd.load(ordering: .acquiring)
+        var byte = updateMaskByte
+        _ = write(fd, &byte, 1)
+    }
+
+    /// The reading thread's mask: the inherited one, with every watched signal unblocked.
+    private func updateMask(inherited: SignalSet) {
+        var mask = inherited.value
+        state.withLock { state in
+            for signal in state.installed.keys {
+                sigdelset(&mask, signal)
+            }
+        }
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
     }
 
     /// Hands each signal read from the pipe to the streams that watch it.
@@ -207,7 +251,7 @@ private final class SignalHub: Sendable {
         }
     }
 
-    private static func readLoop(_ fd: Int32) {
+    private static func readLoop(_ fd: Int32, inheritedMask: SignalSet) {
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -215,7 +259,10 @@ private final class SignalHub: Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            for byte in buffer[..<count] {
+            // After every read, not only on an update byte: one dropped from a full pipe
+            // would otherwise leave a watched signal blocked here.
+            SignalHub.shared.updateMask(inherited: inheritedMask)
+            for byte in buffer[..<count] where byte != updateMaskByte {
                 SignalHub.shared.deliver(ProcessSignal(rawValue: Int32(byte)))
             }
         }
