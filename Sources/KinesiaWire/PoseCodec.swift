@@ -148,6 +148,21 @@ public enum PoseCodec {
     public static func decode(_ payload: UnsafeRawBufferPointer) throws(WireError) -> (
         header: WireHeader, pose: Pose
     ) {
+        var flat = FlatPose()
+        let header = try decode(payload, into: &flat)
+        return (header, flat.pose)
+    }
+
+    /// Decodes a pose payload straight into flat form, reusing `flat`'s storage: no allocation.
+    ///
+    /// The same parser as ``decode(_:)-(UnsafeRawBufferPointer)`` (which calls this): the same
+    /// checks, the same errors, the same pose.
+    /// - Returns: The payload's header.
+    /// - Throws: ``WireError``, as ``decode(_:)-(UnsafeRawBufferPointer)``. On error `flat`'s
+    ///   content is unspecified.
+    public static func decode(_ payload: UnsafeRawBufferPointer, into flat: inout FlatPose)
+        throws(WireError) -> WireHeader
+    {
         let header = try WireHeader.decode(from: payload)
         guard header.kind == .pose else { throw .unexpectedKind(header.kind) }
         var offset = WireFormat.headerSize
@@ -170,14 +185,15 @@ public enum PoseCodec {
             imageSize = CGSize(width: width, height: height)
             offset += 16
         }
+        flat.timestamp = timestamp
+        flat.imageSize = imageSize
+        flat.removeAll()
 
         try need(offset + 1, payload)
         let pointCount = Int(payload[offset])
         offset += 1
         guard pointCount <= jointCount else { throw .tooManyJoints(count: pointCount) }
         try need(offset + pointCount * pointEntrySize, payload)
-        var points: [Joint: CGPoint] = [:]
-        if pointCount > 0 { points.reserveCapacity(pointCount) }
         var seen: UInt32 = 0
         for _ in 0..<pointCount {
             let joint = try joint(at: offset, payload, seen: &seen)
@@ -185,7 +201,7 @@ public enum PoseCodec {
             let y = payload.readFloat64(at: offset + 9)
             guard x.isFinite else { throw .nonFinite(.x(joint)) }
             guard y.isFinite else { throw .nonFinite(.y(joint)) }
-            points[joint] = CGPoint(x: x, y: y)
+            flat.setPoint(CGPoint(x: x, y: y), for: joint)
             offset += pointEntrySize
         }
 
@@ -194,21 +210,25 @@ public enum PoseCodec {
         offset += 1
         guard confidenceCount <= jointCount else { throw .tooManyJoints(count: confidenceCount) }
         try need(offset + confidenceCount * confidenceEntrySize, payload)
-        var confidence: [Joint: Double] = [:]
-        if confidenceCount > 0 { confidence.reserveCapacity(confidenceCount) }
         seen = 0
         for _ in 0..<confidenceCount {
             let joint = try joint(at: offset, payload, seen: &seen)
             let value = payload.readFloat64(at: offset + 1)
             guard value.isFinite else { throw .nonFinite(.confidence(joint)) }
-            confidence[joint] = value
+            flat.setConfidence(value, for: joint)
             offset += confidenceEntrySize
         }
 
         guard offset == payload.count else { throw .trailingBytes(count: payload.count - offset) }
-        let pose = Pose(
-            points: points, timestamp: timestamp, imageSize: imageSize, confidence: confidence)
-        return (header, pose)
+        return header
+    }
+
+    /// Decodes a pose payload straight into flat form, reusing `flat`'s storage.
+    /// - Throws: ``WireError``, as ``decode(_:)-(UnsafeRawBufferPointer)``.
+    public static func decode(_ payload: [UInt8], into flat: inout FlatPose) throws(WireError)
+        -> WireHeader
+    {
+        try payload.withBytes { (raw) throws(WireError) in try decode(raw, into: &flat) }
     }
 
     /// Decodes a pose payload.

@@ -54,16 +54,7 @@ public struct WireMessage: Sendable, Equatable {
     public static func decode(topic: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer)
         throws(WireError) -> WireMessage
     {
-        let parsed: Topic
-        do {
-            parsed = try Topic(parsing: topic)
-        } catch {
-            throw .invalidTopic(error)
-        }
-        let header = try WireHeader.decode(from: payload)
-        guard parsed.kind.payloadKind == header.kind else {
-            throw .topicMismatch(topic: parsed.kind, payload: header.kind)
-        }
+        let (parsed, header) = try decodeEnvelope(topic: topic, payload: payload)
         switch header.kind {
         case .pose:
             let (header, pose) = try PoseCodec.decode(payload)
@@ -78,6 +69,28 @@ public struct WireMessage: Sendable, Equatable {
             let (header, json) = try JSONPayloadCodec.decode(payload)
             return WireMessage(topic: parsed, header: header, body: .health(try HealthReport(json: json)))
         }
+    }
+
+    /// Decodes the topic and the payload's header only, and checks that their kinds match:
+    /// the first step of ``decode(topic:payload:)-(UnsafeRawBufferPointer,_)``, for a receiver
+    /// that decodes the body itself (a pose into a ``FlatPose`` with
+    /// ``PoseCodec/decode(_:into:)-(UnsafeRawBufferPointer,_)``).
+    /// - Throws: ``WireError/invalidTopic(_:)``, ``WireError/topicMismatch(topic:payload:)``
+    ///   and the header's errors.
+    public static func decodeEnvelope(topic: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer)
+        throws(WireError) -> (topic: Topic, header: WireHeader)
+    {
+        let parsed: Topic
+        do {
+            parsed = try Topic(parsing: topic)
+        } catch {
+            throw .invalidTopic(error)
+        }
+        let header = try WireHeader.decode(from: payload)
+        guard parsed.kind.payloadKind == header.kind else {
+            throw .topicMismatch(topic: parsed.kind, payload: header.kind)
+        }
+        return (parsed, header)
     }
 
     /// Decodes both frames.

@@ -1,4 +1,5 @@
 public import KinesiaBus
+public import KinesiaMotion
 public import KinesiaWire
 
 /// Receives wire messages from the bus: a SUB socket connected to the broker's backend, its
@@ -27,7 +28,16 @@ public final class BusSubscriber {
         case message(WireMessage, SequenceResult)
         /// A message that could not be decoded; `topic` is its first frame as text (lossy).
         case malformed(topic: String, reason: BusDecodeFailure)
+        /// A pose decoded into flat form (only when ``decodesPosesFlat`` is set; otherwise poses
+        /// come as ``message(_:_:)``), and what its sequence number says.
+        case flatPose(topic: Topic, header: WireHeader, pose: FlatPose, SequenceResult)
     }
+
+    /// Whether poses are decoded straight into a ``FlatPose`` and delivered as
+    /// ``Delivery/flatPose(topic:header:pose:_:)`` (no dictionaries, no allocation), for a
+    /// receiver that feeds ``MotionAnalyzer/process(_:)-(FlatPose)``. Other kinds still come as
+    /// ``Delivery/message(_:_:)``. Off by default.
+    public var decodesPosesFlat = false
 
     /// The socket (for a ``Poller``).
     public let socket: ZMQSocket
@@ -41,6 +51,7 @@ public final class BusSubscriber {
     public private(set) var received = 0
 
     private var frames: [[UInt8]] = []
+    private var flat = FlatPose()
     private var pendingMonitor: SocketMonitor?
 
     /// Connects a subscriber to the bus's backend and subscribes `prefixes`.
@@ -128,6 +139,7 @@ public final class BusSubscriber {
         guard frames.count == 2 else {
             return fail(.frameCount(frames.count))
         }
+        if decodesPosesFlat, let delivery = judgeFlatPose() { return delivery }
         let message: WireMessage
         do {
             message = try WireMessage.decode(topic: frames[0], payload: frames[1])
@@ -137,6 +149,32 @@ public final class BusSubscriber {
         let result = tracker.record(message.header, on: message.topic)
         guard result.isDelivered else { return nil }
         return .message(message, result)
+    }
+
+    /// Decodes the received frames as a pose into ``flat``: `nil` when they are not a pose (to
+    /// be decoded as a ``WireMessage``) or a duplicate or stale pose (counted by ``tracker``; the
+    /// caller's ``WireMessage`` path then skips it the same way).
+    private func judgeFlatPose() -> Delivery?? {
+        let decoded: Result<(Topic, WireHeader), WireError> = frames[0].withUnsafeBytes { topic in
+            frames[1].withUnsafeBytes { (payload) -> Result<(Topic, WireHeader), WireError> in
+                do throws(WireError) {
+                    let (parsed, header) = try WireMessage.decodeEnvelope(topic: topic, payload: payload)
+                    guard header.kind == .pose else { return .success((parsed, header)) }
+                    return .success((parsed, try PoseCodec.decode(payload, into: &flat)))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        switch decoded {
+        case .failure(let error):
+            return .some(fail(.wire(error)))
+        case .success(let (topic, header)):
+            guard header.kind == .pose else { return nil }
+            let result = tracker.record(header, on: topic)
+            guard result.isDelivered else { return .some(nil) }
+            return .flatPose(topic: topic, header: header, pose: flat, result)
+        }
     }
 
     private func fail(_ reason: BusDecodeFailure) -> Delivery {

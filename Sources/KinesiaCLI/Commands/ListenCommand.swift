@@ -109,6 +109,7 @@ public struct ListenCommand: ParsableCommand {
             guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
             lastReceived = clock.now
             switch delivery {
+            case .flatPose: break  // never: this subscriber decodes poses as messages
             case .malformed(let topic, let reason):
                 // Every one is counted; the first ten of a reason are shown, then every thousandth.
                 let seen = subscriber.decodeErrors[reason.code, default: 0]

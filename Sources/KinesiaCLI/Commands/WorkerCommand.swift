@@ -145,6 +145,8 @@ public struct WorkerCommand: ParsableCommand {
                 try TopicPrefix.poses(camera: camera)
             })
         defer { subscriber.close() }
+        // Each pose is decoded once, into flat form, and analysed by every session of its camera.
+        subscriber.decodesPosesFlat = true
         var health = try HealthPublisher(process: name, role: "worker")
         var poses = 0
         var events = 0
@@ -182,13 +184,14 @@ public struct WorkerCommand: ParsableCommand {
                 if seen <= 10 || seen % 1000 == 0 {
                     log.warning("dropped a malformed message on \"\(topic)\" (\(seen) so far): \(reason)")
                 }
-            case .message(let message, let result):
-                guard case .pose(let pose) = message.body, let camera = message.topic.camera,
-                    let indices = byCamera[camera]
-                else { return }
+            case .message:
+                // Poses come as .flatPose; the subscription has no other kind.
+                return
+            case .flatPose(let topic, let header, let pose, let result):
+                guard let camera = topic.camera, let indices = byCamera[camera] else { return }
                 switch result {
                 case .gap(let missed):
-                    log.notice("\(message.topic): \(missed) poses missing before #\(message.header.sequence)")
+                    log.notice("\(topic): \(missed) poses missing before #\(header.sequence)")
                 case .newStream(restart: true, _):
                     var reset: [String] = []
                     for index in indices {
@@ -205,7 +208,7 @@ public struct WorkerCommand: ParsableCommand {
                         reset.append(spec.name)
                     }
                     log.notice(
-                        "\(message.topic): the sender restarted (stream \(message.header.streamID)); "
+                        "\(topic): the sender restarted (stream \(header.streamID)); "
                             + (reset.isEmpty
                                 ? "sessions kept"
                                 : "its time starts over at t=\(pose.timestamp): session(s) "

@@ -69,6 +69,7 @@ struct LiveView: Sendable {
             lastActivity = time
             dirty = true
             switch delivery {
+            case .flatPose: break  // never: this subscriber decodes poses as messages
             case .message(let message, _):
                 let update = state.apply(message, at: time)
                 if !redraws, once == nil, case .event(let session, let t, let event) = update {

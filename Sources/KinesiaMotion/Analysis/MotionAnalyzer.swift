@@ -21,7 +21,7 @@
 /// print(analyzer.snapshot.repCount)
 /// ```
 ///
-/// In steady state ``process(_:)`` does not allocate: it returns `[]` when a pose has no
+/// In steady state ``process(_:)-(Pose)`` does not allocate: it returns `[]` when a pose has no
 /// event, and reads joints from flat storage prepared once.
 public struct MotionAnalyzer: Sendable {
     /// The exercise being analysed.
@@ -129,6 +129,17 @@ public struct MotionAnalyzer: Sendable {
     /// coordinates) is dropped:
     /// it is counted in ``rejectedPoses`` and changes nothing else.
     public mutating func process(_ pose: Pose) -> [MotionEvent] {
+        process(FlatPose(pose))
+    }
+
+    /// Analyses one pose already in flat form and returns its events, in order (`[]` when
+    /// nothing happened).
+    ///
+    /// This is ``process(_:)-(Pose)`` without the dictionaries: the same checks, the same
+    /// analysis, the same results for the same pose (``process(_:)-(Pose)`` converts its pose
+    /// and calls this). Decode a pose once into a ``FlatPose`` and pass it to every analyzer that
+    /// needs it; no allocation when nothing happened.
+    public mutating func process(_ pose: borrowing FlatPose) -> [MotionEvent] {
         if let reason = frame.load(pose) {
             rejectedPoses.record(reason)
             return []

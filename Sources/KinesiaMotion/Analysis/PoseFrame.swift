@@ -1,15 +1,14 @@
 import Foundation
 
-/// One pose copied into flat storage indexed by ``Joint/index``: the analysis reads joints by
+/// One checked pose in flat storage indexed by ``Joint/index``: the analysis reads joints by
 /// index instead of hashing into the pose's dictionaries several dozen times per pose.
 ///
-/// The storage is allocated once and reused for every pose (no heap allocation per pose).
+/// It holds a ``FlatPose`` inline (no heap allocation per pose). Every pose, whether it came as
+/// a ``Pose`` or as a ``FlatPose``, goes through ``load(_:)-(FlatPose)``: one set of checks.
 struct PoseFrame: Sendable {
-    /// Points by joint index; meaningful only where ``present`` has the joint's bit.
-    private(set) var points: [CGPoint]
-    /// Confidences by joint index, clamped to 0...1; meaningful only where ``confident`` has the
-    /// joint's bit.
-    private(set) var confidences: [Double]
+    /// The pose as loaded; its points are meaningful only where ``present`` has the joint's
+    /// bit, its confidences (as given, clamped when read) only where ``confident`` has it.
+    private(set) var pose = FlatPose()
     /// Bit `i` set: joint `i` is visible.
     private(set) var present: UInt32 = 0
     /// Bit `i` set: joint `i` is visible and has a confidence figure.
@@ -18,10 +17,7 @@ struct PoseFrame: Sendable {
     private(set) var imageWidth: Double?
     private(set) var imageHeight: Double?
 
-    init() {
-        points = Array(repeating: .zero, count: Joint.allCases.count)
-        confidences = Array(repeating: 0, count: Joint.allCases.count)
-    }
+    init() {}
 
     /// The coordinate beyond which a point is absurd whatever the image size.
     static let absoluteCoordinateLimit: Double = 1e6
@@ -33,67 +29,59 @@ struct PoseFrame: Sendable {
     static let timestampLimit: Double = 1e10
 
     /// Copies `pose` in, checking it: returns the reason to drop it, or `nil` when it is sound.
+    mutating func load(_ pose: Pose) -> PoseRejections.Reason? {
+        load(FlatPose(pose))
+    }
+
+    /// Copies `flat` in, checking it: returns the reason to drop it, or `nil` when it is sound.
     ///
     /// The frame's content is unspecified after a rejected pose; it is only read after a load
-    /// that returned `nil`. Checks do not depend on the dictionaries' iteration order.
-    mutating func load(_ pose: Pose) -> PoseRejections.Reason? {
-        guard pose.timestamp.isFinite else { return .nonFinite }
-        guard abs(pose.timestamp) <= Self.timestampLimit else { return .absurdTimestamp }
+    /// that returned `nil`. Checks do not depend on the order of joints.
+    mutating func load(_ flat: borrowing FlatPose) -> PoseRejections.Reason? {
+        guard flat.timestamp.isFinite else { return .nonFinite }
+        guard abs(flat.timestamp) <= Self.timestampLimit else { return .absurdTimestamp }
         var limitX = Self.absoluteCoordinateLimit
         var limitY = Self.absoluteCoordinateLimit
-        imageWidth = nil
-        imageHeight = nil
-        if let size = pose.imageSize {
+        var usableWidth: Double?
+        var usableHeight: Double?
+        if let size = flat.imageSize {
             let width = Double(size.width)
             let height = Double(size.height)
             guard width.isFinite, height.isFinite else { return .nonFinite }
             if width > 0, height > 0 {
-                imageWidth = width
-                imageHeight = height
+                usableWidth = width
+                usableHeight = height
                 limitX = min(limitX, width * Self.imageSizeLimitFactor)
                 limitY = min(limitY, height * Self.imageSizeLimitFactor)
             }
         }
-        // One pass over each dictionary, writing through buffer pointers (one uniqueness
-        // check per pose instead of one per joint), with the loop state in locals.
-        let (pointsNonFinite, absurd, present) = points.withUnsafeMutableBufferPointer { buffer in
-            var nonFinite = false
-            var absurd = false
-            var present: UInt32 = 0
-            for (joint, point) in pose.points {
-                let x = Double(point.x)
-                let y = Double(point.y)
-                guard x.isFinite, y.isFinite else {
-                    nonFinite = true
-                    continue
-                }
-                absurd = absurd || abs(x) > limitX || abs(y) > limitY
-                let index = joint.index
-                buffer[index] = point
-                present |= 1 << UInt32(index)
+        var nonFinite = false
+        var absurd = false
+        var bits = flat.pointMask
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            let x = flat.xs[index]
+            let y = flat.ys[index]
+            guard x.isFinite, y.isFinite else {
+                nonFinite = true
+                continue
             }
-            return (nonFinite, absurd, present)
+            absurd = absurd || abs(x) > limitX || abs(y) > limitY
         }
-        let (confidencesNonFinite, confident) = confidences.withUnsafeMutableBufferPointer { buffer in
-            var nonFinite = false
-            var confident: UInt32 = 0
-            for (joint, value) in pose.confidence {
-                guard value.isFinite else {
-                    nonFinite = true
-                    continue
-                }
-                let index = joint.index
-                // Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
-                buffer[index] = min(max(value, 0), 1)
-                confident |= 1 << UInt32(index)
-            }
-            return (nonFinite, confident)
+        bits = flat.confidenceMask
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            if !flat.confidences[index].isFinite { nonFinite = true }
         }
-        let nonFinite = pointsNonFinite || confidencesNonFinite
         if nonFinite { return .nonFinite }
         if absurd { return .absurdCoordinates }
-        self.present = present
-        self.confident = confident & present
+        pose = copy flat
+        imageWidth = usableWidth
+        imageHeight = usableHeight
+        present = flat.pointMask
+        confident = flat.confidenceMask & flat.pointMask
         return nil
     }
 
@@ -103,7 +91,7 @@ struct PoseFrame: Sendable {
 
     /// The point of the joint at `index` (only meaningful when it is present).
     @inline(__always)
-    subscript(index: Int) -> CGPoint { points[index] }
+    subscript(index: Int) -> CGPoint { CGPoint(x: pose.xs[index], y: pose.ys[index]) }
 
     /// The number of visible points.
     var count: Int { present.nonzeroBitCount }
@@ -117,7 +105,7 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            let y = Double(points[index].y)
+            let y = pose.ys[index]
             low = min(low, y)
             high = max(high, y)
         }
@@ -132,7 +120,7 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            let value = confidences[index]
+            let value = Self.clamped(pose.confidences[index])
             lowest = min(lowest ?? value, value)
         }
         return lowest
@@ -148,10 +136,14 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            sum += confidences[index]
+            sum += Self.clamped(pose.confidences[index])
         }
         return sum / Double(count)
     }
+
+    /// Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
+    @inline(__always)
+    private static func clamped(_ value: Double) -> Double { min(max(value, 0), 1) }
 }
 
 extension Joint {
