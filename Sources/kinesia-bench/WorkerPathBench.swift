@@ -3,8 +3,9 @@ import KinesiaMotion
 import KinesiaWire
 
 /// `kinesia-bench worker-path`: what a worker does per pose besides the sockets, step by step,
-/// to show what limits its throughput: decoding the pose record (``PoseCodec/decode(_:)``),
-/// two analyses (left and right), and encoding a snapshot's JSON (``MotionJSON``; a worker sends
+/// to show what limits its throughput: decoding the pose record (``PoseCodec/decode(_:)``, or
+/// into a ``FlatPose`` as the worker does), decoding plus two analyses (left and right) through
+/// either form, and encoding a snapshot's JSON (``MotionJSON``; a worker sends
 /// one per session at most 15 times a second of pose time, so about one for every two poses of
 /// a 60 poses/s camera with two sessions).
 ///
@@ -82,6 +83,50 @@ enum WorkerPathBench {
                 if let (_, pose) = try? PoseCodec.decode(payloads[index % payloads.count]) {
                     sum &+= pose.points.count
                 }
+            }
+            return sum
+        }
+        measure("decodeFlatPose") { calls in
+            var sum = 0
+            var flat = FlatPose()
+            for index in 0..<calls {
+                if (try? PoseCodec.decode(payloads[index % payloads.count], into: &flat)) != nil {
+                    sum &+= flat.pointMask.nonzeroBitCount
+                }
+            }
+            return sum
+        }
+        // The worker's per-pose work for one camera with two sessions (left and right), without
+        // the sockets and the JSON: decode once, analyse twice. Timestamps move on by the loop's
+        // period on every pass, so every pose is accepted.
+        var lap = 0
+        var sessions = [
+            MotionAnalyzer(exercise: exercise, side: .left), .init(exercise: exercise, side: .right),
+        ]
+        measure("decodePose+2analyses") { calls in
+            var sum = 0
+            for _ in 0..<calls {
+                let slot = lap % payloads.count
+                let shift = Double(lap / payloads.count) * loop.period
+                lap += 1
+                guard var (_, pose) = try? PoseCodec.decode(payloads[slot]) else { continue }
+                pose.timestamp += shift
+                for session in sessions.indices { sum &+= sessions[session].process(pose).count }
+            }
+            return sum
+        }
+        lap = 0
+        sessions = [MotionAnalyzer(exercise: exercise, side: .left), .init(exercise: exercise, side: .right)]
+        measure("decodeFlatPose+2analyses") { calls in
+            var sum = 0
+            var flat = FlatPose()
+            for _ in 0..<calls {
+                let slot = lap % payloads.count
+                let shift = Double(lap / payloads.count) * loop.period
+                lap += 1
+                guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
+                flat.timestamp += shift
+                for session in sessions.indices { sum &+= sessions[session].process(flat).count }
             }
             return sum
         }

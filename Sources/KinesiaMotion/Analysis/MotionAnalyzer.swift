@@ -139,7 +139,7 @@ public struct MotionAnalyzer: Sendable {
     /// analysis, the same results for the same pose (``process(_:)-(Pose)`` converts its pose
     /// and calls this). Decode a pose once into a ``FlatPose`` and pass it to every analyzer that
     /// needs it; no allocation when nothing happened.
-    public mutating func process(_ pose: borrowing FlatPose) -> [MotionEvent] {
+    public mutating func process(_ pose: FlatPose) -> [MotionEvent] {
         if let reason = frame.load(pose) {
             rejectedPoses.record(reason)
             return []

@@ -3,12 +3,15 @@ import Foundation
 /// One checked pose in flat storage indexed by ``Joint/index``: the analysis reads joints by
 /// index instead of hashing into the pose's dictionaries several dozen times per pose.
 ///
-/// It holds a ``FlatPose`` inline (no heap allocation per pose). Every pose, whether it came as
-/// a ``Pose`` or as a ``FlatPose``, goes through ``load(_:)-(FlatPose)``: one set of checks.
+/// The storage is allocated once and reused for every pose (no heap allocation per pose).
+/// Every pose, whether it came as a ``Pose`` or as a ``FlatPose``, goes through
+/// ``load(_:)-(FlatPose)``: one set of checks.
 struct PoseFrame: Sendable {
-    /// The pose as loaded; its points are meaningful only where ``present`` has the joint's
-    /// bit, its confidences (as given, clamped when read) only where ``confident`` has it.
-    private(set) var pose = FlatPose()
+    /// Points by joint index; meaningful only where ``present`` has the joint's bit.
+    private(set) var points: [CGPoint]
+    /// Confidences by joint index, clamped to 0...1; meaningful only where ``confident`` has the
+    /// joint's bit.
+    private(set) var confidences: [Double]
     /// Bit `i` set: joint `i` is visible.
     private(set) var present: UInt32 = 0
     /// Bit `i` set: joint `i` is visible and has a confidence figure.
@@ -17,7 +20,10 @@ struct PoseFrame: Sendable {
     private(set) var imageWidth: Double?
     private(set) var imageHeight: Double?
 
-    init() {}
+    init() {
+        points = Array(repeating: .zero, count: Joint.allCases.count)
+        confidences = Array(repeating: 0, count: Joint.allCases.count)
+    }
 
     /// The coordinate beyond which a point is absurd whatever the image size.
     static let absoluteCoordinateLimit: Double = 1e6
@@ -37,7 +43,7 @@ struct PoseFrame: Sendable {
     ///
     /// The frame's content is unspecified after a rejected pose; it is only read after a load
     /// that returned `nil`. Checks do not depend on the order of joints.
-    mutating func load(_ flat: borrowing FlatPose) -> PoseRejections.Reason? {
+    mutating func load(_ flat: FlatPose) -> PoseRejections.Reason? {
         guard flat.timestamp.isFinite else { return .nonFinite }
         guard abs(flat.timestamp) <= Self.timestampLimit else { return .absurdTimestamp }
         var limitX = Self.absoluteCoordinateLimit
@@ -55,14 +61,18 @@ struct PoseFrame: Sendable {
                 limitY = min(limitY, height * Self.imageSizeLimitFactor)
             }
         }
+        // Spans read the flat pose's storage in place (no copy of its arrays).
+        let xs = flat.xs.span
+        let ys = flat.ys.span
+        let values = flat.confidences.span
         var nonFinite = false
         var absurd = false
         var bits = flat.pointMask
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            let x = flat.xs[index]
-            let y = flat.ys[index]
+            let x = xs[index]
+            let y = ys[index]
             guard x.isFinite, y.isFinite else {
                 nonFinite = true
                 continue
@@ -73,15 +83,28 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            if !flat.confidences[index].isFinite { nonFinite = true }
+            if !values[index].isFinite { nonFinite = true }
         }
         if nonFinite { return .nonFinite }
         if absurd { return .absurdCoordinates }
-        pose = copy flat
         imageWidth = usableWidth
         imageHeight = usableHeight
         present = flat.pointMask
         confident = flat.confidenceMask & flat.pointMask
+        // Plain loops over the masks (a closure here would copy the flat pose).
+        bits = flat.pointMask
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            points[index] = CGPoint(x: xs[index], y: ys[index])
+        }
+        bits = confident
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            // Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
+            confidences[index] = min(max(values[index], 0), 1)
+        }
         return nil
     }
 
@@ -91,7 +114,7 @@ struct PoseFrame: Sendable {
 
     /// The point of the joint at `index` (only meaningful when it is present).
     @inline(__always)
-    subscript(index: Int) -> CGPoint { CGPoint(x: pose.xs[index], y: pose.ys[index]) }
+    subscript(index: Int) -> CGPoint { points[index] }
 
     /// The number of visible points.
     var count: Int { present.nonzeroBitCount }
@@ -105,7 +128,7 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            let y = pose.ys[index]
+            let y = Double(points[index].y)
             low = min(low, y)
             high = max(high, y)
         }
@@ -120,7 +143,7 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            let value = Self.clamped(pose.confidences[index])
+            let value = confidences[index]
             lowest = min(lowest ?? value, value)
         }
         return lowest
@@ -136,14 +159,10 @@ struct PoseFrame: Sendable {
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            sum += Self.clamped(pose.confidences[index])
+            sum += confidences[index]
         }
         return sum / Double(count)
     }
-
-    /// Confidence is 0...1: a detector's figure outside it counts as the nearest bound.
-    @inline(__always)
-    private static func clamped(_ value: Double) -> Double { min(max(value, 0), 1) }
 }
 
 extension Joint {

@@ -113,12 +113,26 @@ public struct FlatPose: Sendable {
         var confidence: [Joint: Double] = [:]
         if pointMask != 0 { points.reserveCapacity(pointMask.nonzeroBitCount) }
         if confidenceMask != 0 { confidence.reserveCapacity(confidenceMask.nonzeroBitCount) }
-        for joint in Joint.allCases {
-            if let point = self[joint] { points[joint] = point }
-            if let value = self.confidence(of: joint) { confidence[joint] = value }
+        let xs = self.xs.span
+        let ys = self.ys.span
+        let values = confidences.span
+        var bits = pointMask
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            points[Self.joints[index]] = CGPoint(x: xs[index], y: ys[index])
+        }
+        bits = confidenceMask
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            confidence[Self.joints[index]] = values[index]
         }
         return Pose(points: points, timestamp: timestamp, imageSize: imageSize, confidence: confidence)
     }
+
+    /// ``Joint/allCases`` computed once (the synthesized `allCases` builds a new array per call).
+    private static let joints = Joint.allCases
 }
 
 extension FlatPose: Equatable {
