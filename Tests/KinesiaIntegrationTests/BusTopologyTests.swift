@@ -64,7 +64,7 @@ struct BusTopologyTests {
         #expect(worker.isRunning)
         // Every pose reached the worker: nothing was dropped on the way.
         let poses = try sources.map { try PoseCount.of($0.spec) }.reduce(0, +)
-        let report = health.wait(for: "worker") { $0.counters["poses"] == poses }
+        let report = await health.wait(for: "worker") { $0.counters["poses"] == poses }
         #expect(report?.counters["gaps"] == 0, "\(String(describing: health.latest["worker"]))")
     }
 
@@ -155,8 +155,8 @@ struct BusTopologyTests {
         let poses1 = try PoseCount.of(cam1.spec)
         let poses10 = try PoseCount.of(cam10.spec)
         #expect(poses1 != poses10)
-        let report1 = health.wait(for: "worker-1") { $0.counters["poses"] == poses1 }
-        let report10 = health.wait(for: "worker-10") { $0.counters["poses"] == poses10 }
+        let report1 = await health.wait(for: "worker-1") { $0.counters["poses"] == poses1 }
+        let report10 = await health.wait(for: "worker-10") { $0.counters["poses"] == poses10 }
         #expect(report1 != nil, "worker-1: \(String(describing: health.latest["worker-1"]))")
         #expect(report10 != nil, "worker-10: \(String(describing: health.latest["worker-10"]))")
     }
@@ -211,7 +211,7 @@ struct BusTopologyTests {
         let ingest = try topology.start(
             "ingest", ["ingest", "--camera", "cam0", "--source", source, "--pace", "max"])
         #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
-        let report = health.wait(for: "worker") { $0.counters["poses"] == poses }
+        let report = await health.wait(for: "worker") { $0.counters["poses"] == poses }
         let sent = report?.counters["snapshots"] ?? 0
         #expect(sent > 0)
         #expect(await listener.waitForOutputLines(sent), "\(listener.diagnostics)")
@@ -265,7 +265,7 @@ struct BusTopologyTests {
             #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
             sent += try PoseCount.of(file)
             // The next sender starts once the worker has every pose of this one.
-            let report = health.wait(for: "worker") { $0.counters["poses"] == sent }
+            let report = await health.wait(for: "worker") { $0.counters["poses"] == sent }
             #expect(report != nil, "\(topology.diagnostics)")
         }
         #expect(await listener.waitForExit() == 0, "\(topology.diagnostics)")
@@ -277,7 +277,14 @@ struct BusTopologyTests {
         #expect(report?.counters["rejected"] == 0)
     }
 
-    @Test func everyProcessReconnectsAfterTheBrokerIsKilledAndTheWorkerCountsTheGap() async throws {
+    /// Whether the broker's death loses poses is a race: those in flight when it dies are lost,
+    /// and so are those the ingest queued during the outage if it reconnects before the
+    /// worker's subscription reaches the new broker; if the worker comes back first, nothing
+    /// is lost. So the test does not ask for a gap: it asks that every pose the ingest sent
+    /// either reached the worker or is counted in its gaps.
+    @Test func everyProcessReconnectsAfterTheBrokerIsKilledAndTheWorkerAccountsForEveryPoseSent()
+        async throws
+    {
         let topology = try Topology()
         defer { topology.tearDown() }
         let broker = try await topology.startBroker()
@@ -292,7 +299,7 @@ struct BusTopologyTests {
                 "ingest", "--name", "ingest", "--camera", "cam0", "--source", "sim:squat,seed=3,fps=60",
                 "--pace", "recording", "--speed", "10", "--loop",
             ])
-        let before = health.wait(for: "worker") { $0.counters["poses", default: 0] > 1000 }
+        let before = await health.wait(for: "worker") { $0.counters["poses", default: 0] > 1000 }
         #expect(before != nil, "\(topology.diagnostics)")
         #expect(before?.counters["gaps"] == 0)
         let eventsBefore = listener.outputLines.count
@@ -300,24 +307,37 @@ struct BusTopologyTests {
 
         broker.signal(SIGKILL)
         _ = await broker.waitForExit()
-        try await Task.sleep(for: .milliseconds(500))  // the outage: poses go nowhere
+        try await Task.sleep(for: .milliseconds(500))  // the outage
         let restarted = try await topology.startBroker("broker-again")
 
+        // Poses from the same ingest reach the worker again, and events the listener.
         let posesBefore = before?.counters["poses"] ?? 0
-        let after = health.wait(for: "worker", timeout: .seconds(30)) {
-            $0.counters["gaps", default: 0] > 0 && $0.counters["poses", default: 0] > posesBefore + 1000
+        let after = await health.wait(for: "worker", timeout: .seconds(30)) {
+            $0.counters["poses", default: 0] > posesBefore + 1000
         }
         #expect(
             after != nil, "worker: \(String(describing: health.latest["worker"]))\n\(topology.diagnostics)")
         #expect(after?.counters["decodeErrors"] == 0)
         #expect(after?.counters["restarts"] == 0)
-        let ingestReport = health.wait(for: "ingest") { $0.counters["sent", default: 0] > posesBefore + 1000 }
+        let ingestReport = await health.wait(for: "ingest") {
+            $0.counters["sent", default: 0] > posesBefore + 1000
+        }
         #expect(ingestReport != nil)
         #expect(
             await listener.waitForOutputLines(eventsBefore + 5, timeout: .seconds(30)),
             "\(listener.diagnostics)")
 
+        // Stopped, the ingest says how many poses it sent; the worker received each of them or
+        // counted it missing.
         #expect(await ingest.stop() == 0, "\(ingest.diagnostics)")
+        let sent = ingest.errorText.firstMatch(of: /stopped: ([0-9]+) poses sent/).flatMap { Int($0.1) }
+        #expect(sent != nil, "\(ingest.diagnostics)")
+        let accounted = await health.wait(for: "worker") {
+            $0.counters["poses", default: 0] + $0.counters["gaps", default: 0] == sent
+        }
+        #expect(
+            accounted != nil,
+            "sent \(sent ?? -1), worker: \(String(describing: health.latest["worker"]))")
         #expect(await restarted.stop() == 0)
     }
 
@@ -352,7 +372,7 @@ struct BusTopologyTests {
         try injector.send([topic, Array(valid.dropLast(5))])
         try injector.send([topic])
 
-        let counted = health.wait(for: "worker") { $0.counters["decodeErrors", default: 0] >= 3 }
+        let counted = await health.wait(for: "worker") { $0.counters["decodeErrors", default: 0] >= 3 }
         #expect(counted?.counters["decodeErrors.badMagic"] == 1)
         #expect(counted?.counters["decodeErrors.truncated"] == 1)
         #expect(counted?.counters["decodeErrors.frameCount"] == 1)
@@ -363,7 +383,7 @@ struct BusTopologyTests {
         #expect(await ingest.waitForExit() == 0, "\(ingest.diagnostics)")
         #expect(await listener.waitForExit() == 0, "\(topology.diagnostics)")
         #expect(ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] == left)
-        let final = health.wait(for: "worker") { $0.counters["poses"] == 100 }
+        let final = await health.wait(for: "worker") { $0.counters["poses"] == 100 }
         #expect(final?.counters["decodeErrors"] == 3)
         #expect(final?.counters["gaps"] == 0)
     }
