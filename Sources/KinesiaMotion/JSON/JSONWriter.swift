@@ -8,6 +8,11 @@ package enum JSONWriter {
         return value.description
     }
 
+    /// Appends ``number(_:)`` of `value` to `out`, without an intermediate string.
+    package static func appendNumber(_ value: Double, to out: inout String) {
+        if value.isFinite { value.write(to: &out) } else { out += "null" }
+    }
+
     /// The JSON text of an integral-looking value: `1080` rather than `1080.0` when `value` is a
     /// whole number that a `Double` holds exactly; otherwise as ``number(_:)``.
     package static func compactNumber(_ value: Double) -> String {
@@ -19,7 +24,14 @@ package enum JSONWriter {
 
     /// The JSON string literal of `string`, quoted and escaped.
     package static func string(_ string: String) -> String {
-        var out = "\""
+        var out = ""
+        appendString(string, to: &out)
+        return out
+    }
+
+    /// Appends ``string(_:)`` of `string` to `out`.
+    package static func appendString(_ string: String, to out: inout String) {
+        out += "\""
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -39,6 +51,5 @@ package enum JSONWriter {
             }
         }
         out += "\""
-        return out
     }
 }

@@ -32,53 +32,133 @@ public enum MotionJSON {
 
     /// The JSON line of an event that happened at pose time `t`.
     public static func encode(_ event: MotionEvent, at t: Double) -> String {
-        var out = "{\"type\":\"" + event.name + "\",\"t\":" + number(t)
+        var out = ""
+        out.reserveCapacity(160)
+        out += "{\"type\":\""
+        out += event.name
+        out += "\",\"t\":"
+        JSONWriter.appendNumber(t, to: &out)
         switch event {
         case .repCompleted(let rep), .repRejected(let rep):
-            out += ",\"rep\":" + encode(rep)
+            out += ",\"rep\":"
+            append(rep, to: &out)
         case .holdStarted:
             break
         case .formFault(let fault):
-            out += ",\"fault\":\"" + fault.rawValue + "\""
+            out += ",\"fault\":"
+            JSONWriter.appendString(fault.rawValue, to: &out)
         case .visibilityChanged(let visibility):
-            out += ",\"visibility\":{\"isVisible\":" + (visibility.isVisible ? "true" : "false")
-            out += ",\"missingJoints\":" + names(visibility.missingJoints.map(\.rawValue)) + "}"
+            out += ",\"visibility\":{\"isVisible\":"
+            out += visibility.isVisible ? "true" : "false"
+            out += ",\"missingJoints\":"
+            appendNames(visibility.missingJoints, to: &out)
+            out += "}"
         case .setupChanged(let issues):
-            out += ",\"issues\":" + names(issues.map(\.rawValue).sorted())
+            out += ",\"issues\":"
+            appendNames(issues, to: &out)
         case .baselineCompleted(let value):
-            out += ",\"value\":" + number(value)
+            out += ",\"value\":"
+            JSONWriter.appendNumber(value, to: &out)
         }
-        return out + "}"
+        out += "}"
+        return out
     }
 
     /// The JSON object of a rep: `{"peak":P,"faults":[...],"start":S,"end":E}`.
     public static func encode(_ rep: Rep) -> String {
-        "{\"peak\":" + number(rep.peak) + ",\"faults\":" + names(rep.faults.map(\.rawValue))
-            + ",\"start\":" + number(rep.start) + ",\"end\":" + number(rep.end) + "}"
+        var out = ""
+        out.reserveCapacity(96)
+        append(rep, to: &out)
+        return out
     }
 
     /// The JSON line of a snapshot taken after the pose at `t`.
+    ///
+    /// Written in place into one string (a worker sends one for about every other pose).
     public static func encode(_ snapshot: MotionSnapshot, at t: Double) -> String {
-        var out = "{\"type\":\"snapshot\",\"t\":" + number(t)
-        out += ",\"value\":" + optional(snapshot.value)
-        out += ",\"best\":" + number(snapshot.best)
-        out += ",\"repCount\":" + String(snapshot.repCount)
-        out += ",\"rejectedCount\":" + String(snapshot.rejectedCount)
-        out += ",\"lastRep\":" + (snapshot.lastRep.map(encode) ?? "null")
-        out += ",\"holdProgress\":" + optional(snapshot.holdProgress)
-        out += ",\"confidence\":" + optional(snapshot.confidence)
-        out += ",\"setupIssues\":" + names(snapshot.setupIssues.map(\.rawValue).sorted())
-        out += ",\"isVisible\":" + (snapshot.isVisible ? "true" : "false")
-        out += ",\"missingJoints\":" + names(snapshot.missingJoints.map(\.rawValue))
-        out += ",\"isRunning\":" + (snapshot.isRunning ? "true" : "false")
+        var out = ""
+        out.reserveCapacity(384)
+        out += "{\"type\":\"snapshot\",\"t\":"
+        JSONWriter.appendNumber(t, to: &out)
+        out += ",\"value\":"
+        appendOptional(snapshot.value, to: &out)
+        out += ",\"best\":"
+        JSONWriter.appendNumber(snapshot.best, to: &out)
+        out += ",\"repCount\":"
+        out += String(snapshot.repCount)
+        out += ",\"rejectedCount\":"
+        out += String(snapshot.rejectedCount)
+        out += ",\"lastRep\":"
+        if let rep = snapshot.lastRep { append(rep, to: &out) } else { out += "null" }
+        out += ",\"holdProgress\":"
+        appendOptional(snapshot.holdProgress, to: &out)
+        out += ",\"confidence\":"
+        appendOptional(snapshot.confidence, to: &out)
+        out += ",\"setupIssues\":"
+        appendNames(snapshot.setupIssues, to: &out)
+        out += ",\"isVisible\":"
+        out += snapshot.isVisible ? "true" : "false"
+        out += ",\"missingJoints\":"
+        appendNames(snapshot.missingJoints, to: &out)
+        out += ",\"isRunning\":"
+        out += snapshot.isRunning ? "true" : "false"
         out += ",\"baseline\":"
         if let baseline = snapshot.baseline {
-            out += "{\"completed\":" + String(baseline.completed) + ",\"target\":" + String(baseline.target)
-            out += ",\"value\":" + optional(baseline.value) + "}"
+            out += "{\"completed\":"
+            out += String(baseline.completed)
+            out += ",\"target\":"
+            out += String(baseline.target)
+            out += ",\"value\":"
+            appendOptional(baseline.value, to: &out)
+            out += "}"
         } else {
             out += "null"
         }
-        return out + "}"
+        out += "}"
+        return out
+    }
+
+    private static func append(_ rep: Rep, to out: inout String) {
+        out += "{\"peak\":"
+        JSONWriter.appendNumber(rep.peak, to: &out)
+        out += ",\"faults\":"
+        appendNames(rep.faults, to: &out)
+        out += ",\"start\":"
+        JSONWriter.appendNumber(rep.start, to: &out)
+        out += ",\"end\":"
+        JSONWriter.appendNumber(rep.end, to: &out)
+        out += "}"
+    }
+
+    private static func appendOptional(_ value: Double?, to out: inout String) {
+        if let value { JSONWriter.appendNumber(value, to: &out) } else { out += "null" }
+    }
+
+    /// A JSON array of raw values, in the order given.
+    private static func appendNames<Value: RawRepresentable<String>>(_ values: [Value], to out: inout String)
+    {
+        out += "["
+        for (index, value) in values.enumerated() {
+            if index > 0 { out += "," }
+            JSONWriter.appendString(value.rawValue, to: &out)
+        }
+        out += "]"
+    }
+
+    /// A JSON array of a set's raw values, sorted (a set has no order of its own).
+    private static func appendNames<Value: RawRepresentable<String>>(
+        _ values: Set<Value>, to out: inout String
+    ) {
+        if values.isEmpty {
+            out += "[]"
+            return
+        }
+        out += "["
+        for (index, name) in values.map(\.rawValue).sorted().enumerated() {
+            if index > 0 { out += "," }
+            JSONWriter.appendString(name, to: &out)
+        }
+        out += "]"
     }
 
     /// The JSON line of a frame: `{"type":"frame","t":T,"raw":x|null,"value":y|null}`.
@@ -97,10 +177,6 @@ public enum MotionJSON {
     private static func number(_ value: Double) -> String { JSONWriter.number(value) }
 
     private static func optional(_ value: Double?) -> String { value.map(JSONWriter.number) ?? "null" }
-
-    private static func names(_ names: [String]) -> String {
-        "[" + names.map(JSONWriter.string).joined(separator: ",") + "]"
-    }
 
     // MARK: - Decoding
 

@@ -38,6 +38,9 @@ public final class MotionSession {
     /// Identifies the current reading (``start(with:)`` or ``run(with:)``), so that a reading
     /// that ends after another began does not clear `isRunning`.
     @ObservationIgnored private var generation = 0
+    /// `snapshot.isRunning`, kept apart so that publishing a pose's snapshot does not read the
+    /// observed property (an observation access per pose).
+    @ObservationIgnored private var running = false
 
     /// Creates a session for `exercise` on `side`.
     /// - Parameters:
@@ -184,12 +187,15 @@ public final class MotionSession {
 
     private func publish(_ events: [MotionEvent]) {
         var next = analyzer.snapshot
-        next.isRunning = snapshot.isRunning
-        if next != snapshot { snapshot = next }
+        next.isRunning = running
+        // The observable setter compares the values itself (MotionSnapshot is Equatable) and
+        // notifies observers only on a change.
+        snapshot = next
         fanOut.send(events)
     }
 
     private func setRunning(_ running: Bool) {
+        self.running = running
         if snapshot.isRunning != running { snapshot.isRunning = running }
     }
 

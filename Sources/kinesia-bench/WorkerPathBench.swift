@@ -1,0 +1,94 @@
+import Foundation
+import KinesiaMotion
+import KinesiaWire
+
+/// `kinesia-bench worker-path`: what a worker does per pose besides the sockets, step by step,
+/// to show what limits its throughput: decoding the pose record (``PoseCodec/decode(_:)``),
+/// two analyses (left and right), and encoding a snapshot's JSON (``MotionJSON``; a worker sends
+/// one per session at most 15 times a second of pose time, so about one for every two poses of
+/// a 60 poses/s camera with two sessions).
+///
+/// CPU time per call, median of `--rounds`, and allocations per call when
+/// `scripts/malloc_count.c` is preloaded.
+enum WorkerPathBench {
+    static let usage = "usage: kinesia-bench worker-path [--poses N] [--rounds R] [--exercise ID]\n"
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var poses = 200_000
+        var rounds = 5
+        var exercise = Exercise.shoulderAbduction
+        var index = 0
+        while index < arguments.count {
+            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
+            switch (arguments[index], value) {
+            case ("--poses", let value?) where Int(value).map({ $0 >= 1 }) == true: poses = Int(value)!
+            case ("--rounds", let value?) where Int(value).map({ $0 >= 1 }) == true: rounds = Int(value)!
+            case ("--exercise", let value?) where Exercise.named(value) != nil:
+                exercise = Exercise.named(value)!
+            default:
+                FileHandle.standardError.write(Data(usage.utf8))
+                return 64
+            }
+            index += 2
+        }
+        do {
+            try run(exercise: exercise, poses: poses, rounds: rounds)
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("kinesia-bench worker-path: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    static func run(exercise: Exercise, poses count: Int, rounds: Int) throws {
+        let loop = try PoseLoop(exercise: exercise, count: 2_000, frameRate: 60)
+        let header = WireHeader(kind: .pose, streamID: StreamID(1), sequence: 0, sentAt: 0)
+        let payloads = try loop.poses.map { (pose) throws(WireError) in
+            try PoseCodec.encode(pose, header: header)
+        }
+        var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
+        var replay = loop
+        for _ in 0..<loop.count { _ = analyzer.process(replay.next()) }
+        let snapshot = analyzer.snapshot
+        let counter = AllocationCounter()
+
+        func measure(_ name: String, _ body: (Int) -> Int) {
+            var samples: [Double] = []
+            var checksum = 0
+            _ = body(min(count, 1000))
+            for _ in 0..<rounds {
+                let watch = Stopwatch()
+                checksum &+= body(count)
+                samples.append(watch.elapsed().cpu * 1e9 / Double(count))
+            }
+            let before = counter.count
+            checksum &+= body(count)
+            let allocations = counter.count &- before
+            samples.sort()
+            emit(
+                ["bench": "worker-path", "step": name, "exercise": exercise.id],
+                [
+                    "ns_per_call": .double(samples[samples.count / 2], 1), "ns_min": .double(samples[0], 1),
+                    "ns_max": .double(samples[samples.count - 1], 1),
+                    "allocs_per_call": counter.isAvailable
+                        ? .double(Double(allocations) / Double(count), 3) : .null,
+                    "checksum": .int(checksum & 0xFFFF),
+                ])
+        }
+
+        measure("decodePose") { calls in
+            var sum = 0
+            for index in 0..<calls {
+                if let (_, pose) = try? PoseCodec.decode(payloads[index % payloads.count]) {
+                    sum &+= pose.points.count
+                }
+            }
+            return sum
+        }
+        measure("encodeSnapshotJSON") { calls in
+            var sum = 0
+            for index in 0..<calls { sum &+= MotionJSON.encode(snapshot, at: Double(index)).utf8.count }
+            return sum
+        }
+    }
+}

@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""End-to-end latency and loss, and worker throughput, of the real `kinesia` processes, with the
+bare-libzmq floor and the pyzmq pipeline as baselines measured in the same run.
+
+    scripts/bench_e2e.py [--quick] [--rounds R] [--seconds S] [--cameras 1,8,64]
+                         [--workers 1,2,4] [--skip-e2e] [--skip-throughput] [--no-build]
+
+End to end (issue 5 item 3): `kinesia broker`; one `kinesia ingest` process per camera
+(sim:shoulderAbduction at 60 poses/s, both sides moving); `kinesia worker` processes (1 for one
+camera, 2 otherwise: the cameras split between them) hosting two sessions per camera (left and
+right) with a snapshot rate above the pose rate, so that every pose is answered by one snapshot
+per session; and `kinesia-bench probe`, which sees every pose and every answer and measures
+pose publish (the pose header's send time) -> answer receipt, and the answers lost. The floor
+(scripts/bench_e2e_floor.c, compiled here) is the same process topology in bare libzmq, with
+records of the sizes the probe measured. Rounds alternate ours and the floor.
+
+Throughput (item 4): `kinesia-bench blast` offers a paced pose load spread over 64 cameras to
+1, 2 or 4 `kinesia worker` processes (two sessions per camera, default snapshot rate); the rate
+doubles until poses are lost, then bisects. A rate is sustained when every pose sent reached a
+worker (nothing missing, nothing short). The same ramp runs the Python pipeline
+(scripts/bench_pipeline_pyzmq.py) as one worker.
+
+Prints one JSON object per line: raw results, then {"summary": ...} lines with medians,
+spreads and ratios.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RELEASE = os.path.join(ROOT, ".build", "release")
+KINESIA = os.path.join(RELEASE, "kinesia")
+BENCH = os.path.join(RELEASE, "kinesia-bench")
+FLOOR = os.path.join(tempfile.gettempdir(), f"kinesia_bench_e2e_floor_{os.getuid()}")
+PYTHON_WORKER = os.path.join(ROOT, "scripts", "bench_pipeline_pyzmq.py")
+EXERCISE = "shoulderAbduction"
+STOPPED = re.compile(r"stopped: (\d+) poses, (\d+) events, (\d+) snapshots, (\d+) missing")
+
+
+def say(message):
+    print(f"bench_e2e: {message}", file=sys.stderr, flush=True)
+
+
+def emit(record):
+    print(json.dumps(record, separators=(",", ":")), flush=True)
+
+
+class Bus:
+    """A `kinesia broker` on a fresh IPC directory, and the processes started on it."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="kb-", dir="/tmp")
+        self.logs = []
+        self.processes = []
+        self.broker = self.start([KINESIA, "broker", "--bus", self.dir], "broker")
+        deadline = time.monotonic() + 10
+        while not os.path.exists(os.path.join(self.dir, "sub.sock")):
+            if time.monotonic() > deadline or self.broker.poll() is not None:
+                raise RuntimeError("the broker did not start")
+            time.sleep(0.02)
+
+    def start(self, command, name, stdout=subprocess.DEVNULL):
+        log = open(os.path.join(self.dir, f"{name}.log"), "w+")
+        process = subprocess.Popen(command, stdout=stdout, stderr=log, cwd=ROOT)
+        process.log = log
+        self.processes.append(process)
+        return process
+
+    def stop(self, processes, timeout=5):
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def stopped_counts(self, process):
+        process.log.flush()
+        process.log.seek(0)
+        match = None
+        for match in STOPPED.finditer(process.log.read()):
+            pass
+        if not match:
+            return None
+        return {"poses": int(match.group(1)), "events": int(match.group(2)),
+                "snapshots": int(match.group(3)), "missing": int(match.group(4))}
+
+    def close(self):
+        self.stop([p for p in self.processes if p is not self.broker])
+        self.stop([self.broker])
+        for process in self.processes:
+            process.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def split(cameras, workers):
+    return [[k for k in range(cameras) if k % workers == w] for w in range(workers)]
+
+
+def swift_worker(bus, cameras, name, snapshot_rate=None):
+    command = [KINESIA, "worker", "--bus", bus.dir, "--name", name]
+    for k in cameras:
+        command += ["--session", f"cam{k}/left={EXERCISE}:left",
+                    "--session", f"cam{k}/right={EXERCISE}:right"]
+    if snapshot_rate:
+        command += ["--snapshot-rate", str(snapshot_rate)]
+    return bus.start(command, name)
+
+
+def python_worker(bus, cameras, name):
+    return bus.start([sys.executable, PYTHON_WORKER, "--bus", bus.dir, "--cameras",
+                      ",".join(f"cam{k}" for k in cameras), "--sessions", "2"], name)
+
+
+# End to end
+
+
+def e2e_ours(cameras, workers, seconds, warmup):
+    bus = Bus()
+    try:
+        worker_processes = [swift_worker(bus, group, f"worker{w}", snapshot_rate=1000)
+                            for w, group in enumerate(split(cameras, workers))]
+        time.sleep(0.5)
+        ingests = [bus.start([KINESIA, "ingest", "--bus", bus.dir, "--camera", f"cam{k}",
+                              "--source", f"sim:{EXERCISE},fps=60,seed={k + 1}", "--loop",
+                              "--wait-seconds", "20", "--name", f"ingest{k}"], f"ingest{k}")
+                   for k in range(cameras)]
+        # Every process up and sending before the probe's clock starts.
+        time.sleep(1.0 + 0.03 * cameras)
+        probe = bus.start([BENCH, "probe", "--bus", bus.dir, "--sessions", "2", "--seconds",
+                           str(seconds), "--warmup", str(warmup)], "probe", stdout=subprocess.PIPE)
+        out, _ = probe.communicate(timeout=seconds + 60)
+        result = json.loads(out.strip().splitlines()[-1])
+        bus.stop(ingests)
+        bus.stop(worker_processes)
+        missing = [bus.stopped_counts(p) for p in worker_processes]
+        result["worker_missing"] = sum(m["missing"] for m in missing if m)
+        return result
+    finally:
+        bus.close()
+
+
+def e2e_floor(cameras, workers, seconds, warmup, pose_bytes, answer_bytes):
+    command = [FLOOR, "--cameras", str(cameras), "--publishers", str(cameras), "--workers",
+               str(workers), "--sessions", "2", "--fps", "60", "--seconds",
+               str(seconds + 1.0 + 0.03 * cameras), "--warmup", str(warmup + 1.0 + 0.03 * cameras),
+               "--pose-bytes", str(pose_bytes), "--answer-bytes", str(answer_bytes)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True,
+                         timeout=seconds + 120).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_e2e(args):
+    results = []
+    sizes = {"pose": 549, "answer": 327}
+    for round_index in range(args.rounds):
+        for cameras in args.cameras:
+            workers = 1 if cameras == 1 else 2
+            say(f"e2e round {round_index + 1}/{args.rounds}: {cameras} cameras, {workers} workers")
+            ours = e2e_ours(cameras, workers, args.seconds, args.warmup)
+            if ours.get("pose_bytes_mean"):
+                sizes["pose"] = round(ours["pose_bytes_mean"])
+            if ours.get("snapshot_bytes_mean"):
+                sizes["answer"] = round(ours["snapshot_bytes_mean"])
+            ours.update({"impl": "kinesia", "bench": "e2e", "cameras": cameras, "workers": workers,
+                         "round": round_index})
+            emit(ours)
+            results.append(ours)
+            floor = e2e_floor(cameras, workers, args.seconds, args.warmup, sizes["pose"],
+                              sizes["answer"])
+            floor.update({"bench": "e2e", "round": round_index})
+            emit(floor)
+            results.append(floor)
+    for cameras in args.cameras:
+        mine = [r for r in results if r["impl"] == "kinesia" and r["cameras"] == cameras]
+        base = [r for r in results if r["impl"] == "c" and r["cameras"] == cameras]
+        summary = {"summary": "e2e", "cameras": cameras, "workers": mine[0]["workers"],
+                   "rounds": len(mine)}
+        for key, mine_key, base_key in (("median_us", "snapshot_median_us", "median_us"),
+                                        ("p99_us", "snapshot_p99_us", "p99_us"),
+                                        ("max_us", "snapshot_max_us", "max_us")):
+            ours_values = [r[mine_key] for r in mine if r.get(mine_key) is not None]
+            floor_values = [r[base_key] for r in base if r.get(base_key)]
+            if ours_values and floor_values:
+                summary[f"kinesia_{key}"] = statistics.median(ours_values)
+                summary[f"kinesia_{key}_spread"] = [min(ours_values), max(ours_values)]
+                summary[f"c_{key}"] = statistics.median(floor_values)
+                summary[f"c_{key}_spread"] = [min(floor_values), max(floor_values)]
+                summary[f"{key}_ratio"] = round(summary[f"kinesia_{key}"] / summary[f"c_{key}"], 3)
+        for leg in ("first_leg_median_us", "second_leg_median_us"):
+            ours_values = [r[leg] for r in mine if r.get(leg) is not None]
+            floor_values = [r[leg] for r in base if r.get(leg) is not None]
+            if ours_values and floor_values:
+                summary[f"kinesia_{leg}"] = statistics.median(ours_values)
+                summary[f"c_{leg}"] = statistics.median(floor_values)
+        events = [r["event_median_us"] for r in mine if r.get("event_median_us") is not None]
+        summary["kinesia_event_median_us"] = statistics.median(events) if events else None
+        summary["kinesia_event_samples"] = sum(r.get("event_samples", 0) for r in mine)
+        summary["kinesia_samples"] = sum(r.get("snapshot_samples", 0) for r in mine)
+        summary["kinesia_expected_answers"] = sum(r["expected_answers"] for r in mine)
+        summary["kinesia_lost_answers"] = sum(r["lost_answers"] for r in mine)
+        summary["kinesia_gaps"] = sum(r["pose_gaps"] + r["snapshot_gaps"] + r["event_gaps"]
+                                      for r in mine)
+        summary["kinesia_worker_missing"] = sum(r.get("worker_missing", 0) for r in mine)
+        summary["c_expected_answers"] = sum(r["expected_answers"] for r in base)
+        summary["c_lost_answers"] = sum(r["lost_answers"] for r in base)
+        emit(summary)
+
+
+# Throughput
+
+
+def throughput_step(impl, workers, cameras, rate, seconds):
+    bus = Bus()
+    try:
+        groups = split(cameras, workers)
+        if impl == "python":
+            processes = [python_worker(bus, group, f"pyworker{w}") for w, group in enumerate(groups)]
+        else:
+            processes = [swift_worker(bus, group, f"worker{w}") for w, group in enumerate(groups)]
+        blast = subprocess.run([BENCH, "blast", "--bus", bus.dir, "--cameras", str(cameras),
+                                "--rate", str(rate), "--seconds", str(seconds)],
+                               check=True, capture_output=True, text=True, timeout=seconds + 60)
+        sent = json.loads(blast.stdout.strip().splitlines()[-1])
+        # The workers get 0.2 s (and their own 0.5 s graceful drain) to finish what is
+        # queued: steps are long enough that the queues (about 40,000 poses between the
+        # generator and a worker) are a small part of what is sent.
+        time.sleep(0.2)
+        bus.stop(processes, timeout=10)
+        counts = [bus.stopped_counts(p) for p in processes]
+        received = sum(c["poses"] for c in counts if c)
+        missing = sum(c["missing"] for c in counts if c)
+        lost = max(0, sent["sent"] - received)
+        return {"impl": impl, "bench": "throughput-step", "workers": workers, "cameras": cameras,
+                "rate_offered": rate, "rate_sent": sent["rate_sent"], "sent": sent["sent"],
+                "received": received, "missing": missing, "lost": lost,
+                "blocked": sent["blocked"], "seconds": sent["seconds"],
+                "received_per_s": round(received / sent["seconds"]),
+                "ok": lost == 0 and missing == 0 and None not in counts
+                and sent["rate_sent"] >= 0.97 * rate}
+    finally:
+        bus.close()
+
+
+def ramp(impl, workers, cameras, seconds, start, bisect_steps):
+    good, bad, steps = None, None, []
+    rate = start
+    while True:
+        step = throughput_step(impl, workers, cameras, rate, seconds)
+        emit(step)
+        steps.append(step)
+        if step["ok"]:
+            good = rate
+            if rate >= 3_200_000:
+                break
+            rate *= 2
+        else:
+            bad = rate
+            break
+    if good is not None and bad is not None:
+        for _ in range(bisect_steps):
+            rate = int((good + bad) / 2)
+            step = throughput_step(impl, workers, cameras, rate, seconds)
+            emit(step)
+            steps.append(step)
+            if step["ok"]:
+                good = rate
+            else:
+                bad = rate
+    overloaded = [s["received_per_s"] for s in steps if not s["ok"]]
+    return {"max_lossless_rate": good or 0, "first_lossy_rate": bad,
+            "received_per_s_when_overloaded": max(overloaded) if overloaded else None}
+
+
+def run_throughput(args):
+    results = {}
+    for round_index in range(args.throughput_rounds):
+        for workers in args.workers:
+            say(f"throughput round {round_index + 1}/{args.throughput_rounds}: {workers} Swift workers")
+            result = ramp("kinesia", workers, 64, args.step_seconds, args.start_rate, args.bisect)
+            result.update({"impl": "kinesia", "bench": "throughput", "workers": workers,
+                           "round": round_index})
+            emit(result)
+            results.setdefault(("kinesia", workers), []).append(result)
+        if subprocess.run([sys.executable, "-c", "import zmq"], capture_output=True).returncode != 0:
+            say("pyzmq not installed: skipping the Python baseline")
+            continue
+        say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Python worker")
+        result = ramp("python", 1, 64, args.step_seconds, max(1000, args.start_rate // 8),
+                      args.bisect)
+        result.update({"impl": "python", "bench": "throughput", "workers": 1, "round": round_index})
+        emit(result)
+        results.setdefault(("python", 1), []).append(result)
+    summary = {"summary": "throughput", "cameras": 64, "sessions_per_camera": 2}
+    for (impl, workers), runs in sorted(results.items()):
+        values = [r["max_lossless_rate"] for r in runs]
+        summary[f"{impl}_{workers}w_max_lossless_rate"] = statistics.median(values)
+        summary[f"{impl}_{workers}w_spread"] = [min(values), max(values)]
+        overloaded = [r["received_per_s_when_overloaded"] for r in runs
+                      if r["received_per_s_when_overloaded"]]
+        if overloaded:
+            summary[f"{impl}_{workers}w_received_per_s_when_overloaded"] = statistics.median(overloaded)
+    one = summary.get("kinesia_1w_max_lossless_rate")
+    python = summary.get("python_1w_max_lossless_rate")
+    if one and python:
+        summary["kinesia_over_python"] = round(one / python, 2)
+    emit(summary)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs, one round")
+    parser.add_argument("--rounds", type=int, help="e2e rounds (3; 1 with --quick)")
+    parser.add_argument("--throughput-rounds", type=int, default=1,
+                        help="throughput ramps per configuration (each ramp is several runs)")
+    parser.add_argument("--seconds", type=float, help="probe time per e2e run")
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--cameras", default="1,8,64")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--step-seconds", type=float, help="blast time per throughput step")
+    parser.add_argument("--start-rate", type=int, default=25_000)
+    parser.add_argument("--bisect", type=int, help="bisection steps after the first loss")
+    parser.add_argument("--skip-e2e", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--no-build", action="store_true")
+    args = parser.parse_args()
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.seconds = args.seconds or (5.0 if args.quick else 12.0)
+    args.step_seconds = args.step_seconds or (2.0 if args.quick else 5.0)
+    args.bisect = args.bisect if args.bisect is not None else (0 if args.quick else 2)
+    args.cameras = [int(c) for c in args.cameras.split(",")]
+    args.workers = [int(w) for w in args.workers.split(",")]
+
+    if not args.no_build:
+        for product in ("kinesia", "kinesia-bench"):
+            subprocess.run(["swift", "build", "-c", "release", "--product", product], check=True,
+                           cwd=ROOT, stdout=sys.stderr)
+    subprocess.run(["gcc", "-O2", "-o", FLOOR, os.path.join(ROOT, "scripts", "bench_e2e_floor.c"),
+                    "-lzmq"], check=True)
+    if not args.skip_e2e:
+        run_e2e(args)
+    if not args.skip_throughput:
+        run_throughput(args)
+
+
+if __name__ == "__main__":
+    main()

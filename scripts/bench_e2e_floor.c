@@ -1,0 +1,364 @@
+// The floor of the end-to-end benchmark: the topology of `kinesia ingest -> broker -> kinesia
+// worker -> broker -> consumer`, built from bare libzmq calls, moving records of the same sizes.
+// scripts/bench_e2e.py compiles and runs it next to the real processes:
+//
+//   gcc -O2 -o /tmp/bench_e2e_floor scripts/bench_e2e_floor.c -lzmq
+//   /tmp/bench_e2e_floor --cameras 8 --publishers 8 --workers 2 --sessions 2 --fps 60
+//       --seconds 10 --warmup 2 --pose-bytes 549 --answer-bytes 327
+//
+// Processes (fork, one libzmq context each, IPC endpoints in a fresh directory):
+//   broker      XSUB (bind pub.sock) <-> XPUB (bind sub.sock), zmq_proxy, high-water marks 10000
+//               (as `kinesia broker`);
+//   publishers  `--publishers` processes sharing the cameras; each camera sends a pose-sized record
+//               on "pose/camK/" every 1/fps seconds; the record's header has the sequence number
+//               and the send time (CLOCK_REALTIME) at the offsets of the Kinesia wire header; an
+//               XPUB waits until its cameras are subscribed (as `kinesia ingest`);
+//   workers     `--workers` processes sharing the cameras (camera k -> worker k % workers); for each
+//               pose, one record of `--answer-bytes` per session on "snap/camK/sS/", carrying the
+//               pose's send time (the relay a worker does, without the analysis);
+//   consumer    this process: subscribes to "pose/" (as the Swift probe does, so that the broker
+//               fans out the same traffic) and "snap/"; latency = receipt - the pose's send time.
+//
+// `--pose-template FILE --publishers-only 1 --bus DIR` only publishes: real pose records (the
+// template's bytes, with sequence, send time and timestamp patched) into a running Kinesia bus,
+// so that the C publishers can stand in for `kinesia ingest` in front of a real worker.
+//
+// `--bus DIR` uses a running broker (e.g. `kinesia broker --bus DIR`) instead of forking one:
+// it tells the broker's share of a difference.
+//
+// Loss: every pose the consumer saw with a send time in the measured window must come back once
+// per session; answers missing are lost (counted like the Swift probe does).
+//
+// Prints one JSON object: {"impl":"c","bench":"e2e-floor",...,"median_us":..,"p99_us":..,...}
+#define _GNU_SOURCE
+#include <zmq.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cameras = 1, publishers = 1, workers = 1, sessions = 2;
+static double fps = 60, seconds = 10, warmup = 2;
+static int pose_bytes = 549, answer_bytes = 327;
+static char dir[256], pub_endpoint[300], sub_endpoint[300];
+static const char *external_bus = NULL;
+static unsigned char *pose_template = NULL;
+static int publishers_only = 0;
+static volatile sig_atomic_t stopping = 0;
+
+static void on_term(int sig) { (void)sig; stopping = 1; }
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void check(int rc, const char *what) {
+    if (rc < 0 && !stopping) {
+        fprintf(stderr, "floor: %s: %s\n", what, zmq_strerror(zmq_errno()));
+        exit(1);
+    }
+}
+
+static void set_int(void *s, int option, int value) {
+    check(zmq_setsockopt(s, option, &value, sizeof value), "setsockopt");
+}
+
+static void broker(void) {
+    void *ctx = zmq_ctx_new();
+    void *xsub = zmq_socket(ctx, ZMQ_XSUB), *xpub = zmq_socket(ctx, ZMQ_XPUB);
+    set_int(xsub, ZMQ_RCVHWM, 10000);
+    set_int(xsub, ZMQ_SNDHWM, 10000);
+    set_int(xpub, ZMQ_SNDHWM, 10000);
+    set_int(xpub, ZMQ_RCVHWM, 10000);
+    set_int(xsub, ZMQ_LINGER, 0);
+    set_int(xpub, ZMQ_LINGER, 0);
+    check(zmq_bind(xsub, pub_endpoint), "bind frontend");
+    check(zmq_bind(xpub, sub_endpoint), "bind backend");
+    zmq_proxy(xsub, xpub, NULL);  // returns when the process is terminated
+    _exit(0);
+}
+
+static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static void publisher(int index) {
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_XPUB);
+    set_int(s, ZMQ_SNDHWM, 10000);
+    set_int(s, ZMQ_XPUB_NODROP, 1);
+    set_int(s, ZMQ_LINGER, 0);
+    check(zmq_connect(s, pub_endpoint), "publisher connect");
+    int mine[4096], count = 0;
+    for (int k = index; k < cameras && count < 4096; k += publishers) mine[count++] = k;
+    // Wait for the subscriptions of this process's cameras.
+    int subscribed = 0;
+    char buffer[256];
+    while (subscribed < count && !stopping) {
+        int n = zmq_recv(s, buffer, sizeof buffer - 1, ZMQ_DONTWAIT);
+        if (n > 0 && buffer[0] == 1) subscribed++;
+        else usleep(1000);
+    }
+    unsigned char *record = calloc(1, (size_t)pose_bytes);
+    memcpy(record, "KW\x01\x01", 4);
+    if (pose_template) memcpy(record, pose_template, (size_t)pose_bytes);
+    uint64_t *sequence = calloc((size_t)count, sizeof *sequence);
+    uint64_t period = (uint64_t)(1e9 / fps);
+    uint64_t *due = calloc((size_t)count, sizeof *due);
+    uint64_t start = now_ns();
+    for (int i = 0; i < count; i++) due[i] = start + period * (uint64_t)i / (uint64_t)count;
+    char topic[64];
+    while (!stopping) {
+        int next = 0;
+        for (int i = 1; i < count; i++) if (due[i] < due[next]) next = i;
+        uint64_t now = now_ns();
+        if (due[next] > now) {
+            struct timespec ts = {0, (long)(due[next] - now)};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        int topic_length = snprintf(topic, sizeof topic, "pose/cam%d/", mine[next]);
+        if (pose_template) {
+            double t = (double)sequence[next] / fps;
+            memcpy(record + 28, &t, 8);
+        }
+        put_u64(record + 12, sequence[next]++);
+        put_u64(record + 20, now_ns());
+        if (zmq_send(s, topic, (size_t)topic_length, ZMQ_SNDMORE) < 0 ||
+            zmq_send(s, record, (size_t)pose_bytes, 0) < 0) {
+            if (stopping) break;
+        }
+        due[next] += period;
+    }
+    _exit(0);
+}
+
+static void worker(int index) {
+    void *ctx = zmq_ctx_new();
+    void *in = zmq_socket(ctx, ZMQ_SUB), *out = zmq_socket(ctx, ZMQ_PUB);
+    set_int(in, ZMQ_RCVHWM, 10000);
+    set_int(out, ZMQ_SNDHWM, 10000);
+    set_int(in, ZMQ_LINGER, 0);
+    set_int(out, ZMQ_LINGER, 0);
+    set_int(in, ZMQ_RCVTIMEO, 100);
+    char topic[64];
+    for (int k = index; k < cameras; k += workers) {
+        int n = snprintf(topic, sizeof topic, "pose/cam%d/", k);
+        check(zmq_setsockopt(in, ZMQ_SUBSCRIBE, topic, (size_t)n), "subscribe");
+    }
+    check(zmq_connect(in, sub_endpoint), "worker connect in");
+    check(zmq_connect(out, pub_endpoint), "worker connect out");
+    unsigned char pose[65536];
+    unsigned char *answer = calloc(1, (size_t)answer_bytes + 64);
+    memcpy(answer, "KW\x01\x03", 4);
+    uint64_t *sequence = calloc((size_t)(cameras * sessions), sizeof *sequence);
+    while (!stopping) {
+        int n = zmq_recv(in, topic, sizeof topic - 1, 0);
+        if (n < 0) continue;
+        topic[n] = 0;
+        int more = 0;
+        size_t size = sizeof more;
+        zmq_getsockopt(in, ZMQ_RCVMORE, &more, &size);
+        if (!more) continue;
+        int length = zmq_recv(in, pose, sizeof pose, 0);
+        if (length < 28) continue;
+        int camera = atoi(topic + 8);
+        for (int s = 0; s < sessions; s++) {
+            char out_topic[64];
+            int out_length = snprintf(out_topic, sizeof out_topic, "snap/cam%d/s%d/", camera, s);
+            put_u64(answer + 12, sequence[camera * sessions + s]++);
+            put_u64(answer + 20, now_ns());
+            memcpy(answer + 28, pose + 20, 8);  // the pose's send time
+            zmq_send(out, out_topic, (size_t)out_length, ZMQ_SNDMORE);
+            zmq_send(out, answer, (size_t)answer_bytes, 0);
+        }
+    }
+    _exit(0);
+}
+
+static int compare(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *key = argv[i], *value = argv[i + 1];
+        if (!strcmp(key, "--cameras")) cameras = atoi(value);
+        else if (!strcmp(key, "--publishers")) publishers = atoi(value);
+        else if (!strcmp(key, "--workers")) workers = atoi(value);
+        else if (!strcmp(key, "--sessions")) sessions = atoi(value);
+        else if (!strcmp(key, "--fps")) fps = atof(value);
+        else if (!strcmp(key, "--seconds")) seconds = atof(value);
+        else if (!strcmp(key, "--warmup")) warmup = atof(value);
+        else if (!strcmp(key, "--pose-bytes")) pose_bytes = atoi(value);
+        else if (!strcmp(key, "--answer-bytes")) answer_bytes = atoi(value);
+        else if (!strcmp(key, "--bus")) external_bus = value;
+        else if (!strcmp(key, "--pose-template")) {
+            FILE *file = fopen(value, "rb");
+            if (!file) { perror(value); return 1; }
+            pose_template = malloc(65536);
+            pose_bytes = (int)fread(pose_template, 1, 65536, file);
+            fclose(file);
+        }
+        else if (!strcmp(key, "--publishers-only")) publishers_only = atoi(value);
+        else { fprintf(stderr, "floor: unknown option %s\n", key); return 64; }
+    }
+    if (cameras < 1 || publishers < 1 || workers < 1 || sessions < 1 || pose_bytes < 36 ||
+        answer_bytes < 36) {
+        fprintf(stderr, "floor: bad option values\n");
+        return 64;
+    }
+    if (publishers > cameras) publishers = cameras;
+    if (workers > cameras) workers = cameras;
+    if (external_bus) {
+        snprintf(dir, sizeof dir, "%s", external_bus);
+    } else {
+        snprintf(dir, sizeof dir, "/tmp/kinesia-floor-XXXXXX");
+        if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    }
+    snprintf(pub_endpoint, sizeof pub_endpoint, "ipc://%s/pub.sock", dir);
+    snprintf(sub_endpoint, sizeof sub_endpoint, "ipc://%s/sub.sock", dir);
+    signal(SIGTERM, on_term);
+
+    pid_t children[4200];
+    int child_count = 0;
+    pid_t pid;
+    if (!external_bus) {
+        pid = fork();
+        if (pid == 0) {
+            signal(SIGTERM, SIG_DFL);
+            broker();
+        }
+        children[child_count++] = pid;
+        usleep(200000);
+    }
+    for (int w = 0; w < workers; w++) {
+        pid = fork();
+        if (pid == 0) {
+            signal(SIGTERM, SIG_DFL);
+            worker(w);
+        }
+        children[child_count++] = pid;
+    }
+
+    void *ctx = zmq_ctx_new();
+    void *sub = zmq_socket(ctx, ZMQ_SUB);
+    set_int(sub, ZMQ_RCVHWM, 0);
+    set_int(sub, ZMQ_LINGER, 0);
+    set_int(sub, ZMQ_RCVTIMEO, 50);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "pose/", 5);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "snap/", 5);
+    check(zmq_connect(sub, sub_endpoint), "consumer connect");
+    usleep(300000);
+    if (publishers_only) {
+        for (int p = 0; p < publishers; p++) {
+            pid = fork();
+            if (pid == 0) {
+                signal(SIGTERM, SIG_DFL);
+                publisher(p);
+            }
+            children[child_count++] = pid;
+        }
+        usleep((useconds_t)(seconds * 1e6));
+        for (int i = 0; i < child_count; i++) kill(children[i], SIGTERM);
+        for (int i = 0; i < child_count; i++) waitpid(children[i], NULL, 0);
+        return 0;
+    }
+    for (int p = 0; p < publishers; p++) {
+        pid = fork();
+        if (pid == 0) {
+            signal(SIGTERM, SIG_DFL);
+            publisher(p);
+        }
+        children[child_count++] = pid;
+    }
+
+    uint64_t started = now_ns();
+    uint64_t measure_from = started + (uint64_t)(warmup * 1e9);
+    uint64_t deadline = started + (uint64_t)(seconds * 1e9);
+    uint64_t count_until = deadline - 1000000000ull;
+    size_t capacity = 1 << 16, samples = 0;
+    double *latency = malloc(capacity * sizeof *latency);
+    double *first_leg = malloc(capacity * sizeof *first_leg);
+    double *second_leg = malloc(capacity * sizeof *second_leg);
+    long poses_counted = 0, answers_counted = 0, poses_seen = 0, answers_seen = 0, gaps = 0;
+    uint64_t *last_pose_sequence = calloc((size_t)cameras, sizeof(uint64_t));
+    char *have_pose = calloc((size_t)cameras, 1);
+    char topic[64];
+    unsigned char payload[65536];
+    while (now_ns() < deadline) {
+        int n = zmq_recv(sub, topic, sizeof topic - 1, 0);
+        if (n < 0) continue;
+        topic[n] = 0;
+        int length = zmq_recv(sub, payload, sizeof payload, 0);
+        uint64_t received = now_ns();
+        if (length < 36) continue;
+        if (topic[0] == 'p') {
+            poses_seen++;
+            int camera = atoi(topic + 8);
+            uint64_t sequence = get_u64(payload + 12), sent = get_u64(payload + 20);
+            if (camera >= 0 && camera < cameras) {
+                if (have_pose[camera] && sequence > last_pose_sequence[camera] + 1)
+                    gaps += (long)(sequence - last_pose_sequence[camera] - 1);
+                have_pose[camera] = 1;
+                last_pose_sequence[camera] = sequence;
+            }
+            if (sent >= measure_from && sent < count_until) poses_counted++;
+        } else {
+            answers_seen++;
+            uint64_t sent = get_u64(payload + 28);
+            if (sent >= measure_from && sent < count_until) answers_counted++;
+            if (sent >= measure_from && received >= sent) {
+                if (samples == capacity) {
+                    capacity *= 2;
+                    latency = realloc(latency, capacity * sizeof *latency);
+                    first_leg = realloc(first_leg, capacity * sizeof *first_leg);
+                    second_leg = realloc(second_leg, capacity * sizeof *second_leg);
+                }
+                uint64_t relayed = get_u64(payload + 20);
+                first_leg[samples] = (double)(int64_t)(relayed - sent) / 1000.0;
+                second_leg[samples] = (double)(int64_t)(received - relayed) / 1000.0;
+                latency[samples++] = (double)(received - sent) / 1000.0;
+            }
+        }
+    }
+    for (int i = 0; i < child_count; i++) kill(children[i], SIGTERM);
+    for (int i = 0; i < child_count; i++) waitpid(children[i], NULL, 0);
+    zmq_close(sub);
+    zmq_ctx_term(ctx);
+    if (!external_bus) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/pub.sock", dir);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/sub.sock", dir);
+        unlink(path);
+        rmdir(dir);
+    }
+
+    qsort(latency, samples, sizeof *latency, compare);
+    qsort(first_leg, samples, sizeof *first_leg, compare);
+    qsort(second_leg, samples, sizeof *second_leg, compare);
+    long expected = poses_counted * sessions;
+    long lost = expected - answers_counted;
+    if (lost < 0) lost = 0;
+    printf("{\"impl\":\"c\",\"bench\":\"e2e-floor\",\"cameras\":%d,\"publishers\":%d,\"workers\":%d,"
+           "\"sessions\":%d,\"fps\":%g,\"pose_bytes\":%d,\"answer_bytes\":%d,\"poses_seen\":%ld,"
+           "\"answers_seen\":%ld,\"samples\":%zu,\"median_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
+           "\"expected_answers\":%ld,\"lost_answers\":%ld,\"loss_fraction\":%.6f,\"pose_gaps\":%ld,"
+           "\"first_leg_median_us\":%.1f,\"second_leg_median_us\":%.1f}\n",
+           cameras, publishers, workers, sessions, fps, pose_bytes, answer_bytes, poses_seen,
+           answers_seen, samples, samples ? latency[samples / 2] : 0.0,
+           samples ? latency[(size_t)(samples * 0.99) < samples ? (size_t)(samples * 0.99) : samples - 1] : 0.0,
+           samples ? latency[samples - 1] : 0.0, expected, lost,
+           expected ? (double)lost / (double)expected : 0.0, gaps,
+           samples ? first_leg[samples / 2] : 0.0, samples ? second_leg[samples / 2] : 0.0);
+    return 0;
+}
