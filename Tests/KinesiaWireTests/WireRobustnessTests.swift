@@ -12,7 +12,8 @@ import Testing
 /// backtrace for every error thrown while a test runs (about 70% of this test's time in
 /// debug), so 250 000 took 11 s of CPU, the largest share of the suite's CPU-bound start on a
 /// 2-core machine. 50 000 seeded inputs still reach every decoder error code below many times
-/// over; `KINESIA_WIRE_ROBUSTNESS_INPUTS=1000000` forces the million (about 60 s in debug).
+/// over; `KINESIA_WIRE_ROBUSTNESS_INPUTS=1000000` forces the million (about 60 s of CPU in
+/// debug), as `scripts/test` (CI) does in a run of its own.
 /// The libFuzzer target (`scripts/fuzz`) goes further.
 struct WireRobustnessTests {
     static let chunks = 4
