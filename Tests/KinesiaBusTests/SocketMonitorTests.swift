@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import KinesiaBus
 import Testing
 
@@ -44,9 +45,24 @@ struct SocketMonitorTests {
 
     @Test func connectingToNobodyIsRetriedAtTheReconnectInterval() throws {
         let context = try ZMQContext()
-        let placeholder = try ZMQSocket(.pull, context: context)
-        let endpoint = try placeholder.bind("tcp://127.0.0.1:*")
-        placeholder.close()  // the port is free again: nobody listens there
+        // A port held by a socket that is bound but never listens: every connection is
+        // refused, and no other test can take the port meanwhile (a port freed by closing a
+        // ZMQ socket can be bound again by a test running in parallel, or still be listening:
+        // libzmq closes asynchronously).
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(holder >= 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+            }
+        }
+        #expect(bound)
+        let endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
         let client = try ZMQSocket(.push, context: context)
         defer { client.close() }
         try client.set(.reconnectInterval, .milliseconds(20))

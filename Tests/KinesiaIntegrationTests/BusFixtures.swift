@@ -83,20 +83,26 @@ final class HealthWatch {
 
     /// Waits until a report of `process` satisfies `condition`; returns it, or `nil` after
     /// `timeout`.
+    ///
+    /// Polls every 10 ms between `await`s instead of blocking in a receive: the tests run on
+    /// the cooperative pool (one thread per core), and a thread blocked here for seconds holds
+    /// up every other test.
     func wait(
         for process: String, timeout: Duration = .seconds(20), until condition: (HealthReport) -> Bool
-    ) -> HealthReport? {
+    ) async -> HealthReport? {
         if let report = latest[process], condition(report) { return report }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
-        while clock.now < deadline {
-            guard let delivery = try? subscriber.receive(timeout: .milliseconds(100)),
-                case .message(let message, _) = delivery, case .health(let report) = message.body
-            else { continue }
-            latest[report.process] = report
-            if report.process == process, condition(report) { return report }
+        while true {
+            while let delivery = try? subscriber.tryReceive() {
+                guard case .message(let message, _) = delivery, case .health(let report) = message.body
+                else { continue }
+                latest[report.process] = report
+                if report.process == process, condition(report) { return report }
+            }
+            if clock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
         }
-        return nil
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// `kinesia watch` following a real topology: broker, a worker with both sides, an ingest.
@@ -6,25 +7,48 @@ import Testing
 struct WatchIntegrationTests {
     static let source = "sim:shoulderAbduction,side=both,seed=3"
 
+    /// Ordered by readiness lines, not by sleeps: the broker serves, the worker hosts, the watch
+    /// is connected (its subscriptions on their way) before the ingest sends a pose; the watch
+    /// is stopped once its progress lines show the final counts of both sides.
     @Test func watchPrintsEveryEventAndEndsWithTheCountsAnalyzeFinds() async throws {
+        var expected: [String: (cleanPeaks: [String], clean: Int, rejected: Int)] = [:]
+        for side in ["left", "right"] {
+            expected[side] = try await ConsumerTestPaths.analyze(
+                Self.source, exercise: "shoulderAbduction", side: side)
+        }
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bus = directory.appendingPathComponent("bus").path
-        let broker = try ConsumerTestProcess(["broker", "--bus", bus], in: directory, label: "broker")
-        try await Task.sleep(for: .milliseconds(300))
+        let broker = try ConsumerTestProcess(
+            ["broker", "--bus", bus], in: directory, label: "broker", logLevel: "info")
+        #expect(await broker.waitForError(containing: "serving"), "\(broker.error)")
         let worker = try ConsumerTestProcess(
             [
                 "worker", "--bus", bus, "--name", "worker-sides", "--camera", "cam0",
                 "--session", "left=shoulderAbduction:left", "--session", "right=shoulderAbduction:right",
             ],
-            in: directory, label: "worker")
+            in: directory, label: "worker", logLevel: "info")
         let watch = try ConsumerTestProcess(
-            ["watch", "--bus", bus, "--duration", "8"], in: directory, label: "watch")
-        try await Task.sleep(for: .seconds(1))
+            ["watch", "--bus", bus, "--duration", "300"], in: directory, label: "watch", logLevel: "info")
+        #expect(await worker.waitForError(containing: "hosting"), "\(worker.error)")
+        #expect(await watch.waitForError(containing: "watching \(bus)\n"), "\(watch.error)")
         let ingest = try ConsumerTestProcess(
             ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--pace", "max"],
             in: directory, label: "ingest")
-        let ingestStatus = await ingest.wait(timeout: .seconds(30))
+        let ingestStatus = await ingest.wait(timeout: .seconds(60))
+        // Progress lines (every 5 s): "cam0/left: value 12, best 95.0, 3 clean, 1 rejected, ...".
+        let final = await waitUntil(timeout: .seconds(60)) {
+            let output = watch.output
+            return expected.allSatisfy { side, counts in
+                output.contains("cam0/\(side): ")
+                    && output.split(separator: "\n").contains {
+                        $0.hasPrefix("cam0/\(side): ")
+                            && $0.contains(", \(counts.clean) clean, \(counts.rejected) rejected,")
+                    }
+            }
+        }
+        #expect(final, "\(watch.output)")
+        watch.send(SIGTERM)
         let status = await watch.wait(timeout: .seconds(30))
         await worker.stop()
         await broker.stop()
@@ -33,8 +57,7 @@ struct WatchIntegrationTests {
         #expect(status == 0, "\(watch.error)")
         let lines = watch.output.split(separator: "\n").map(String.init)
         for side in ["left", "right"] {
-            let expected = try await ConsumerTestPaths.analyze(
-                Self.source, exercise: "shoulderAbduction", side: side)
+            let expected = try #require(expected[side])
             // One plain line per event, as analyze prints them, prefixed with the session.
             let completed = lines.filter { $0.hasPrefix("cam0/\(side) ") && $0.contains("repCompleted") }
             #expect(completed.count == expected.clean, "\(lines)")

@@ -16,13 +16,14 @@ final class ConsumerTestProcess: Sendable {
 
     var pid: pid_t { process.pid }
 
-    /// Starts `kinesia ARGUMENTS`, writing its outputs into `directory`.
-    init(_ arguments: [String], in directory: URL, label: String) throws {
+    /// Starts `kinesia ARGUMENTS`, writing its outputs into `directory`; `logLevel` "info" keeps
+    /// the readiness lines (`serving`, `watching`, `hosting`).
+    init(_ arguments: [String], in directory: URL, label: String, logLevel: String = "warning") throws {
         self.label = label
         outputURL = directory.appendingPathComponent("\(label).out")
         errorURL = directory.appendingPathComponent("\(label).err")
         var environment = ProcessInfo.processInfo.environment
-        environment["KINESIA_LOG_LEVEL"] = "warning"
+        environment["KINESIA_LOG_LEVEL"] = logLevel
         environment["KINESIA_BUS"] = nil
         environment["KINESIA_PROCESS_NAME"] = nil
         environment["KINESIA_SUPERVISOR_PID"] = nil
@@ -51,6 +52,11 @@ final class ConsumerTestProcess: Sendable {
     /// Sends `signal` (SIGTERM by default) when the process still runs.
     func send(_ signal: Int32 = SIGTERM) {
         process.send(signal)
+    }
+
+    /// Waits until standard error contains `text`, at most `timeout`.
+    func waitForError(containing text: String, timeout: Duration = .seconds(30)) async -> Bool {
+        await waitUntil(timeout: timeout) { self.error.contains(text) }
     }
 
     /// SIGTERM, then SIGKILL after 5 seconds.

@@ -89,7 +89,7 @@ public struct WatchCommand: ParsableCommand {
         let view = LiveView(
             bus: bus, prefixes: prefixes, mode: redraw ? .terminal : .plain,
             title: { _ in "kinesia watch \(address)" }, duration: duration, idle: idle,
-            once: once ? wait : nil)
+            once: once ? wait : nil, announcesConnection: !once)
         _ = try await BusProcess.run(context: context) { stop in
             try view.run(stop: stop, context: context)
         }

@@ -167,8 +167,9 @@ private final class SignalHub: Sendable {
         var inherited = sigset_t()
         pthread_sigmask(SIG_SETMASK, nil, &inherited)
         let thread = Thread { [readEnd, inherited = SignalSet(value: inherited)] in
-            // Named from inside: Foundation names a thread only when it is the current one.
-            Thread.current.name = "kinesia-signals"
+            // Named by pthread (`Thread.name` reaches the kernel only when set on the current
+            // thread after `start()` has recorded it, which races with the thread's start).
+            _ = SignalHub.setThreadName?(pthread_self(), "kinesia-signals")
             SignalHub.readLoop(readEnd, inheritedMask: inherited)
         }
         thread.start()
@@ -251,13 +252,26 @@ private final class SignalHub: Sendable {
         }
     }
 
+    private typealias SetNameFunction = @convention(c) (pthread_t, UnsafePointer<CChar>?) -> Int32
+
+    /// `pthread_setname_np` (a GNU declaration that Swift does not see), or `nil`.
+    private static let setThreadName: SetNameFunction? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else {
+            return nil
+        }
+        return unsafeBitCast(symbol, to: SetNameFunction.self)
+    }()
+
     private static func readLoop(_ fd: Int32, inheritedMask: SignalSet) {
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return
+                // Only a descriptor closed by someone else gets here: without this thread no
+                // signal would ever reach a stream, so say so instead of hanging.
+                fatalError(
+                    "SignalStream: reading the signal pipe failed: \(String(cString: strerror(errno)))")
             }
             // After every read, not only on an update byte: one dropped from a full pipe
             // would otherwise leave a watched signal blocked here.

@@ -37,6 +37,10 @@ struct LiveView: Sendable {
     var once: Double?
     /// Seconds between progress lines in plain mode.
     var progressInterval = 5.0
+    /// Waits (at most 2 s, or ``idle`` or ``duration`` when shorter) for the connection to the
+    /// broker before the clock starts, and logs `watching BUS` once the subscriptions are on
+    /// their way (`kinesia watch`: a script or a test starts the publishers after that line).
+    var announcesConnection = false
     /// Plain mode: print the full view when the loop ends.
     var printsFinalView = true
     /// The width of plain full views.
@@ -51,6 +55,15 @@ struct LiveView: Sendable {
         defer { zmq.terminate() }
         let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: prefixes)
         defer { subscriber.close() }
+        if announcesConnection {
+            // No longer than --idle or --duration would let the whole run last.
+            let limit = [2, idle, duration].compactMap { $0 }.min() ?? 2
+            if try subscriber.waitForConnection(timeout: .seconds(double: limit)) {
+                context.logger.info("watching \(bus)")
+            } else {
+                context.logger.info("watching \(bus) (no broker yet: waiting for it)")
+            }
+        }
 
         let clock = ContinuousClock()
         let start = clock.now
