@@ -24,10 +24,8 @@ enum AnalysisBench {
 
     static func main(_ arguments: [String]) -> Int32 {
         var options = Options()
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--poses", let value?) where (Int(value) ?? 0) >= 1000:
                 options.poses = Int(value) ?? options.poses
             case ("--rounds", let value?) where (Int(value) ?? 0) >= 1:
@@ -38,7 +36,6 @@ enum AnalysisBench {
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
             }
-            index += 2
         }
         do {
             for exercise in options.exercises {

@@ -27,10 +27,8 @@ enum BlastBench {
         var rate = 10_000.0
         var seconds = 5.0
         var exercise = Exercise.shoulderAbduction
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--bus", let value?): bus = value
             case ("--cameras", let value?) where Int(value).map({ $0 >= 1 }) == true: cameras = Int(value)!
             case ("--rate", let value?) where Double(value).map({ $0 > 0 }) == true: rate = Double(value)!
@@ -42,7 +40,6 @@ enum BlastBench {
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
             }
-            index += 2
         }
         guard let bus else {
             FileHandle.standardError.write(Data(usage.utf8))

@@ -23,10 +23,8 @@ enum BusBench {
 
     static func main(_ arguments: [String]) -> Int32 {
         var options = Options()
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--messages", let value?) where Int(value).map({ $0 >= 2 }) == true:
                 options.messages = Int(value)!
             case ("--round-trips", let value?) where Int(value).map({ $0 >= 1 }) == true:
@@ -40,7 +38,6 @@ enum BusBench {
                             .utf8))
                 return 64
             }
-            index += 2
         }
         do {
             try run(options)

@@ -35,10 +35,8 @@ enum EngineBench {
     @MainActor
     static func main(_ arguments: [String]) -> Int32 {
         var options = Options()
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--poses", let value?) where Int(value).map({ $0 >= 1 }) == true:
                 options.poses = Int(value)!
             case ("--rounds", let value?) where Int(value).map({ $0 >= 1 }) == true:
@@ -52,7 +50,6 @@ enum EngineBench {
                 FileHandle.standardError.write(Data((usage + "exercises: \(valid)\n").utf8))
                 return 64
             }
-            index += 2
         }
         let exercises = Exercise.catalog.filter { options.exercise == nil || $0.id == options.exercise }
         let counter = AllocationCounter()

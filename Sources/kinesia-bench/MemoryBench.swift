@@ -19,10 +19,8 @@ enum MemoryBench {
         var poses = 10_000_000
         var loopSize = 5_000
         var only: String?
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--poses", let value?) where Int(value).map({ $0 >= 1000 }) == true:
                 poses = Int(value)!
             case ("--loop", let value?) where Int(value).map({ $0 >= 100 }) == true:
@@ -33,7 +31,6 @@ enum MemoryBench {
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
             }
-            index += 2
         }
         let exercises = Exercise.catalog.filter { only == nil || $0.id == only }
         do {

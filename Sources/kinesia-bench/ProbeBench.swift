@@ -29,10 +29,8 @@ enum ProbeBench {
         var sessions = 2
         var seconds = 10.0
         var warmup = 2.0
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--bus", let value?): bus = value
             case ("--sessions", let value?) where Int(value).map({ $0 >= 1 }) == true: sessions = Int(value)!
             case ("--seconds", let value?) where Double(value).map({ $0 > 0 }) == true:
@@ -43,7 +41,6 @@ enum ProbeBench {
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
             }
-            index += 2
         }
         guard let bus else {
             FileHandle.standardError.write(Data(usage.utf8))

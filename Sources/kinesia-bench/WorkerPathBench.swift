@@ -18,10 +18,8 @@ enum WorkerPathBench {
         var poses = 200_000
         var rounds = 5
         var exercise = Exercise.shoulderAbduction
-        var index = 0
-        while index < arguments.count {
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            switch (arguments[index], value) {
+        for (flag, value) in BenchArguments.pairs(arguments) {
+            switch (flag, value) {
             case ("--poses", let value?) where Int(value).map({ $0 >= 1 }) == true: poses = Int(value)!
             case ("--rounds", let value?) where Int(value).map({ $0 >= 1 }) == true: rounds = Int(value)!
             case ("--exercise", let value?) where Exercise.named(value) != nil:
@@ -30,7 +28,6 @@ enum WorkerPathBench {
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
             }
-            index += 2
         }
         do {
             try run(exercise: exercise, poses: poses, rounds: rounds)
