@@ -45,3 +45,16 @@ func onThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
     thread.start()
     return done
 }
+
+/// Two sockets of a fresh context: the first bound to `endpoint`, the second connected to the
+/// endpoint the bind returned (the real port for `tcp://127.0.0.1:*`). Each socket retains the
+/// context and closes when the test releases it.
+func connectedSockets(
+    _ boundType: SocketType, _ connectedType: SocketType, at endpoint: String
+) throws -> (bound: ZMQSocket, connected: ZMQSocket) {
+    let context = try ZMQContext()
+    let bound = try ZMQSocket(boundType, context: context)
+    let connected = try ZMQSocket(connectedType, context: context)
+    try connected.connect(try bound.bind(endpoint))
+    return (bound, connected)
+}

@@ -27,25 +27,14 @@ struct MessageTests {
 
     @Test(arguments: [0, 256, 16 * 1_048_576])
     func messagesRoundTripOverTCP(size: Int) throws {
-        let context = try ZMQContext()
-        let pull = try ZMQSocket(.pull, context: context)
-        defer { pull.close() }
-        let push = try ZMQSocket(.push, context: context)
-        defer { push.close() }
-        try push.connect(try pull.bind("tcp://127.0.0.1:*"))
+        let (pull, push) = try connectedSockets(.pull, .push, at: "tcp://127.0.0.1:*")
         let payload = pattern(count: size, seed: 3)
         try push.send([payload])
         #expect(try pull.receive(timeout: .seconds(5)) == [payload])
     }
 
     @Test func receiveIntoReplacesTheFramesOfTheLastMessage() throws {
-        let context = try ZMQContext()
-        let pull = try ZMQSocket(.pull, context: context)
-        defer { pull.close() }
-        let push = try ZMQSocket(.push, context: context)
-        defer { push.close() }
-        try pull.bind("inproc://reuse")
-        try push.connect("inproc://reuse")
+        let (pull, push) = try connectedSockets(.pull, .push, at: "inproc://reuse")
 
         var frames: [[UInt8]] = []
         try push.send([bytes("a much longer first frame"), bytes("second"), bytes("third")])
@@ -60,13 +49,7 @@ struct MessageTests {
     }
 
     @Test func messagesOfManyFramesArriveInOrder() throws {
-        let context = try ZMQContext()
-        let pair = try ZMQSocket(.pair, context: context)
-        defer { pair.close() }
-        let peer = try ZMQSocket(.pair, context: context)
-        defer { peer.close() }
-        try pair.bind("inproc://many-frames")
-        try peer.connect("inproc://many-frames")
+        let (pair, peer) = try connectedSockets(.pair, .pair, at: "inproc://many-frames")
         let message = (0..<100).map { pattern(count: $0, seed: UInt8($0)) }
         try peer.send(message)
         try peer.send([bytes("next")])

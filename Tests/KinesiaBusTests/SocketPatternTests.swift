@@ -92,12 +92,7 @@ struct SocketPatternTests {
     }
 
     @Test func requestAndReplyAlternateStrictly() throws {
-        let context = try ZMQContext()
-        let reply = try ZMQSocket(.rep, context: context)
-        defer { reply.close() }
-        let request = try ZMQSocket(.req, context: context)
-        defer { request.close() }
-        try request.connect(try reply.bind("tcp://127.0.0.1:*"))
+        let (reply, request) = try connectedSockets(.rep, .req, at: "tcp://127.0.0.1:*")
 
         try request.send([bytes("ping")])
         #expect(throws: ZMQError.wrongState) { try request.send([bytes("again")]) }
@@ -130,13 +125,7 @@ struct SocketPatternTests {
     }
 
     @Test func pairTalksBothWaysOverInproc() throws {
-        let context = try ZMQContext()
-        let left = try ZMQSocket(.pair, context: context)
-        defer { left.close() }
-        let right = try ZMQSocket(.pair, context: context)
-        defer { right.close() }
-        try left.bind("inproc://pair")
-        try right.connect("inproc://pair")
+        let (left, right) = try connectedSockets(.pair, .pair, at: "inproc://pair")
         try left.send([bytes("to right")])
         try right.send([bytes("to left")])
         #expect(try right.receive() == [bytes("to right")])
