@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KinesiaMotionVision", targets: ["KinesiaMotionVision"]),
         .library(name: "KinesiaWire", targets: ["KinesiaWire"]),
         .library(name: "KinesiaBus", targets: ["KinesiaBus"]),
+        .library(name: "KinesiaClient", targets: ["KinesiaClient"]),
         .executable(name: "kinesia", targets: ["kinesia"]),
     ],
     targets: [
@@ -41,10 +42,17 @@ let package = Package(
         .target(
             name: "KinesiaBus", dependencies: ["CZeroMQ"],
             swiftSettings: strictSettings),
+        // What an application needs on the bus: its address, publishers, subscribers, health
+        // reports, and the typed messages of the bus as an AsyncSequence.
+        .target(
+            name: "KinesiaClient", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
+            swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(
             name: "KinesiaCLI",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus"],
+            dependencies: [
+                "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
+            ],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "kinesia", dependencies: ["KinesiaCLI"],
@@ -75,12 +83,19 @@ let package = Package(
             name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "KinesiaClientTests",
+            dependencies: ["KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "KinesiaCLITests", dependencies: ["KinesiaCLI", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(
             name: "KinesiaIntegrationTests",
-            dependencies: ["KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaCLI", "KinesiaTestSupport"],
+            dependencies: [
+                "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
+                "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

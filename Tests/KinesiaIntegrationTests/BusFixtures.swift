@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaCLI
+import KinesiaClient
 import KinesiaWire
 import Testing
 
@@ -64,7 +65,7 @@ struct ListenedLine: Hashable {
     }
 }
 
-/// Reads the health reports of the bus from the test process (KinesiaCLI's subscriber).
+/// Reads the health reports of the bus from the test process (KinesiaClient's subscriber).
 final class HealthWatch {
     let context: ZMQContext
     let subscriber: BusSubscriber

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaClient
 
 /// The exclusive lock a broker holds on `DIR/broker.lock` while it serves an IPC bus.
 ///

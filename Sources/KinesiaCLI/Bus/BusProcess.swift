@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaClient
 import KinesiaWire
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaBus
+import KinesiaClient
 import KinesiaWire
 
 /// `kinesia broker`: the XSUB/XPUB proxy every other process connects to.

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaBus
+import KinesiaClient
 public import KinesiaMotion
 import KinesiaWire
 

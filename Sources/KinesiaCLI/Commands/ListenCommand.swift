@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaBus
+import KinesiaClient
 import KinesiaMotion
 public import KinesiaWire
 

@@ -1,4 +1,5 @@
 import KinesiaBus
+import KinesiaClient
 import KinesiaWire
 
 /// `kinesia status`: one table of the live processes on the bus and their counters.

@@ -1,3 +1,4 @@
+import KinesiaClient
 public import KinesiaWire
 
 /// `kinesia watch`: a live terminal view of every session and process on the bus, the Linux

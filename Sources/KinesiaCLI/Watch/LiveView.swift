@@ -1,4 +1,5 @@
 import KinesiaBus
+import KinesiaClient
 import KinesiaWire
 
 /// The socket loop behind `kinesia watch` and `kinesia demo`: subscribes, folds every message

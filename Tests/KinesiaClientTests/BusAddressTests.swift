@@ -1,8 +1,7 @@
 import Foundation
 import Glibc
+import KinesiaClient
 import Testing
-
-@testable import KinesiaCLI
 
 struct BusAddressTests {
     @Test func aDirectoryGivesTheTwoSocketFilesOfTheBroker() throws {
