@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "KinesiaMotion", targets: ["KinesiaMotion"]),
         .library(name: "KinesiaMotionVision", targets: ["KinesiaMotionVision"]),
+        .library(name: "KinesiaSimulation", targets: ["KinesiaSimulation"]),
         .library(name: "KinesiaWire", targets: ["KinesiaWire"]),
         .library(name: "KinesiaBus", targets: ["KinesiaBus"]),
         .library(name: "KinesiaClient", targets: ["KinesiaClient"]),
