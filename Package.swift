@@ -61,7 +61,7 @@ let package = Package(
         // Micro-benchmarks (run through scripts/bench, release builds).
         .executableTarget(
             name: "kinesia-bench",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus"],
+            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
             swiftSettings: strictSettings),
 
         // Test support: processes started by tests (posix_spawn, no inherited descriptor or mask).

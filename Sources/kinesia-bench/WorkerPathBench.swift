@@ -1,13 +1,16 @@
 import Foundation
+import KinesiaCLI
 import KinesiaMotion
 import KinesiaWire
 
 /// `kinesia-bench worker-path`: what a worker does per pose besides the sockets, step by step,
 /// to show what limits its throughput: decoding the pose record (``PoseCodec/decode(_:)``, or
 /// into a ``FlatPose`` as the worker does), decoding plus two analyses (left and right) through
-/// either form, and encoding a snapshot's JSON (``MotionJSON``; a worker sends
-/// one per session at most 15 times a second of pose time, so about one for every two poses of
-/// a 60 poses/s camera with two sessions).
+/// either form, the same through the worker's core (``WorkerCore``: the analyses, the events'
+/// and snapshots' JSON and the publish decisions of `kinesia worker`, without its sockets), and
+/// encoding a snapshot's JSON (``MotionJSON``; a worker sends one per session at most 15 times
+/// a second of pose time, so about one for every two poses of a 60 poses/s camera with two
+/// sessions).
 ///
 /// CPU time per call, median of `--rounds`, and allocations per call when
 /// `scripts/malloc_count.c` is preloaded.
@@ -124,6 +127,36 @@ enum WorkerPathBench {
                 guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
                 flat.timestamp += shift
                 for session in sessions.indices { sum &+= sessions[session].process(flat).count }
+            }
+            return sum
+        }
+        // The same with the worker's core (what `kinesia worker` does per pose besides the
+        // sockets): decode once, two sessions, the events' and snapshots' JSON (15 snapshots a
+        // second of pose time per session), every publish reported back.
+        lap = 0
+        var core = try WorkerCore(
+            sessions: [
+                WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
+                WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
+            ], snapshotRate: 15)
+        let topic = try Topic.pose(camera: "cam0")
+        var actions: [WorkerCore.Action] = []
+        measure("decodeFlatPose+workerCore") { calls in
+            var sum = 0
+            var flat = FlatPose()
+            for _ in 0..<calls {
+                let slot = lap % payloads.count
+                let shift = Double(lap / payloads.count) * loop.period
+                let poseHeader = WireHeader(
+                    kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
+                lap += 1
+                guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
+                flat.timestamp += shift
+                core.receive(flat, on: topic, header: poseHeader, sequence: .inOrder, into: &actions)
+                for case .publish(let publication) in actions {
+                    sum &+= publication.json.utf8.count
+                    core.published(publication, outcome: .sent)
+                }
             }
             return sum
         }

@@ -222,6 +222,9 @@ struct BusTopologyTests {
         #expect(Array(lines.keys) == ["snapshot/cam0/left/"])
         let snapshots = try (lines["snapshot/cam0/left/"] ?? []).map { try MotionJSON.decodeSnapshot($0) }
         #expect(snapshots.count == sent)
+        // The worker hosts the session: every snapshot it publishes says it is running.
+        #expect(!snapshots.isEmpty && snapshots.allSatisfy { $0.snapshot.isRunning })
+        #expect(report?.counters["publishFailures"] == 0)
         #expect(snapshots.last?.snapshot.repCount == summary.repCount)
         #expect(snapshots.last?.snapshot.rejectedCount == summary.rejectedCount)
         var countChanges = 0

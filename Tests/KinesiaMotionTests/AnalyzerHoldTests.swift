@@ -33,12 +33,56 @@ struct AnalyzerHoldTests {
         #expect(abs(rep.duration - 30) < 1e-9)
         #expect(abs(rep.peak - 90) < 1)
         #expect(analyzer.snapshot.repCount == 1)
-        // Progress runs from 0 up towards 1, monotonically, and is nil before and after.
+        // Progress runs from 0 up to 1, monotonically, and is nil before and after.
         let during = progress.compactMap { $0 }
         #expect(during.first == 0)
-        #expect((during.last ?? 0) > 0.99)
+        #expect(during.last == 1)
         #expect(zip(during, during.dropFirst()).allSatisfy { $0 <= $1 })
         #expect(progress.first == .some(nil))
+        #expect(progress.last == .some(nil))
+        #expect(analyzer.snapshot.holdProgress == nil)
+    }
+
+    @Test func progressReachesOneWhenTheHoldCompletesAndStaysThereUntilThePatientComesOut() throws {
+        var script = PoseScript(.wallSit)
+        script.hold(0, for: 1)
+        script.ramp(from: 0, to: 90, over: 1)
+        script.hold(90, for: 40)
+        script.ramp(from: 90, to: 0, over: 1)
+        script.hold(0, for: 1)
+        var analyzer = MotionAnalyzer(exercise: .wallSit, side: .left)
+        var completed: Int?
+        var progress: [Double?] = []
+        for (index, pose) in script.poses.enumerated() {
+            if analyzer.process(pose).contains(where: { $0.rep != nil }) { completed = index }
+            progress.append(analyzer.snapshot.holdProgress)
+        }
+        let end = try #require(completed)
+        // The pose before the completion is short of 1; the completing pose fills the bar.
+        #expect(try #require(progress[end - 1]) < 1)
+        #expect(progress[end] == 1)
+        // Still in the position until the ramp down (42 s): full.
+        let stillHolding = progress.indices.filter { index in
+            index > end && script.poses[index].timestamp < 42
+        }
+        #expect(stillHolding.count > 200)
+        #expect(stillHolding.allSatisfy { progress[$0] == 1 })
+        // Out of the position: nil, and it stays nil.
+        let cleared = try #require(progress.indices.first { $0 > end && progress[$0] == nil })
+        #expect(script.poses[cleared].timestamp > 42)
+        #expect(progress[cleared...].allSatisfy { $0 == nil })
+        #expect(analyzer.snapshot.repCount == 1)
+    }
+
+    @Test func aCompletedHoldsProgressEndsWhenThePatientLeavesTheView() {
+        var script = PoseScript(.wallSit)
+        script.hold(0, for: 1)
+        script.ramp(from: 0, to: 90, over: 1)
+        script.hold(90, for: 31)
+        script.empty(for: 5)
+        let (analyzer, events, progress) = run(script)
+        #expect(events.filter(\.isCounting).count == 2)
+        #expect(progress.contains(1))
         #expect(progress.last == .some(nil))
         #expect(analyzer.snapshot.holdProgress == nil)
     }

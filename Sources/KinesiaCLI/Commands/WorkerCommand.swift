@@ -7,21 +7,15 @@ import KinesiaWire
 /// `kinesia worker --camera ID --session NAME=EXERCISE:SIDE ...`: hosts motion sessions on the
 /// poses of the bus and publishes what they find.
 ///
-/// Each session is one ``MotionAnalyzer`` (the value-type core of ``MotionSession``). The
-/// worker subscribes `pose/<camera>/` for each camera of its sessions, runs every pose through
-/// every session of that camera, and publishes each event on `event/<camera>/<session>/` as
-/// the JSON line `kinesia analyze --format json` prints, and the snapshot on
-/// `snapshot/<camera>/<session>/` (see ``SnapshotThrottle``). Its health report counts poses,
-/// decode errors (by reason), gaps, sender restarts, duplicates, rejected poses, events and
-/// snapshots.
-///
-/// A sender restart (a new stream id on a camera's topic) keeps the sessions when time goes on:
-/// a restarted ingest of a live camera carries on with the same patient and a clock that keeps
-/// running, so the counts stay. When the new stream's first pose is not later than the last
-/// pose a session accepted, the sender's time base started over (a recording replayed, a
-/// detector whose clock starts at zero): the kept session would drop every pose as going back
-/// in time, so that session starts over instead (counted in `sessionResets`). Both cases
-/// depend on the poses and stream ids only, so the outcome is deterministic.
+/// The command is the socket loop only. It subscribes `pose/<camera>/` for each camera of its
+/// sessions, hands every delivery to a ``WorkerCore`` (which hosts the sessions and makes every
+/// decision: fan-out, events, snapshots, sender restarts, counters), performs the actions the
+/// core returns (publish each event on `event/<camera>/<session>/` as the JSON line
+/// `kinesia analyze --format json` prints, and the snapshot on `snapshot/<camera>/<session>/`;
+/// log notices), and tells the core how each publish went. Its health report, about once a
+/// second on `health/<name>/`, is ``WorkerCore/healthCounters(sequence:)``: poses, decode errors
+/// (by reason), gaps, sender restarts, duplicates, rejected poses, events, snapshots and failed
+/// publishes (by reason).
 public struct WorkerCommand: ParsableCommand {
     /// `worker`, with its help.
     public static let configuration = CommandConfiguration(
@@ -31,8 +25,9 @@ public struct WorkerCommand: ParsableCommand {
             pose/<camera>/ and publishes every event on event/<camera>/<name>/ (the JSON of \
             'kinesia analyze --format json') and its snapshot on snapshot/<camera>/<name>/ \
             (at most --snapshot-rate per second of pose time, and at every change of the rep \
-            counts). Counters on health/<name>/ every second. Stops on SIGINT/SIGTERM after \
-            the poses already received.
+            counts). A sender restart keeps the sessions, unless the new stream's time starts \
+            over: those sessions start over. Counters on health/<name>/ every second, failed \
+            publishes included. Stops on SIGINT/SIGTERM after the poses already received.
             """)
 
     /// The options.
@@ -104,36 +99,12 @@ public struct WorkerCommand: ParsableCommand {
         }
     }
 
-    /// One hosted session and its topics.
-    private struct Hosted {
-        var spec: WorkerSession
-        var analyzer: MotionAnalyzer
-        var throttle: SnapshotThrottle
-        /// The timestamp of the last pose the analysis accepted.
-        var lastAccepted: Double?
-        /// Rejections counted by the analyzers this session had before a reset.
-        var earlierRejections = PoseRejections()
-        let eventTopic: Topic
-        let snapshotTopic: Topic
-    }
-
     private static func serve(
         _ specs: [WorkerSession], bus: BusAddress, name: String, snapshotRate: Double, stop: StopToken,
         context: CommandContext
     ) throws {
         let log = context.logger
-        var hosted: [Hosted] = []
-        var byCamera: [String: [Int]] = [:]
-        for spec in specs {
-            byCamera[spec.camera, default: []].append(hosted.count)
-            hosted.append(
-                Hosted(
-                    spec: spec, analyzer: MotionAnalyzer(exercise: spec.exercise, side: spec.side),
-                    throttle: SnapshotThrottle(rate: snapshotRate),
-                    eventTopic: try Topic.event(camera: spec.camera, session: spec.name),
-                    snapshotTopic: try Topic.snapshot(camera: spec.camera, session: spec.name)))
-        }
-        let cameras = byCamera.keys.sorted()
+        var core = try WorkerCore(sessions: specs, snapshotRate: snapshotRate)
 
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
@@ -142,111 +113,56 @@ public struct WorkerCommand: ParsableCommand {
         defer { publisher.close() }
         let subscriber = try BusSubscriber(
             context: zmq, bus: bus,
-            prefixes: try cameras.map { (camera) throws(TopicError) in
+            prefixes: try core.cameras.map { (camera) throws(TopicError) in
                 try TopicPrefix.poses(camera: camera)
             })
         defer { subscriber.close() }
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
         var health = try HealthPublisher(process: name, role: "worker")
-        var poses = 0
-        var events = 0
-        var snapshots = 0
-        var sessionResets = 0
-        var warnings: [String: Int] = [:]
-
-        func counters() -> [String: Int] {
-            let totals = subscriber.tracker.totals
-            var values: [String: Int] = [
-                "poses": poses, "events": events, "snapshots": snapshots, "sessions": hosted.count,
-                "sessionResets": sessionResets,
-                "gaps": Int(clamping: totals.missing), "restarts": Int(clamping: totals.restarts),
-                "duplicates": Int(clamping: totals.duplicates), "decodeErrors": subscriber.decodeErrorCount,
-            ]
-            for (reason, count) in subscriber.decodeErrors { values["decodeErrors.\(reason)"] = count }
-            var rejected = 0
-            for session in hosted {
-                let counts = session.earlierRejections.adding(session.analyzer.rejectedPoses)
-                rejected += counts.total
-                values["rejected.\(session.spec.camera).\(session.spec.name)"] = counts.total
-                for reason in PoseRejections.Reason.allCases where counts[reason] > 0 {
-                    values["rejected.\(reason.rawValue)", default: 0] += counts[reason]
-                }
-            }
-            values["rejected"] = rejected
-            return values
-        }
+        // Reused for every delivery: a pose that publishes nothing allocates nothing.
+        var actions: [WorkerCore.Action] = []
+        actions.reserveCapacity(64)
 
         func handle(_ delivery: BusSubscriber.Delivery) {
             switch delivery {
             case .malformed(let topic, let reason):
-                let seen = warnings[reason.code, default: 0] + 1
-                warnings[reason.code] = seen
-                if seen <= 10 || seen % 1000 == 0 {
-                    log.warning("dropped a malformed message on \"\(topic)\" (\(seen) so far): \(reason)")
-                }
+                core.receiveMalformed(topic: topic, reason: reason, into: &actions)
             case .message:
                 // Poses come as .flatPose; the subscription has no other kind.
                 return
             case .flatPose(let topic, let header, let pose, let result):
-                guard let camera = topic.camera, let indices = byCamera[camera] else { return }
-                switch result {
-                case .gap(let missed):
-                    log.notice("\(topic): \(missed) poses missing before #\(header.sequence)")
-                case .newStream(restart: true, _):
-                    var reset: [String] = []
-                    for index in indices {
-                        guard let last = hosted[index].lastAccepted, !(pose.timestamp > last) else {
-                            continue
-                        }
-                        let spec = hosted[index].spec
-                        hosted[index].earlierRejections = hosted[index].earlierRejections.adding(
-                            hosted[index].analyzer.rejectedPoses)
-                        hosted[index].analyzer = MotionAnalyzer(exercise: spec.exercise, side: spec.side)
-                        hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
-                        hosted[index].lastAccepted = nil
-                        sessionResets += 1
-                        reset.append(spec.name)
-                    }
-                    log.notice(
-                        "\(topic): the sender restarted (stream \(header.streamID)); "
-                            + (reset.isEmpty
-                                ? "sessions kept"
-                                : "its time starts over at t=\(pose.timestamp): session(s) "
-                                    + reset.joined(separator: ", ") + " start over"))
-                default: break
-                }
-                poses += 1
-                for index in indices {
-                    let rejectedBefore = hosted[index].analyzer.rejectedPoses.total
-                    let found = hosted[index].analyzer.process(pose)
-                    for event in found {
-                        let line = MotionJSON.encode(event, at: pose.timestamp)
-                        if (try? publisher.publish(json: line, kind: .event, on: hosted[index].eventTopic))
-                            != nil
-                        {
-                            events += 1
-                        }
-                    }
-                    guard hosted[index].analyzer.rejectedPoses.total == rejectedBefore else { continue }
-                    hosted[index].lastAccepted = pose.timestamp
-                    let snapshot = hosted[index].analyzer.snapshot
-                    if hosted[index].throttle.shouldPublish(snapshot, at: pose.timestamp) {
-                        let line = MotionJSON.encode(snapshot, at: pose.timestamp)
-                        if (try? publisher.publish(
-                            json: line, kind: .snapshot, on: hosted[index].snapshotTopic))
-                            != nil
-                        {
-                            snapshots += 1
-                        }
-                    }
+                core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
+            }
+            for action in actions {
+                switch action {
+                case .publish(let publication):
+                    core.published(publication, outcome: send(publication))
+                case .notice(let notice) where notice.isWarning:
+                    log.warning(notice.description)
+                case .notice(let notice):
+                    log.notice(notice.description)
                 }
             }
         }
 
+        func send(_ publication: WorkerCore.Publication) -> WorkerCore.PublishOutcome {
+            do {
+                let queued = try publisher.publish(
+                    json: publication.json, kind: publication.kind, on: publication.topic)
+                return queued ? .sent : .notQueued
+            } catch let error as WireError {
+                return .failed(reason: error.code)
+            } catch {
+                return .failed(reason: "socket")
+            }
+        }
+
+        func counters() -> [String: Int] { core.healthCounters(sequence: subscriber.tracker.totals) }
+
         log.info(
             "hosting "
-                + hosted.map { "\($0.spec.camera)/\($0.spec.name)=\($0.spec.exercise.id):\($0.spec.side)" }
+                + specs.map { "\($0.camera)/\($0.name)=\($0.exercise.id):\($0.side)" }
                 .joined(separator: ", ") + " on \(bus)")
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
@@ -266,18 +182,8 @@ public struct WorkerCommand: ParsableCommand {
         health.publish(counters: counters(), via: publisher)
         let totals = subscriber.tracker.totals
         log.info(
-            "stopped: \(poses) poses, \(events) events, \(snapshots) snapshots, \(totals.missing) missing, "
-                + "\(subscriber.decodeErrorCount) decode errors")
-    }
-}
-
-extension PoseRejections {
-    /// The counts of both, reason by reason.
-    fileprivate func adding(_ other: PoseRejections) -> PoseRejections {
-        PoseRejections(
-            nonFinite: nonFinite &+ other.nonFinite,
-            timestampNotIncreasing: timestampNotIncreasing &+ other.timestampNotIncreasing,
-            absurdCoordinates: absurdCoordinates &+ other.absurdCoordinates,
-            absurdTimestamp: absurdTimestamp &+ other.absurdTimestamp)
+            "stopped: \(core.poses) poses, \(core.events) events, \(core.snapshots) snapshots, "
+                + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
+                + "\(core.publishFailureCount) failed publishes")
     }
 }

@@ -28,7 +28,8 @@ public struct MotionAnalyzer: Sendable {
     public let exercise: Exercise
     /// The side of the body being analysed.
     public let side: BodySide
-    /// Everything a screen needs. `isRunning` belongs to ``MotionSession`` and stays `false`.
+    /// Everything a screen needs. `isRunning` belongs to what hosts the analyzer
+    /// (``MotionSession``, a worker) and stays `false` here.
     public private(set) var snapshot = MotionSnapshot()
     /// The raw (unsmoothed) primary measure of the last accepted pose, in degrees; `nil` when it
     /// was not measurable. Outliers show here even while they are held out of ``snapshot``.
@@ -211,14 +212,18 @@ public struct MotionAnalyzer: Sendable {
         if let lastMeasured, time - lastMeasured > rules.abandonAfterMissing {
             // The measured joints were gone (missing, or no pose at all) for too long: abandon
             // what was under way, and count nothing until the patient is back at rest (as at the
-            // start of a session).
-            if case .hold = state { snapshot.holdProgress = nil }
+            // start of a session). A hold under way, or one completed, has ended.
+            snapshot.holdProgress = nil
             state = .waitingForRest
             guard value != nil else { return }
         }
         switch state {
         case .waitingForRest:
-            if let value, value <= restLevel { state = .ready }
+            if let value, value <= restLevel {
+                // Out of the position: a completed hold's progress (1) ends here.
+                snapshot.holdProgress = nil
+                state = .ready
+            }
         case .ready:
             if let value, value >= startLevel { begin(value, at: time, events: &events) }
         case .rep(var attempt):
@@ -260,7 +265,8 @@ public struct MotionAnalyzer: Sendable {
             }
             let elapsed = time - attempt.start
             if elapsed >= seconds - SessionRules.timeTolerance {
-                snapshot.holdProgress = nil
+                // Full, and kept full while the patient stays in the position.
+                snapshot.holdProgress = 1
                 state = .waitingForRest
                 judge(
                     Rep(peak: attempt.peak, faults: attempt.faults, start: attempt.start, end: time),

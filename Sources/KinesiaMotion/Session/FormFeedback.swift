@@ -167,6 +167,15 @@ public struct MotionSnapshot: Sendable, Hashable {
     /// The last judged rep (clean or not).
     public var lastRep: Rep?
     /// 0...1 while holding, `nil` otherwise.
+    ///
+    /// Hold exercises only (`wallSit`...): 0 when a hold starts, then the elapsed fraction of the
+    /// hold's duration; 1 from the pose that completes the hold (with its
+    /// ``MotionEvent/repCompleted(_:)`` or ``MotionEvent/repRejected(_:)``), and it stays 1 while
+    /// the patient is still in the position, so that a progress bar fills. It becomes `nil` when
+    /// the patient comes out of the position (the value back at the level that arms the next
+    /// hold), when a hold breaks before completing, when the measured joints stay out of view
+    /// long enough to abandon it, and on ``MotionAnalyzer/reset()``. Always `nil` for rep
+    /// exercises.
     public var holdProgress: Double?
     /// Lowest confidence among the measured joints; `nil` without confidence figures.
     public var confidence: Double?

@@ -1,0 +1,353 @@
+public import KinesiaMotion
+public import KinesiaWire
+
+/// Every decision of `kinesia worker`, with no socket, no clock and no I/O.
+///
+/// The core hosts the worker's sessions (one ``MotionAnalyzer`` each) and is told what the
+/// subscriber delivered: a pose with its topic, wire header and sequence result
+/// (``receive(_:on:header:sequence:into:)``), or a message that could not be decoded
+/// (``receiveMalformed(topic:reason:into:)``). It answers with ``Action``s: publish a JSON
+/// line on a topic, or tell the operator something. The command performs the actions and
+/// reports how each publish went (``published(_:outcome:)``), so that what reached the bus is
+/// what the counters say. ``healthCounters(sequence:)`` gives the `health/` counters.
+///
+/// Time comes only from the poses (``FlatPose/timestamp``), so the same deliveries give the
+/// same actions, byte for byte.
+///
+/// Decisions:
+/// - **Fan-out**: a pose of `pose/<camera>/` goes to every session of that camera, in the
+///   order the sessions were given; a pose of a camera the worker does not host is ignored.
+/// - **Events**: each event a session finds becomes a ``Publication`` on
+///   `event/<camera>/<session>/`, the JSON line of ``MotionJSON``
+///   at the pose's timestamp (the line `kinesia analyze --format json` prints).
+/// - **Snapshots**: after a pose the session accepted, its snapshot goes on
+///   `snapshot/<camera>/<session>/` when the session's ``SnapshotThrottle`` allows it (at most
+///   the snapshot rate per second of pose time, and at every change of the rep counts), with
+///   ``MotionSnapshot/isRunning`` `true`: the worker is reading poses for the session. A pose
+///   the analysis rejected publishes no snapshot.
+/// - **Sender restarts** (a new stream id on a camera's topic) keep the sessions when time goes
+///   on: a restarted ingest of a live camera carries on with the same patient and a clock that
+///   keeps running, so the counts stay. When the new stream's first pose is not later than the
+///   last pose a session accepted, the sender's time base started over (a recording replayed, a
+///   detector whose clock starts at zero): the kept session would reject every pose as going
+///   back in time, so that session starts over instead (counted in `sessionResets`; the
+///   rejections of its earlier analyzers stay in the counters).
+/// - **Malformed messages** are counted by reason (``BusDecodeFailure/code``); the first ten of
+///   each reason and every thousandth after are worth a warning.
+///
+/// In steady state (a pose that publishes nothing) ``receive(_:on:header:sequence:into:)``
+/// does not allocate: actions go into a buffer the caller keeps and reuses.
+///
+/// ```swift
+/// var core = try WorkerCore(sessions: sessions, snapshotRate: 15)
+/// var actions: [WorkerCore.Action] = []
+/// core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
+/// for case .publish(let publication) in actions {
+///     core.published(publication, outcome: send(publication))
+/// }
+/// ```
+public struct WorkerCore: Sendable {
+    /// What the shell must do.
+    public enum Action: Hashable, Sendable {
+        /// Publish a JSON line; answer with ``WorkerCore/published(_:outcome:)``.
+        case publish(Publication)
+        /// Tell the operator (a log line).
+        case notice(Notice)
+    }
+
+    /// One JSON line to publish.
+    public struct Publication: Hashable, Sendable {
+        /// ``PayloadKind/event`` or ``PayloadKind/snapshot``.
+        public var kind: PayloadKind
+        /// `event/<camera>/<session>/` or `snapshot/<camera>/<session>/`.
+        public var topic: Topic
+        /// The JSON line (``MotionJSON``), without a newline.
+        public var json: String
+
+        /// Makes a publication.
+        public init(kind: PayloadKind, topic: Topic, json: String) {
+            self.kind = kind
+            self.topic = topic
+            self.json = json
+        }
+    }
+
+    /// How a publish went.
+    public enum PublishOutcome: Hashable, Sendable {
+        /// Queued for the broker.
+        case sent
+        /// Not queued: the publisher's queue was full.
+        case notQueued
+        /// It failed; `reason` is a stable counter name (a ``WireError/code``, `socket`...).
+        case failed(reason: String)
+
+        /// The counter name of a publish that did not go out (`nil` for ``sent``).
+        public var failureReason: String? {
+            switch self {
+            case .sent: nil
+            case .notQueued: "notQueued"
+            case .failed(let reason): reason
+            }
+        }
+    }
+
+    /// Something the operator should know.
+    public enum Notice: Hashable, Sendable, CustomStringConvertible {
+        /// A message on `topic` could not be decoded; `seen` so far for this reason.
+        case malformed(topic: String, reason: BusDecodeFailure, seen: Int)
+        /// `missed` poses of `topic` never arrived before sequence number `sequence`.
+        case gap(topic: Topic, missed: UInt64, sequence: UInt64)
+        /// The sender of `topic` restarted with stream `stream`; its first pose is at `time`.
+        /// `resetSessions` names the sessions that start over (empty: all kept).
+        case senderRestarted(topic: Topic, stream: StreamID, time: Double, resetSessions: [String])
+
+        /// Whether it is a warning (bad input) rather than a notice.
+        public var isWarning: Bool {
+            if case .malformed = self { true } else { false }
+        }
+
+        /// The log line.
+        public var description: String {
+            switch self {
+            case .malformed(let topic, let reason, let seen):
+                "dropped a malformed message on \"\(topic)\" (\(seen) so far): \(reason)"
+            case .gap(let topic, let missed, let sequence):
+                "\(topic): \(missed) poses missing before #\(sequence)"
+            case .senderRestarted(let topic, let stream, let time, let reset):
+                "\(topic): the sender restarted (stream \(stream)); "
+                    + (reset.isEmpty
+                        ? "sessions kept"
+                        : "its time starts over at t=\(time): session(s) "
+                            + reset.joined(separator: ", ") + " start over")
+            }
+        }
+    }
+
+    /// One hosted session and its topics.
+    private struct Hosted: Sendable {
+        let spec: WorkerSession
+        var analyzer: MotionAnalyzer
+        var throttle: SnapshotThrottle
+        /// The timestamp of the last pose the analysis accepted.
+        var lastAccepted: Double?
+        /// Rejections counted by the analyzers this session had before a reset.
+        var earlierRejections = PoseRejections()
+        let eventTopic: Topic
+        let snapshotTopic: Topic
+    }
+
+    /// The sessions, in the order given.
+    public let sessions: [WorkerSession]
+    /// The snapshot rate: snapshots per second of pose time, at most.
+    public let snapshotRate: Double
+    /// The cameras of the sessions, sorted: the `pose/<camera>/` topics to subscribe.
+    public let cameras: [String]
+    /// Poses of hosted cameras received.
+    public private(set) var poses = 0
+    /// Events published.
+    public private(set) var events = 0
+    /// Snapshots published.
+    public private(set) var snapshots = 0
+    /// Sessions that started over on a sender restart whose time starts over.
+    public private(set) var sessionResets = 0
+    /// Publishes that failed, by ``PublishOutcome/failureReason``.
+    public private(set) var publishFailures: [String: Int] = [:]
+    /// Messages that could not be decoded, by ``BusDecodeFailure/code``.
+    public private(set) var decodeErrors: [String: Int] = [:]
+
+    private var hosted: [Hosted]
+    private let byCamera: [String: [Int]]
+
+    /// Hosts `sessions`.
+    /// - Parameters:
+    ///   - sessions: The sessions (camera and name unique together, as
+    ///     ``WorkerCommand/parsedSessions()`` checks).
+    ///   - snapshotRate: Snapshots per second of pose time, at most (positive).
+    /// - Throws: ``TopicError`` when a camera or session name cannot make a topic.
+    public init(sessions: [WorkerSession], snapshotRate: Double) throws(TopicError) {
+        self.sessions = sessions
+        self.snapshotRate = snapshotRate
+        var hosted: [Hosted] = []
+        var byCamera: [String: [Int]] = [:]
+        for spec in sessions {
+            byCamera[spec.camera, default: []].append(hosted.count)
+            hosted.append(
+                Hosted(
+                    spec: spec, analyzer: MotionAnalyzer(exercise: spec.exercise, side: spec.side),
+                    throttle: SnapshotThrottle(rate: snapshotRate),
+                    eventTopic: try Topic.event(camera: spec.camera, session: spec.name),
+                    snapshotTopic: try Topic.snapshot(camera: spec.camera, session: spec.name)))
+        }
+        self.hosted = hosted
+        self.byCamera = byCamera
+        cameras = byCamera.keys.sorted()
+    }
+
+    /// All decode errors.
+    public var decodeErrorCount: Int { decodeErrors.values.reduce(0, +) }
+
+    /// All failed publishes.
+    public var publishFailureCount: Int { publishFailures.values.reduce(0, +) }
+
+    /// The snapshot of the session `name` of `camera` as its analyzer has it now (`nil` for a
+    /// session the worker does not host).
+    public func snapshot(camera: String, session name: String) -> MotionSnapshot? {
+        hosted.first { $0.spec.camera == camera && $0.spec.name == name }?.analyzer.snapshot
+    }
+
+    // MARK: Deliveries
+
+    /// Runs one pose through every session of its camera.
+    ///
+    /// - Parameters:
+    ///   - pose: The pose, decoded.
+    ///   - topic: Its topic, `pose/<camera>/`.
+    ///   - header: Its wire header.
+    ///   - sequence: What the subscriber's sequence tracker made of it (never a duplicate or
+    ///     stale: those are not delivered).
+    ///   - actions: Emptied (keeping its capacity), then filled with what to do, in order.
+    public mutating func receive(
+        _ pose: FlatPose, on topic: Topic, header: WireHeader, sequence: SequenceResult,
+        into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        guard let camera = topic.camera, let indices = byCamera[camera] else { return }
+        switch sequence {
+        case .gap(let missed):
+            actions.append(.notice(.gap(topic: topic, missed: missed, sequence: header.sequence)))
+        case .newStream(restart: true, _):
+            senderRestarted(
+                indices, topic: topic, stream: header.streamID, time: pose.timestamp, into: &actions)
+        default:
+            break
+        }
+        poses &+= 1
+        for index in indices {
+            analyze(pose, session: index, into: &actions)
+        }
+    }
+
+    /// Counts a message that could not be decoded.
+    /// - Parameters:
+    ///   - topic: Its first frame as text.
+    ///   - reason: Why it was not decoded.
+    ///   - actions: Emptied (keeping its capacity), then given a warning for the first ten
+    ///     messages of each reason and every thousandth after.
+    public mutating func receiveMalformed(
+        topic: String, reason: BusDecodeFailure, into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        let seen = decodeErrors[reason.code, default: 0] &+ 1
+        decodeErrors[reason.code] = seen
+        if seen <= 10 || seen % 1000 == 0 {
+            actions.append(.notice(.malformed(topic: topic, reason: reason, seen: seen)))
+        }
+    }
+
+    /// Records how a ``Action/publish(_:)`` went: a publication sent counts as an event or a
+    /// snapshot, one that was not counts in `publishFailures`.
+    public mutating func published(_ publication: Publication, outcome: PublishOutcome) {
+        if let reason = outcome.failureReason {
+            publishFailures[reason, default: 0] &+= 1
+            return
+        }
+        switch publication.kind {
+        case .event: events &+= 1
+        case .snapshot: snapshots &+= 1
+        default: break
+        }
+    }
+
+    // MARK: Health
+
+    /// The counters of the worker's `health/` report.
+    ///
+    /// `poses`, `events`, `snapshots` (published), `sessions`, `sessionResets`;
+    /// `publishFailures` and `publishFailures.<reason>`; `decodeErrors` and
+    /// `decodeErrors.<reason>`; `rejected`, `rejected.<camera>.<session>` and
+    /// `rejected.<reason>` (every analyzer a session had); `gaps`, `restarts` and
+    /// `duplicates` from the subscriber's sequence tracker.
+    /// - Parameter totals: The subscriber's ``SequenceTracker/totals`` (duplicates never reach
+    ///   the core).
+    public func healthCounters(sequence totals: SequenceTotals) -> [String: Int] {
+        var values: [String: Int] = [
+            "poses": poses, "events": events, "snapshots": snapshots, "sessions": hosted.count,
+            "sessionResets": sessionResets,
+            "gaps": Int(clamping: totals.missing), "restarts": Int(clamping: totals.restarts),
+            "duplicates": Int(clamping: totals.duplicates), "decodeErrors": decodeErrorCount,
+            "publishFailures": publishFailureCount,
+        ]
+        for (reason, count) in decodeErrors { values["decodeErrors.\(reason)"] = count }
+        for (reason, count) in publishFailures { values["publishFailures.\(reason)"] = count }
+        var rejected = 0
+        for session in hosted {
+            let counts = session.earlierRejections.adding(session.analyzer.rejectedPoses)
+            rejected += counts.total
+            values["rejected.\(session.spec.camera).\(session.spec.name)"] = counts.total
+            for reason in PoseRejections.Reason.allCases where counts[reason] > 0 {
+                values["rejected.\(reason.rawValue)", default: 0] += counts[reason]
+            }
+        }
+        values["rejected"] = rejected
+        return values
+    }
+
+    // MARK: Steps
+
+    /// A new stream on the camera's topic: the sessions whose last accepted pose is not
+    /// earlier than the new stream's first pose start over.
+    private mutating func senderRestarted(
+        _ indices: [Int], topic: Topic, stream: StreamID, time: Double, into actions: inout [Action]
+    ) {
+        var reset: [String] = []
+        for index in indices {
+            guard let last = hosted[index].lastAccepted, !(time > last) else { continue }
+            let spec = hosted[index].spec
+            hosted[index].earlierRejections = hosted[index].earlierRejections.adding(
+                hosted[index].analyzer.rejectedPoses)
+            hosted[index].analyzer = MotionAnalyzer(exercise: spec.exercise, side: spec.side)
+            hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
+            hosted[index].lastAccepted = nil
+            sessionResets &+= 1
+            reset.append(spec.name)
+        }
+        actions.append(
+            .notice(.senderRestarted(topic: topic, stream: stream, time: time, resetSessions: reset)))
+    }
+
+    /// One session's analysis of a pose: its events, then its snapshot when due.
+    private mutating func analyze(_ pose: FlatPose, session index: Int, into actions: inout [Action]) {
+        let rejectedBefore = hosted[index].analyzer.rejectedPoses.total
+        let found = hosted[index].analyzer.process(pose)
+        for event in found {
+            actions.append(
+                .publish(
+                    Publication(
+                        kind: .event, topic: hosted[index].eventTopic,
+                        json: MotionJSON.encode(event, at: pose.timestamp))))
+        }
+        guard hosted[index].analyzer.rejectedPoses.total == rejectedBefore else { return }
+        hosted[index].lastAccepted = pose.timestamp
+        guard hosted[index].throttle.shouldPublish(hosted[index].analyzer.snapshot, at: pose.timestamp) else {
+            return
+        }
+        var snapshot = hosted[index].analyzer.snapshot
+        snapshot.isRunning = true
+        actions.append(
+            .publish(
+                Publication(
+                    kind: .snapshot, topic: hosted[index].snapshotTopic,
+                    json: MotionJSON.encode(snapshot, at: pose.timestamp))))
+    }
+}
+
+extension PoseRejections {
+    /// The counts of both, reason by reason.
+    fileprivate func adding(_ other: PoseRejections) -> PoseRejections {
+        PoseRejections(
+            nonFinite: nonFinite &+ other.nonFinite,
+            timestampNotIncreasing: timestampNotIncreasing &+ other.timestampNotIncreasing,
+            absurdCoordinates: absurdCoordinates &+ other.absurdCoordinates,
+            absurdTimestamp: absurdTimestamp &+ other.absurdTimestamp)
+    }
+}
