@@ -88,7 +88,7 @@ let package = Package(
             dependencies: ["KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaCLITests", dependencies: ["KinesiaCLI", "KinesiaTestSupport"],
+            name: "KinesiaCLITests", dependencies: ["KinesiaCLI", "KinesiaClient", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(

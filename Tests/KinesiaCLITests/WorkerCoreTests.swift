@@ -1,3 +1,4 @@
+import KinesiaClient
 import KinesiaMotion
 import KinesiaSimulation
 import KinesiaWire

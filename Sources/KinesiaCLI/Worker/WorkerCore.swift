@@ -1,3 +1,4 @@
+public import KinesiaClient
 public import KinesiaMotion
 public import KinesiaWire
 
