@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaSystem
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSystem
 import Testing
 
 @testable import KinesiaCLI

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+public import KinesiaSystem
 import KinesiaWire
 import Synchronization
 

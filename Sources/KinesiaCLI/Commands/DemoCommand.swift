@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 public import KinesiaMotion
+import KinesiaSystem
 import KinesiaWire
 import Synchronization
 
