@@ -105,7 +105,8 @@ struct SupervisorTopologyTests {
             message: #"needs a kinesia subcommand, e.g. ["broker"]"#),
         BadFile(
             json: #"{"processes": [{"name": "a b", "command": ["broker"]}]}"#, field: "processes[0].name",
-            message: #""a b" is not a name (1 to 64 letters, digits, '.', '_' or '-')"#),
+            message:
+                #"invalid process name "a b": use 1 to 64 letters, digits, '.', '_' or '-', not only dots"#),
         BadFile(
             json: #"{"processes": [\#(process), \#(process)]}"#, field: "processes[1].name",
             message: #""b" is already the name of processes[0]"#),

@@ -76,9 +76,7 @@ enum BusProcess {
     {
         let name = option ?? environment["KINESIA_PROCESS_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
         guard Topic.isValidName(name) else {
-            throw CLIError.usage(
-                "invalid process name \"\(name)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
-            )
+            throw CLIError.usage(Topic.invalidNameMessage(name, role: "process name"))
         }
         return name
     }
