@@ -67,7 +67,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaMotionTests",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation"],
+            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],

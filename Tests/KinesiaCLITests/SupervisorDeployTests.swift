@@ -5,8 +5,9 @@ import Testing
 @testable import KinesiaCLI
 
 /// The files of `deploy/`: the systemd units and the example topology.
+@Suite(.tags(.process))
 struct SupervisorDeployTests {
-    static let systemdDirectory = SupervisorTopologyTests.packageRoot.appendingPathComponent("deploy/systemd")
+    static let systemdDirectory = PackagePaths.url("deploy/systemd")
 
     static let unitNames = [
         "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
@@ -97,7 +98,7 @@ struct SupervisorDeployTests {
             Int($0.dropFirst("TimeoutStopSec=".count))
         }
         let topology = try Topology.load(
-            contentsOf: SupervisorTopologyTests.packageRoot.appendingPathComponent("deploy/local.json"))
+            contentsOf: PackagePaths.url("deploy/local.json"))
         let stages = Int64(ProcessRole.drainOrder.count)
         #expect(Int64(timeout ?? 0) > topology.shutdown.deadline.components.seconds * stages)
         #expect(unit.contains("KillMode=mixed"))

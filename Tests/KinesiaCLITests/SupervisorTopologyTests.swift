@@ -1,28 +1,18 @@
 import Foundation
 import KinesiaSystem
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaCLI
 
 /// The topology file format of `kinesia up`: decoding, defaults and every validation error.
 struct SupervisorTopologyTests {
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url
-            }
-        }
-        return url
-    }()
-
     static func decode(_ json: String) throws(TopologyError) -> Topology {
         try Topology.decode(Data(json.utf8), file: "t.json")
     }
 
     @Test func decodesTheOneBoxExampleOfTheRepository() throws {
-        let url = Self.packageRoot.appendingPathComponent("deploy/local.json")
+        let url = PackagePaths.url("deploy/local.json")
         let topology = try Topology.load(contentsOf: url)
         #expect(topology.bus == nil)
         #expect(
