@@ -43,7 +43,8 @@ import Synchronization
 /// cancelled can be dropped (seen here with the second stream of a process). For the same
 /// reason, code in this process must not watch these signals with Dispatch as well.
 ///
-/// Children started with ``Supervisor`` get default dispositions back.
+/// Children started with ``ProcessSpawn`` (by `kinesia up`, by the tests) get default
+/// dispositions back.
 public struct SignalStream: AsyncSequence, Sendable {
     /// Each delivery of a watched signal.
     public typealias Element = ProcessSignal

@@ -53,6 +53,9 @@ package enum PackagePaths {
         /// Where it was looked for.
         package var path: String
 
+        /// The executable is missing at `path`.
+        package init(path: String) { self.path = path }
+
         package var description: String {
             "kinesia is not built at \(path): run `swift build --build-tests` (in the configuration of "
                 + "`swift test`) before the tests that start it"
