@@ -81,7 +81,7 @@ let package = Package(
             name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaSystemTests", dependencies: ["KinesiaSystem"],
+            name: "KinesiaSystemTests", dependencies: ["KinesiaSystem", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCLITests", dependencies: ["KinesiaCLI", "KinesiaSystem", "KinesiaTestSupport"],
