@@ -48,15 +48,19 @@ let package = Package(
         .target(
             name: "KinesiaClient", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
+        // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, the line
+        // reader, errno. Internal (not a product): the commands and the test support use it.
+        .target(name: "KinesiaSystem", swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(
             name: "KinesiaCLI",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
+                "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
-            name: "kinesia", dependencies: ["KinesiaCLI"],
+            name: "kinesia", dependencies: ["KinesiaCLI", "KinesiaSystem"],
             swiftSettings: strictSettings),
         // Micro-benchmarks (run through scripts/bench, release builds).
         .executableTarget(
@@ -64,13 +68,14 @@ let package = Package(
             dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
             swiftSettings: strictSettings),
 
-        // Test support: processes started by tests (posix_spawn, no inherited descriptor or mask).
+        // Test support: processes started by tests (the same spawn as `kinesia up`), the package
+        // root, the built `kinesia`, a seeded generator, the `.process` tag.
         .target(
-            name: "KinesiaTestSupport", path: "Tests/KinesiaTestSupport",
+            name: "KinesiaTestSupport", dependencies: ["KinesiaSystem"], path: "Tests/KinesiaTestSupport",
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaMotionTests",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation"],
+            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
@@ -88,7 +93,11 @@ let package = Package(
             dependencies: ["KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaCLITests", dependencies: ["KinesiaCLI", "KinesiaClient", "KinesiaTestSupport"],
+            name: "KinesiaSystemTests", dependencies: ["KinesiaSystem", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaCLITests",
+            dependencies: ["KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(

@@ -179,9 +179,25 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
         self.init(kind: kind, first: names[0], second: names.count > 1 ? names[1] : nil)
     }
 
-    /// Whether `name` is a valid camera, session or process name.
+    /// Whether `name` is a valid camera, session or process name: the one rule for names,
+    /// wherever they are checked (options, environment, topology files).
     public static func isValidName(_ name: String) -> Bool {
         (try? validate(name, as: .camera)) != nil
+    }
+
+    /// The one message for a name that ``isValidName(_:)`` refuses, used by every command and
+    /// by the topology validation of `kinesia up`.
+    ///
+    /// ```swift
+    /// Topic.invalidNameMessage("..", role: "process name")
+    /// // invalid process name "..": use 1 to 64 letters, digits, '.', '_' or '-', not only dots
+    /// ```
+    /// - Parameters:
+    ///   - name: The refused name.
+    ///   - role: What the name names: `camera`, `session name`, `process name`.
+    public static func invalidNameMessage(_ name: String, role: String) -> String {
+        "invalid \(role) \"\(name)\": use 1 to \(maximumNameLength) letters, digits, '.', '_' or '-', "
+            + "not only dots"
     }
 
     /// Checks a name against the charset, the length bound and the reserved names.

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaCLI
+import KinesiaSystem
 
 // Under `kinesia up`: stop (SIGTERM) when the supervisor dies, even by SIGKILL.
 ParentDeathSignal.adoptFromEnvironment()

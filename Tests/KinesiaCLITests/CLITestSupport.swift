@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaCLI
+import KinesiaTestSupport
 
 /// Runs a `kinesia` command line in-process and captures what it prints.
 struct CommandRun {
@@ -22,18 +23,8 @@ struct CommandRun {
 }
 
 enum CLIFixtures {
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url
-            }
-            url.deleteLastPathComponent()
-        }
-        fatalError("Package.swift not found above \(#filePath)")
-    }()
-
+    /// A file of the repository (``PackagePaths/path(_:)``).
     static func path(_ relative: String) -> String {
-        packageRoot.appendingPathComponent(relative).path
+        PackagePaths.path(relative)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaMotion
+import KinesiaSystem
 import KinesiaWire
 import Testing
 
@@ -95,8 +96,7 @@ struct PoseSourceTests {
         let text = "{\"t\":0,\"points\":{}}\nnope\n\n{\"t\":1,\"points\":{}}"
         _ = text.withCString { write(descriptors[1], $0, strlen($0)) }
         close(descriptors[1])
-        defer { close(descriptors[0]) }
-        let reader = LineReader(descriptor: descriptors[0])
+        let reader = LineReader(FileDescriptor(owning: descriptors[0]))
         var lines: [String] = []
         loop: while true {
             switch reader.nextLine(timeout: .seconds(1)) {

@@ -5,8 +5,9 @@ import Testing
 @testable import KinesiaCLI
 
 /// The files of `deploy/`: the systemd units and the example topology.
+@Suite(.tags(.process))
 struct SupervisorDeployTests {
-    static let systemdDirectory = SupervisorTopologyTests.packageRoot.appendingPathComponent("deploy/systemd")
+    static let systemdDirectory = PackagePaths.url("deploy/systemd")
 
     static let unitNames = [
         "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
@@ -21,6 +22,11 @@ struct SupervisorDeployTests {
 
     static let systemdAnalyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first {
         FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    /// `systemd-analyze`, or a failure saying what to install (never a skip).
+    static func requireSystemdAnalyze() throws -> String {
+        try #require(systemdAnalyze, "systemd-analyze is not installed: apt-get install systemd")
     }
 
     static func unit(_ name: String) throws -> String {
@@ -39,13 +45,13 @@ struct SupervisorDeployTests {
             try Data(text.utf8).write(to: directory.appendingPathComponent(name))
         }
         let (status, output) = try TestProcess.run(
-            systemdAnalyze ?? "/usr/bin/systemd-analyze",
+            try requireSystemdAnalyze(),
             ["verify"] + verifiedNames.map { directory.appendingPathComponent($0).path },
             environment: ProcessInfo.processInfo.environment, workingDirectory: directory.path)
         return (status, output.split(separator: "\n").map(String.init))
     }
 
-    @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))
+    @Test
     func theUnitsPassSystemdAnalyzeVerifyWithoutAnyComplaint() throws {
         // verify exits 0 even for unknown keys and bad values, so any output is a failure.
         let (status, lines) = try Self.verify(executable: "/bin/true")
@@ -53,7 +59,7 @@ struct SupervisorDeployTests {
         #expect(lines == [])
     }
 
-    @Test(.enabled(if: systemdAnalyze != nil, "systemd-analyze is not installed"))
+    @Test
     func theUnitsAsShippedOnlyMissTheInstalledBinary() throws {
         guard !FileManager.default.fileExists(atPath: "/usr/local/bin/kinesia") else { return }
         let (_, lines) = try Self.verify(executable: "/usr/local/bin/kinesia")
@@ -97,7 +103,7 @@ struct SupervisorDeployTests {
             Int($0.dropFirst("TimeoutStopSec=".count))
         }
         let topology = try Topology.load(
-            contentsOf: SupervisorTopologyTests.packageRoot.appendingPathComponent("deploy/local.json"))
+            contentsOf: PackagePaths.url("deploy/local.json"))
         let stages = Int64(ProcessRole.drainOrder.count)
         #expect(Int64(timeout ?? 0) > topology.shutdown.deadline.components.seconds * stages)
         #expect(unit.contains("KillMode=mixed"))

@@ -1,12 +1,14 @@
 import Foundation
 import Glibc
+import KinesiaSystem
+import KinesiaTestSupport
 import Synchronization
 import Testing
 
 @testable import KinesiaCLI
 
 /// The supervisor with real processes: `/bin/sh` scripts as the executable override.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .tags(.process))
 struct SupervisorProcessTests {
     /// Collects the supervisor's events as they happen.
     final class EventLog: Sendable {
@@ -238,7 +240,7 @@ struct SupervisorProcessTests {
 }
 
 /// ``ChildProcess``: what a child gets from `posix_spawn`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .tags(.process))
 struct SupervisorChildProcessTests {
     /// Launches `/bin/sh -c script` and returns the handle and its events.
     static func launch(_ script: String) -> (ChildProcess, Mailbox<ChildProcess.Event>) {

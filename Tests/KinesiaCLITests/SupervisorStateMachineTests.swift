@@ -1,3 +1,4 @@
+import KinesiaSystem
 import Testing
 
 @testable import KinesiaCLI

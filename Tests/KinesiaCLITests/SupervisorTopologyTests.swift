@@ -1,27 +1,18 @@
 import Foundation
+import KinesiaSystem
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaCLI
 
 /// The topology file format of `kinesia up`: decoding, defaults and every validation error.
 struct SupervisorTopologyTests {
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url
-            }
-        }
-        return url
-    }()
-
     static func decode(_ json: String) throws(TopologyError) -> Topology {
         try Topology.decode(Data(json.utf8), file: "t.json")
     }
 
     @Test func decodesTheOneBoxExampleOfTheRepository() throws {
-        let url = Self.packageRoot.appendingPathComponent("deploy/local.json")
+        let url = PackagePaths.url("deploy/local.json")
         let topology = try Topology.load(contentsOf: url)
         #expect(topology.bus == nil)
         #expect(
@@ -104,7 +95,8 @@ struct SupervisorTopologyTests {
             message: #"needs a kinesia subcommand, e.g. ["broker"]"#),
         BadFile(
             json: #"{"processes": [{"name": "a b", "command": ["broker"]}]}"#, field: "processes[0].name",
-            message: #""a b" is not a name (1 to 64 letters, digits, '.', '_' or '-')"#),
+            message:
+                #"invalid process name "a b": use 1 to 64 letters, digits, '.', '_' or '-', not only dots"#),
         BadFile(
             json: #"{"processes": [\#(process), \#(process)]}"#, field: "processes[1].name",
             message: #""b" is already the name of processes[0]"#),

@@ -5,21 +5,8 @@ import Testing
 
 @testable import KinesiaCLI
 
-/// The `kinesia` executable next to the test bundle, if it has an `up` command.
-enum BuiltKinesia {
-    static let path: String? = {
-        let directory = URL(fileURLWithPath: Supervisor.currentExecutable()).deletingLastPathComponent()
-        let path = directory.appendingPathComponent("kinesia").path
-        guard FileManager.default.isExecutableFile(atPath: path),
-            let help = try? TestProcess.run(
-                path, ["help", "up"], environment: ProcessInfo.processInfo.environment)
-        else { return nil }
-        return help.status == 0 && help.output.contains("kinesia up") ? path : nil
-    }()
-}
-
 /// `kinesia up` as a real process, stopped by real signals.
-@Suite(.timeLimit(.minutes(1)), .enabled(if: BuiltKinesia.path != nil, "kinesia up is not built"))
+@Suite(.timeLimit(.minutes(1)), .tags(.process))
 struct SupervisorUpCommandTests {
 
     typealias Scratch = SupervisorProcessTests.Scratch
@@ -29,7 +16,7 @@ struct SupervisorUpCommandTests {
         let file = scratch.path("topology.json")
         try Data(topology.utf8).write(to: URL(fileURLWithPath: file))
         return try TestProcess(
-            executable: BuiltKinesia.path ?? "/nonexistent", arguments: ["up", file],
+            executable: PackagePaths.kinesia(), arguments: ["up", file],
             environment: ProcessInfo.processInfo.environment, standardError: scratch.path("up.log"))
     }
 
@@ -173,6 +160,7 @@ struct SupervisorUpCommandTests {
 }
 
 /// `kinesia up` in-process, through the command-line funnel.
+@Suite(.tags(.process))
 struct UpCommandTests {
     @Test func runsATopologyToItsEndAndPrintsEachAction() async throws {
         let scratch = try SupervisorProcessTests.Scratch()

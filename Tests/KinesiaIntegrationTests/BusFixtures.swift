@@ -2,6 +2,7 @@ import Foundation
 import KinesiaBus
 import KinesiaCLI
 import KinesiaClient
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -117,16 +118,19 @@ struct BusSource: Sendable, CustomStringConvertible {
 
     static let recordings: [BusSource] = [
         BusSource(
-            camera: "balance01op", spec: Package.path("data/recordings/p2s_balance_cam01_openpose25b.jsonl"),
+            camera: "balance01op",
+            spec: PackagePaths.path("data/recordings/p2s_balance_cam01_openpose25b.jsonl"),
             exercise: "shoulderAbduction"),
         BusSource(
-            camera: "balance03op", spec: Package.path("data/recordings/p2s_balance_cam03_openpose25b.jsonl"),
+            camera: "balance03op",
+            spec: PackagePaths.path("data/recordings/p2s_balance_cam03_openpose25b.jsonl"),
             exercise: "shoulderAbduction"),
         BusSource(
-            camera: "balance01mp", spec: Package.path("data/recordings/p2s_balance_cam01_mediapipe.jsonl"),
+            camera: "balance01mp",
+            spec: PackagePaths.path("data/recordings/p2s_balance_cam01_mediapipe.jsonl"),
             exercise: "shoulderAbduction"),
         BusSource(
-            camera: "walk", spec: Package.path("data/recordings/s2d_demo_walk_mediapipe.jsonl"),
+            camera: "walk", spec: PackagePaths.path("data/recordings/s2d_demo_walk_mediapipe.jsonl"),
             exercise: "kneeFlexion"),
     ]
 }

@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBus
 import KinesiaCLI
 import KinesiaMotion
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 /// Serialized like ``BusTopologyTests`` (each test starts several processes on a 2-core
 /// machine); the two suites run side by side, which halves the longest serial chain of the
 /// test run.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.process))
 struct BusResilienceTests {
     @Test func aRestartedIngestKeepsTheSessionsWhenTimeGoesOnAndStartsThemOverWhenItDoesNot() async throws {
         let topology = try Topology()

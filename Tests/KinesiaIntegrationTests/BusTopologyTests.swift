@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBus
 import KinesiaCLI
 import KinesiaMotion
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 ///
 /// Serialized: each test starts several processes, and the machine has two cores. The failure
 /// cases are in ``BusResilienceTests``, which runs beside this suite.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.process))
 struct BusTopologyTests {
     static let simulations: [BusSource] = Exercise.catalog.map {
         BusSource(camera: "sim-\($0.id)", spec: "sim:\($0.id),seed=11,reps=3", exercise: $0.id)

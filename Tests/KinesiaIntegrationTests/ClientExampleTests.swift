@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaClient
 import KinesiaMotion
+import KinesiaTestSupport
 import KinesiaWire
 import Synchronization
 import Testing
@@ -25,7 +26,7 @@ func follow(camera: String, on bus: BusAddress, show: (String) -> Void) async th
 
 /// The article's consumer against a real broker, worker and ingest: it shows the events that
 /// `kinesia analyze` prints for the same poses, in the same order, numbered 0, 1, 2...
-@Suite(.serialized)
+@Suite(.serialized, .tags(.process))
 struct ClientExampleTests {
     @Test(.timeLimit(.minutes(3)))
     func theArticlesConsumerShowsTheEventsOfAnalyzeInOrder() async throws {
@@ -69,7 +70,8 @@ struct ClientExampleTests {
 
     @Test func theArticleShowsTheCodeThisTestRuns() throws {
         let article = try String(
-            contentsOfFile: Package.path("Sources/KinesiaClient/Docs.docc/KinesiaClient.md"), encoding: .utf8)
+            contentsOfFile: PackagePaths.path("Sources/KinesiaClient/Docs.docc/KinesiaClient.md"),
+            encoding: .utf8)
         let test = try String(contentsOfFile: #filePath, encoding: .utf8)
         let blocks = article.components(separatedBy: "```swift\n").dropFirst()
             .map { $0.components(separatedBy: "\n```")[0] }

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
+import KinesiaTestSupport
 import Testing
 
 /// `kinesia demo` as a newcomer runs it: real broker, ingest and worker processes.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.process))
 struct DemoIntegrationTests {
     static let source = "sim:shoulderAbduction,side=both,seed=7"
 
@@ -62,7 +63,8 @@ struct DemoIntegrationTests {
     @Test func sigintStopsTheDemoGracefullyWithASummaryAndNoProcessLeft() async throws {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let demo = try ConsumerTestProcess(["demo", "--seconds", "60"], in: directory, label: "demo")
+        let demo = try KinesiaProcess(
+            "demo", ["demo", "--seconds", "60"], directory: directory.path, logLevel: "warning")
         // Wait until the ingest runs, then interrupt as Control-C would.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(30)
@@ -70,10 +72,10 @@ struct DemoIntegrationTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         try await Task.sleep(for: .seconds(1))
-        demo.send(SIGINT)
-        let status = await demo.wait(timeout: .seconds(30))
+        demo.signal(SIGINT)
+        let status = await demo.waitForExit(timeout: .seconds(30))
         let output = demo.output
-        #expect(status == 0, "\(output)\n\(demo.error)")
+        #expect(status == 0, "\(output)\n\(demo.errorText)")
         #expect(output.contains("demo: shutting down (SIGINT)"))
         #expect(output.contains("stopped early by SIGINT"))
         let pids = output.split(separator: "\n").compactMap { line -> Int32? in

@@ -1,25 +1,29 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 /// `kinesia status` and `kinesia watch --once` against a running topology of real processes.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.process))
 struct StatusIntegrationTests {
     @Test func statusListsTheBrokerAndEveryWorkerOfARunningTopology() async throws {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bus = directory.appendingPathComponent("bus").path
-        let broker = try ConsumerTestProcess(["broker", "--bus", bus], in: directory, label: "broker")
+        let broker = try KinesiaProcess(
+            "broker", ["broker", "--bus", bus], directory: directory.path, logLevel: "warning")
         try await Task.sleep(for: .milliseconds(300))
-        let left = try ConsumerTestProcess(
+        let left = try KinesiaProcess(
+            "left",
             [
                 "worker", "--bus", bus, "--name", "worker-left", "--camera", "cam0", "--session",
                 "left=shoulderAbduction:left",
-            ], in: directory, label: "left")
-        let right = try ConsumerTestProcess(
+            ], directory: directory.path, logLevel: "warning")
+        let right = try KinesiaProcess(
+            "right",
             [
                 "worker", "--bus", bus, "--name", "worker-right", "--camera", "cam0", "--session",
                 "right=shoulderAbduction:right",
-            ], in: directory, label: "right")
+            ], directory: directory.path, logLevel: "warning")
         let processes = [broker, left, right]
 
         // Reports come once a second: retry until every process is listed (or give up).
@@ -50,7 +54,8 @@ struct StatusIntegrationTests {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bus = directory.appendingPathComponent("bus").path
-        let broker = try ConsumerTestProcess(["broker", "--bus", bus], in: directory, label: "broker")
+        let broker = try KinesiaProcess(
+            "broker", ["broker", "--bus", bus], directory: directory.path, logLevel: "warning")
         let run = try await ConsumerTestPaths.run(["watch", "--bus", bus, "--once", "--wait", "2.5"])
         await broker.stop()
         #expect(run.status == 0, "\(run.error)")

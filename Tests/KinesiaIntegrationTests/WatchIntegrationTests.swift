@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
+import KinesiaTestSupport
 import Testing
 
 /// `kinesia watch` following a real topology: broker, a worker with both sides, an ingest.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.process))
 struct WatchIntegrationTests {
     static let source = "sim:shoulderAbduction,side=both,seed=3"
 
@@ -19,23 +20,24 @@ struct WatchIntegrationTests {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bus = directory.appendingPathComponent("bus").path
-        let broker = try ConsumerTestProcess(
-            ["broker", "--bus", bus], in: directory, label: "broker", logLevel: "info")
-        #expect(await broker.waitForError(containing: "serving"), "\(broker.error)")
-        let worker = try ConsumerTestProcess(
+        let broker = try KinesiaProcess(
+            "broker", ["broker", "--bus", bus], directory: directory.path, logLevel: "info")
+        #expect(await broker.waitForError(containing: "serving"), "\(broker.errorText)")
+        let worker = try KinesiaProcess(
+            "worker",
             [
                 "worker", "--bus", bus, "--name", "worker-sides", "--camera", "cam0",
                 "--session", "left=shoulderAbduction:left", "--session", "right=shoulderAbduction:right",
-            ],
-            in: directory, label: "worker", logLevel: "info")
-        let watch = try ConsumerTestProcess(
-            ["watch", "--bus", bus, "--duration", "300"], in: directory, label: "watch", logLevel: "info")
-        #expect(await worker.waitForError(containing: "hosting"), "\(worker.error)")
-        #expect(await watch.waitForError(containing: "watching \(bus)\n"), "\(watch.error)")
-        let ingest = try ConsumerTestProcess(
-            ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--pace", "max"],
-            in: directory, label: "ingest")
-        let ingestStatus = await ingest.wait(timeout: .seconds(60))
+            ], directory: directory.path, logLevel: "info")
+        let watch = try KinesiaProcess(
+            "watch", ["watch", "--bus", bus, "--duration", "300"], directory: directory.path, logLevel: "info"
+        )
+        #expect(await worker.waitForError(containing: "hosting"), "\(worker.errorText)")
+        #expect(await watch.waitForError(containing: "watching \(bus)\n"), "\(watch.errorText)")
+        let ingest = try KinesiaProcess(
+            "ingest", ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--pace", "max"],
+            directory: directory.path, logLevel: "warning")
+        let ingestStatus = await ingest.waitForExit(timeout: .seconds(60))
         // Progress lines (every 5 s): "cam0/left: value 12, best 95.0, 3 clean, 1 rejected, ...".
         let final = await waitUntil(timeout: .seconds(60)) {
             let output = watch.output
@@ -48,13 +50,13 @@ struct WatchIntegrationTests {
             }
         }
         #expect(final, "\(watch.output)")
-        watch.send(SIGTERM)
-        let status = await watch.wait(timeout: .seconds(30))
+        watch.signal(SIGTERM)
+        let status = await watch.waitForExit(timeout: .seconds(30))
         await worker.stop()
         await broker.stop()
 
-        #expect(ingestStatus == 0, "\(ingest.error)")
-        #expect(status == 0, "\(watch.error)")
+        #expect(ingestStatus == 0, "\(ingest.errorText)")
+        #expect(status == 0, "\(watch.errorText)")
         let lines = watch.output.split(separator: "\n").map(String.init)
         for side in ["left", "right"] {
             let expected = try #require(expected[side])

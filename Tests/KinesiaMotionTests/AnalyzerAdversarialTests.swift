@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -180,7 +181,7 @@ struct AnalyzerAdversarialTests {
 
     @Test func theOrderAPoseWasBuiltInDoesNotMatter() {
         let clean = Self.set(.shoulderAbduction)
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let rebuilt = clean.map { pose in
             // Same content, dictionaries built in another order (another iteration order).
             var shuffled = Array(pose.points)

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -118,32 +119,112 @@ struct AnalyzerBadInputTests {
         #expect(analyzer.rejectedPoses.total == bad.count)
     }
 
-    @Test func randomGarbageNeverCrashes() {
-        var generator = SplitMix(seed: 42)
+    /// Why the pose contract drops `pose` (non-finite values, a timestamp beyond ±10^10 s,
+    /// coordinates beyond 10^6 or ten image sizes, a timestamp not after `last`), written from
+    /// the contract's text, independently of the analyzer's own check.
+    static func expectedRejection(_ pose: Pose, after last: Double?) -> PoseRejections.Reason? {
+        let values =
+            [pose.timestamp] + pose.points.values.flatMap { [Double($0.x), Double($0.y)] }
+            + pose.confidence.values + (pose.imageSize.map { [Double($0.width), Double($0.height)] } ?? [])
+        guard pose.timestamp.isFinite else { return .nonFinite }
+        guard abs(pose.timestamp) <= 1e10 else { return .absurdTimestamp }
+        guard values.allSatisfy(\.isFinite) else { return .nonFinite }
+        var limitX = 1e6
+        var limitY = 1e6
+        if let size = pose.imageSize, size.width > 0, size.height > 0 {
+            limitX = min(limitX, Double(size.width) * 10)
+            limitY = min(limitY, Double(size.height) * 10)
+        }
+        if pose.points.values.contains(where: { abs(Double($0.x)) > limitX || abs(Double($0.y)) > limitY }) {
+            return .absurdCoordinates
+        }
+        if let last, !(pose.timestamp > last) { return .timestampNotIncreasing }
+        return nil
+    }
+
+    /// Random poses mixing plausible numbers with NaN, infinities, huge and tiny values,
+    /// missing joints and sizes, and timestamps that jump, repeat or go back: the analyzer
+    /// drops exactly the poses the contract says, counts each under its reason, and everything
+    /// it reports stays finite and consistent.
+    @Test(arguments: Exercise.catalog)
+    func randomGarbageKeepsEveryInvariant(exercise: Exercise) {
+        var generator = SplitMix64(seed: 42 &+ UInt64(exercise.id.count))
         let specials: [Double] = [
-            .nan, .infinity, -.infinity, 0, -0.0, 1e308, -1e308, .leastNonzeroMagnitude, 1e6, -1e6, 500,
+            .nan, .infinity, -.infinity, 0, -0.0, 1e308, -1e308, .leastNonzeroMagnitude, 1e6, -1e6, 500, 2e10,
         ]
         func number() -> Double {
             generator.next() % 3 == 0
                 ? specials[Int(generator.next() % UInt64(specials.count))] : (generator.unit() - 0.3) * 2000
         }
-        for exercise in Exercise.catalog {
-            var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
-            var time = 0.0
-            for _ in 0..<400 {
-                var points: [Joint: CGPoint] = [:]
-                var confidence: [Joint: Double] = [:]
-                for joint in Joint.allCases where generator.next() % 4 != 0 {
-                    points[joint] = CGPoint(x: number(), y: number())
-                    if generator.next() % 2 == 0 { confidence[joint] = number() }
-                }
-                time += generator.next() % 5 == 0 ? number() : 1 / 30
-                let size = generator.next() % 3 == 0 ? nil : CGSize(width: number(), height: number())
-                _ = analyzer.process(
-                    Pose(points: points, timestamp: time, imageSize: size, confidence: confidence))
+        var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
+        let required = Set(analyzer.requiredJoints)
+        var expected = PoseRejections()
+        var lastAccepted: Double?
+        var time = 0.0
+        var completed = 0
+        var rejectedReps = 0
+        for _ in 0..<1500 {
+            var points: [Joint: CGPoint] = [:]
+            var confidence: [Joint: Double] = [:]
+            // One pose in four has garbage among its points; the others get through.
+            let garbage = generator.next() % 4 == 0
+            for joint in Joint.allCases where generator.next() % 4 != 0 {
+                let sound = !garbage || generator.next() % 3 != 0
+                points[joint] =
+                    sound
+                    ? CGPoint(x: generator.unit() * 640, y: generator.unit() * 480)
+                    : CGPoint(x: number(), y: number())
+                if generator.next() % 2 == 0 { confidence[joint] = sound ? generator.unit() : number() }
             }
-            #expect(analyzer.snapshot.repCount >= 0)
+            // Time mostly moves on; one pose in five has a garbage timestamp of its own (NaN,
+            // infinite, huge, zero, negative, back in time or far ahead).
+            time += 1.0 / 30
+            let timestamp = generator.next() % 5 == 0 ? number() : time
+            let size =
+                generator.next() % 3 == 0
+                ? nil : CGSize(width: 640, height: generator.next() % 9 == 0 ? number() : 480)
+            let pose = Pose(points: points, timestamp: timestamp, imageSize: size, confidence: confidence)
+            if let reason = Self.expectedRejection(pose, after: lastAccepted) {
+                expected.record(reason)
+            } else {
+                lastAccepted = timestamp
+                time = max(time, timestamp)  // a clock that jumped ahead goes on from there
+            }
+            let events = analyzer.process(pose)
+            for event in events {
+                switch event {
+                case .repCompleted(let rep), .repRejected(let rep):
+                    if case .repCompleted = event { completed += 1 } else { rejectedReps += 1 }
+                    #expect(rep.peak.isFinite && rep.start.isFinite && rep.end.isFinite, "\(rep)")
+                    #expect(rep.start <= rep.end, "\(rep)")
+                case .baselineCompleted(let value):
+                    #expect(value.isFinite)
+                case .visibilityChanged(let visibility):
+                    #expect(Set(visibility.missingJoints).isSubset(of: required), "\(visibility)")
+                default:
+                    break
+                }
+            }
+            let snapshot = analyzer.snapshot
+            let numbers = [
+                snapshot.value, snapshot.best, snapshot.holdProgress, snapshot.confidence,
+                snapshot.baseline?.value,
+            ]
+            #expect(numbers.allSatisfy { $0?.isFinite ?? true }, "\(snapshot)")
+            if let rep = snapshot.lastRep {
+                #expect(rep.peak.isFinite && rep.start.isFinite && rep.end.isFinite)
+            }
+            #expect(Set(snapshot.missingJoints).isSubset(of: required), "\(snapshot.missingJoints)")
+            #expect(snapshot.repCount == completed)
+            #expect(snapshot.rejectedCount == rejectedReps)
         }
+        // Every dropped pose is counted, under the contract's reason, and nothing else is.
+        #expect(analyzer.rejectedPoses == expected)
+        #expect(
+            PoseRejections.Reason.allCases.map { analyzer.rejectedPoses[$0] }.reduce(0, +) == expected.total)
+        // The garbage exercised every reason and let most poses through.
+        #expect(PoseRejections.Reason.allCases.allSatisfy { expected[$0] > 0 }, "\(expected)")
+        #expect(expected.total < 1000, "\(expected)")
     }
 
     @Test func emptyPosesAloneNeverCountAnything() {
@@ -166,7 +247,7 @@ struct AnalyzerBadInputTests {
             if fraction > 0.4, let rule = exercise.formRules.first { body.breakRule(rule, side: .left) }
         }
         script.hold(0, for: 1) { body, _ in body.scale = 0.3 }
-        var generator = SplitMix(seed: 3)
+        var generator = SplitMix64(seed: 3)
         let noisy = script.poses.map { pose in
             var pose = pose
             pose.points = pose.points.mapValues {

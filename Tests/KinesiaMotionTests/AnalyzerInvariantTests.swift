@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -8,7 +9,7 @@ import Testing
 struct AnalyzerInvariantTests {
     @Test(arguments: Exercise.catalog)
     func theSnapshotAndTheEventsStayConsistentOnRandomSessions(exercise: Exercise) {
-        var generator = SplitMix(seed: 0xC0FFEE &+ UInt64(exercise.id.count))
+        var generator = SplitMix64(seed: 0xC0FFEE &+ UInt64(exercise.id.count))
         var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
         var body = Body(exercise, side: .right, value: 0)
         var time = 0.0

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -32,7 +33,7 @@ struct AnalyzerMeasureTests {
 
     @Test(arguments: Measure.allCases)
     func frameKernelsAgreeExactlyWithMeasureValues(measure: Measure) {
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var frame = PoseFrame()
         for _ in 0..<500 {
             var points: [Joint: CGPoint] = [:]
@@ -47,22 +48,4 @@ struct AnalyzerMeasureTests {
             }
         }
     }
-}
-
-/// A small deterministic random generator for tests.
-struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in 0..<1.
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaSimulation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -54,7 +55,7 @@ struct FlatPoseAnalysisTests {
     }
 
     @Test func theRecordingsListCoversEveryRecordingInTheDataFolder() throws {
-        let folder = RecordingFixtures.packageRoot.appendingPathComponent("data/recordings")
+        let folder = PackagePaths.url("data/recordings")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             .filter { $0.hasSuffix(".jsonl") }
         #expect(Set(files) == Set(RecordingFixtures.allRecordings))

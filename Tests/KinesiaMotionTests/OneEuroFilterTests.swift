@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -21,7 +22,7 @@ struct OneEuroFilterTests {
     }
 
     @Test func jitterIsReducedAtRest() {
-        var generator = SplitMix(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let noisy = (0..<300).map { _ in 50 + (generator.unit() - 0.5) * 8 }
         let smoothed = filter(noisy)
         func spread(_ values: ArraySlice<Double>) -> Double {

@@ -1,27 +1,16 @@
 import Foundation
+import KinesiaTestSupport
 
 /// Paths of the repository's data files, found from this source file (never from ../shared).
 enum RecordingFixtures {
-    /// The package root: the first folder above this file that holds Package.swift.
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url
-            }
-            url.deleteLastPathComponent()
-        }
-        fatalError("Package.swift not found above \(#filePath)")
-    }()
-
     /// `data/recordings/<name>`.
     static func recording(_ name: String) -> URL {
-        packageRoot.appendingPathComponent("data/recordings").appendingPathComponent(name)
+        PackagePaths.url("data/recordings").appendingPathComponent(name)
     }
 
     /// `data/openpose/<name>`.
     static func openPose(_ name: String) -> URL {
-        packageRoot.appendingPathComponent("data/openpose").appendingPathComponent(name)
+        PackagePaths.url("data/openpose").appendingPathComponent(name)
     }
 
     /// Every JSON Lines recording of `data/recordings`.

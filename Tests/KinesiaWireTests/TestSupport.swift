@@ -1,22 +1,14 @@
 import Foundation
 import KinesiaMotion
+import KinesiaTestSupport
 import KinesiaWire
 
-/// The package root, found from this file's path.
-let packageRoot: URL = {
-    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-        url.deleteLastPathComponent()
-    }
-    return url
-}()
-
 /// The directory of the committed wire fixtures.
-let fixturesDirectory = packageRoot.appendingPathComponent("Tests/KinesiaWireTests/Fixtures")
+let fixturesDirectory = PackagePaths.url("Tests/KinesiaWireTests/Fixtures")
 
 /// Every pose of a real recording in `data/recordings` (JSON Lines: t, w, h, points, confidence).
 func recordedPoses(_ name: String) throws -> [Pose] {
-    let url = packageRoot.appendingPathComponent("data/recordings/\(name)")
+    let url = PackagePaths.url("data/recordings/\(name)")
     let text = try String(contentsOf: url, encoding: .utf8)
     return try text.split(separator: "\n").map { line in
         let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]

@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized)
 struct WireFixtureTests {
     static let updating = ProcessInfo.processInfo.environment["KINESIA_UPDATE_FIXTURES"] == "1"
-    static let script = packageRoot.appendingPathComponent("scripts/kinesia_wire.py").path
+    static let script = PackagePaths.path("scripts/kinesia_wire.py")
 
     func committed(_ file: String) throws -> [UInt8] {
         Array(try Data(contentsOf: fixturesDirectory.appendingPathComponent(file)))
@@ -76,14 +76,14 @@ struct WireFixtureTests {
         #expect(stored.isEqual(fresh))
     }
 
-    @Test func pythonDecoderReadsEveryFixtureAndEncodesTheSameBytes() throws {
+    @Test(.tags(.process)) func pythonDecoderReadsEveryFixtureAndEncodesTheSameBytes() throws {
         let (status, output) = try runPython(["check", fixturesDirectory.path])
         #expect(status == 0, "kinesia_wire.py check failed:\n\(output)")
         let checked = try WireFixtures.valid().count + WireFixtures.invalid().count
         #expect(output.contains("\(checked) fixtures ok"), "\(output)")
     }
 
-    @Test func pythonEncodedMessagesDecodeInSwift() throws {
+    @Test(.tags(.process)) func pythonEncodedMessagesDecodeInSwift() throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("kinesia-wire-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaMotion
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaClient
+public import KinesiaSystem
 import KinesiaWire
 import Synchronization
 
@@ -76,9 +77,7 @@ enum BusProcess {
     {
         let name = option ?? environment["KINESIA_PROCESS_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
         guard Topic.isValidName(name) else {
-            throw CLIError.usage(
-                "invalid process name \"\(name)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
-            )
+            throw CLIError.usage(Topic.invalidNameMessage(name, role: "process name"))
         }
         return name
     }

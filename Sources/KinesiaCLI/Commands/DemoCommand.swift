@@ -2,6 +2,7 @@ import Foundation
 import KinesiaBus
 import KinesiaClient
 public import KinesiaMotion
+import KinesiaSystem
 import KinesiaWire
 import Synchronization
 

@@ -91,9 +91,7 @@ public struct IngestCommand: ParsableCommand {
     /// Checks the camera name and the numbers.
     public func validate() throws(CLIError) {
         if let camera, !Topic.isValidName(camera) {
-            throw CLIError.usage(
-                "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
-            )
+            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
         }
         guard speed > 0 else { throw CLIError.usage("--speed must be positive, got \(speed)") }
         guard waitSeconds >= 0 else { throw CLIError.usage("--wait-seconds must be 0 or more") }

@@ -62,9 +62,7 @@ public struct WatchCommand: ParsableCommand {
     /// Checks the camera names and the times.
     public func validate() throws(CLIError) {
         for camera in cameras where !Topic.isValidName(camera) {
-            throw CLIError.usage(
-                "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
-            )
+            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
         }
         let times: [(String, Double?)] = [("--wait", wait), ("--idle", idle), ("--duration", duration)]
         for (name, value) in times {

@@ -64,9 +64,7 @@ public struct WorkerCommand: ParsableCommand {
     ///   exercise or side.
     public func parsedSessions() throws(CLIError) -> [WorkerSession] {
         if let camera, !Topic.isValidName(camera) {
-            throw CLIError.usage(
-                "invalid camera \"\(camera)\": use 1 to \(Topic.maximumNameLength) letters, digits, '.', '_' or '-'"
-            )
+            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
         }
         var result: [WorkerSession] = []
         var seen: Set<String> = []

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSystem
 
 /// `kinesia up FILE`: loads the topology, runs it under a ``Supervisor`` and stops it gracefully
 /// on SIGINT, SIGTERM or SIGHUP.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+public import KinesiaSystem
 import Synchronization
 
 /// Runs a ``Topology``: starts its processes, restarts those that die, and stops them all in

@@ -1,3 +1,5 @@
+public import KinesiaSystem
+
 /// Something the supervisor did or saw: one line of `kinesia up`'s standard error each.
 ///
 /// ```text

@@ -1,3 +1,5 @@
+public import KinesiaSystem
+
 /// The exit status of a `kinesia` usage error (`EX_USAGE`): a wrong command line, never restarted.
 private let usageErrorStatus: Int32 = 64
 

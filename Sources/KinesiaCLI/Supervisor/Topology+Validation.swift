@@ -1,3 +1,5 @@
+import KinesiaWire
+
 extension Topology {
     /// Checks what decoding cannot: unique names, known `after` references, a start order
     /// without cycles, a usable bus address and consistent restart limits.
@@ -115,15 +117,12 @@ extension Topology {
         return nil
     }
 
+    /// The rule and the message of every command (``Topic/isValidName(_:)``): a process name
+    /// becomes the process's `health/` topic and `KINESIA_PROCESS_NAME`.
     private static func validateName(_ name: String, field: String) throws(TopologyValidationError) {
-        let allowed = name.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-                || $0 == "." || $0 == "_" || $0 == "-"
-        }
-        guard !name.isEmpty, name.count <= 64, allowed else {
+        guard Topic.isValidName(name) else {
             throw TopologyValidationError(
-                field: field,
-                message: "\"\(name)\" is not a name (1 to 64 letters, digits, '.', '_' or '-')")
+                field: field, message: Topic.invalidNameMessage(name, role: "process name"))
         }
     }
 

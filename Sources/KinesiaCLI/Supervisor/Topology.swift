@@ -1,4 +1,5 @@
 public import Foundation
+public import KinesiaSystem
 
 /// A whole deployment: the processes `kinesia up` starts and supervises, in one JSON file.
 ///
@@ -252,7 +253,7 @@ extension Topology {
     private static func reason(_ error: any Error) -> String {
         let error = error as NSError
         if let underlying = error.userInfo[NSUnderlyingErrorKey] as? POSIXError {
-            return String(cString: strerror(underlying.code.rawValue))
+            return Errno(rawValue: underlying.code.rawValue).description
         }
         return error.localizedDescription
     }

@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 public import KinesiaMotion
 import KinesiaSimulation
+import KinesiaSystem
 
 /// Where poses come from for `kinesia ingest` (and `kinesia analyze`): a JSON Lines recording,
 /// an OpenPose folder, standard input (`-`), or the simulator (`sim:EXERCISE[,key=value...]`).
@@ -49,7 +49,7 @@ public struct PoseSource {
         _ spec: String, loop: Bool, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options()
     ) throws(CLIError) -> PoseSource {
         if spec == "-" {
-            return PoseSource(storage: .standardInput(LineReader(descriptor: 0)), isLive: true, count: nil)
+            return PoseSource(storage: .standardInput(LineReader.standardInput()), isLive: true, count: nil)
         }
         if SimulationSpec.isSimulation(spec) {
             let simulator = try simulator(spec)
@@ -132,76 +132,5 @@ public struct PoseSource {
         let span = max(last - first, 0)
         let interval = poses.count > 1 ? span / Double(poses.count - 1) : 1.0 / 30
         return span + (interval > 0 ? interval : 1.0 / 30)
-    }
-}
-
-/// Reads lines from a file descriptor without blocking longer than asked (`poll` then `read`),
-/// so a loop reading standard input still sees a stop request.
-final class LineReader {
-    enum Result {
-        case line(number: Int, text: String)
-        case idle
-        case end
-    }
-
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var isAtEnd = false
-    private var lineNumber = 0
-    /// The longest line kept (longer ones are cut and then fail to decode).
-    private let maximumLine = 1 << 20
-
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
-    func nextLine(timeout: Duration) -> Result {
-        while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                return take(upTo: newline, skipping: 1)
-            }
-            if isAtEnd {
-                if start < buffer.count { return take(upTo: buffer.count, skipping: 0) }
-                return .end
-            }
-            if buffer.count - start > maximumLine { return take(upTo: start + maximumLine, skipping: 0) }
-            var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(
-                clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds
-                    / 1_000_000_000_000_000)
-            let ready = poll(&descriptorSet, 1, milliseconds)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                isAtEnd = true
-                continue
-            }
-            if ready == 0 { return .idle }
-            if start > 0, start == buffer.count {
-                buffer.removeAll(keepingCapacity: true)
-                start = 0
-            }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                isAtEnd = true
-            } else if count == 0 {
-                isAtEnd = true
-            } else {
-                buffer.append(contentsOf: chunk[..<count])
-            }
-        }
-    }
-
-    private func take(upTo end: Int, skipping: Int) -> Result {
-        lineNumber += 1
-        let text = String(decoding: buffer[start..<end], as: UTF8.self)
-        start = end + skipping
-        if start >= buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
-        return .line(number: lineNumber, text: text)
     }
 }

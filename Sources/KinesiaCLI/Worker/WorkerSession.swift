@@ -52,9 +52,7 @@ public struct WorkerSession: Hashable, Sendable {
             throw CLIError.usage("invalid --session \"\(text)\": \(expected)")
         }
         for (field, value) in [("camera", camera), ("session name", name)] where !Topic.isValidName(value) {
-            throw CLIError.usage(
-                "invalid \(field) \"\(value)\" in --session \"\(text)\": use 1 to \(Topic.maximumNameLength) "
-                    + "letters, digits, '.', '_' or '-'")
+            throw CLIError.usage("in --session \"\(text)\": " + Topic.invalidNameMessage(value, role: field))
         }
         let analysis = parts[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard analysis.count == 2 else { throw CLIError.usage("invalid --session \"\(text)\": \(expected)") }

@@ -7,7 +7,7 @@ import Synchronization
 /// Why not `Foundation.Process`: it cannot put a child in a process group of its own, reset the
 /// signal dispositions the parent ignores (a supervisor ignores SIGINT/SIGTERM to receive them
 /// as a ``SignalStream``, and ignored signals survive `exec`), or keep the child's reaping
-/// deterministic. `posix_spawn` does all of that without running Swift code between `fork`
+/// deterministic. `posix_spawn` (``ProcessSpawn``) does all of that without running Swift code between `fork`
 /// and `exec`:
 ///
 /// - **Own process group** (`POSIX_SPAWN_SETPGROUP`): Control-C at the terminal reaches only
@@ -30,19 +30,26 @@ import Synchronization
 /// `waitpid` under the same lock that ``send(_:)`` takes, so a signal is never sent to a pid
 /// that was already reaped (and possibly reused). Only this child's pid is waited for, so
 /// other children of the same process (a test runner's) are left alone.
-final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// What to run.
-    struct Launch: Hashable, Sendable {
+    package struct Launch: Hashable, Sendable {
         /// The executable: a path, or a name found on `PATH` when it has no `/`.
-        var executable: String
+        package var executable: String
         /// The complete argument vector, `argv[0]` included.
-        var arguments: [String]
+        package var arguments: [String]
         /// The complete environment, as `NAME=value` strings.
-        var environment: [String]
+        package var environment: [String]
+
+        /// Describes a launch.
+        package init(executable: String, arguments: [String], environment: [String]) {
+            self.executable = executable
+            self.arguments = arguments
+            self.environment = environment
+        }
     }
 
     /// What happens to the child, delivered in this order from the child's thread.
-    enum Event: Hashable, Sendable {
+    package enum Event: Hashable, Sendable {
         /// It runs with this pid.
         case spawned(pid: Int32)
         /// `posix_spawn` failed (no such executable, permissions...).
@@ -58,7 +65,7 @@ final class ChildProcess: Sendable {
     }
 
     /// The variable that carries the supervisor's pid to a child.
-    static let parentPIDVariable = "KINESIA_SUPERVISOR_PID"
+    package static let parentPIDVariable = "KINESIA_SUPERVISOR_PID"
 
     private let state = Mutex<State>(.launching)
 
@@ -71,7 +78,7 @@ final class ChildProcess: Sendable {
     ///   - name: A name for the thread (debugging only).
     ///   - onEvent: Called on the child's thread: `.spawned` then `.exited`, or `.spawnFailed`.
     /// - Returns: The handle used to signal the child.
-    static func launch(
+    package static func launch(
         _ launch: Launch, name: String, onEvent: @escaping @Sendable (Event) -> Void
     ) -> ChildProcess {
         let child = ChildProcess()
@@ -88,7 +95,7 @@ final class ChildProcess: Sendable {
     ///
     /// - Returns: Whether a signal was sent.
     @discardableResult
-    func send(_ signal: ProcessSignal) -> Bool {
+    package func send(_ signal: ProcessSignal) -> Bool {
         state.withLock { state in
             guard case .running(let pid) = state else { return false }
             if kill(-pid, signal.rawValue) == 0 { return true }
@@ -99,10 +106,11 @@ final class ChildProcess: Sendable {
 
     private func spawnAndWait(_ launch: Launch, onEvent: @Sendable (Event) -> Void) {
         let pid: Int32
-        switch Self.spawn(launch) {
-        case .success(let spawned):
-            pid = spawned
-        case .failure(let error):
+        do {
+            pid = try ProcessSpawn(
+                executable: launch.executable, arguments: launch.arguments, environment: launch.environment
+            ).spawn()
+        } catch {
             state.withLock { $0 = .reaped }
             onEvent(.spawnFailed(reason: error.description))
             return
@@ -111,84 +119,12 @@ final class ChildProcess: Sendable {
         onEvent(.spawned(pid: pid))
 
         // Wait without reaping, so that `send` never signals a reaped (reusable) pid.
-        var info = siginfo_t()
-        var waited: Int32
-        repeat {
-            waited = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)
-        } while waited == -1 && errno == EINTR
+        try? ChildWait.waitUntilExited(pid)
         let status: TerminationStatus = state.withLock { state in
             state = .reaped
-            var raw: Int32 = 0
-            var reaped: Int32
-            repeat {
-                reaped = waitpid(pid, &raw, 0)
-            } while reaped == -1 && errno == EINTR
             // ECHILD: someone else reaped it; the status is unknown.
-            return reaped == pid ? TerminationStatus(waitStatus: raw) : .exited(-1)
+            return (try? ChildWait.reap(pid, blocking: true)) ?? .exited(-1)
         }
         onEvent(.exited(pid: pid, status: status))
     }
-
-    /// A failed `posix_spawn`, with the C library's description.
-    struct SpawnError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// The `errno` value.
-        var code: Int32
-        /// What was being run.
-        var executable: String
-
-        var description: String {
-            "cannot run \(executable): \(String(cString: strerror(code)))"
-        }
-    }
-
-    private static func spawn(_ launch: Launch) -> Result<Int32, SpawnError> {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let closeFrom = closeFromAction {
-            _ = closeFrom(&actions, 3)
-        }
-
-        let argv = launch.arguments.map { strdup($0) } + [nil]
-        let envp = launch.environment.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let result =
-            launch.executable.contains("/")
-            ? posix_spawn(&pid, launch.executable, &actions, &attributes, argv, envp)
-            : posix_spawnp(&pid, launch.executable, &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            return .failure(SpawnError(code: result, executable: launch.executable))
-        }
-        return .success(pid)
-    }
-
-    private typealias CloseFromFunction =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), or `nil`.
-    private static let closeFromAction: CloseFromFunction? = {
-        guard
-            let symbol = dlsym(
-                UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
-        else { return nil }
-        return unsafeBitCast(symbol, to: CloseFromFunction.self)
-    }()
 }

@@ -43,7 +43,8 @@ import Synchronization
 /// cancelled can be dropped (seen here with the second stream of a process). For the same
 /// reason, code in this process must not watch these signals with Dispatch as well.
 ///
-/// Children started with ``Supervisor`` get default dispositions back.
+/// Children started with ``ProcessSpawn`` (by `kinesia up`, by the tests) get default
+/// dispositions back.
 public struct SignalStream: AsyncSequence, Sendable {
     /// Each delivery of a watched signal.
     public typealias Element = ProcessSignal
@@ -116,10 +117,10 @@ private let signalPipeWriteEnd = Atomic<Int32>(-1)
 private func writeSignalToPipe(_ signal: Int32) {
     let fd = signalPipeWriteEnd.load(ordering: .acquiring)
     guard fd >= 0 else { return }
-    let savedErrno = errno
-    var byte = UInt8(truncatingIfNeeded: signal)
-    _ = write(fd, &byte, 1)  // non-blocking: when the pipe is full, the signal is dropped
-    errno = savedErrno
+    Errno.preserving {
+        var byte = UInt8(truncatingIfNeeded: signal)
+        _ = write(fd, &byte, 1)  // non-blocking: when the pipe is full, the signal is dropped
+    }
 }
 
 /// The byte that asks the reading thread to update its signal mask (no signal is numbered 0).
@@ -150,29 +151,38 @@ private final class SignalHub: Sendable {
     }
 
     private let state = Mutex(State())
-    private let readEnd: Int32
+    /// The write end of the pipe, open for the life of the process (its number is in
+    /// `signalPipeWriteEnd`).
+    private let writeEnd: FileDescriptor
 
     private init() {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
-            fatalError("SignalStream: pipe failed: \(String(cString: strerror(errno)))")
+        let pipe: FileDescriptor.Pipe
+        do {
+            pipe = try FileDescriptor.pipe()
+            try pipe.writeEnd.setNonBlocking()
+        } catch {
+            fatalError("SignalStream: cannot make the signal pipe: \(error)")
         }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
-        readEnd = fds[0]
-        signalPipeWriteEnd.store(fds[1], ordering: .releasing)
+        let readEnd = pipe.readEnd
+        writeEnd = pipe.writeEnd
+        signalPipeWriteEnd.store(writeEnd.rawValue, ordering: .releasing)
         // The new thread inherits this thread's mask: the one to keep for unwatched signals.
         var inherited = sigset_t()
         pthread_sigmask(SIG_SETMASK, nil, &inherited)
-        let thread = Thread { [readEnd, inherited = SignalSet(value: inherited)] in
+        let reader = PipeReader(descriptor: readEnd)
+        let thread = Thread { [inherited = SignalSet(value: inherited)] in
             // Named by pthread (`Thread.name` reaches the kernel only when set on the current
             // thread after `start()` has recorded it, which races with the thread's start).
             _ = SignalHub.setThreadName?(pthread_self(), "kinesia-signals")
-            SignalHub.readLoop(readEnd, inheritedMask: inherited)
+            SignalHub.readLoop(reader.descriptor, inheritedMask: inherited)
         }
         thread.start()
+    }
+
+    /// The read end of the pipe, handed to the reading thread (which never ends).
+    private final class PipeReader: Sendable {
+        let descriptor: FileDescriptor
+        init(descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
     }
 
     /// Registers a stream and installs the handler for signals nobody watched yet.
@@ -262,16 +272,17 @@ private final class SignalHub: Sendable {
         return unsafeBitCast(symbol, to: SetNameFunction.self)
     }()
 
-    private static func readLoop(_ fd: Int32, inheritedMask: SignalSet) {
+    private static func readLoop(_ descriptor: borrowing FileDescriptor, inheritedMask: SignalSet) {
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
+            let count: Int
+            do {
+                guard case .bytes(let read) = try descriptor.read(into: &buffer) else { continue }
+                count = read
+            } catch {
                 // Only a descriptor closed by someone else gets here: without this thread no
                 // signal would ever reach a stream, so say so instead of hanging.
-                fatalError(
-                    "SignalStream: reading the signal pipe failed: \(String(cString: strerror(errno)))")
+                fatalError("SignalStream: reading the signal pipe failed: \(error)")
             }
             // After every read, not only on an update byte: one dropped from a full pipe
             // would otherwise leave a watched signal blocked here.

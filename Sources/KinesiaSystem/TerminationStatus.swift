@@ -7,12 +7,20 @@ public enum TerminationStatus: Hashable, Sendable, CustomStringConvertible {
 
     /// Decodes a `waitpid` status word (the `WIFEXITED`/`WIFSIGNALED` macros are not imported
     /// into Swift).
-    init(waitStatus status: Int32) {
+    package init(waitStatus status: Int32) {
         let signal = status & 0x7f
         if signal == 0 {
             self = .exited((status >> 8) & 0xff)
         } else {
             self = .signaled(ProcessSignal(rawValue: signal))
+        }
+    }
+
+    /// The status as a shell reports it: the exit code, or 128 + N when signal N ended it.
+    public var shellStatus: Int32 {
+        switch self {
+        case .exited(let code): code
+        case .signaled(let signal): 128 + signal.rawValue
         }
     }
 

@@ -1,0 +1,86 @@
+import Glibc
+
+/// A failed system call's `errno`, with the C library's words for it.
+///
+/// The only file of the package (besides libzmq's own `ZMQError`) that reads `errno`: every
+/// call goes through ``Errno/retryingOnInterrupt(_:)`` (or one of its siblings), which retries
+/// `EINTR` and turns a failure into this value. `EAGAIN` is not an error where it is expected:
+/// the callers that meet it (non-blocking reads, `flock(LOCK_NB)`) turn ``wouldBlock`` into a
+/// value of their own result type.
+///
+/// ```swift
+/// do {
+///     let file = try FileDescriptor.open("/etc/hostname", .readOnly)
+/// } catch {
+///     print(error)  // "No such file or directory (ENOENT, 2)"
+/// }
+/// ```
+public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The `errno` number.
+    public var rawValue: Int32
+
+    /// Wraps an `errno` number (for calls such as `posix_spawn` that return it).
+    public init(rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    /// `EINTR`: a signal interrupted the call (retried here, never thrown by this module).
+    public static let interrupted = Errno(rawValue: EINTR)
+    /// `EAGAIN` (`EWOULDBLOCK` on Linux): a non-blocking call would have to wait.
+    public static let wouldBlock = Errno(rawValue: EAGAIN)
+    /// `ENOENT`: no such file or directory.
+    public static let noSuchFile = Errno(rawValue: ENOENT)
+    /// `ECHILD`: no such child (another waiter reaped it).
+    public static let noChild = Errno(rawValue: ECHILD)
+    /// `ESRCH`: no such process.
+    public static let noSuchProcess = Errno(rawValue: ESRCH)
+    /// `ENOSYS`: the C library lacks the function.
+    public static let notImplemented = Errno(rawValue: ENOSYS)
+    /// `EBADF`: not an open descriptor.
+    public static let badDescriptor = Errno(rawValue: EBADF)
+
+    /// The value of `errno` now.
+    public static var current: Errno { Errno(rawValue: errno) }
+
+    /// `strerror`'s words: `No such file or directory`.
+    public var description: String {
+        String(cString: strerror(rawValue))
+    }
+
+    /// Calls `body` until it does not fail with `EINTR`.
+    ///
+    /// - Parameter body: A system call that returns -1 and sets `errno` on failure.
+    /// - Returns: What `body` returned when it succeeded.
+    /// - Throws: ``Errno`` for any failure but `EINTR`.
+    @discardableResult
+    public static func retryingOnInterrupt<Result: FixedWidthInteger>(
+        _ body: () -> Result
+    ) throws(Errno) -> Result {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code != EINTR { throw Errno(rawValue: code) }
+        }
+    }
+
+    /// Calls `body` until it does not fail with `EINTR`, for calls that return their error
+    /// number instead of setting `errno` (`posix_spawn`, `pthread_*`).
+    ///
+    /// - Throws: ``Errno`` for any nonzero result but `EINTR`.
+    public static func retryingReturnedErrorOnInterrupt(_ body: () -> Int32) throws(Errno) {
+        while true {
+            let code = body()
+            if code == 0 { return }
+            if code != EINTR { throw Errno(rawValue: code) }
+        }
+    }
+
+    /// Runs `body` and restores `errno` afterwards (for signal handlers, which must not change
+    /// it under the interrupted code). Allocates nothing: safe in a handler.
+    public static func preserving(_ body: () -> Void) {
+        let saved = errno
+        body()
+        errno = saved
+    }
+}

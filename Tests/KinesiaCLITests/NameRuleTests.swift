@@ -1,0 +1,61 @@
+import Foundation
+import KinesiaWire
+import Testing
+
+@testable import KinesiaCLI
+
+/// One rule and one message for camera, session and process names (``Topic/isValidName(_:)``),
+/// wherever a name is checked: command options and `kinesia up` topology files.
+struct NameRuleTests {
+    /// Names the rule refuses: reserved (only dots), empty, too long, bad characters.
+    static let refused = [
+        "..", ".", "...", "", String(repeating: "a", count: 65), "a b", "cam/0", "caméra", "a\u{0}b",
+    ]
+
+    /// A topology whose only process has `name`.
+    static func topology(named name: String) -> String {
+        let escaped = name.unicodeScalars.map {
+            $0.value < 0x20 ? String(format: "\\u%04x", $0.value) : String($0)
+        }
+        .joined().replacingOccurrences(of: "/", with: "\\/")
+        return #"{"processes": [{"name": "\#(escaped)", "command": ["broker"]}]}"#
+    }
+
+    @Test(arguments: refused)
+    func topologyValidationRefusesTheNameWithTheMessageOfTheCommands(_ name: String) async throws {
+        let error = #expect(throws: TopologyError.self) {
+            try Topology.decode(Data(Self.topology(named: name).utf8), file: "t.json")
+        }
+        #expect(error?.field == "processes[0].name")
+        // The command that takes the same name says the same words.
+        let broker = await CommandRun.run([
+            "broker", "--name", name, "--bus", "/nonexistent/kinesia-name-rule",
+        ])
+        #expect(broker.status == 64)
+        let message = Topic.invalidNameMessage(name, role: "process name")
+        #expect(error?.message == message)
+        #expect(broker.error.contains(message), "\(broker.error)")
+    }
+
+    @Test(arguments: refused)
+    func everyCameraOptionRefusesTheNameWithTheSameMessage(_ name: String) async {
+        let message = Topic.invalidNameMessage(name, role: "camera")
+        for command in [
+            ["ingest", "--source", "sim:squat", "--camera", name], ["watch", "--camera", name],
+            ["worker", "--camera", name, "--session", "left=squat:left"],
+        ] {
+            let run = await CommandRun.run(command)
+            #expect(run.status == 64, "\(command): \(run.error)")
+            #expect(run.error.contains(message), "\(command): \(run.error)")
+        }
+    }
+
+    @Test func theRuleAcceptsWhatTheTopicsAccept() throws {
+        for name in ["cam0", "a.b", "..a", "_", "-", String(repeating: "z", count: 64)] {
+            #expect(Topic.isValidName(name))
+            let topology = try Topology.decode(Data(Self.topology(named: name).utf8), file: "t.json")
+            #expect(topology.processes.map(\.name) == [name])
+            #expect(try Topic.health(process: name).string == "health/\(name)/")
+        }
+    }
+}
