@@ -47,8 +47,9 @@ package struct JSONParser {
     /// `bytes` is not valid JSON.
     ///
     /// ```swift
-    /// JSONParser.location(of: [.key("processes"), .index(1), .key("name")], in: bytes)
-    /// // JSONPosition(offset: 57, line: 4, column: 14)
+    /// let text = Array("{\"processes\": [\n  {\"name\": \"b\"},\n  {\"name\": 7}]}".utf8)
+    /// JSONParser.location(of: [.key("processes"), .index(1), .key("name")], in: text)
+    /// // line 3, column 12: where the 7 is
     /// ```
     package static func location(of path: [JSONPathComponent], in bytes: [UInt8]) -> JSONPosition? {
         var parser = JSONParser(bytes: bytes, target: path)
