@@ -4,7 +4,8 @@
     scripts/bench_bus.py [--rounds 5] [--messages 200000] [--round-trips 20000]
                          [--transport tcp|ipc|inproc|all] [--no-build]
 
-Builds `kinesia-bench` (release) and scripts/bench_zmq_floor.c (gcc -O2 ... -lzmq), then runs
+Builds `kinesia-bench` (release; not with --no-build) and, when missing, scripts/bench_zmq_floor.c
+(scripts/bench_programs.py, into .build/bench-c/), then runs
 Swift (`kinesia-bench bus`), C (the floor) and Python (scripts/bench_zmq_pyzmq.py, skipped if
 pyzmq is missing) in interleaved rounds, so that the noise of a shared machine hits all three
 alike. Every raw result is printed as a JSON line on stdout, then one summary line per metric:
@@ -21,11 +22,11 @@ the same run, never absolute figures from different runs.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
+
+import bench_programs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,14 +46,12 @@ def main():
     parser.add_argument("--no-build", action="store_true", help="use the binaries already built")
     args = parser.parse_args()
 
-    floor = os.path.join(tempfile.gettempdir(), f"kinesia_bench_zmq_floor_{os.getuid()}")
     swift = os.path.join(ROOT, ".build", "release", "kinesia-bench")
     if not args.no_build:
         subprocess.run(["swift", "build", "-c", "release", "--product", "kinesia-bench"], check=True,
                        cwd=ROOT, stdout=sys.stderr)
-        compiler = shutil.which("gcc") or shutil.which("cc") or shutil.which("clang") or "gcc"
-        subprocess.run([compiler, "-O2", "-o", floor, os.path.join(ROOT, "scripts", "bench_zmq_floor.c"),
-                        "-lzmq", "-lpthread"], check=True, cwd=ROOT)
+    # The C floor is built whenever it is missing, --no-build or not (a fresh machine has none).
+    floor = bench_programs.build()["bench_zmq_floor"]
     have_pyzmq = subprocess.run([sys.executable, "-c", "import zmq"], capture_output=True).returncode == 0
     if not have_pyzmq:
         print("bench_bus: pyzmq not installed, skipping the Python baseline", file=sys.stderr)

@@ -36,11 +36,13 @@ import sys
 import tempfile
 import time
 
+import bench_programs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASE = os.path.join(ROOT, ".build", "release")
 KINESIA = os.path.join(RELEASE, "kinesia")
 BENCH = os.path.join(RELEASE, "kinesia-bench")
-FLOOR = os.path.join(tempfile.gettempdir(), f"kinesia_bench_e2e_floor_{os.getuid()}")
+FLOOR = bench_programs.path("bench_e2e_floor")
 PYTHON_WORKER = os.path.join(ROOT, "scripts", "bench_pipeline_pyzmq.py")
 EXERCISE = "shoulderAbduction"
 STOPPED = re.compile(r"stopped: (\d+) poses, (\d+) events, (\d+) snapshots, (\d+) missing")
@@ -347,8 +349,7 @@ def main():
         for product in ("kinesia", "kinesia-bench"):
             subprocess.run(["swift", "build", "-c", "release", "--product", product], check=True,
                            cwd=ROOT, stdout=sys.stderr)
-    subprocess.run(["gcc", "-O2", "-o", FLOOR, os.path.join(ROOT, "scripts", "bench_e2e_floor.c"),
-                    "-lzmq"], check=True)
+    bench_programs.build()  # the C floor, when missing or older than its source
     if not args.skip_e2e:
         run_e2e(args)
     if not args.skip_throughput:

@@ -8,9 +8,7 @@ import Foundation
 /// // worker: info: subscribed to pose/cam0/
 /// ```
 ///
-/// Messages under ``level`` are not even built (the message is an autoclosure). With
-/// ``timestamps`` each line starts with the UTC wall-clock time (for logs only: analysis time
-/// comes from pose timestamps).
+/// Messages under ``level`` are not even built (the message is an autoclosure).
 public struct Logger: Sendable {
     /// How important a message is.
     public enum Level: String, CaseIterable, Comparable, Sendable, ExpressibleByArgument {
@@ -35,32 +33,23 @@ public struct Logger: Sendable {
     public var label: String
     /// The least important level that is written.
     public var level: Level
-    /// Whether lines start with an ISO 8601 UTC time.
-    public var timestamps: Bool
     private let sink: any TextSink
 
     /// Creates a logger.
     /// - Parameters:
     ///   - label: Starts each line.
     ///   - level: Messages below it are dropped (`KINESIA_LOG_LEVEL` sets it for the CLI).
-    ///   - timestamps: Start lines with the UTC time.
     ///   - sink: Where lines go (standard error for the CLI).
-    public init(label: String, level: Level = .info, timestamps: Bool = false, sink: any TextSink) {
+    public init(label: String, level: Level = .info, sink: any TextSink) {
         self.label = label
         self.level = level
-        self.timestamps = timestamps
         self.sink = sink
     }
 
     /// Writes `message` when `level` is at or above the logger's level.
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= self.level else { return }
-        var line = ""
-        if timestamps {
-            line += Date().formatted(.iso8601) + " "
-        }
-        line += "\(label): \(level.rawValue): \(message())\n"
-        sink.write(line)
+        sink.write("\(label): \(level.rawValue): \(message())\n")
         sink.flush()
     }
 

@@ -1,8 +1,9 @@
 // The live camera adapter of the seeds (`live-camera-vision`). It exists only where Apple's
-// Vision and AVFoundation do (iOS); elsewhere this file, and so the module, compiles to nothing.
+// Vision and AVFoundation do, on iOS only (macOS has both, but the adapter is not meant for it);
+// elsewhere this file, and so the module, compiles to nothing.
 // Everything that can be tested without a camera (coordinates, sides, confidence cut, empty
 // poses) is in KinesiaMotion's `VisionPoseConverter`, tested on Linux; this file only feeds it.
-#if canImport(Vision) && canImport(AVFoundation)
+#if os(iOS) && canImport(Vision) && canImport(AVFoundation)
     public import AVFoundation
     public import KinesiaMotion
     import Synchronization

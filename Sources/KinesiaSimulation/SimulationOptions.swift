@@ -1,5 +1,5 @@
 public import Foundation
-public import KinesiaMotion
+import KinesiaMotion
 
 /// Which side of the body moves in a simulation.
 public enum SimulatedSides: String, CaseIterable, Sendable, Hashable, Codable {
@@ -11,15 +11,6 @@ public enum SimulatedSides: String, CaseIterable, Sendable, Hashable, Codable {
     case alternating
     /// Both limbs move at the same time (a squat always does).
     case together
-
-    /// The sides whose limbs move.
-    public var movingSides: [BodySide] {
-        switch self {
-        case .left: [.left]
-        case .right: [.right]
-        case .alternating, .together: [.left, .right]
-        }
-    }
 }
 
 /// Everything a simulation can be told: seed, frame rate, image size, reps, sides, noise.

@@ -78,16 +78,6 @@ public struct SimulationRandom: RandomNumberGenerator, Sendable, Hashable {
         uniform() < probability
     }
 
-    /// A normal value (Box-Muller) of mean 0 and standard deviation `deviation`, clamped to
-    /// three standard deviations so that a single draw never jumps far.
-    public mutating func gaussian(deviation: Double) -> Double {
-        guard deviation > 0 else { return 0 }
-        let u1 = max(uniform(), 0x1p-53)
-        let u2 = uniform()
-        let normal = (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
-        return deviation * min(3, max(-3, normal))
-    }
-
     /// Two independent normal values (both halves of one Box-Muller draw), of mean 0 and
     /// standard deviation `deviation`, each clamped to three standard deviations.
     public mutating func gaussianPair(deviation: Double) -> (Double, Double) {

@@ -1,14 +1,17 @@
-import Foundation
+import KinesiaMotion
 
 /// What a process publishes on `health/<process>/`: who it is and its counters.
 ///
 /// The JSON (keys sorted, so the bytes are stable):
 ///
 /// ```json
-/// {"counters":{"dropped.nonFinite":0,"poses":1200},"pid":4242,"process":"worker-cam0-left",
+/// {"counters":{"poses":1200,"rejected.nonFinite":0},"pid":4242,"process":"worker-cam0-left",
 ///  "role":"worker","uptime":12.5}
 /// ```
-public struct HealthReport: Codable, Hashable, Sendable {
+///
+/// It is read with the project's one strict JSON reader: a duplicate key, a number that is not
+/// a whole number where a count is expected, or a missing field is an error.
+public struct HealthReport: Hashable, Sendable {
     /// The process's name, as in its `health/<process>/` topic.
     public var process: String
     /// What the process does: `"broker"`, `"ingest"`, `"worker"`, `"listen"`...
@@ -34,20 +37,39 @@ public struct HealthReport: Codable, Hashable, Sendable {
     ///   such numbers).
     public func json() throws(WireError) -> [UInt8] {
         guard uptime.isFinite else { throw .nonFinite(.uptime) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return Array(try encoder.encode(self))
-        } catch {
-            throw .invalidJSON(String(describing: error))
+        var out = "{\"counters\":{"
+        for (position, name) in counters.keys.sorted().enumerated() {
+            if position > 0 { out += "," }
+            JSONWriter.appendString(name, to: &out)
+            out += ":" + String(counters[name]!)
         }
+        out += "},\"pid\":" + String(pid) + ",\"process\":"
+        JSONWriter.appendString(process, to: &out)
+        out += ",\"role\":"
+        JSONWriter.appendString(role, to: &out)
+        out += ",\"uptime\":" + JSONWriter.compactNumber(uptime) + "}"
+        return Array(out.utf8)
     }
 
     /// Decodes a report from its JSON; unknown keys are ignored.
-    /// - Throws: ``WireError/invalidJSON(_:)`` when the JSON is malformed or a field is missing.
+    /// - Throws: ``WireError/invalidJSON(_:)`` when the JSON is malformed (duplicate keys
+    ///   included) or a field is missing or of the wrong type.
     public init(json: some StringProtocol) throws(WireError) {
         do {
-            self = try JSONDecoder().decode(HealthReport.self, from: Data(json.utf8))
+            let fields = try JSONFields(JSONParser.parse(json), what: "a health report")
+            var counters: [String: Int] = [:]
+            let counterFields = try fields.object("counters")
+            for name in counterFields.members.keys {
+                counters[name] = try counterFields.integer(name)
+            }
+            self.init(
+                process: try fields.string("process"), role: try fields.string("role"),
+                pid: try fields.integer("pid"), uptime: try fields.number("uptime"), counters: counters)
+        } catch let error as JSONSyntaxError {
+            throw .invalidJSON(error.description)
+        } catch let error as JSONShapeError {
+            let field = JSONPathComponent.describe(error.path)
+            throw .invalidJSON(field.isEmpty ? error.message : "\(field): \(error.message)")
         } catch {
             throw .invalidJSON(String(describing: error))
         }

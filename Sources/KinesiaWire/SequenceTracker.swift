@@ -154,9 +154,6 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
         return missed
     }
 
-    /// Forgets a topic (its counts stay in ``totals``).
-    public mutating func forget(_ key: Key) { states[key] = nil }
-
     private mutating func count(_ result: SequenceResult) {
         switch result {
         case .inOrder: totals.delivered &+= 1

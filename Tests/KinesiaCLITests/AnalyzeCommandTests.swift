@@ -82,7 +82,7 @@ struct AnalyzeCommandTests {
         let run = await CommandRun.run(["analyze", file.path, "--exercise", "squat", "--side", "left"])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
-        #expect(run.error.hasPrefix("kinesia analyze: error: \(file.path):2: point \"nose\""))
+        #expect(run.error.hasPrefix("kinesia analyze: error: \(file.path):2:27: point \"nose\""))
     }
 
     @Test func jsonOutputIsJSONLinesEndingWithTheSummary() async throws {

@@ -9,7 +9,7 @@ struct SampleCommand: ParsableCommand {
         [
             .positional("input", \.input, help: "The input."),
             .positional("extra", \.extra, help: "An optional second input."),
-            .option("camera", \.camera, valueName: "id", defaultDescription: "cam0", help: "Camera id."),
+            .option("camera", \.camera, valueName: "id", help: "Camera id."),
             .option("side", \.side, required: true, help: "Side."),
             .option("count", \.count, help: "A count."),
             .option("ratio", \.ratio, help: "A ratio."),

@@ -27,14 +27,6 @@ struct LoggerTests {
         #expect(!built)
     }
 
-    @Test func timestampsStartTheLineWhenAsked() {
-        let sink = CapturedText()
-        Logger(label: "broker", level: .info, timestamps: true, sink: sink).info("up")
-        let line = sink.text
-        #expect(line.hasSuffix(" broker: info: up\n"))
-        #expect(line.hasPrefix("20"))  // an ISO 8601 year
-    }
-
     @Test func theContextTakesItsLevelFromTheEnvironment() {
         let sink = CapturedText()
         let context = CommandContext(

@@ -17,9 +17,9 @@ struct SupervisorTopologyTests {
         #expect(topology.bus == nil)
         #expect(
             topology.processes.map(\.name) == [
-                "broker", "worker-sides", "worker-analytics", "listen", "ingest",
+                "broker", "worker-sides", "listen", "ingest",
             ])
-        #expect(topology.processes.map(\.role) == [.broker, .worker, .worker, .consumer, .ingest])
+        #expect(topology.processes.map(\.role) == [.broker, .worker, .consumer, .ingest])
         #expect(
             topology.processes[1].command == [
                 "worker", "--camera", "cam0", "--session", "left=shoulderAbduction:left", "--session",
@@ -32,7 +32,7 @@ struct SupervisorTopologyTests {
                     initialDelay: .milliseconds(200), maxDelay: .seconds(5), maxRestarts: 5,
                     window: .seconds(60)))
         // The ingest starts last, after every worker and the listener.
-        #expect(topology.startDependencies()[4] == [0, 1, 2, 3])
+        #expect(topology.startDependencies()[3] == [0, 1, 2])
     }
 
     @Test func fillsDefaultsAndInfersRolesFromTheSubcommand() throws {
@@ -63,10 +63,19 @@ struct SupervisorTopologyTests {
     static let process = #"{"name": "b", "command": ["broker"]}"#
 
     static let badFiles: [BadFile] = [
-        BadFile(json: "{", field: nil, message: "not valid JSON (Unexpected end of file"),
+        BadFile(json: "{", field: nil, message: "not valid JSON: expected a string key, found end of input"),
         BadFile(
             json: "{\n  \"processes\": [\n    {\"name\" \"b\"}]}", field: nil,
-            message: "not valid JSON (Invalid value around line 3, column 13)"),
+            message: "not valid JSON: expected ':', found '\"'"),
+        BadFile(
+            json: #"{"processes": [\#(process)], "processes": []}"#, field: nil,
+            message: #"not valid JSON: duplicate key "processes""#),
+        BadFile(
+            json: #"{"processes": [{"name": "b", "command": ["broker"], "restart": null}]}"#,
+            field: "processes[0].restart", message: "expected a string, got null"),
+        BadFile(
+            json: #"{"processes": [{"name": "b", "command": ["broker", 7]}]}"#,
+            field: "processes[0].command[1]", message: "expected a string, got 7"),
         BadFile(json: "{}", field: "processes", message: "missing (required)"),
         BadFile(json: #"{"processes": []}"#, field: "processes", message: "no process to run"),
         BadFile(
@@ -160,6 +169,46 @@ struct SupervisorTopologyTests {
     @Test func printsTheErrorAsFileFieldMessage() {
         let error = TopologyError(file: "deploy/x.json", field: "processes[2].restart", message: "bad")
         #expect(error.description == "deploy/x.json: processes[2].restart: bad")
+        let located = TopologyError(
+            file: "deploy/x.json", field: "processes[2].restart", message: "bad", line: 9, column: 47)
+        #expect(located.description == "deploy/x.json:9:47: processes[2].restart: bad")
+    }
+
+    @Test func namesTheLineAndColumnOfASyntaxErrorAndOfABadField() {
+        func error(_ json: String) -> TopologyError? {
+            do {
+                _ = try Self.decode(json)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let syntax = error("{\n  \"processes\": [\n    {\"name\" \"b\"}]}")
+        #expect(syntax?.line == 3 && syntax?.column == 13, "\(String(describing: syntax))")
+        let file = """
+            {"processes": [
+              {"name": "b", "command": ["broker"]},
+              {"name": "w", "command": ["worker"], "restart": "sometimes"}
+            ]}
+            """
+        let restart = error(file)
+        #expect(restart?.field == "processes[1].restart")
+        #expect(restart?.line == 3 && restart?.column == 51, "\(String(describing: restart))")
+        #expect(
+            restart?.description
+                == #"t.json:3:51: processes[1].restart: expected one of always, on-failure, never, got "sometimes""#
+        )
+        // A validation error points at its field too; a missing key at the object that lacks it.
+        let twice = error(
+            """
+            {"processes": [
+              {"name": "b", "command": ["broker"]},
+              {"name": "b", "command": ["worker"]}
+            ]}
+            """)
+        #expect(twice?.field == "processes[1].name" && twice?.line == 3 && twice?.column == 12)
+        let missing = error("{\"processes\": [\n  {\"name\": \"b\"}]}")
+        #expect(missing?.field == "processes[0].command" && missing?.line == 2 && missing?.column == 3)
     }
 
     @Test func namesTheFileWhenItCannotBeRead() {

@@ -154,7 +154,8 @@ struct SupervisorUpCommandTests {
         #expect(await up.waitForExit(timeout: .seconds(30)) == 1)
         let log = scratch.lines("up.log").joined(separator: "\n")
         #expect(
-            log.contains("topology.json: processes[0].restart: expected one of always, on-failure, never"),
+            log.contains(
+                "topology.json:1:64: processes[0].restart: expected one of always, on-failure, never"),
             "\(log)")
     }
 }

@@ -33,6 +33,30 @@ struct JSONParserTests {
         #expect((try? JSONParser.parse(fine)) != nil)
     }
 
+    @Test func reportsTheLineAndColumnOfAnErrorInSeveralLines() {
+        #expect {
+            try JSONParser.parse("{\n  \"a\": 1,\n  \"a\": 2\n}")
+        } throws: { error in
+            let error = error as? JSONSyntaxError
+            return error?.message == "duplicate key \"a\"" && error?.line == 3 && error?.column == 3
+                && error?.description == "duplicate key \"a\" at line 3, column 3"
+        }
+    }
+
+    @Test func locatesAValueOrItsDeepestPresentAncestor() {
+        let text = Array("{\n  \"a\": [1,\n    {\"b\": true}],\n  \"b\": 2\n}".utf8)
+        #expect(
+            JSONParser.location(of: [.key("a"), .index(1), .key("b")], in: text)
+                == JSONPosition(offset: 23, in: text))
+        #expect(JSONParser.location(of: [.key("a"), .index(1), .key("b")], in: text)?.line == 3)
+        #expect(JSONParser.location(of: [.key("a"), .index(1), .key("b")], in: text)?.column == 11)
+        // A missing key: where its object starts (not the "b" of the document, at line 4).
+        #expect(JSONParser.location(of: [.key("a"), .index(0), .key("b")], in: text)?.line == 2)
+        #expect(JSONParser.location(of: [.key("b")], in: text)?.line == 4)
+        #expect(JSONParser.location(of: [.key("c")], in: text)?.offset == 0)
+        #expect(JSONParser.location(of: [.key("a")], in: Array("{".utf8)) == nil)
+    }
+
     @Test func reportsTheColumnOfTheError() {
         #expect(throws: JSONSyntaxError("expected ',' or '}', found '2'", at: 8)) {
             try JSONParser.parse(#"{"a": 1 2}"#)

@@ -130,14 +130,15 @@ struct RecordingsTests {
         try Data(text.utf8).write(to: url)
         #expect(
             throws: RecordingError(
-                .invalidPose, file: url.path, line: 4, detail: "unknown joint \"leftToe\" in \"points\"")
+                .invalidPose, file: url.path, line: 4, column: 34,
+                detail: "unknown joint \"leftToe\" in \"points\"")
         ) {
             try JSONLinesRecording.load(contentsOf: url)
         }
         do {
             _ = try JSONLinesRecording.load(contentsOf: url)
         } catch {
-            #expect(error.description == "\(url.path):4: unknown joint \"leftToe\" in \"points\"")
+            #expect(error.description == "\(url.path):4:34: unknown joint \"leftToe\" in \"points\"")
         }
     }
 
@@ -150,11 +151,36 @@ struct RecordingsTests {
 
     @Test func aTruncatedLastLineIsAnError() {
         let data = Data("{\"t\": 0, \"points\": {}}\n{\"t\": 1, \"poi".utf8)
-        #expect {
+        #expect(
+            throws: RecordingError(
+                .invalidJSON, file: "cut.jsonl", line: 2, column: 10,
+                detail: "invalid JSON: unterminated string")
+        ) {
             try JSONLinesRecording.decode(data, file: "cut.jsonl")
-        } throws: { error in
-            (error as? RecordingError)?.line == 2 && (error as? RecordingError)?.kind == .invalidJSON
         }
+    }
+
+    @Test func aDuplicateKeyIsAnErrorAtItsLineAndColumn() {
+        let data = Data("{\"t\": 0, \"points\": {}}\n{\"t\": 1, \"points\": {}, \"t\": 2}\n".utf8)
+        #expect(
+            throws: RecordingError(
+                .invalidJSON, file: "twice.jsonl", line: 2, column: 24,
+                detail: "invalid JSON: duplicate key \"t\"")
+        ) {
+            try JSONLinesRecording.decode(data, file: "twice.jsonl")
+        }
+    }
+
+    @Test func aWrongValueIsReportedAtItsColumn() throws {
+        #expect(
+            throws: RecordingError(
+                .invalidPose, column: 7, detail: "\"t\" must be a number, found a string")
+        ) {
+            try PoseJSONLine.decode(#"{"t": "0", "points": {}}"#)
+        }
+        let error = RecordingError(.invalidPose, file: "a.jsonl", line: 3, column: 7, detail: "bad")
+        #expect(error.description == "a.jsonl:3:7: bad")
+        #expect(RecordingError(.invalidPose, column: 7, detail: "bad").description == "column 7: bad")
     }
 
     @Test func aMissingFileIsAClearError() {

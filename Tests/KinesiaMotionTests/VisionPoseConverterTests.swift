@@ -72,9 +72,11 @@ struct VisionPoseConverterTests {
         }
     }
 
-    @Test func theDefaultsAreTheSeeds() {
+    /// `VisionPoseProvider` (iOS only, so not built here) defaults to the front camera and a
+    /// 0.3 confidence cut and passes both on; a converter made on its own must agree with it.
+    @Test func theDefaultsAreThoseOfVisionPoseProvider() {
         let converter = VisionPoseConverter()
         #expect(converter.minimumConfidence == 0.3)
-        #expect(converter.camera == .back)
+        #expect(converter.camera == .front)
     }
 }

@@ -217,13 +217,3 @@ struct PoseDecodingErrorTests {
         #expect(try PoseCodec.decode(bytes).pose == pose)
     }
 }
-
-struct WireBenchmarkTests {
-    @Test func benchmarkReportsFiguresForTheSamplePose() {
-        let figures = WireBenchmark.poseRoundTrip(iterations: 200, runs: 1)
-        #expect(figures.iterations == 200)
-        #expect(figures.payloadBytes == PoseCodec.maximumEncodedSize)
-        #expect(figures.encodeNanoseconds > 0 && figures.encodeNanoseconds.isFinite)
-        #expect(figures.decodeNanoseconds > 0 && figures.roundTripNanoseconds > 0)
-    }
-}

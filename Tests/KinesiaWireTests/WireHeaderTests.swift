@@ -114,6 +114,13 @@ struct JSONPayloadCodecTests {
         #expect(try HealthReport(json: json).pid == 1)
         #expect(throws: WireError.self) { try HealthReport(json: #"{"pid":1}"#) }
         #expect(throws: WireError.self) { try HealthReport(json: "not json") }
+        // The one strict reader: a duplicate key or a fractional count is refused.
+        #expect(throws: WireError.self) {
+            try HealthReport(json: #"{"counters":{},"pid":1,"pid":2,"process":"p","role":"r","uptime":0}"#)
+        }
+        #expect(throws: WireError.self) {
+            try HealthReport(json: #"{"counters":{"poses":1.5},"pid":1,"process":"p","role":"r","uptime":0}"#)
+        }
         let nan = HealthReport(process: "p", role: "r", pid: 1, uptime: .nan, counters: [:])
         #expect(throws: WireError.nonFinite(.uptime)) { try nan.json() }
     }

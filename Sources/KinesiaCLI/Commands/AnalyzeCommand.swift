@@ -38,7 +38,7 @@ public struct AnalyzeCommand: ParsableCommand {
             .option(
                 "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
             .option(
-                "format", \.format, valueName: "format", defaultDescription: "text", help: "Output format."),
+                "format", \.format, valueName: "format", help: "Output format."),
             .flag("frames", \.frames, help: "Also print the raw and smoothed measure at every pose."),
             .option(
                 "baseline", \.baseline, valueName: "n",
@@ -47,7 +47,7 @@ public struct AnalyzeCommand: ParsableCommand {
                 "keypoints", \.keypoints, valueName: "order",
                 help: "OpenPose keypoint order (default: from the keypoint count: 25 body25, 18 coco)."),
             .option(
-                "fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
+                "fps", \.fps, valueName: "fps", help: "OpenPose frames per second."),
         ]
     }
 

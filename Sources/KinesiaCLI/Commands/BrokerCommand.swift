@@ -26,7 +26,7 @@ public struct BrokerCommand: ParsableCommand {
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "broker"),
             .option(
-                "hwm", \.highWaterMark, valueName: "n", defaultDescription: "10000",
+                "hwm", \.highWaterMark, valueName: "n",
                 help: "Messages queued per connection before the broker drops (both sides)."),
         ]
     }

@@ -37,13 +37,13 @@ public struct DemoCommand: ParsableCommand {
     public static var arguments: [Argument<DemoCommand>] {
         [
             .option(
-                "seconds", \.seconds, valueName: "n", defaultDescription: "30",
+                "seconds", \.seconds, valueName: "n",
                 help: "How long the exercise runs once the ingest starts."),
             .option(
-                "exercise", \.exercise, valueName: "id", defaultDescription: "shoulderAbduction",
+                "exercise", \.exercise, valueName: "id",
                 help: "The catalog exercise to simulate and analyse."),
             .option(
-                "seed", \.seed, valueName: "n", defaultDescription: "7",
+                "seed", \.seed, valueName: "n",
                 help: "The simulator's seed (the same seed gives the same reps)."),
             .flag("plain", \.plain, help: "Print lines instead of redrawing, even on a terminal."),
         ]

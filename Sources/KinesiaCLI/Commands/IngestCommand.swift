@@ -46,13 +46,13 @@ public struct IngestCommand: ParsableCommand {
                 "source", \.source, valueName: "src", required: true,
                 help: "A recording, an OpenPose folder, - (standard input) or sim:EXERCISE[,key=value...]."),
             .option(
-                "pace", \.pace, valueName: "pace", defaultDescription: "recording", help: "How fast to send."),
+                "pace", \.pace, valueName: "pace", help: "How fast to send."),
             .option(
-                "speed", \.speed, valueName: "factor", defaultDescription: "1",
+                "speed", \.speed, valueName: "factor",
                 help: "With --pace recording: play this many times faster than recorded."),
             .flag("loop", \.loop, help: "Start over at the end, timestamps still increasing."),
             .option(
-                "wait-seconds", \.waitSeconds, valueName: "s", defaultDescription: "30",
+                "wait-seconds", \.waitSeconds, valueName: "s",
                 help: "How long to wait for a subscriber before sending anyway (0: do not wait)."),
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "ingest-<camera>"),
@@ -60,7 +60,7 @@ public struct IngestCommand: ParsableCommand {
                 "keypoints", \.keypoints, valueName: "order",
                 help: "OpenPose keypoint order (default: from the keypoint count)."),
             .option(
-                "fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
+                "fps", \.fps, valueName: "fps", help: "OpenPose frames per second."),
         ]
     }
 

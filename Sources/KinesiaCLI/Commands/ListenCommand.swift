@@ -40,7 +40,7 @@ public struct ListenCommand: ParsableCommand {
         [
             .positional("topic-prefix", \.prefixes, help: "Topic prefixes to receive (default: everything)."),
             .option(
-                "format", \.format, valueName: "format", defaultDescription: "text", help: "Output format."),
+                "format", \.format, valueName: "format", help: "Output format."),
             .option("count", \.count, valueName: "n", help: "Exit after N messages."),
             .option(
                 "idle", \.idle, valueName: "seconds", help: "Exit after this long with nothing received."),

@@ -21,7 +21,7 @@ public struct StatusCommand: ParsableCommand {
         [
             BusProcess.busArgument(\.bus),
             .option(
-                "wait", \.wait, valueName: "s", defaultDescription: "1.5",
+                "wait", \.wait, valueName: "s",
                 help: "How long to listen for health reports."),
         ]
     }

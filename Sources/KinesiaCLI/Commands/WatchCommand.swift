@@ -33,7 +33,7 @@ public struct WatchCommand: ParsableCommand {
                 help: "Show only this camera's sessions (repeatable; processes are always shown)."),
             .flag("once", \.once, help: "Listen for --wait seconds, print the view once and exit."),
             .option(
-                "wait", \.wait, valueName: "s", defaultDescription: "1.5",
+                "wait", \.wait, valueName: "s",
                 help: "How long --once listens before printing."),
             .option("idle", \.idle, valueName: "s", help: "Exit when nothing arrived for this many seconds."),
             .option("duration", \.duration, valueName: "s", help: "Exit after this many seconds."),

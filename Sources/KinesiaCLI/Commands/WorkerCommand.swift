@@ -40,7 +40,7 @@ public struct WorkerCommand: ParsableCommand {
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "worker-<pid>"),
             .option(
-                "snapshot-rate", \.snapshotRate, valueName: "hz", defaultDescription: "15",
+                "snapshot-rate", \.snapshotRate, valueName: "hz",
                 help: "Snapshots per second of pose time, at most (count changes always send one)."),
         ]
     }

@@ -36,8 +36,9 @@ public struct Argument<Command> {
     public let isRequired: Bool
     /// The valid values, when they are a fixed set (shown in help and in errors).
     public let choices: [String]
-    /// The default, as help shows it, when there is one worth showing.
-    public let defaultDescription: String?
+    /// Renders the default from a command with every default (options stored into a
+    /// non-optional property); `nil` for everything else.
+    private let describeDefault: ((Command) -> String)?
     /// Whether a positional takes every remaining positional value (it must be the last one).
     public let isVariadic: Bool
     let store: (inout Command, String) throws(CLIError) -> Void
@@ -49,7 +50,7 @@ public struct Argument<Command> {
 
     private init(
         name: String, valueName: String?, help: String, kind: Kind, isRequired: Bool, choices: [String],
-        defaultDescription: String?, isVariadic: Bool = false,
+        describeDefault: ((Command) -> String)? = nil, isVariadic: Bool = false,
         store: @escaping (inout Command, String) throws(CLIError) -> Void
     ) {
         self.name = name
@@ -58,9 +59,17 @@ public struct Argument<Command> {
         self.kind = kind
         self.isRequired = isRequired
         self.choices = choices
-        self.defaultDescription = defaultDescription
+        self.describeDefault = describeDefault
         self.isVariadic = isVariadic
         self.store = store
+    }
+
+    /// The default as help shows it, read from `command` (a command with every default, e.g.
+    /// `Command()`); `nil` when the argument has no default worth showing (required, optional,
+    /// repeatable, flags, positionals, or an empty value).
+    public func defaultDescription(in command: Command) -> String? {
+        guard let text = describeDefault?(command), !text.isEmpty else { return nil }
+        return text
     }
 
     static func convert<Value: ExpressibleByArgument>(
@@ -77,14 +86,16 @@ public struct Argument<Command> {
         return value
     }
 
-    /// An option stored into a non-optional property; its current value is the default.
+    /// An option stored into a non-optional property; its value in the command's `init()` is
+    /// the default, and help shows it (as ``ExpressibleByArgument/argumentDescription``).
     public static func option<Value: ExpressibleByArgument>(
         _ name: String, _ keyPath: WritableKeyPath<Command, Value>, valueName: String? = nil,
-        defaultDescription: String? = nil, help: String
+        help: String
     ) -> Argument {
         Argument(
             name: name, valueName: valueName, help: help, kind: .option(repeated: false), isRequired: false,
-            choices: Value.allValueStrings, defaultDescription: defaultDescription
+            choices: Value.allValueStrings,
+            describeDefault: { command in command[keyPath: keyPath].argumentDescription }
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath] = try convert(string, for: "--\(name)", as: Value.self)
         }
@@ -98,7 +109,7 @@ public struct Argument<Command> {
         Argument(
             name: name, valueName: valueName, help: help, kind: .option(repeated: false),
             isRequired: required,
-            choices: Value.allValueStrings, defaultDescription: nil
+            choices: Value.allValueStrings
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath] = try convert(string, for: "--\(name)", as: Value.self)
         }
@@ -111,7 +122,7 @@ public struct Argument<Command> {
     ) -> Argument {
         Argument(
             name: name, valueName: valueName, help: help, kind: .option(repeated: true), isRequired: required,
-            choices: Value.allValueStrings, defaultDescription: nil
+            choices: Value.allValueStrings
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath].append(try convert(string, for: "--\(name)", as: Value.self))
         }
@@ -122,8 +133,7 @@ public struct Argument<Command> {
         -> Argument
     {
         Argument(
-            name: name, valueName: nil, help: help, kind: .flag, isRequired: false, choices: [],
-            defaultDescription: nil
+            name: name, valueName: nil, help: help, kind: .flag, isRequired: false, choices: []
         ) { (command: inout Command, _: String) throws(CLIError) in
             command[keyPath: keyPath] = true
         }
@@ -135,7 +145,7 @@ public struct Argument<Command> {
     ) -> Argument {
         Argument(
             name: name, valueName: name, help: help, kind: .positional, isRequired: true,
-            choices: Value.allValueStrings, defaultDescription: nil
+            choices: Value.allValueStrings
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath] = try convert(string, for: "<\(name)>", as: Value.self)
         }
@@ -147,7 +157,7 @@ public struct Argument<Command> {
     ) -> Argument {
         Argument(
             name: name, valueName: name, help: help, kind: .positional, isRequired: false,
-            choices: Value.allValueStrings, defaultDescription: nil
+            choices: Value.allValueStrings
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath] = try convert(string, for: "<\(name)>", as: Value.self)
         }
@@ -159,7 +169,7 @@ public struct Argument<Command> {
     ) -> Argument {
         Argument(
             name: name, valueName: name, help: help, kind: .positional, isRequired: false,
-            choices: Value.allValueStrings, defaultDescription: nil, isVariadic: true
+            choices: Value.allValueStrings, isVariadic: true
         ) { (command: inout Command, string: String) throws(CLIError) in
             command[keyPath: keyPath].append(try convert(string, for: "<\(name)>", as: Value.self))
         }

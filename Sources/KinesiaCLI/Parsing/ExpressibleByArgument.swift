@@ -9,7 +9,7 @@ public protocol ExpressibleByArgument {
     init?(argument: String)
     /// Every valid value, for help and errors; empty when the values are free-form.
     static var allValueStrings: [String] { get }
-    /// The value as help shows it (for defaults).
+    /// The value as help shows it (for defaults), in the form ``init(argument:)`` reads back.
     var argumentDescription: String { get }
 }
 
@@ -47,6 +47,11 @@ extension Double: ExpressibleByArgument {
     public init?(argument: String) {
         guard let value = Double(argument), value.isFinite else { return nil }
         self = value
+    }
+    /// The shortest form that reads back as the same value, without a trailing `.0` (`15`, `1.5`).
+    public var argumentDescription: String {
+        if self == rounded(), abs(self) < 1e15 { return String(Int64(self)) }
+        return description
     }
 }
 

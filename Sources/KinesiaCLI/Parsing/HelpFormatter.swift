@@ -19,25 +19,26 @@ enum HelpFormatter {
         var out = "USAGE: \(usage(for: type))\n\n\(configuration.summary)\n"
         if !configuration.discussion.isEmpty { out += "\n\(configuration.discussion)\n" }
         let specs = Command.arguments
+        let defaults = Command()
         let positionals = specs.filter { $0.kind == .positional }
         let options = specs.filter { $0.kind != .positional }
         if !positionals.isEmpty {
             out += "\nARGUMENTS:\n"
-            for spec in positionals { out += row("<\(spec.valueName)>", details(spec)) }
+            for spec in positionals { out += row("<\(spec.valueName)>", details(spec, defaults: defaults)) }
         }
         out += "\nOPTIONS:\n"
         for spec in options {
             let label = spec.kind == .flag ? "--\(spec.name)" : "--\(spec.name) <\(spec.valueName)>"
-            out += row(label, details(spec))
+            out += row(label, details(spec, defaults: defaults))
         }
         out += row("-h, --help", "Show this help.")
         return out
     }
 
-    private static func details<Command>(_ spec: Argument<Command>) -> String {
+    private static func details<Command>(_ spec: Argument<Command>, defaults: Command) -> String {
         var text = spec.help
         if !spec.choices.isEmpty { text += " (values: \(spec.choices.joined(separator: ", ")))" }
-        if let value = spec.defaultDescription { text += " (default: \(value))" }
+        if let value = spec.defaultDescription(in: defaults) { text += " (default: \(value))" }
         if case .option(repeated: true) = spec.kind { text += " (repeatable)" }
         return text
     }

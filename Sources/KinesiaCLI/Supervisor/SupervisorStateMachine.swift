@@ -135,11 +135,6 @@ public struct SupervisorStateMachine: Sendable {
         if case .finished(let status) = phase { status } else { nil }
     }
 
-    /// Whether the shutdown has begun.
-    public var isShuttingDown: Bool {
-        if case .shuttingDown = phase { true } else { false }
-    }
-
     /// When ``timerFired(at:)`` must next be called, or `nil` when only a process event can
     /// change anything.
     public var nextDeadline: Duration? {

@@ -1,4 +1,5 @@
 public import Foundation
+import KinesiaMotion
 public import KinesiaSystem
 
 /// A whole deployment: the processes `kinesia up` starts and supervises, in one JSON file.
@@ -25,9 +26,10 @@ public import KinesiaSystem
 /// ```
 ///
 /// Every key but `processes` and each process's `name` and `command` is optional. Unknown keys
-/// are errors (a misspelt `"restrat"` would otherwise be silently ignored). Load a file with
+/// are errors (a misspelt `"restrat"` would otherwise be silently ignored), and so are
+/// duplicate keys: the file is read by the project's one strict JSON reader. Load a file with
 /// ``load(contentsOf:)``, which decodes and validates it and throws a ``TopologyError`` naming
-/// the file and the bad field.
+/// the file, the line and column, and the bad field.
 public struct Topology: Hashable, Sendable {
     /// Where the bus lives: an IPC directory or `tcp://HOST:PORT`; `nil` leaves each command
     /// its own default (a per-user runtime directory).
@@ -224,26 +226,28 @@ extension Topology {
     ///   - data: The JSON text.
     ///   - file: The name used in error messages.
     /// - Returns: A valid topology (a relative bus directory is left as it is).
-    /// - Throws: ``TopologyError`` naming `file` and the bad field.
+    /// - Throws: ``TopologyError`` naming `file`, the line and column, and the bad field.
     public static func decode(_ data: Data, file: String) throws(TopologyError) -> Topology {
+        let bytes = Array(data)
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw TopologyError(file: file, syntaxError: error)
+        }
         let topology: Topology
         do {
-            topology = try JSONDecoder().decode(Topology.self, from: data)
-        } catch let error as DecodingError {
-            var translated = TopologyError(file: file, decodingError: error)
-            if translated.field == nil, translated.message == "not valid JSON",
-                let detail = TopologyError.syntaxDetail(data)
-            {
-                translated.message += " (\(detail))"
-            }
-            throw translated
+            topology = try Topology(json: value)
         } catch {
-            throw TopologyError(file: file, field: nil, message: Self.reason(error))
+            throw TopologyError(file: file, path: error.path, message: error.message, in: bytes)
         }
         do {
             try topology.validate()
         } catch {
-            throw TopologyError(file: file, field: error.field, message: error.message)
+            var located = TopologyError(
+                file: file, path: TopologyError.path(ofField: error.field), message: error.message, in: bytes)
+            located.field = error.field
+            throw located
         }
         return topology
     }

@@ -1,9 +1,9 @@
-import Foundation
+import KinesiaMotion
 
-/// A topology file that cannot be used, with the file and the field to fix.
+/// A topology file that cannot be used, with the file, the line and column, and the field to fix.
 ///
 /// Its ``description`` is the line `kinesia up` prints:
-/// `deploy/local.json: processes[2].restart: expected one of always, on-failure, never, got "sometimes"`.
+/// `deploy/local.json:9:47: processes[2].restart: expected one of always, on-failure, never, got "sometimes"`.
 public struct TopologyError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The file, as given to the loader.
     public var file: String
@@ -11,17 +11,31 @@ public struct TopologyError: Error, Hashable, Sendable, CustomStringConvertible 
     public var field: String?
     /// What is wrong, in words.
     public var message: String
+    /// The 1-based line of the problem: where the text stops being JSON, or where the bad field
+    /// (or, when it is missing, the object that lacks it) starts; `nil` when the file could not
+    /// be read.
+    public var line: Int?
+    /// The 1-based column (in UTF-8 bytes) in ``line``.
+    public var column: Int?
 
     /// Creates an error.
-    public init(file: String, field: String?, message: String) {
+    public init(file: String, field: String?, message: String, line: Int? = nil, column: Int? = nil) {
         self.file = file
         self.field = field
         self.message = message
+        self.line = line
+        self.column = column
     }
 
-    /// `FILE: FIELD: MESSAGE`.
+    /// `FILE:LINE:COLUMN: FIELD: MESSAGE` (without what is not known).
     public var description: String {
-        if let field { "\(file): \(field): \(message)" } else { "\(file): \(message)" }
+        var place = file
+        if let line {
+            place += ":\(line)"
+            if let column { place += ":\(column)" }
+        }
+        if let field { return "\(place): \(field): \(message)" }
+        return "\(place): \(message)"
     }
 }
 
@@ -45,71 +59,41 @@ public struct TopologyValidationError: Error, Hashable, Sendable, CustomStringCo
 }
 
 extension TopologyError {
-    /// Translates a `DecodingError` into the field path and a sentence a person can act on.
-    init(file: String, decodingError: DecodingError) {
-        func path(_ codingPath: [any CodingKey]) -> String? {
-            var result = ""
-            for key in codingPath {
-                if let index = key.intValue {
-                    result += "[\(index)]"
-                } else {
-                    result += result.isEmpty ? key.stringValue : ".\(key.stringValue)"
+    /// The error of a file that is not JSON.
+    init(file: String, syntaxError error: JSONSyntaxError) {
+        self.init(
+            file: file, field: nil, message: "not valid JSON: \(error.message)", line: error.line,
+            column: error.column)
+    }
+
+    /// The error of a field, located in the file's text.
+    init(file: String, path: [JSONPathComponent], message: String, in bytes: [UInt8]) {
+        let field = JSONPathComponent.describe(path)
+        let position = JSONParser.location(of: path, in: bytes)
+        self.init(
+            file: file, field: field.isEmpty ? nil : field, message: message, line: position?.line,
+            column: position?.column)
+    }
+
+    /// The path of a field as validation names it (`processes[1].after[0]`).
+    static func path(ofField field: String?) -> [JSONPathComponent] {
+        guard let field else { return [] }
+        var path: [JSONPathComponent] = []
+        for part in field.split(separator: ".") {
+            var rest = part[...]
+            if let bracket = rest.firstIndex(of: "[") {
+                if bracket != rest.startIndex { path.append(.key(String(rest[..<bracket]))) }
+                rest = rest[bracket...]
+                while rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+                    if let index = Int(rest[rest.index(after: rest.startIndex)..<close]) {
+                        path.append(.index(index))
+                    }
+                    rest = rest[rest.index(after: close)...]
                 }
-            }
-            return result.isEmpty ? nil : result
-        }
-        switch decodingError {
-        case .keyNotFound(let key, let context):
-            let parent = path(context.codingPath)
-            self.init(
-                file: file, field: parent.map { "\($0).\(key.stringValue)" } ?? key.stringValue,
-                message: "missing (required)")
-        case .typeMismatch(let type, let context):
-            self.init(
-                file: file, field: path(context.codingPath),
-                message: "expected \(Self.describe(type))")
-        case .valueNotFound(let type, let context):
-            self.init(
-                file: file, field: path(context.codingPath),
-                message: "expected \(Self.describe(type)), got null")
-        case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                self.init(file: file, field: nil, message: "not valid JSON")
             } else {
-                self.init(file: file, field: path(context.codingPath), message: context.debugDescription)
+                path.append(.key(String(rest)))
             }
-        @unknown default:
-            self.init(file: file, field: nil, message: "\(decodingError)")
         }
-    }
-
-    /// Where `data` stops being JSON, as `Invalid value around line 3, column 7`, from
-    /// `JSONSerialization`'s message (`JSONDecoder` gives none).
-    static func syntaxDetail(_ data: Data) -> String? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return nil
-        } catch {
-            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            guard let range = text.range(of: "around character "),
-                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
-            else { return text.hasSuffix(".") ? String(text.dropLast()) : text }
-            let before = data.prefix(offset)
-            let line = before.count { $0 == UInt8(ascii: "\n") } + 1
-            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            return "\(text[..<range.lowerBound])around line \(line), column \(column)"
-        }
-    }
-
-    private static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Double.Type, is Int.Type: "a number"
-        case is Bool.Type: "true or false"
-        case is [String].Type: "an array of strings"
-        case is [Any].Type: "an array"
-        case is [String: Any].Type: "an object"
-        default: "\(type)"
-        }
+        return path
     }
 }

@@ -1,9 +1,18 @@
-/// What was wrong with a JSON value's shape (a missing key, a wrong type, a bad value).
+/// What was wrong with a JSON value's shape (a missing key, a wrong type, a bad value), and
+/// where: the path of the value (a missing key's path names the key).
+///
+/// A reader that has the text turns ``path`` into a line and column with
+/// ``JSONParser/location(of:in:)``.
 package struct JSONShapeError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The explanation, e.g. `"t" must be a number, found a string`.
     package var message: String
+    /// The path of the value that is wrong (empty: the whole value, or not known).
+    package var path: [JSONPathComponent]
 
-    package init(_ message: String) { self.message = message }
+    package init(_ message: String, path: [JSONPathComponent] = []) {
+        self.message = message
+        self.path = path
+    }
 
     package var description: String { message }
 }
@@ -12,19 +21,36 @@ package struct JSONShapeError: Error, Hashable, Sendable, CustomStringConvertibl
 package struct JSONFields {
     /// The object's members.
     package let members: [String: JSONValue]
+    /// Where the object is in the document (for errors).
+    package let path: [JSONPathComponent]
 
     /// Reads `value` as an object.
-    package init(_ value: JSONValue, what: String = "the value") throws(JSONShapeError) {
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - what: Names it in the error when it is not an object.
+    ///   - path: Where it is in the document; errors about its members extend it.
+    package init(_ value: JSONValue, what: String = "the value", path: [JSONPathComponent] = [])
+        throws(JSONShapeError)
+    {
         guard case .object(let members) = value else {
-            throw JSONShapeError("\(what) must be an object, found \(value.typeDescription)")
+            throw JSONShapeError("\(what) must be an object, found \(value.typeDescription)", path: path)
         }
         self.members = members
+        self.path = path
+    }
+
+    /// The path of the member `key`.
+    package func path(_ key: String) -> [JSONPathComponent] { path + [.key(key)] }
+
+    /// An error about the member `key`.
+    package func error(_ key: String, _ message: String) -> JSONShapeError {
+        JSONShapeError(message, path: path(key))
     }
 
     /// Throws when the object has a key outside `allowed`.
     package func rejectUnknownKeys(allowed: Set<String>) throws(JSONShapeError) {
         for key in members.keys.sorted() where !allowed.contains(key) {
-            throw JSONShapeError("unknown key \"\(key)\"")
+            throw error(key, "unknown key \"\(key)\"")
         }
     }
 
@@ -33,7 +59,7 @@ package struct JSONFields {
 
     /// The value of `key`, or an error naming the missing key.
     package func value(_ key: String) throws(JSONShapeError) -> JSONValue {
-        guard let value = members[key] else { throw JSONShapeError("missing key \"\(key)\"") }
+        guard let value = members[key] else { throw error(key, "missing key \"\(key)\"") }
         return value
     }
 
@@ -41,7 +67,7 @@ package struct JSONFields {
     package func number(_ key: String) throws(JSONShapeError) -> Double {
         let value = try value(key)
         guard case .number(let number) = value else {
-            throw JSONShapeError("\"\(key)\" must be a number, found \(value.typeDescription)")
+            throw error(key, "\"\(key)\" must be a number, found \(value.typeDescription)")
         }
         return number
     }
@@ -56,7 +82,7 @@ package struct JSONFields {
     package func integer(_ key: String) throws(JSONShapeError) -> Int {
         let number = try number(key)
         guard number == number.rounded(), abs(number) < 9_007_199_254_740_992 else {
-            throw JSONShapeError("\"\(key)\" must be a whole number, found \(JSONWriter.number(number))")
+            throw error(key, "\"\(key)\" must be a whole number, found \(JSONWriter.number(number))")
         }
         return Int(number)
     }
@@ -65,7 +91,7 @@ package struct JSONFields {
     package func bool(_ key: String) throws(JSONShapeError) -> Bool {
         let value = try value(key)
         guard case .bool(let bool) = value else {
-            throw JSONShapeError("\"\(key)\" must be true or false, found \(value.typeDescription)")
+            throw error(key, "\"\(key)\" must be true or false, found \(value.typeDescription)")
         }
         return bool
     }
@@ -74,7 +100,7 @@ package struct JSONFields {
     package func string(_ key: String) throws(JSONShapeError) -> String {
         let value = try value(key)
         guard case .string(let string) = value else {
-            throw JSONShapeError("\"\(key)\" must be a string, found \(value.typeDescription)")
+            throw error(key, "\"\(key)\" must be a string, found \(value.typeDescription)")
         }
         return string
     }
@@ -83,7 +109,7 @@ package struct JSONFields {
     package func array(_ key: String) throws(JSONShapeError) -> [JSONValue] {
         let value = try value(key)
         guard case .array(let array) = value else {
-            throw JSONShapeError("\"\(key)\" must be an array, found \(value.typeDescription)")
+            throw error(key, "\"\(key)\" must be an array, found \(value.typeDescription)")
         }
         return array
     }
@@ -91,10 +117,11 @@ package struct JSONFields {
     /// The strings of the array at `key`.
     package func strings(_ key: String) throws(JSONShapeError) -> [String] {
         var result: [String] = []
-        for element in try array(key) {
+        for (index, element) in try array(key).enumerated() {
             guard case .string(let string) = element else {
                 throw JSONShapeError(
-                    "\"\(key)\" must be an array of strings, found \(element.typeDescription) in it")
+                    "\"\(key)\" must be an array of strings, found \(element.typeDescription) in it",
+                    path: path(key) + [.index(index)])
             }
             result.append(string)
         }
@@ -103,12 +130,12 @@ package struct JSONFields {
 
     /// The object at `key`.
     package func object(_ key: String) throws(JSONShapeError) -> JSONFields {
-        try JSONFields(value(key), what: "\"\(key)\"")
+        try JSONFields(value(key), what: "\"\(key)\"", path: path(key))
     }
 
     /// The object at `key`, or `nil` when the key is absent or `null`.
     package func optionalObject(_ key: String) throws(JSONShapeError) -> JSONFields? {
         guard let value = members[key], value != .null else { return nil }
-        return try JSONFields(value, what: "\"\(key)\"")
+        return try JSONFields(value, what: "\"\(key)\"", path: path(key))
     }
 }

@@ -24,17 +24,68 @@ package enum JSONValue: Sendable, Equatable {
     }
 }
 
-/// A syntax error in JSON text, with the byte offset where it was found.
+/// A syntax error in JSON text, with where it was found: the byte offset, the line and the
+/// column.
 package struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was wrong.
     package var message: String
     /// The 0-based byte offset in the text.
     package var offset: Int
+    /// The 1-based line (lines end with `\n`).
+    package var line: Int
+    /// The 1-based column in the line, in UTF-8 bytes.
+    package var column: Int
 
-    package init(_ message: String, at offset: Int) {
+    /// Creates an error; without `line` and `column`, the text is taken to be one line.
+    package init(_ message: String, at offset: Int, line: Int = 1, column: Int? = nil) {
         self.message = message
         self.offset = offset
+        self.line = line
+        self.column = column ?? offset + 1
     }
 
-    package var description: String { "\(message) at column \(offset + 1)" }
+    /// `MESSAGE at line L, column C`.
+    package var description: String { "\(message) at line \(line), column \(column)" }
+}
+
+/// Where something is in JSON text: the byte offset and the 1-based line and column.
+package struct JSONPosition: Hashable, Sendable {
+    /// The 0-based byte offset.
+    package var offset: Int
+    /// The 1-based line (lines end with `\n`).
+    package var line: Int
+    /// The 1-based column in the line, in UTF-8 bytes.
+    package var column: Int
+
+    /// The line and column of `offset` in `bytes`.
+    package init(offset: Int, in bytes: [UInt8]) {
+        let end = min(max(offset, 0), bytes.count)
+        var line = 1
+        var lineStart = 0
+        for position in 0..<end where bytes[position] == 0x0A {
+            line += 1
+            lineStart = position + 1
+        }
+        self.offset = offset
+        self.line = line
+        self.column = offset - lineStart + 1
+    }
+}
+
+/// One step of a path into a JSON value: an object's key or an array's index.
+package enum JSONPathComponent: Hashable, Sendable {
+    case key(String)
+    case index(Int)
+
+    /// The path as a reader writes it: `processes[2].restart` (empty for the whole value).
+    package static func describe(_ path: [JSONPathComponent]) -> String {
+        var result = ""
+        for component in path {
+            switch component {
+            case .index(let index): result += "[\(index)]"
+            case .key(let key): result += result.isEmpty ? key : ".\(key)"
+            }
+        }
+        return result
+    }
 }

@@ -49,7 +49,7 @@ public struct JSONLinesRecording: PoseProvider {
     /// - Parameters:
     ///   - data: UTF-8 text, one pose a line (`\n` or `\r\n`); blank lines are skipped.
     ///   - file: The name to report in errors.
-    /// - Throws: ``RecordingError`` naming `file` and the 1-based line.
+    /// - Throws: ``RecordingError`` naming `file`, the 1-based line and the column.
     public static func decode(_ data: Data, file: String? = nil) throws(RecordingError) -> [Pose] {
         var poses: [Pose] = []
         var lineNumber = 0
@@ -62,26 +62,12 @@ public struct JSONLinesRecording: PoseProvider {
             if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             do {
-                poses.append(try decodeLine(bytes))
+                poses.append(try PoseJSONLine.decode(bytes: bytes))
             } catch {
                 throw error.located(file: file, line: lineNumber)
             }
         }
         return poses
-    }
-
-    private static func decodeLine(_ bytes: [UInt8]) throws(RecordingError) -> Pose {
-        let value: JSONValue
-        do {
-            value = try JSONParser.parse(bytes: bytes)
-        } catch {
-            throw RecordingError(.invalidJSON, detail: "invalid JSON: \(error)")
-        }
-        do {
-            return try PoseJSONLine.pose(from: value)
-        } catch {
-            throw RecordingError(.invalidPose, detail: error.message)
-        }
     }
 }
 

@@ -136,16 +136,17 @@ public struct OpenPoseRecording: PoseProvider {
     }
 
     static func decodeFrame(_ data: Data, format: OpenPoseFormat?) throws(RecordingError) -> Frame {
+        let bytes = Array(data)
         let value: JSONValue
         do {
-            value = try JSONParser.parse(bytes: Array(data))
+            value = try JSONParser.parse(bytes: bytes)
         } catch {
-            throw RecordingError(.invalidJSON, detail: "invalid JSON: \(error)")
+            throw RecordingError(error, wholeFile: true)
         }
         do {
             return try frame(from: value, format: format)
         } catch {
-            throw RecordingError(.invalidPose, detail: error.message)
+            throw RecordingError(error, in: bytes, wholeFile: true)
         }
     }
 
@@ -155,24 +156,28 @@ public struct OpenPoseRecording: PoseProvider {
         var format = format
         var people: [Person] = []
         for (number, element) in try fields.array("people").enumerated() {
-            let person = try JSONFields(element, what: "person \(number)")
+            let person = try JSONFields(
+                element, what: "person \(number)", path: fields.path("people") + [.index(number)])
             let values = try person.array("pose_keypoints_2d")
             if values.isEmpty { continue }
             guard values.count.isMultiple(of: 3) else {
-                throw JSONShapeError(
+                throw person.error(
+                    "pose_keypoints_2d",
                     "person \(number): \"pose_keypoints_2d\" has \(values.count) numbers, not a multiple of 3"
                 )
             }
             let count = values.count / 3
             if format == nil {
                 guard let detected = OpenPoseFormat(keypointCount: count) else {
-                    throw JSONShapeError(
+                    throw person.error(
+                        "pose_keypoints_2d",
                         "person \(number): \(count) keypoints, expected 25 (BODY_25, BODY_25B) or 18 (COCO)")
                 }
                 format = detected
             }
             guard let format, count == format.keypointCount else {
-                throw JSONShapeError(
+                throw person.error(
+                    "pose_keypoints_2d",
                     "person \(number): \(count) keypoints, but \(format?.rawValue ?? "?") has \(format?.keypointCount ?? 0)"
                 )
             }
@@ -182,7 +187,9 @@ public struct OpenPoseRecording: PoseProvider {
                 guard case .number(let x) = values[3 * index], case .number(let y) = values[3 * index + 1],
                     case .number(let confidence) = values[3 * index + 2]
                 else {
-                    throw JSONShapeError("person \(number): keypoint \(index) is not three numbers")
+                    throw JSONShapeError(
+                        "person \(number): keypoint \(index) is not three numbers",
+                        path: person.path("pose_keypoints_2d") + [.index(3 * index)])
                 }
                 keypoints.append((x, y, confidence))
             }

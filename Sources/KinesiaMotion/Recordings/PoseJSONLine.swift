@@ -30,19 +30,24 @@ public enum PoseJSONLine {
     /// - Parameter line: The JSON text of one pose.
     /// - Returns: The pose.
     /// - Throws: ``RecordingError`` with kind ``RecordingError/Kind/invalidJSON`` or
-    ///   ``RecordingError/Kind/invalidPose``; it names no file or line (callers that read
-    ///   files add them).
+    ///   ``RecordingError/Kind/invalidPose`` and the column of the problem; it names no file or
+    ///   line (callers that read files add them).
     public static func decode(_ line: some StringProtocol) throws(RecordingError) -> Pose {
+        try decode(bytes: Array(line.utf8))
+    }
+
+    /// Decodes one line's UTF-8 bytes, as ``decode(_:)``.
+    static func decode(bytes: [UInt8]) throws(RecordingError) -> Pose {
         let value: JSONValue
         do {
-            value = try JSONParser.parse(line)
+            value = try JSONParser.parse(bytes: bytes)
         } catch {
-            throw RecordingError(.invalidJSON, detail: "invalid JSON: \(error)")
+            throw RecordingError(error, wholeFile: false)
         }
         do {
             return try pose(from: value)
         } catch {
-            throw RecordingError(.invalidPose, detail: error.message)
+            throw RecordingError(error, in: bytes, wholeFile: false)
         }
     }
 
@@ -56,20 +61,21 @@ public enum PoseJSONLine {
         case (true, true):
             let width = try fields.number("w"), height = try fields.number("h")
             guard width > 0, height > 0 else {
-                throw JSONShapeError("\"w\" and \"h\" must be positive, found \(width) x \(height)")
+                throw fields.error("w", "\"w\" and \"h\" must be positive, found \(width) x \(height)")
             }
             imageSize = CGSize(width: width, height: height)
         default:
-            throw JSONShapeError("\"w\" and \"h\" must be given together")
+            throw fields.error(fields.has("w") ? "w" : "h", "\"w\" and \"h\" must be given together")
         }
 
+        let pointsObject = try fields.object("points")
         var points: [Joint: CGPoint] = [:]
-        for (name, element) in try fields.object("points").members {
-            let joint = try joint(named: name, in: "points")
+        for (name, element) in pointsObject.members {
+            let joint = try joint(named: name, in: pointsObject)
             guard case .array(let pair) = element, pair.count == 2,
                 case .number(let x) = pair[0], case .number(let y) = pair[1]
             else {
-                throw JSONShapeError("point \"\(name)\" must be [x, y] with two numbers")
+                throw pointsObject.error(name, "point \"\(name)\" must be [x, y] with two numbers")
             }
             points[joint] = CGPoint(x: x, y: y)
         }
@@ -77,13 +83,13 @@ public enum PoseJSONLine {
         var confidence: [Joint: Double] = [:]
         if let object = try fields.optionalObject("confidence") {
             for (name, element) in object.members {
-                let joint = try joint(named: name, in: "confidence")
+                let joint = try joint(named: name, in: object)
                 guard case .number(let value) = element else {
-                    throw JSONShapeError(
-                        "confidence of \"\(name)\" must be a number, found \(element.typeDescription)")
+                    throw object.error(
+                        name, "confidence of \"\(name)\" must be a number, found \(element.typeDescription)")
                 }
                 guard (0...1).contains(value) else {
-                    throw JSONShapeError("confidence of \"\(name)\" must be within 0...1, found \(value)")
+                    throw object.error(name, "confidence of \"\(name)\" must be within 0...1, found \(value)")
                 }
                 confidence[joint] = value
             }
@@ -91,9 +97,10 @@ public enum PoseJSONLine {
         return Pose(points: points, timestamp: timestamp, imageSize: imageSize, confidence: confidence)
     }
 
-    private static func joint(named name: String, in key: String) throws(JSONShapeError) -> Joint {
+    private static func joint(named name: String, in object: JSONFields) throws(JSONShapeError) -> Joint {
         guard let joint = jointsByName[name] else {
-            throw JSONShapeError("unknown joint \"\(name)\" in \"\(key)\"")
+            let key = JSONPathComponent.describe(object.path)
+            throw object.error(name, "unknown joint \"\(name)\" in \"\(key)\"")
         }
         return joint
     }

@@ -47,9 +47,10 @@ public struct VisionPoseConverter: Sendable, Hashable {
 
     /// Creates a converter.
     /// - Parameters:
-    ///   - camera: `.front` swaps left and right.
-    ///   - minimumConfidence: Points under it are dropped (0.3 by default, as in the seeds).
-    public init(camera: CameraPosition = .back, minimumConfidence: Double = 0.3) {
+    ///   - camera: `.front` (the default, as for `VisionPoseProvider`) swaps left and right.
+    ///   - minimumConfidence: Points under it are dropped (0.3 by default, as for
+    ///     `VisionPoseProvider`).
+    public init(camera: CameraPosition = .front, minimumConfidence: Double = 0.3) {
         self.camera = camera
         self.minimumConfidence = minimumConfidence
     }

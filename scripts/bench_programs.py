@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Builds the C programs the benchmarks run, and checks that they run.
+
+    scripts/bench_programs.py [--into DIR]     # build what is missing or older than its source
+    scripts/bench_programs.py --check [--into DIR]   # build, then run each one briefly
+
+The programs: scripts/bench_zmq_floor.c (the bus benchmark's bare-libzmq floor),
+scripts/bench_e2e_floor.c (the end-to-end benchmark's floor) and scripts/malloc_count.c (the
+allocation counter the engine benchmark preloads). They go to .build/bench-c/ in the checkout,
+never to TMPDIR, so a machine that never ran a benchmark (an empty TMPDIR) builds them on the
+first `scripts/bench`, whatever `--no-build` says about the Swift products. `--check` is what
+`scripts/test` runs, into a new empty directory, to prove exactly that.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_DIR = os.path.join(ROOT, ".build", "bench-c")
+
+# name -> (source, extra compiler arguments, linker libraries)
+PROGRAMS = {
+    "bench_zmq_floor": ("bench_zmq_floor.c", [], ["-lzmq", "-lpthread"]),
+    "bench_e2e_floor": ("bench_e2e_floor.c", [], ["-lzmq"]),
+    "malloc_count.so": ("malloc_count.c", ["-shared", "-fPIC"], []),
+}
+
+
+def compiler():
+    return shutil.which("gcc") or shutil.which("cc") or shutil.which("clang") or "gcc"
+
+
+def path(name, directory=DEFAULT_DIR):
+    """Where program `name` is (after build)."""
+    return os.path.join(directory, name)
+
+
+def build(directory=DEFAULT_DIR):
+    """Compiles every program that is missing or older than its source; returns name -> path."""
+    os.makedirs(directory, exist_ok=True)
+    built = {}
+    for name, (source, flags, libraries) in PROGRAMS.items():
+        source_path = os.path.join(ROOT, "scripts", source)
+        output = path(name, directory)
+        if not os.path.exists(output) or os.path.getmtime(output) < os.path.getmtime(source_path):
+            print(f"bench_programs: {compiler()} -O2 {' '.join(flags)} scripts/{source}",
+                  file=sys.stderr, flush=True)
+            subprocess.run([compiler(), "-O2", *flags, "-o", output, source_path, *libraries],
+                           check=True, cwd=ROOT)
+        built[name] = output
+    return built
+
+
+def check(directory):
+    """Runs each program briefly; raises when one fails or prints nothing useful."""
+    programs = build(directory)
+    for name, program in programs.items():
+        if not os.path.isfile(program):
+            raise SystemExit(f"bench_programs: {program} was not built")
+    # The bus floor: a tiny run over inproc prints its JSON lines.
+    output = subprocess.run([programs["bench_zmq_floor"], "--messages", "1000", "--round-trips",
+                             "20", "--transport", "inproc"], check=True, capture_output=True,
+                            text=True, timeout=120).stdout
+    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    if len(lines) < 4:
+        raise SystemExit(f"bench_programs: bench_zmq_floor printed {output!r}")
+    # The end-to-end floor: one camera for a moment.
+    output = subprocess.run([programs["bench_e2e_floor"], "--cameras", "1", "--seconds", "0.5",
+                             "--warmup", "0.2"], check=True, capture_output=True, text=True,
+                            timeout=120).stdout
+    if not any(line.startswith("{") for line in output.splitlines()):
+        raise SystemExit(f"bench_programs: bench_e2e_floor printed {output!r}")
+    # The allocation counter: preloaded, it counts this Python's allocations.
+    count = subprocess.run(
+        [sys.executable, "-c",
+         "import ctypes; print(ctypes.c_uint64.in_dll(ctypes.CDLL(None), 'kinesia_malloc_count').value)"],
+        check=True, capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, LD_PRELOAD=programs["malloc_count.so"])).stdout.strip()
+    if not count.isdigit() or int(count) == 0:
+        raise SystemExit(f"bench_programs: malloc_count.so counted {count!r}")
+    print(f"bench_programs: built and ran {', '.join(programs)} in {directory}", file=sys.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--into", help=f"the directory (default {os.path.relpath(DEFAULT_DIR, ROOT)})")
+    parser.add_argument("--check", action="store_true",
+                        help="build into a new empty directory (or --into) and run each program")
+    args = parser.parse_args()
+    if args.check:
+        if args.into:
+            check(args.into)
+        else:
+            with tempfile.TemporaryDirectory(prefix="kinesia-bench-c-") as directory:
+                check(directory)
+    else:
+        build(args.into or DEFAULT_DIR)
+
+
+if __name__ == "__main__":
+    main()
