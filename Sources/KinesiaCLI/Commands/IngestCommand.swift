@@ -30,7 +30,10 @@ public struct IngestCommand: ParsableCommand {
             SRC: a JSON Lines recording, a folder of OpenPose JSON frames, - for standard input \
             (one pose per line: {"t","w","h","points","confidence"}; malformed lines are reported \
             and skipped), or sim:EXERCISE[,seed=N,reps=N,side=left|right|both,fps=N,...] for the \
-            built-in simulator.
+            built-in simulator; or video:PATH (a video file) or camera:/dev/videoN (a webcam) through \
+            the pose detector (MediaPipe Pose, installed by scripts/setup), with --mirrored, \
+            --roi X0,Y0,X1,Y1, and --size WxH and --fps for a camera. A camera is always live: the \
+            newest frame is analysed and older ones dropped (framesDropped on health/).
             Waits until something subscribes to pose/<camera>/ (at most --wait-seconds, then sends \
             anyway). Standard input is sent as it comes, never paced. Progress goes to standard \
             error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM.
@@ -59,8 +62,9 @@ public struct IngestCommand: ParsableCommand {
                 "keypoints", \.keypoints, valueName: "order",
                 help: "OpenPose keypoint order (default: from the keypoint count)."),
             .option(
-                "fps", \.fps, valueName: "fps", defaultDescription: "30", help: "OpenPose frames per second."),
-        ]
+                "fps", \.fps, valueName: "fps", defaultDescription: "30",
+                help: "OpenPose frames per second, or the frame rate asked of a camera."),
+        ] + CameraArguments.arguments(\.detector, forDevices: true)
     }
 
     /// `--camera`.
@@ -83,6 +87,8 @@ public struct IngestCommand: ParsableCommand {
     public var keypoints: OpenPoseFormat?
     /// `--fps`.
     public var fps = 30.0
+    /// `--mirrored`, `--roi`, `--size` (for `video:` and `camera:` sources).
+    public var detector = CameraOptions()
 
     /// A command with every default.
     public init() {}
@@ -102,12 +108,16 @@ public struct IngestCommand: ParsableCommand {
     /// Publishes the source.
     public func run(context: CommandContext) async throws {
         guard let camera, let source else { throw CLIError.usage("missing --camera or --source") }
+        var cameraOptions = detector
+        cameraOptions.fps = fps
         let topic = try Topic.pose(camera: camera)
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: "ingest-\(camera)")
+        let log = context.logger
         let poses = try PoseSource.open(
-            source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
+            source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps),
+            camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source)
         let sendable = UncheckedSource(value: poses)
@@ -137,12 +147,14 @@ public struct IngestCommand: ParsableCommand {
         var paused = 0
         var malformedLines = 0
         var invalid = 0
+        /// The pose detector's counters (`video:` and `camera:` sources).
+        var detector: [String: Int] = [:]
 
         var dictionary: [String: Int] {
             [
                 "sent": sent, "dropped": dropped, "paused": paused, "malformedLines": malformedLines,
                 "invalid": invalid,
-            ]
+            ].merging(detector) { own, _ in own }
         }
     }
 
@@ -183,8 +195,10 @@ public struct IngestCommand: ParsableCommand {
         var origin: (wall: ContinuousClock.Instant, t: Double)?
         var lastT: Double?
         let paced = settings.pace == .recording && !source.isLive
+        var failure: String?
 
         loop: while !stop.isRequested {
+            counters.detector = source.detectorCounters
             health.publishIfDue(counters: { counters.dictionary }, via: publisher)
             if clock.now - lastProgress >= .seconds(5) {
                 lastProgress = clock.now
@@ -195,6 +209,9 @@ public struct IngestCommand: ParsableCommand {
             }
             switch source.next(timeout: .milliseconds(100)) {
             case .end:
+                break loop
+            case .failed(let reason):
+                failure = reason
                 break loop
             case .idle:
                 continue
@@ -234,7 +251,10 @@ public struct IngestCommand: ParsableCommand {
                 }
             }
         }
+        counters.detector = source.detectorCounters
         health.publish(counters: counters.dictionary, via: publisher)
+        if let summary = source.detectorSummary { log.info(summary) }
+        if let failure { throw CLIError.failure(failure) }
         let elapsed = (clock.now - started).seconds
         log.info(
             "\(stop.isRequested ? "stopped" : "done"): \(counters.sent) poses sent in "

@@ -1,0 +1,286 @@
+import Foundation
+import Glibc
+import KinesiaMotion
+
+/// The pose detector (`detector/kinesia_detector.py`) running as a child process: its
+/// standard output is pose JSON lines, its standard error `stats {...}` lines and messages.
+///
+/// The child has a process group of its own (Control-C at the terminal reaches the ingest,
+/// which then stops it), default signal dispositions, standard input from `/dev/null`, and
+/// exits by itself when the ingest goes away (its writes fail, and it watches its parent).
+/// ``next(timeout:)`` never blocks longer than asked; when the output ends, the child is
+/// reaped and its exit status decides between the end of the source and a failure that says
+/// what happened (killed by a signal, a file OpenCV cannot decode, a camera that went away).
+final class DetectorProcess {
+    /// One step of the detector.
+    enum Item {
+        /// A pose line (already decoded) or a line that is not a pose.
+        case pose(Pose)
+        /// A line of standard output that is not a pose: its number and why.
+        case malformed(line: Int, reason: String)
+        /// Nothing yet.
+        case idle
+        /// The end of a video.
+        case end
+        /// The detector failed: the message says what happened and what to do.
+        case failed(String)
+    }
+
+    /// The command line, for messages.
+    let commandLine: String
+    /// The child's pid.
+    let pid: pid_t
+    /// The latest `stats` report.
+    private(set) var stats = DetectorStats()
+    /// The poses read so far.
+    private(set) var poses = 0
+
+    private let output: LineReader
+    private let errors: LineReader
+    private let outputDescriptor: Int32
+    private let errorDescriptor: Int32
+    private var lastError: String?
+    private var messages: [String] = []
+    private var isReaped = false
+    private let onMessage: (String) -> Void
+
+    /// Starts `python script arguments`.
+    /// - Parameter onMessage: Called with the detector's warnings (`warning: ` lines of its
+    ///   standard error), on the caller's thread. Its `error: ` line and, without one, its last
+    ///   other line (a Python traceback's) make the failure's message; MediaPipe's own logging
+    ///   goes nowhere else.
+    /// - Throws: ``CLIError/failure(_:)`` when the child cannot be started.
+    init(_ environment: DetectorEnvironment, arguments: [String], onMessage: @escaping (String) -> Void)
+        throws(CLIError)
+    {
+        var outputPipe: [Int32] = [-1, -1]
+        var errorPipe: [Int32] = [-1, -1]
+        guard pipe(&outputPipe) == 0 else { throw Self.systemError("pipe") }
+        guard pipe(&errorPipe) == 0 else {
+            close(outputPipe[0])
+            close(outputPipe[1])
+            throw Self.systemError("pipe")
+        }
+        // Close-on-exec: only the dup2'ed copies reach the detector (no other child inherits them).
+        for descriptor in outputPipe + errorPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        let argv = [environment.python, "-u", environment.script] + arguments
+        commandLine = argv.joined(separator: " ")
+        var childEnvironment = ProcessInfo.processInfo.environment
+        childEnvironment["KINESIA_SUPERVISOR_PID"] = nil
+        childEnvironment["PYTHONDONTWRITEBYTECODE"] = "1"
+        let spawned = Self.spawn(
+            argv, environment: childEnvironment.map { "\($0.key)=\($0.value)" },
+            standardOutput: outputPipe[1], standardError: errorPipe[1])
+        close(outputPipe[1])
+        close(errorPipe[1])
+        switch spawned {
+        case .success(let pid):
+            self.pid = pid
+        case .failure(let failure):
+            let code = failure.code
+            close(outputPipe[0])
+            close(errorPipe[0])
+            throw CLIError.failure(
+                "cannot start the pose detector (\(environment.python)): \(String(cString: strerror(code))); "
+                    + "run scripts/setup")
+        }
+        outputDescriptor = outputPipe[0]
+        errorDescriptor = errorPipe[0]
+        output = LineReader(descriptor: outputDescriptor)
+        errors = LineReader(descriptor: errorDescriptor)
+        self.onMessage = onMessage
+    }
+
+    deinit {
+        stop()
+        close(outputDescriptor)
+        close(errorDescriptor)
+    }
+
+    /// The next pose, waiting at most `timeout` for it.
+    func next(timeout: Duration) -> Item {
+        readErrors(timeout: .zero)
+        switch output.nextLine(timeout: timeout) {
+        case .idle:
+            return .idle
+        case .line(let number, let text):
+            if text.allSatisfy(\.isWhitespace) { return .idle }
+            do {
+                let pose = try PoseJSONLine.decode(text)
+                poses += 1
+                return .pose(pose)
+            } catch {
+                return .malformed(line: number, reason: error.description)
+            }
+        case .end:
+            return finish()
+        }
+    }
+
+    /// Stops the child (SIGTERM to its group, SIGKILL after two seconds) and reaps it.
+    func stop() {
+        guard !isReaped else { return }
+        kill(-pid, SIGTERM)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(2))
+        while clock.now < deadline {
+            if reap(blocking: false) != nil { return }
+            usleep(10_000)
+        }
+        kill(-pid, SIGKILL)
+        _ = reap(blocking: true)
+    }
+
+    /// The output ended: reads what is left of standard error, reaps the child and says why.
+    private func finish() -> Item {
+        readErrors(timeout: .seconds(2), untilEnd: true)
+        let status = reap(blocking: true) ?? .exited(-1)
+        switch status {
+        case .exited(0):
+            return .end
+        case .exited(let code):
+            let reason = lastError ?? "exit status \(code)" + (messages.last.map { ": \($0)" } ?? "")
+            return .failed("the pose detector failed after \(poses) frames: \(reason)")
+        case .signaled(let signal):
+            let name = String(cString: strsignal(signal))
+            return .failed(
+                "the pose detector (pid \(pid)) was killed by signal \(signal) (\(name)) after \(poses) frames; "
+                    + "start the ingest again (kinesia up restarts it)")
+        }
+    }
+
+    private func readErrors(timeout: Duration, untilEnd: Bool = false) {
+        var wait = timeout
+        while true {
+            switch errors.nextLine(timeout: wait) {
+            case .idle, .end:
+                return
+            case .line(_, let text):
+                if text.hasPrefix("stats ") {
+                    stats.update(fromLine: text)
+                } else if text.hasPrefix("error: ") {
+                    lastError = String(text.dropFirst("error: ".count))
+                } else if text.hasPrefix("warning: ") {
+                    onMessage(String(text.dropFirst("warning: ".count)))
+                } else if !text.isEmpty {
+                    // MediaPipe's own logging, or a Python traceback: kept for a failure message.
+                    messages.append(text)
+                    if messages.count > 5 { messages.removeFirst() }
+                }
+                if !untilEnd { wait = .zero }
+            }
+        }
+    }
+
+    private enum Status {
+        case exited(Int32)
+        case signaled(Int32)
+    }
+
+    private func reap(blocking: Bool) -> Status? {
+        guard !isReaped else { return nil }
+        var raw: Int32 = 0
+        var result: pid_t
+        repeat {
+            result = waitpid(pid, &raw, blocking ? 0 : WNOHANG)
+        } while result == -1 && errno == EINTR
+        guard result == pid else {
+            if result == -1 { isReaped = true }
+            return nil
+        }
+        isReaped = true
+        let signal = raw & 0x7f
+        return signal == 0 ? .exited((raw >> 8) & 0xff) : .signaled(signal)
+    }
+
+    private static func systemError(_ call: String) -> CLIError {
+        CLIError.failure("cannot start the pose detector: \(call): \(String(cString: strerror(errno)))")
+    }
+
+    private static func spawn(
+        _ argv: [String], environment: [String], standardOutput: Int32, standardError: Int32
+    ) -> Result<pid_t, SpawnFailure> {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
+        posix_spawn_file_actions_adddup2(&actions, standardError, 2)
+
+        let arguments = argv.map { strdup($0) } + [nil]
+        let variables = environment.map { strdup($0) } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            variables.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, argv[0], &actions, &attributes, arguments, variables)
+        return result == 0 ? .success(pid) : .failure(SpawnFailure(code: result))
+    }
+
+    private struct SpawnFailure: Error {
+        var code: Int32
+    }
+}
+
+/// The detector's latest `stats` report: frames in and out, drops, rates and timings.
+struct DetectorStats: Hashable, Sendable {
+    /// The report's fields, as numbers.
+    private(set) var values: [String: Double] = [:]
+
+    /// Reads `stats {...}` (a flat JSON object of numbers); anything else is ignored.
+    mutating func update(fromLine line: String) {
+        guard let data = line.dropFirst("stats ".count).data(using: .utf8),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return }
+        for (key, value) in object {
+            if let number = value as? NSNumber { values[key] = number.doubleValue }
+        }
+    }
+
+    subscript(_ key: String) -> Double? { values[key] }
+
+    /// The counters the ingest adds to its health reports (integers, as health counters are):
+    /// frames read and analysed, frames dropped (a live camera faster than the detector), the
+    /// frame rates in and out over the last second, and the detector's milliseconds per frame.
+    var healthCounters: [String: Int] {
+        guard !values.isEmpty else { return [:] }
+        func rounded(_ key: String) -> Int {
+            guard let value = values[key], value.isFinite else { return 0 }
+            return Int(value.rounded())
+        }
+        return [
+            "framesIn": rounded("framesIn"), "framesAnalysed": rounded("framesOut"),
+            "framesDropped": rounded("framesDropped"), "fpsIn": rounded("fpsIn"), "fpsOut": rounded("fpsOut"),
+            "detectorMs": rounded("detectorMs"),
+        ]
+    }
+
+    /// One line for the log at the end: frames, rate, and where each frame's time went.
+    var summary: String? {
+        guard let frames = values["framesOut"], frames > 0, let wall = values["wallSeconds"], wall > 0 else {
+            return nil
+        }
+        let detector = values["detectorSeconds"] ?? 0
+        let decode = values["decodeSeconds"] ?? 0
+        let other = values["otherSeconds"] ?? 0
+        func ms(_ seconds: Double) -> String { String(format: "%.1f", 1000 * seconds / frames) }
+        return "detector: \(Int(frames)) frames in \(String(format: "%.1f", wall)) s "
+            + "(\(String(format: "%.1f", frames / wall)) fps), per frame \(ms(detector)) ms detecting, "
+            + "\(ms(decode)) ms decoding, \(ms(other)) ms converting, \(ms(max(wall - detector, 0))) ms "
+            + "outside the detector in all; \(Int(values["framesDropped"] ?? 0)) frames dropped"
+    }
+}
