@@ -42,6 +42,7 @@ final class DetectorProcess {
     private var lastError: String?
     private var messages: [String] = []
     private var isReaped = false
+    private var pending: Item?
     private let onMessage: (String) -> Void
 
     /// Starts `python script arguments`.
@@ -97,8 +98,29 @@ final class DetectorProcess {
         close(errorDescriptor)
     }
 
+    /// Waits until the detector has analysed its first frame (or failed), so that a source it
+    /// cannot read is an error at start rather than after the ingest waited for subscribers.
+    /// The first item is kept for ``next(timeout:)``; after `timeout` the detector is left to
+    /// go on (a camera slow to start).
+    /// - Throws: ``CLIError/failure(_:)`` when the detector failed.
+    func waitForFirstFrame(timeout: Duration) throws(CLIError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while pending == nil, clock.now < deadline {
+            switch next(timeout: .milliseconds(100)) {
+            case .idle: continue
+            case .failed(let reason): throw CLIError.failure(reason)
+            case let item: pending = item
+            }
+        }
+    }
+
     /// The next pose, waiting at most `timeout` for it.
     func next(timeout: Duration) -> Item {
+        if let item = pending {
+            pending = nil
+            return item
+        }
         readErrors(timeout: .zero)
         switch output.nextLine(timeout: timeout) {
         case .idle:
