@@ -2,6 +2,7 @@
 
     kinesia_detector.py --source video:PATH|camera:/dev/videoN [--fps N] [--size WxH]
                         [--mirrored] [--roi X0,Y0,X1,Y1] [--min-visibility 0.3]
+                        [--speed S] [--max-frames N]
 
 `kinesia ingest` and `kinesia analyze` run it as a child process (in the virtual environment
 that scripts/setup makes); it can also run by hand. It only turns frames into poses:
@@ -9,14 +10,16 @@ that scripts/setup makes); it can also run by hand. It only turns frames into po
 - standard output: one pose per frame, a JSON line of the pose contract (pose_lines.py);
 - standard error: `stats {...}` about once a second and once at the end (framesIn, framesOut,
   framesDropped, fpsIn, fpsOut, detectorMs, decodeMs, otherMs per frame over the last second,
-  and the totals detectorSeconds, decodeSeconds, otherSeconds, wallSeconds), and
-  `error: ...` before a non-zero exit; anything else is a message for the log.
+  and the totals detectorSeconds, decodeSeconds, otherSeconds, wallSeconds since the model was
+  loaded), `warning: ...` for the ingest's log, and `error: ...` before a non-zero exit;
+  anything else (MediaPipe's own logging) is only shown when the detector fails.
 
 MediaPipe Pose (BlazePose, model_complexity=1, the model inside the mediapipe 0.10.21 wheel:
 nothing is downloaded). A file is read frame after frame, every frame analysed, timestamps
 from each frame's presentation time. A camera is read by a thread of its own that keeps only
 the newest frame: when the detector is slower than the camera, older frames are dropped and
-counted; timestamps from the monotonic clock at capture.
+counted; timestamps from the monotonic clock at capture. A video file given as a camera
+(camera:clip.mp4) is played like one, at its frame rate times --speed.
 
 Exit status: 0 at the end of a file, 2 when the source cannot be opened or the options are
 wrong, 3 when a camera stops delivering frames.
@@ -77,6 +80,8 @@ def parse_arguments(argv):
                         help="the image is a mirror view (a front camera): swap left and right")
     parser.add_argument("--roi", help="X0,Y0,X1,Y1: analyse this region of the frame only")
     parser.add_argument("--min-visibility", type=float, default=pose_lines.DEFAULT_MIN_VISIBILITY)
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="a video file played as a camera: this many times its frame rate")
     parser.add_argument("--max-frames", type=int, help="stop after this many frames")
     parser.add_argument("--stats-seconds", type=float, default=1.0)
     args = parser.parse_args(argv)
@@ -194,14 +199,22 @@ class FileFrames:
 
 class CameraFrames:
     """The newest frame of a V4L2 camera; a thread reads the device continuously and older
-    frames that nobody took are dropped (counted)."""
+    frames that nobody took are dropped (counted).
+
+    A video file given as a camera is played as one: read at its own frame rate (times --speed), its
+    frames dropped like a camera's when the detector is slower, and its end is the source's end
+    (a rehearsal of a live session, and the tests of the drops)."""
 
     def __init__(self, cv2, path, args, stats):
-        self.capture = cv2.VideoCapture(path, cv2.CAP_V4L2)
+        self.replay = os.path.isfile(path)
+        self.capture = cv2.VideoCapture(path) if self.replay else cv2.VideoCapture(path, cv2.CAP_V4L2)
         if not self.capture.isOpened():
             fail(f"cannot open camera {path}: check that it is a capture device, that no other "
                  f"program uses it and that you may read it (the video group)")
-        if args.width:
+        self.interval = None
+        if self.replay:
+            self.interval = 1.0 / ((self.capture.get(cv2.CAP_PROP_FPS) or 30.0) * args.speed)
+        elif args.width:
             self.capture.set(cv2.CAP_PROP_FRAME_WIDTH, args.width)
             self.capture.set(cv2.CAP_PROP_FRAME_HEIGHT, args.height)
         if args.fps:
@@ -215,9 +228,15 @@ class CameraFrames:
 
     def run(self):
         failures = 0
+        due = time.monotonic()
         while True:
+            if self.interval is not None:
+                due += self.interval
+                time.sleep(max(0.0, due - time.monotonic()))
             ok, frame = self.capture.read()
             t = time.monotonic()
+            if not ok and self.replay:
+                failures = 10
             if not ok:
                 failures += 1
                 if failures < 10:
@@ -240,6 +259,8 @@ class CameraFrames:
         with self.condition:
             while self.latest is None and not self.ended:
                 self.condition.wait(timeout=1.0)
+            if self.latest is None and self.replay:
+                return None, None
             if self.latest is None:
                 fail(f"camera {self.path} stopped delivering frames (unplugged?)",
                      EXIT_SOURCE_LOST)

@@ -236,6 +236,31 @@ struct CameraIngestTests {
         #expect(ingest.errorText.contains("detector: 101 frames"))
     }
 
+    /// A live source faster than the detector: the newest frame is analysed, the others are
+    /// dropped and counted on `health/` (the video played as a camera at 8 times its 15 fps).
+    @Test func aCameraFasterThanTheDetectorDropsOlderFramesAndCountsThem() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let health = try HealthWatch(bus: topology.bus)
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "live", "--source", "camera:\(Self.video)", "--speed", "8",
+                "--wait-seconds", "0",
+            ])
+        #expect(await ingest.waitForExit(timeout: .seconds(120)) == 0, "\(ingest.diagnostics)")
+        let report = await health.wait(for: "ingest-live") { $0.counters["framesIn"] == 101 }
+        let counters = try #require(report?.counters, "\(String(describing: health.latest["ingest-live"]))")
+        let analysed = try #require(counters["framesAnalysed"])
+        let dropped = try #require(counters["framesDropped"])
+        #expect(analysed + dropped == 101)
+        #expect(dropped > 0 && analysed > 0)
+        #expect(counters["sent"] == analysed)
+        #expect(counters["fpsIn"] != nil && counters["fpsOut"] != nil && counters["detectorMs"] != nil)
+        #expect(ingest.errorText.contains("\(dropped) frames dropped"))
+    }
+
     @Test func aKilledDetectorStopsTheIngestWithAClearMessage() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }

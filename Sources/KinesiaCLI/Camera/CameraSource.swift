@@ -67,6 +67,7 @@ public struct CameraSource: Hashable, Sendable {
         if kind == .camera {
             if let fps = options.fps { arguments += ["--fps", String(fps)] }
             if let size = options.size { arguments += ["--size", size.description] }
+            if options.speed != 1 { arguments += ["--speed", String(options.speed)] }
         }
         if options.mirrored { arguments.append("--mirrored") }
         if let region = options.region { arguments += ["--roi", region.description] }
@@ -86,6 +87,8 @@ public struct CameraOptions: Hashable, Sendable {
     public var size: FrameSize?
     /// The frame rate asked of a device.
     public var fps: Double?
+    /// A video file played as a camera (`camera:clip.mp4`): this many times its frame rate.
+    public var speed = 1.0
 
     /// Options with every default.
     public init(

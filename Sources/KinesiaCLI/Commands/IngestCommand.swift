@@ -51,7 +51,8 @@ public struct IngestCommand: ParsableCommand {
                 "pace", \.pace, valueName: "pace", defaultDescription: "recording", help: "How fast to send."),
             .option(
                 "speed", \.speed, valueName: "factor", defaultDescription: "1",
-                help: "With --pace recording: play this many times faster than recorded."),
+                help: "With --pace recording (or a video file given as camera:): play this many times faster."
+            ),
             .flag("loop", \.loop, help: "Start over at the end, timestamps still increasing."),
             .option(
                 "wait-seconds", \.waitSeconds, valueName: "s", defaultDescription: "30",
@@ -110,6 +111,7 @@ public struct IngestCommand: ParsableCommand {
         guard let camera, let source else { throw CLIError.usage("missing --camera or --source") }
         var cameraOptions = detector
         cameraOptions.fps = fps
+        cameraOptions.speed = speed
         let topic = try Topic.pose(camera: camera)
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(
