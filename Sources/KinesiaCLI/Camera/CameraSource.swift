@@ -21,6 +21,12 @@ public struct CameraSource: Hashable, Sendable {
     /// The file's or the device's path.
     public var path: String
 
+    /// A source.
+    public init(kind: Kind, path: String) {
+        self.kind = kind
+        self.path = path
+    }
+
     /// Whether `spec` names a detector source (`video:` or `camera:`).
     public static func isCamera(_ spec: String) -> Bool {
         spec.hasPrefix("video:") || spec.hasPrefix("camera:")

@@ -143,20 +143,27 @@ final class DetectorProcess {
     func stop() {
         guard !isReaped else { return }
         kill(-pid, SIGTERM)
+        _ = reap(within: .seconds(2))
+    }
+
+    /// Reaps the child, waiting at most `grace` before SIGKILL: never blocks for good.
+    private func reap(within grace: Duration) -> Status? {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(2))
+        let deadline = clock.now.advanced(by: grace)
         while clock.now < deadline {
-            if reap(blocking: false) != nil { return }
-            usleep(10_000)
+            if let status = reap(blocking: false) { return status }
+            if isReaped { return nil }
+            usleep(5_000)
         }
         kill(-pid, SIGKILL)
-        _ = reap(blocking: true)
+        return reap(blocking: true)
     }
 
     /// The output ended: reads what is left of standard error, reaps the child and says why.
     private func finish() -> Item {
         readErrors(timeout: .seconds(2), untilEnd: true)
-        let status = reap(blocking: true) ?? .exited(-1)
+        // The output is closed: the child is exiting (or, closing it early, is killed).
+        let status = reap(within: .seconds(5)) ?? .exited(-1)
         switch status {
         case .exited(0):
             return .end

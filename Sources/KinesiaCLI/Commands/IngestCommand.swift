@@ -104,6 +104,9 @@ public struct IngestCommand: ParsableCommand {
         guard speed > 0 else { throw CLIError.usage("--speed must be positive, got \(speed)") }
         guard waitSeconds >= 0 else { throw CLIError.usage("--wait-seconds must be 0 or more") }
         guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
+        if loop, let source, CameraSource.isCamera(source) {
+            throw CLIError.usage("--loop applies to recordings and simulations, not to \(source)")
+        }
     }
 
     /// Publishes the source.
