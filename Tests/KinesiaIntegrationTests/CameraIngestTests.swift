@@ -261,6 +261,24 @@ struct CameraIngestTests {
         #expect(ingest.errorText.contains("\(dropped) frames dropped"))
     }
 
+    /// While a live ingest waits for a subscriber, the poses its detector makes are dropped,
+    /// not kept in the pipe to go out late in a burst.
+    @Test func aCameraIngestWaitingForASubscriberDiscardsStalePoses() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let health = try HealthWatch(bus: topology.bus)
+        let ingest = try topology.start(
+            "ingest",
+            ["ingest", "--camera", "idle", "--source", "camera:\(Self.video)", "--wait-seconds", "2"])
+        #expect(await ingest.waitForExit(timeout: .seconds(120)) == 0, "\(ingest.diagnostics)")
+        let report = await health.wait(for: "ingest-idle") { $0.counters["framesIn"] == 101 }
+        let counters = try #require(report?.counters, "\(String(describing: health.latest["ingest-idle"]))")
+        let discarded = try #require(counters["discarded"], "\(counters)")
+        #expect(discarded >= 10, "about 2 s of a 15 fps camera, less the detector's start")
+        #expect((counters["sent"] ?? 0) + discarded == counters["framesAnalysed"])
+    }
+
     @Test func aKilledDetectorStopsTheIngestWithAClearMessage() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }

@@ -115,6 +115,22 @@ final class DetectorProcess {
         }
     }
 
+    /// Reads and drops the poses already written; stops at the first other item (kept for
+    /// ``next(timeout:)``) or when nothing more is there.
+    /// - Returns: How many poses were dropped.
+    func discardBuffered() -> Int {
+        var dropped = 0
+        while true {
+            switch next(timeout: .zero) {
+            case .pose: dropped += 1
+            case .idle: return dropped
+            case let item:
+                pending = item
+                return dropped
+            }
+        }
+    }
+
     /// The next pose, waiting at most `timeout` for it.
     func next(timeout: Duration) -> Item {
         if let item = pending {

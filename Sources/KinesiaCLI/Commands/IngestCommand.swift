@@ -154,12 +154,16 @@ public struct IngestCommand: ParsableCommand {
         var invalid = 0
         /// The pose detector's counters (`video:` and `camera:` sources).
         var detector: [String: Int] = [:]
+        /// A camera's poses analysed while the ingest waited for a subscriber, not sent.
+        var discarded = 0
 
         var dictionary: [String: Int] {
             [
                 "sent": sent, "dropped": dropped, "paused": paused, "malformedLines": malformedLines,
                 "invalid": invalid,
-            ].merging(detector) { own, _ in own }
+            ].merging(detector) { own, _ in own }.merging(discarded > 0 ? ["discarded": discarded] : [:]) {
+                own, _ in own
+            }
         }
     }
 
@@ -182,9 +186,14 @@ public struct IngestCommand: ParsableCommand {
             let found = try publisher.waitForSubscriber(
                 to: topic, timeout: .seconds(double: settings.waitSeconds),
                 isCancelled: {
+                    // A camera's poses of nobody's interest: dropped, so the first ones sent are
+                    // live rather than what the pipe held while the ingest waited.
+                    counters.discarded += source.discardBufferedLivePoses()
+                    counters.detector = source.detectorCounters
                     health.publishIfDue(counters: { counters.dictionary }, via: publisher)
                     return stop.isRequested
                 })
+            counters.discarded += source.discardBufferedLivePoses()
             if stop.isRequested { return }
             if !found {
                 log.warning("nobody subscribed to \(topic) within \(settings.waitSeconds) s: sending anyway")

@@ -165,6 +165,14 @@ public struct PoseSource {
         }
     }
 
+    /// Drops the poses a live camera's detector has already written (the ingest had nobody to
+    /// send them to); a failure or the end stays for ``next(timeout:)``. Other sources: nothing.
+    /// - Returns: How many poses were dropped.
+    public mutating func discardBufferedLivePoses() -> Int {
+        guard isLive, case .detector(let detector) = storage else { return 0 }
+        return detector.discardBuffered()
+    }
+
     /// The detector's counters for the health reports (frames in, analysed, dropped, frame
     /// rates, milliseconds per frame); empty for other sources.
     public var detectorCounters: [String: Int] {
