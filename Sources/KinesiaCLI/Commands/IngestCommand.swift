@@ -46,7 +46,9 @@ public struct IngestCommand: ParsableCommand {
                 "camera", \.camera, valueName: "id", required: true, help: "The camera name (pose/<id>/)."),
             .option(
                 "source", \.source, valueName: "src", required: true,
-                help: "A recording, an OpenPose folder, - (standard input) or sim:EXERCISE[,key=value...]."),
+                help:
+                    "A recording, an OpenPose folder, - (standard input), sim:EXERCISE[,key=value...], "
+                    + "video:PATH or camera:/dev/videoN."),
             .option(
                 "pace", \.pace, valueName: "pace", defaultDescription: "recording", help: "How fast to send."),
             .option(
