@@ -33,6 +33,9 @@ package struct ProcessSpawn: Hashable, Sendable {
         case file(String)
         /// The same place as standard output (standard error only).
         case standardOutput
+        /// A descriptor of the parent (the write end of a pipe), duplicated onto the child's;
+        /// the parent keeps its own and closes it after the spawn.
+        case descriptor(Int32)
     }
 
     /// The executable: a path, or a name found on `PATH` when it has no `/`.
@@ -100,13 +103,16 @@ package struct ProcessSpawn: Hashable, Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         let create = O_WRONLY | O_CREAT | O_TRUNC
         posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
-        if case .file(let path) = standardOutput {
-            posix_spawn_file_actions_addopen(&actions, 1, path, create, 0o600)
+        switch standardOutput {
+        case .inherited, .standardOutput: break
+        case .file(let path): posix_spawn_file_actions_addopen(&actions, 1, path, create, 0o600)
+        case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
         }
         switch standardError {
         case .inherited: break
         case .file(let path): posix_spawn_file_actions_addopen(&actions, 2, path, create, 0o600)
         case .standardOutput: posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, 2)
         }
         guard let closeFrom = Self.closeFromAction else {
             throw Failure(errno: .notImplemented, executable: executable)

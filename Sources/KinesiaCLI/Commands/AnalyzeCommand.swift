@@ -23,7 +23,9 @@ public struct AnalyzeCommand: ParsableCommand {
         discussion: """
             FILE is a JSON Lines recording (one pose a line: {"t","w","h","points","confidence"}) \
             or a folder of OpenPose *_keypoints.json frames, or sim:EXERCISE[,key=value...] for \
-            one block of the built-in simulator (the poses 'kinesia ingest --source sim:...' sends).
+            one block of the built-in simulator (the poses 'kinesia ingest --source sim:...' sends), \
+            or video:PATH for a video through the pose detector (--mirrored, --roi X0,Y0,X1,Y1: the \
+            poses 'kinesia ingest --source video:PATH' sends).
             Text output: one line per event, then a summary. JSON output (--format json): one \
             object per line with "type" first; the last line is {"type":"summary",...}.
             """)
@@ -33,7 +35,7 @@ public struct AnalyzeCommand: ParsableCommand {
         [
             .positional(
                 "file", \.file,
-                help: "A JSON Lines recording, a folder of OpenPose JSON frames, or sim:EXERCISE."),
+                help: "A JSON Lines recording, a folder of OpenPose JSON frames, sim:EXERCISE or video:PATH."),
             .option("exercise", \.exercise, valueName: "id", required: true, help: "The catalog exercise."),
             .option(
                 "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
@@ -48,7 +50,7 @@ public struct AnalyzeCommand: ParsableCommand {
                 help: "OpenPose keypoint order (default: from the keypoint count: 25 body25, 18 coco)."),
             .option(
                 "fps", \.fps, valueName: "fps", help: "OpenPose frames per second."),
-        ]
+        ] + CameraArguments.arguments(\.detector, forDevices: false)
     }
 
     /// The recording file or OpenPose folder.
@@ -67,6 +69,8 @@ public struct AnalyzeCommand: ParsableCommand {
     public var keypoints: OpenPoseFormat?
     /// OpenPose frames per second.
     public var fps = 30.0
+    /// `--mirrored` and `--roi` for a `video:` source.
+    public var detector = CameraOptions()
 
     /// A command with every default.
     public init() {}
@@ -83,8 +87,10 @@ public struct AnalyzeCommand: ParsableCommand {
     /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or malformed.
     public func run(context: CommandContext) async throws {
         guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
+        let log = context.logger
         let poses = try PoseSource.load(
-            file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
+            file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps), camera: detector,
+            onDetectorMessage: { log.warning("detector: \($0)") })
         Self.analyze(
             poses, exercise: exercise, side: side, format: format, frames: frames, baseline: baseline,
             output: context.standardOutput)

@@ -31,7 +31,10 @@ public struct IngestCommand: ParsableCommand {
             SRC: a JSON Lines recording, a folder of OpenPose JSON frames, - for standard input \
             (one pose per line: {"t","w","h","points","confidence"}; malformed lines are reported \
             and skipped), or sim:EXERCISE[,seed=N,reps=N,side=left|right|both,fps=N,...] for the \
-            built-in simulator.
+            built-in simulator; or video:PATH (a video file) or camera:/dev/videoN (a webcam) through \
+            the pose detector (MediaPipe Pose, installed by scripts/setup), with --mirrored, \
+            --roi X0,Y0,X1,Y1, and --size WxH and --fps for a camera. A camera is always live: the \
+            newest frame is analysed and older ones dropped (framesDropped on health/).
             Waits until something subscribes to pose/<camera>/ (at most --wait-seconds, then sends \
             anyway). Standard input is sent as it comes, never paced. Progress goes to standard \
             error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM.
@@ -44,12 +47,15 @@ public struct IngestCommand: ParsableCommand {
                 "camera", \.camera, valueName: "id", required: true, help: "The camera name (pose/<id>/)."),
             .option(
                 "source", \.source, valueName: "src", required: true,
-                help: "A recording, an OpenPose folder, - (standard input) or sim:EXERCISE[,key=value...]."),
+                help:
+                    "A recording, an OpenPose folder, - (standard input), sim:EXERCISE[,key=value...], "
+                    + "video:PATH or camera:/dev/videoN."),
             .option(
                 "pace", \.pace, valueName: "pace", help: "How fast to send."),
             .option(
                 "speed", \.speed, valueName: "factor",
-                help: "With --pace recording: play this many times faster than recorded."),
+                help: "With --pace recording (or a video file given as camera:): play this many times faster."
+            ),
             .flag("loop", \.loop, help: "Start over at the end, timestamps still increasing."),
             .option(
                 "wait-seconds", \.waitSeconds, valueName: "s",
@@ -60,8 +66,9 @@ public struct IngestCommand: ParsableCommand {
                 "keypoints", \.keypoints, valueName: "order",
                 help: "OpenPose keypoint order (default: from the keypoint count)."),
             .option(
-                "fps", \.fps, valueName: "fps", help: "OpenPose frames per second."),
-        ]
+                "fps", \.fps, valueName: "fps",
+                help: "OpenPose frames per second, or the frame rate asked of a camera."),
+        ] + CameraArguments.arguments(\.detector, forDevices: true)
     }
 
     /// `--camera`.
@@ -84,6 +91,8 @@ public struct IngestCommand: ParsableCommand {
     public var keypoints: OpenPoseFormat?
     /// `--fps`.
     public var fps = 30.0
+    /// `--mirrored`, `--roi`, `--size` (for `video:` and `camera:` sources).
+    public var detector = CameraOptions()
 
     /// A command with every default.
     public init() {}
@@ -96,17 +105,25 @@ public struct IngestCommand: ParsableCommand {
         guard speed > 0 else { throw CLIError.usage("--speed must be positive, got \(speed)") }
         guard waitSeconds >= 0 else { throw CLIError.usage("--wait-seconds must be 0 or more") }
         guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
+        if loop, let source, CameraSource.isCamera(source) {
+            throw CLIError.usage("--loop applies to recordings and simulations, not to \(source)")
+        }
     }
 
     /// Publishes the source.
     public func run(context: CommandContext) async throws {
         guard let camera, let source else { throw CLIError.usage("missing --camera or --source") }
+        var cameraOptions = detector
+        cameraOptions.fps = fps
+        cameraOptions.speed = speed
         let topic = try Topic.pose(camera: camera)
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: "ingest-\(camera)")
+        let log = context.logger
         let poses = try PoseSource.open(
-            source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps))
+            source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps),
+            camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source)
         let sendable = UncheckedSource(value: poses)
@@ -136,12 +153,18 @@ public struct IngestCommand: ParsableCommand {
         var paused = 0
         var malformedLines = 0
         var invalid = 0
+        /// The pose detector's counters (`video:` and `camera:` sources).
+        var detector: [String: Int] = [:]
+        /// A camera's poses analysed while the ingest waited for a subscriber, not sent.
+        var discarded = 0
 
         var dictionary: [String: Int] {
             [
                 "sent": sent, "dropped": dropped, "paused": paused, "malformedLines": malformedLines,
                 "invalid": invalid,
-            ]
+            ].merging(detector) { own, _ in own }.merging(discarded > 0 ? ["discarded": discarded] : [:]) {
+                own, _ in own
+            }
         }
     }
 
@@ -164,9 +187,14 @@ public struct IngestCommand: ParsableCommand {
             let found = try publisher.waitForSubscriber(
                 to: topic, timeout: .seconds(double: settings.waitSeconds),
                 isCancelled: {
+                    // A camera's poses of nobody's interest: dropped, so the first ones sent are
+                    // live rather than what the pipe held while the ingest waited.
+                    counters.discarded += source.discardBufferedLivePoses()
+                    counters.detector = source.detectorCounters
                     health.publishIfDue(counters: { counters.dictionary }, via: publisher)
                     return stop.isRequested
                 })
+            counters.discarded += source.discardBufferedLivePoses()
             if stop.isRequested { return }
             if !found {
                 log.warning("nobody subscribed to \(topic) within \(settings.waitSeconds) s: sending anyway")
@@ -182,8 +210,10 @@ public struct IngestCommand: ParsableCommand {
         var origin: (wall: ContinuousClock.Instant, t: Double)?
         var lastT: Double?
         let paced = settings.pace == .recording && !source.isLive
+        var failure: String?
 
         loop: while !stop.isRequested {
+            counters.detector = source.detectorCounters
             health.publishIfDue(counters: { counters.dictionary }, via: publisher)
             if clock.now - lastProgress >= .seconds(5) {
                 lastProgress = clock.now
@@ -194,6 +224,9 @@ public struct IngestCommand: ParsableCommand {
             }
             switch source.next(timeout: .milliseconds(100)) {
             case .end:
+                break loop
+            case .failed(let reason):
+                failure = reason
                 break loop
             case .idle:
                 continue
@@ -233,7 +266,10 @@ public struct IngestCommand: ParsableCommand {
                 }
             }
         }
+        counters.detector = source.detectorCounters
         health.publish(counters: counters.dictionary, via: publisher)
+        if let summary = source.detectorSummary { log.info(summary) }
+        if let failure { throw CLIError.failure(failure) }
         let elapsed = (clock.now - started).seconds
         log.info(
             "\(stop.isRequested ? "stopped" : "done"): \(counters.sent) poses sent in "

@@ -4,7 +4,8 @@ import KinesiaSimulation
 import KinesiaSystem
 
 /// Where poses come from for `kinesia ingest` (and `kinesia analyze`): a JSON Lines recording,
-/// an OpenPose folder, standard input (`-`), or the simulator (`sim:EXERCISE[,key=value...]`).
+/// an OpenPose folder, standard input (`-`), the simulator (`sim:EXERCISE[,key=value...]`), or
+/// the pose detector on a video file or a camera (`video:PATH`, `camera:/dev/videoN`).
 ///
 /// ```swift
 /// var source = try PoseSource.open("sim:squat,seed=7", loop: false)
@@ -21,12 +22,16 @@ public struct PoseSource {
         case idle
         /// The source is exhausted.
         case end
+        /// The pose detector failed (it died, or could not read its video or camera): why, and
+        /// what to do.
+        case failed(String)
     }
 
     private enum Storage {
         case poses([Pose], index: Int, offset: Double, loops: Bool)
         case simulation(SimulationStream)
         case standardInput(LineReader)
+        case detector(DetectorProcess)
     }
 
     private var storage: Storage
@@ -43,11 +48,22 @@ public struct PoseSource {
     ///   - loop: Start over at the end, timestamps shifted so that they keep increasing (a
     ///     simulation runs on, block after block).
     ///   - openPose: How to read OpenPose folders.
+    ///   - camera: How the detector reads `video:` and `camera:` sources.
+    ///   - onDetectorMessage: Where the detector's messages go (its warnings and errors).
     /// - Throws: ``CLIError/usage(_:)`` for a bad `sim:` spec, ``CLIError/failure(_:)`` for a
-    ///   missing or malformed file.
+    ///   missing or malformed file, or a detector that cannot start.
     public static func open(
-        _ spec: String, loop: Bool, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options()
+        _ spec: String, loop: Bool, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options(),
+        camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in }
     ) throws(CLIError) -> PoseSource {
+        if let source = try CameraSource(parsing: spec) {
+            try source.checkReadable()
+            let environment = try DetectorEnvironment.locate(environment: ProcessInfo.processInfo.environment)
+            let detector = try DetectorProcess(
+                environment, arguments: source.detectorArguments(camera), onMessage: onDetectorMessage)
+            try detector.waitForFirstFrame(timeout: .seconds(60))
+            return PoseSource(storage: .detector(detector), isLive: source.kind == .camera, count: nil)
+        }
         if spec == "-" {
             return PoseSource(storage: .standardInput(LineReader.standardInput()), isLive: true, count: nil)
         }
@@ -62,12 +78,30 @@ public struct PoseSource {
             storage: .poses(poses, index: 0, offset: 0, loops: loop), isLive: false, count: poses.count)
     }
 
-    /// Every pose of a finite source (a file, a folder, one simulated block).
-    /// - Throws: As ``open(_:loop:openPose:)``; standard input is a usage error here.
+    /// Every pose of a finite source (a file, a folder, one simulated block, a video through
+    /// the detector).
+    /// - Throws: As ``open(_:loop:openPose:camera:onDetectorMessage:)``, or the detector's
+    ///   failure; standard input and cameras are usage errors here.
     public static func load(
-        _ spec: String, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options()
+        _ spec: String, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options(),
+        camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in }
     ) throws(CLIError) -> [Pose] {
         if spec == "-" { throw CLIError.usage("standard input (-) is not a recording") }
+        if CameraSource.isCamera(spec) {
+            if spec.hasPrefix("camera:") { throw CLIError.usage("a camera (\(spec)) is not a recording") }
+            var source = try open(spec, loop: false, camera: camera, onDetectorMessage: onDetectorMessage)
+            var poses: [Pose] = []
+            while true {
+                switch source.next(timeout: .seconds(1)) {
+                case .pose(let pose): poses.append(pose)
+                case .idle: continue
+                case .end: return poses
+                case .failed(let reason): throw CLIError.failure(reason)
+                case .malformed(let line, let reason):
+                    throw CLIError.failure("the pose detector's line \(line) is not a pose: \(reason)")
+                }
+            }
+        }
         if SimulationSpec.isSimulation(spec) {
             return Array(try simulator(spec).poses())
         }
@@ -120,7 +154,36 @@ public struct PoseSource {
                     return .malformed(line: number, reason: error.description)
                 }
             }
+        case .detector(let detector):
+            switch detector.next(timeout: timeout) {
+            case .pose(let pose): return .pose(pose)
+            case .malformed(let line, let reason): return .malformed(line: line, reason: reason)
+            case .idle: return .idle
+            case .end: return .end
+            case .failed(let reason): return .failed(reason)
+            }
         }
+    }
+
+    /// Drops the poses a live camera's detector has already written (the ingest had nobody to
+    /// send them to); a failure or the end stays for ``next(timeout:)``. Other sources: nothing.
+    /// - Returns: How many poses were dropped.
+    public mutating func discardBufferedLivePoses() -> Int {
+        guard isLive, case .detector(let detector) = storage else { return 0 }
+        return detector.discardBuffered()
+    }
+
+    /// The detector's counters for the health reports (frames in, analysed, dropped, frame
+    /// rates, milliseconds per frame); empty for other sources.
+    public var detectorCounters: [String: Int] {
+        guard case .detector(let detector) = storage else { return [:] }
+        return detector.stats.healthCounters
+    }
+
+    /// The detector's figures at the end (frame rate, time per frame); `nil` for other sources.
+    public var detectorSummary: String? {
+        guard case .detector(let detector) = storage else { return nil }
+        return detector.stats.summary
     }
 
     /// How much a loop moves timestamps: the recording's span plus one typical frame interval,

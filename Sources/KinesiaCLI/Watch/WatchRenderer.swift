@@ -29,6 +29,8 @@ public enum WatchRenderer {
     static let preferredCounters = [
         "poses", "events", "snapshots", "sent", "published", "delivered", "received", "gaps", "decodeErrors",
         "dropped", "rejected", "invalid",
+        // A camera ingest's detector: frames analysed per second and frames dropped.
+        "fpsOut", "framesDropped",
     ]
 
     // MARK: - The full view
