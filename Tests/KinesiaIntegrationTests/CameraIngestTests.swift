@@ -303,7 +303,7 @@ struct CameraIngestTests {
         let status = await ingest.waitForExit(timeout: .seconds(30))
         #expect(status == 1, "\(ingest.diagnostics)")
         #expect(
-            ingest.errorText.contains("the pose detector (pid \(pid)) was killed by signal 9"),
+            ingest.errorText.contains("the pose detector (pid \(pid)) was killed by SIGKILL"),
             "\(ingest.diagnostics)")
         #expect(ingest.errorText.contains("kinesia up restarts it"))
     }
