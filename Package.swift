@@ -46,10 +46,12 @@ let package = Package(
         // What an application needs on the bus: its address, publishers, subscribers, health
         // reports, and the typed messages of the bus as an AsyncSequence.
         .target(
-            name: "KinesiaClient", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
+            name: "KinesiaClient",
+            dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaSystem"],
             swiftSettings: strictSettings),
-        // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, the line
-        // reader, errno. Internal (not a product): the commands and the test support use it.
+        // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, private
+        // directories, the line reader, errno. Internal (not a product): the commands, the test
+        // support and KinesiaClient (the bus directory's checks) use it.
         .target(name: "KinesiaSystem", swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(

@@ -2,7 +2,11 @@ import CZeroMQ
 import Foundation
 import Synchronization
 
-/// A private directory (mode 0700) for IPC endpoints.
+/// A new private directory (mode 0700) for IPC endpoints, made by ``makeTemporary(in:prefix:)``.
+///
+/// There is no way to adopt an existing directory here: a bus directory that may already exist
+/// is checked (owner, mode, no link) and never changed by `BusAddress.prepare()` of
+/// KinesiaClient.
 ///
 /// An IPC socket file takes the process umask, and a second bind on the same path silently
 /// takes it over; keeping a deployment's socket files in a directory that only its user can
@@ -22,24 +26,6 @@ public struct IPCDirectory: Hashable, Sendable {
 
     /// The directory's absolute path.
     public let path: String
-
-    /// Uses `path` as a private directory, making it (mode 0700) if missing, or tightening an
-    /// existing one of ours to 0700.
-    ///
-    /// - Throws: ``ZMQError`` with the system's `errno` (`EACCES`, `ENOTDIR`...), or
-    ///   ``ZMQError/invalidArgument`` if `path` is not absolute.
-    public init(path: String) throws(ZMQError) {
-        guard path.hasPrefix("/") else { throw ZMQError.invalidArgument }
-        self.path = path
-        do {
-            _ = try systemCall { mkdir(path, 0o700) }
-        } catch let error where error.code == EEXIST {
-            var info = stat()
-            _ = try systemCall { stat(path, &info) }
-            guard info.st_mode & S_IFMT == S_IFDIR else { throw ZMQError(code: ENOTDIR) }
-            _ = try systemCall { chmod(path, 0o700) }
-        }
-    }
 
     private init(created path: String) {
         self.path = path

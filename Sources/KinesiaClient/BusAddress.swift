@@ -1,10 +1,12 @@
 import Foundation
 import Glibc
 import KinesiaBus
+import KinesiaSystem
 
 /// Where the broker of a deployment is: the one address every `kinesia` process takes.
 ///
-/// - `--bus DIR`: IPC sockets in the directory `DIR` (made with mode 0700 if missing):
+/// - `--bus DIR`: IPC sockets in the directory `DIR` (made with mode 0700 if missing; an
+///   existing one must be the running user's, with mode 0700, and is never changed):
 ///   publishers connect to `DIR/pub.sock` (the broker's XSUB frontend), subscribers to
 ///   `DIR/sub.sock` (its XPUB backend). The broker also keeps `DIR/broker.lock`.
 /// - `--bus tcp://HOST:PORT`: publishers connect to `tcp://HOST:PORT`, subscribers to
@@ -124,23 +126,24 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Makes the bus directory (mode 0700) when the bus is IPC; nothing over TCP.
-    /// - Throws: ``BusAddressError/directoryUnusable(_:reason:)`` when it cannot be made or is
-    ///   not a directory.
+    /// Makes the bus directory (mode 0700) when the bus is IPC and it is missing, or checks the
+    /// existing one; nothing over TCP.
+    ///
+    /// The directory must be a real directory (a symbolic link is never followed), owned by the
+    /// running user, without group or other permissions; so must the broker's files in it
+    /// (``publisherFileName``, ``subscriberFileName``, ``lockFileName``) when they exist. An
+    /// existing directory is never changed: a loose one is refused, not `chmod`ed.
+    /// - Throws: ``BusAddressError/directoryUnusable(_:reason:)`` when it cannot be made, or
+    ///   is not a private directory of the running user.
     public func prepare() throws(BusAddressError) {
         guard let directory else { return }
         do {
-            // Parents too (e.g. a fresh $XDG_RUNTIME_DIR/kinesia under a test's temp folder).
-            let parent = (directory as NSString).deletingLastPathComponent
-            if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
-                try FileManager.default.createDirectory(
-                    atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let opened = try PrivateDirectory.open(directory, creating: true)
+            for name in [Self.publisherFileName, Self.subscriberFileName, Self.lockFileName] {
+                try opened.checkEntry(name)
             }
-            _ = try IPCDirectory(path: directory)
-        } catch let error as ZMQError {
-            throw .directoryUnusable(directory, reason: error.message)
         } catch {
-            throw .directoryUnusable(directory, reason: String(describing: error))
+            throw .directoryUnusable(directory, reason: error.description)
         }
     }
 
@@ -176,7 +179,9 @@ public enum BusAddressError: Error, Hashable, Sendable, CustomStringConvertible 
         case .pathTooLong(let path, let length, let limit):
             "bus directory \(path) is too long for IPC sockets: its socket paths take \(length) bytes, "
                 + "the system allows \(limit); choose a shorter directory"
-        case .directoryUnusable(let path, let reason): "cannot use bus directory \(path): \(reason)"
+        case .directoryUnusable(let path, let reason):
+            "cannot use bus directory \(path): \(reason); use a directory of your own with mode 0700 "
+                + "(--bus DIR, or set KINESIA_BUS or XDG_RUNTIME_DIR)"
         }
     }
 }

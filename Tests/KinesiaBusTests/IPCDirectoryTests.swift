@@ -15,18 +15,6 @@ struct IPCDirectoryTests {
         #expect(!FileManager.default.fileExists(atPath: first.path))
     }
 
-    @Test func anExistingDirectoryIsTightenedTo0700() throws {
-        let parent = try IPCDirectory.makeTemporary()
-        defer { parent.remove() }
-        let path = parent.path + "/shared"
-        try FileManager.default.createDirectory(
-            atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
-        let directory = try IPCDirectory(path: path)
-        let mode = try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
-        #expect(mode == 0o700)
-        #expect(throws: ZMQError.invalidArgument) { try IPCDirectory(path: "relative/path") }
-    }
-
     @Test func endpointsRejectBadNamesAndPathsOverTheIPCLimit() throws {
         let directory = try IPCDirectory.makeTemporary()
         defer { directory.remove() }

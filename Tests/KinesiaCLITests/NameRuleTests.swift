@@ -59,3 +59,36 @@ struct NameRuleTests {
         }
     }
 }
+
+/// Names a command makes from a name the user gave (`ingest-<camera>`) are always valid.
+struct DerivedNameTests {
+    @Test func aShortNameIsKeptAsItIs() {
+        #expect(BusProcess.derivedName("ingest", "cam0") == "ingest-cam0")
+        #expect(BusProcess.derivedName("worker", "4194304") == "worker-4194304")
+    }
+
+    @Test(arguments: [57, 58, 63, 64])
+    func everyValidCameraNameGivesAValidNameOfAtMost64Bytes(length: Int) {
+        let camera = String(repeating: "c", count: length - 1) + "."
+        #expect(Topic.isValidName(camera))
+        let name = BusProcess.derivedName("ingest", camera)
+        #expect(Topic.isValidName(name), "\(name)")
+        #expect(name.utf8.count <= Topic.maximumNameLength)
+        #expect(name.hasPrefix("ingest-ccc"))
+        #expect(BusProcess.derivedName("ingest", camera) == name, "not deterministic")
+    }
+
+    @Test func twoLongNamesThatShareTheirStartGiveTwoNames() {
+        let first = BusProcess.derivedName("ingest", String(repeating: "c", count: 63) + "1")
+        let second = BusProcess.derivedName("ingest", String(repeating: "c", count: 63) + "2")
+        #expect(first != second)
+        #expect(first.utf8.count == 64)
+    }
+
+    @Test func theDefaultProcessNameOfTheLongestCameraIsAccepted() throws {
+        let camera = String(repeating: "c", count: 64)
+        let name = try BusProcess.processName(
+            nil, environment: [:], fallback: BusProcess.derivedName("ingest", camera))
+        #expect(name.utf8.count == 64)
+    }
+}

@@ -66,4 +66,51 @@ struct BusAddressTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: parent + "/nested/bus")
         #expect((attributes[.posixPermissions] as? Int) == 0o700)
     }
+
+    /// A directory made by `mkdtemp` (0700), removed by the caller.
+    static func temporaryDirectory() -> String {
+        var template = Array("/tmp/kinesia-address.XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        #expect(made)
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    @Test func preparingAnExistingPrivateDirectoryUsesItAsItIs() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try BusAddress(parsing: directory).prepare()
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+    }
+
+    @Test func preparingRefusesAnExistingLooseDirectoryAndNamesWhatToSet() throws {
+        let parent = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let directory = parent + "/shared"
+        #expect(mkdir(directory, 0o700) == 0)
+        #expect(chmod(directory, 0o1777) == 0)
+        let error = #expect(throws: BusAddressError.self) { try BusAddress(parsing: directory).prepare() }
+        let text = error?.description ?? ""
+        #expect(text.contains("cannot use bus directory \(directory)"), "\(text)")
+        #expect(text.contains("mode 01777"), "\(text)")
+        #expect(text.contains("XDG_RUNTIME_DIR") && text.contains("--bus"), "\(text)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory)
+        #expect((attributes[.posixPermissions] as? Int) == 0o1777, "the mode was changed")
+    }
+
+    @Test func preparingRefusesALinkAsTheDirectoryOrAsABrokerFile() throws {
+        let parent = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        #expect(symlink(parent, parent + "/link") == 0)
+        let link = #expect(throws: BusAddressError.self) {
+            try BusAddress(parsing: parent + "/link").prepare()
+        }
+        #expect(link?.description.contains("symbolic link") == true)
+        #expect(mkdir(parent + "/bus", 0o700) == 0)
+        #expect(symlink("/etc/hostname", parent + "/bus/pub.sock") == 0)
+        let file = #expect(throws: BusAddressError.self) {
+            try BusAddress(parsing: parent + "/bus").prepare()
+        }
+        #expect(file?.description.contains("\(parent)/bus/pub.sock is a symbolic link") == true)
+    }
 }

@@ -6,7 +6,8 @@
     python3 scripts/examples/listen_events.py --bus tcp://10.0.0.5:5550
 
 Subscribes on the broker's subscriber side: by default the IPC socket `sub.sock` in the bus
-directory ($XDG_RUNTIME_DIR/kinesia, or /tmp/kinesia-$UID); with --bus tcp://HOST:PORT, the TCP
+directory ($KINESIA_BUS, else $XDG_RUNTIME_DIR/kinesia, else /tmp/kinesia-$UID: it must be yours,
+mode 0700, as `kinesia` requires); with --bus tcp://HOST:PORT, the TCP
 port PORT+1 (publishers use PORT). Needs pyzmq (scripts/setup installs it); the wire format
 itself is decoded by scripts/kinesia_wire.py, standard library only.
 """
@@ -24,17 +25,20 @@ import kinesia_wire as kw  # noqa: E402
 def subscriber_endpoint(bus):
     """The broker's XPUB endpoint for a --bus value (None: the default IPC directory)."""
     if bus is None:
-        runtime = os.environ.get("XDG_RUNTIME_DIR")
-        directory = os.path.join(runtime, "kinesia") if runtime else f"/tmp/kinesia-{os.getuid()}"
-        return f"ipc://{os.path.join(directory, 'sub.sock')}"
+        bus = os.environ.get("KINESIA_BUS") or kw.default_bus_directory()
     if bus.startswith("tcp://"):
         host, _, port = bus[len("tcp://"):].rpartition(":")
         if not host or not port.isdigit():
             raise SystemExit(f"--bus: expected tcp://HOST:PORT, got {bus}")
         return f"tcp://{host}:{int(port) + 1}"
     if bus.startswith("ipc://"):
-        return f"ipc://{os.path.join(bus[len('ipc://'):], 'sub.sock')}"
-    return f"ipc://{os.path.join(bus, 'sub.sock')}"  # a bus directory
+        bus = bus[len("ipc://"):]
+    # A bus directory: checked (or made) as `kinesia` does, never trusted blindly.
+    try:
+        directory = kw.prepare_bus_directory(os.path.abspath(bus))
+    except kw.BusDirectoryError as error:
+        raise SystemExit(str(error))
+    return f"ipc://{os.path.join(directory, 'sub.sock')}"
 
 
 def main():

@@ -8,7 +8,8 @@ import KinesiaWire
 /// Publishers connect to its frontend, subscribers to its backend (see ``BusAddress``); it
 /// forwards messages down and subscriptions up. It publishes its statistics on
 /// `health/broker/` about once a second, refuses to start when another broker serves the same
-/// directory, and stops on SIGINT or SIGTERM with status 0, removing its socket files.
+/// directory, and stops on SIGINT or SIGTERM with status 0, removing the socket files it bound
+/// (never one put there since).
 public struct BrokerCommand: ParsableCommand {
     /// `broker`, with its help.
     public static let configuration = CommandConfiguration(
@@ -74,6 +75,14 @@ public struct BrokerCommand: ParsableCommand {
             lock?.release()
             throw error
         }
+        do {
+            try lock?.recordSockets([BusAddress.publisherFileName, BusAddress.subscriberFileName])
+        } catch {
+            proxy.stop()
+            zmq.terminate()
+            lock?.release()
+            throw error
+        }
         let publisher = try BusPublisher(context: zmq, bus: bus, linger: .milliseconds(100))
         var health = try HealthPublisher(process: name, role: "broker")
         log.info(
@@ -91,10 +100,8 @@ public struct BrokerCommand: ParsableCommand {
         publisher.close()
         proxy.stop()
         zmq.terminate()
-        if let directory = bus.directory {
-            unlink(directory + "/" + BusAddress.publisherFileName)
-            unlink(directory + "/" + BusAddress.subscriberFileName)
-        }
+        // Only the socket files this broker bound (same inode), never one put there since.
+        lock?.removeSockets()
         lock?.release()
         if let failure { throw CLIError.failure(failure) }
         log.info("stopped")

@@ -119,7 +119,7 @@ public struct IngestCommand: ParsableCommand {
         let topic = try Topic.pose(camera: camera)
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: "ingest-\(camera)")
+            name, environment: context.environment, fallback: BusProcess.derivedName("ingest", camera))
         let log = context.logger
         let poses = try PoseSource.open(
             source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps),

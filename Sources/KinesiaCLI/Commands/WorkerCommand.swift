@@ -90,7 +90,7 @@ public struct WorkerCommand: ParsableCommand {
         let sessions = try parsedSessions()
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: "worker-\(getpid())")
+            name, environment: context.environment, fallback: BusProcess.derivedName("worker", "\(getpid())"))
         let rate = snapshotRate
         try await BusProcess.run(context: context) { stop in
             try Self.serve(sessions, bus: bus, name: name, snapshotRate: rate, stop: stop, context: context)
