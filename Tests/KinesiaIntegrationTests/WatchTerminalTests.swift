@@ -1,0 +1,161 @@
+import Foundation
+import Glibc
+import KinesiaTestSupport
+import Testing
+
+/// A tmux server of the test's own (`tmux -L NAME -f /dev/null`: a private socket, no user
+/// configuration), driven from the outside as a user's terminal: keys in, screen out.
+final class TmuxServer {
+    /// `tmux` on `PATH`, or a failure saying what to install (never a skip).
+    static func executable() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let found = path.split(separator: ":").map { "\($0)/tmux" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+        return try #require(found, "tmux is not installed: run scripts/setup (apt-get install tmux)")
+    }
+
+    let tmux: String
+    let socket: String
+    let environment: [String: String]
+
+    /// A server on a socket no one else uses; nothing runs until ``newSession(_:width:height:command:)``.
+    init(environment: [String: String]) throws {
+        tmux = try Self.executable()
+        socket = "kinesia-test-\(getpid())-\(UUID().uuidString.prefix(8))"
+        self.environment = environment
+    }
+
+    /// Kills the server and everything in it (always: `defer { server.kill() }`).
+    func kill() {
+        _ = try? TestProcess.run(tmux, ["-L", socket, "kill-server"], environment: environment)
+    }
+
+    /// Runs one tmux command and returns its output; a failing command is a test failure.
+    @discardableResult
+    func run(_ arguments: [String]) throws -> String {
+        let (status, output) = try TestProcess.run(
+            tmux, ["-L", socket] + arguments, environment: environment)
+        #expect(status == 0, "tmux \(arguments.joined(separator: " ")): \(output)")
+        return output
+    }
+
+    /// A detached session of `width` x `height` running `command`.
+    func newSession(_ name: String, width: Int, height: Int, command: String) throws {
+        try run([
+            "-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", command,
+        ])
+    }
+
+    /// The visible screen, one string per row (wrapped lines joined: a line wider than the
+    /// window shows at its full length).
+    func screen(_ target: String) throws -> [String] {
+        try run(["capture-pane", "-p", "-J", "-t", target]).split(
+            separator: "\n", omittingEmptySubsequences: false
+        )
+        .map(String.init)
+    }
+
+    /// A format of the pane (`#{cursor_flag}`, `#{history_size}`...).
+    func display(_ target: String, _ format: String) throws -> String {
+        try run(["display-message", "-p", "-t", target, format]).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+    }
+}
+
+/// The live mode of `kinesia watch` in a real terminal (tmux), against a real bus with a broker,
+/// a worker of two sessions and a looping simulated ingest: the view is redrawn in place (the
+/// screen holds one frame and nothing scrolls), cut to the window's width when the window gets
+/// narrower, and Control-C twice still shows the cursor again and gives the shell its prompt.
+@Suite(.timeLimit(.minutes(3)), .tags(.process))
+struct WatchTerminalTests {
+    static let prompt = "watch-test$ "
+    static let hideCursor = "\u{1B}[?25l"
+    static let showCursor = "\u{1B}[?25h"
+    static let frameStart = "\u{1B}[H"
+
+    @Test func redrawsInPlaceClipsToTheWindowAndRestoresTheCursorAfterASecondControlC() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        _ = try await topology.startWorker(
+            "worker",
+            [
+                "--camera", "cam0", "--session", "left=shoulderAbduction:left", "--session",
+                "right=shoulderAbduction:right",
+            ])
+        _ = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction", "--loop"])
+
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["KINESIA_BUS", "KINESIA_PROCESS_NAME", "KINESIA_SUPERVISOR_PID", "TMUX", "TMUX_PANE"] {
+            environment[name] = nil
+        }
+        environment["PS1"] = Self.prompt
+        environment["KINESIA_LOG_LEVEL"] = "info"
+        let server = try TmuxServer(environment: environment)
+        defer { server.kill() }
+        let output = topology.directory + "/pane.out"
+        try server.newSession("watch", width: 80, height: 24, command: "/bin/sh")
+        try server.run(["pipe-pane", "-t", "watch", "cat >> \(output)"])
+        let pane = { TestProcess.readFile(output) }
+        let frames = { pane().components(separatedBy: Self.frameStart).count - 1 }
+        let promptShown = await waitUntil(timeout: .seconds(20)) {
+            ((try? server.screen("watch")) ?? []).contains { $0.hasPrefix(Self.prompt) }
+        }
+        #expect(promptShown, "no shell prompt in tmux: \((try? server.screen("watch")) ?? [])")
+
+        let command = "\(try PackagePaths.kinesia()) watch --bus \(topology.bus)"
+        try server.run(["send-keys", "-t", "watch", "-l", command])
+        try server.run(["send-keys", "-t", "watch", "Enter"])
+
+        // Both sessions on screen, after a good number of redraws.
+        let live = await waitUntil(timeout: .seconds(60)) {
+            let screen = (try? server.screen("watch")) ?? []
+            return frames() >= 10
+                && screen.contains { $0.hasPrefix("kinesia watch ") && $0.contains("2 sessions") }
+        }
+        let screen = try server.screen("watch")
+        #expect(
+            live,
+            "the live view did not show both sessions:\n\(screen.joined(separator: "\n"))\n\(topology.diagnostics)"
+        )
+        try #require(live)
+        // Redrawn in place: one header on the screen, nothing scrolled into the history.
+        #expect(
+            screen.filter { $0.hasPrefix("kinesia watch ") }.count == 1, "\(screen.joined(separator: "\n"))")
+        #expect(try server.display("watch", "#{history_size}") == "0", "the view scrolled")
+        #expect(
+            try server.display("watch", "#{cursor_flag}") == "0", "the cursor is not hidden while watching")
+        #expect(pane().contains(Self.hideCursor))
+        // At 80 columns some lines are wider than 40: the narrow window below has to cut them.
+        #expect(screen.contains { $0.count > 40 }, "\(screen.joined(separator: "\n"))")
+
+        try server.run(["resize-window", "-t", "watch", "-x", "40", "-y", "24"])
+        let framesAtResize = frames()
+        let redrawn = await waitUntil(timeout: .seconds(30)) { frames() >= framesAtResize + 3 }
+        #expect(redrawn, "no redraw after the resize")
+        let narrow = try server.screen("watch")
+        #expect(narrow.contains { $0.hasPrefix("kinesia watch ") }, "\(narrow.joined(separator: "\n"))")
+        #expect(
+            narrow.allSatisfy { $0.count <= 40 },
+            "lines wider than the window:\n\(narrow.joined(separator: "\n"))")
+        #expect(narrow.contains { $0.count == 40 }, "nothing was cut:\n\(narrow.joined(separator: "\n"))")
+
+        // Control-C twice, as an impatient user does: the second one ends watch at once.
+        try server.run(["send-keys", "-t", "watch", "C-c", "C-c"])
+        let promptBack = await waitUntil(timeout: .seconds(20)) {
+            let lines = ((try? server.screen("watch")) ?? []).filter { !$0.isEmpty }
+            return lines.last.map { $0.hasPrefix(Self.prompt) } ?? false
+        }
+        #expect(
+            promptBack,
+            "no prompt after Control-C:\n\((try? server.screen("watch"))?.joined(separator: "\n") ?? "")")
+        #expect(try server.display("watch", "#{cursor_flag}") == "1", "the cursor is still hidden")
+        let written = pane()
+        let lastHide = try #require(written.range(of: Self.hideCursor, options: .backwards))
+        #expect(
+            written[lastHide.upperBound...].contains(Self.showCursor),
+            "watch did not write \\e[?25h after hiding the cursor")
+    }
+}
