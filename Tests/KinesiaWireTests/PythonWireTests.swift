@@ -156,7 +156,7 @@ struct PythonWireTests {
 
     @Test(.timeLimit(.minutes(2)))
     func pythonAnswersEveryHostileInputAsSwiftDoesAndRaisesOnlyWireError() throws {
-        let corpus = try Self.hostileCorpus(count: 5000)
+        let corpus = try Self.hostileCorpus(count: 3000)
         let file = try Python.temporaryFile(Self.casesFile(corpus))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let run = try Python.run(Python.driver, ["decode", file])
@@ -182,9 +182,9 @@ struct PythonWireTests {
             }
         }
         #expect(
-            mismatches.isEmpty,
-            "\(mismatches.count) of \(corpus.count) inputs answered differently; the first:\n"
-                + mismatches.prefix(5).joined(separator: "\n"))
+            mismatches.count == 0,
+            "\(mismatches.count) of \(corpus.count) inputs answered differently; the first:\n\(mismatches.prefix(5).joined(separator: "\n"))"
+        )
         // The corpus reached every layer: messages that decode, and many kinds of refusal.
         #expect(decoded > 100)
         for code in [
