@@ -72,8 +72,9 @@ struct PythonExampleTests {
     }
 
     @Test func theExampleSkipsEveryHostileMessageAndKeepsPrintingEvents() async throws {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let python = try #require(
-            ["/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"].first {
+            path.split(separator: ":").map { "\($0)/python3" }.first {
                 FileManager.default.isExecutableFile(atPath: $0)
             }, "python3 is not installed: run scripts/setup")
         let topology = try Topology()
