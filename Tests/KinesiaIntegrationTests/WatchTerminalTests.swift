@@ -88,6 +88,23 @@ struct WatchTerminalTests {
         return lines.map { String($0.drop { $0.isNewline }) }
     }
 
+    /// Whether a thread of `pid` sits in a `write` to descriptor `fd` (x86-64 and arm64
+    /// syscall numbers), blocked: the terminal does not read.
+    static func isWriting(_ pid: Int32, to fd: Int) -> Bool {
+        #if arch(x86_64)
+            let write = "1"
+        #else
+            let write = "64"
+        #endif
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let call =
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)) ?? ""
+            let fields = call.split(separator: " ")
+            return fields.count > 2 && fields[0] == write && fields[1] == "0x\(String(fd, radix: 16))"
+        }
+    }
+
     @Test func redrawsInPlaceClipsToTheWindowAndRestoresTheCursorAfterASecondControlC() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
@@ -165,15 +182,33 @@ struct WatchTerminalTests {
         let narrow = try server.screen("watch")
         #expect(narrow.first?.hasPrefix("kinesia watch ") == true, "\(narrow.joined(separator: "\n"))")
 
-        // Control-C twice, as an impatient user does: the second one ends watch at once.
-        try server.run(["send-keys", "-t", "watch", "C-c", "C-c"])
+        // Control-C twice while watch cannot stop at once: the terminal stalls (tmux stopped, as
+        // a frozen ssh connection), so watch's next frame blocks, and so does the line it logs
+        // for the first Control-C; the second one must still show the cursor again.
+        let shell = try #require(Int32(try server.display("watch", "#{pane_pid}")))
+        let tmuxServer = try #require(Int32(try server.display("watch", "#{pid}")))
+        let children =
+            (try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? ""
+        let watch = try #require(
+            children.split(separator: " ").first.flatMap { Int32($0) }, "no watch under the shell")
+        kill(tmuxServer, SIGSTOP)
+        defer { kill(tmuxServer, SIGCONT) }
+        let frameBlocked = await waitUntil(timeout: .seconds(60)) { Self.isWriting(watch, to: 1) }
+        #expect(frameBlocked, "watch never blocked on the stalled terminal")
+        kill(watch, SIGINT)
+        let logBlocked = await waitUntil(timeout: .seconds(20)) { Self.isWriting(watch, to: 2) }
+        #expect(logBlocked, "watch did not start to stop")
+        kill(watch, SIGINT)
+        kill(tmuxServer, SIGCONT)
         let promptBack = await waitUntil(timeout: .seconds(20)) {
             let lines = ((try? server.screen("watch")) ?? []).filter { !$0.isEmpty }
             return lines.last.map { $0.hasPrefix(Self.promptShown) } ?? false
         }
+        let final = (try? server.screen("watch"))?.joined(separator: "\n") ?? ""
+        #expect(promptBack, "no prompt after Control-C:\n\(final)")
         #expect(
-            promptBack,
-            "no prompt after Control-C:\n\((try? server.screen("watch"))?.joined(separator: "\n") ?? "")")
+            pane().contains("SIGINT again: exiting at once"), "the second SIGINT did not end watch:\n\(final)"
+        )
         #expect(try server.display("watch", "#{cursor_flag}") == "1", "the cursor is still hidden")
         let written = pane()
         let lastHide = try #require(written.range(of: Self.hideCursor, options: .backwards))
