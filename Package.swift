@@ -84,8 +84,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaTestSupport"],
-            // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py).
-            exclude: ["Fixtures"],
+            // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py), and the
+            // Python driver that runs that module for PythonWireTests.
+            exclude: ["Fixtures", "Python"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],

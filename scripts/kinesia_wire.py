@@ -89,9 +89,11 @@ def parse_topic(topic):
     fields = TOPIC_FIELDS[kind]
     if len(parts) - 1 != len(fields):
         raise WireError("invalidTopic", f"{kind} topics take {len(fields)} name(s)")
-    result = {"kind": kind, "topic": data.decode("ascii")}
     for field, name in zip(fields, parts[1:]):
         _check_name(name, field)
+    # Only now is every byte known to be ASCII.
+    result = {"kind": kind, "topic": data.decode("ascii")}
+    for field, name in zip(fields, parts[1:]):
         result[field] = name.decode("ascii")
     return result
 

@@ -38,8 +38,12 @@ enum BusProcess {
     /// kernel's parent-death signal may come several times, see ``ParentDeathSignal``).
     ///
     /// The signals are watched before `body` starts.
+    ///
+    /// - Parameter beforeForcedExit: Called before a second SIGINT ends the process, to undo
+    ///   what must not outlive it (`kinesia watch` shows the terminal's cursor again).
     static func run<Result: Sendable>(
-        context: CommandContext, _ body: @escaping @Sendable (StopToken) throws -> Result
+        context: CommandContext, beforeForcedExit: @escaping @Sendable () -> Void = {},
+        _ body: @escaping @Sendable (StopToken) throws -> Result
     ) async throws -> Result {
         let signals = SignalStream([.interrupt, .terminate])
         let token = StopToken()
@@ -50,6 +54,7 @@ enum BusProcess {
                     if token.isRequested {
                         guard signal == .interrupt else { continue }
                         logger.warning("\(signal) again: exiting at once")
+                        beforeForcedExit()
                         context.standardOutput.flush()
                         context.standardError.flush()
                         exit(1)

@@ -89,7 +89,11 @@ public struct WatchCommand: ParsableCommand {
             bus: bus, prefixes: prefixes, mode: redraw ? .terminal : .plain,
             title: { _ in "kinesia watch \(address)" }, duration: duration, idle: idle,
             once: once ? wait : nil, announcesConnection: !once)
-        _ = try await BusProcess.run(context: context) { stop in
+        let output = context.standardOutput
+        // Control-C twice must not leave the terminal without its cursor.
+        _ = try await BusProcess.run(
+            context: context, beforeForcedExit: { if redraw { output.write(Terminal.leave) } }
+        ) { stop in
             try view.run(stop: stop, context: context)
         }
     }
