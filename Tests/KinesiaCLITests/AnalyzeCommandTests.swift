@@ -6,6 +6,8 @@ import Testing
 struct AnalyzeCommandTests {
     static let walk = CLIFixtures.path("data/recordings/s2d_demo_walk_mediapipe.jsonl")
     static let balance = CLIFixtures.path("data/recordings/p2s_balance_cam01_openpose25b.jsonl")
+    /// Six simulated reps, half of them with a form fault.
+    static let faultySet = "sim:shoulderAbduction,side=left,seed=3,reps=6,faults=0.5"
 
     @Test func parsesEveryOption() throws {
         let command = try AnalyzeCommand.parse([
@@ -85,9 +87,13 @@ struct AnalyzeCommandTests {
         #expect(run.error.hasPrefix("kinesia analyze: error: \(file.path):2:27: point \"nose\""))
     }
 
+    /// A simulated set with clean and rejected reps and live faults: the summary is what the
+    /// events (and frames) before it say, rep by rep.
     @Test func jsonOutputIsJSONLinesEndingWithTheSummary() async throws {
         let run = await CommandRun.run([
-            "analyze", Self.balance, "--exercise", "shoulderAbduction", "--side", "left", "--format", "json",
+            "analyze", Self.faultySet, "--exercise", "shoulderAbduction", "--side", "left", "--format",
+            "json",
+            "--frames",
         ])
         #expect(run.status == 0)
         #expect(run.error.isEmpty)
@@ -97,15 +103,40 @@ struct AnalyzeCommandTests {
             Issue.record("the last line is not a summary: \(last)")
             return
         }
-        var repsSeen = 0
+        var completed: [Rep] = []
+        var rejected: [Rep] = []
+        var judged: [Rep] = []
+        var faults: [FormFeedback] = []
+        var values: [Double] = []
         for line in lines.dropLast() {
             #expect(line.hasPrefix("{\"type\":\""))
-            let (_, event) = try MotionJSON.decodeEvent(line)
-            if case .repCompleted = event { repsSeen += 1 }
-            if case .repRejected = event { repsSeen += 1 }
+            switch try MotionJSON.decode(line) {
+            case .frame(let frame): values += frame.value.map { [$0] } ?? []
+            case .event(_, .repCompleted(let rep)):
+                completed.append(rep)
+                judged.append(rep)
+            case .event(_, .repRejected(let rep)):
+                rejected.append(rep)
+                judged.append(rep)
+            case .event(_, .formFault(let fault)): faults.append(fault)
+            case .event: break
+            default: Issue.record("a second summary, or an unknown line: \(line)")
+            }
         }
-        #expect(summary.reps.count == repsSeen)
-        #expect(summary.repCount + summary.rejectedCount == summary.reps.count)
+        // Not 0 against 0: this set has both kinds of reps, and faults said while they happened.
+        #expect(completed.count >= 2)
+        #expect(rejected.count >= 2)
+        #expect(summary.repCount == completed.count)
+        #expect(summary.rejectedCount == rejected.count)
+        #expect(summary.reps == judged)
+        #expect(completed.allSatisfy { $0.isClean })
+        #expect(rejected.allSatisfy { !$0.isClean })
+        // A rejected rep's faults were each said as a formFault event.
+        #expect(Set(rejected.flatMap(\.faults)).isSubset(of: Set(faults)))
+        #expect(!faults.isEmpty)
+        // The best is the highest smoothed value of the frames, and no rep peaked above it.
+        #expect(summary.best == values.max())
+        #expect(judged.allSatisfy { $0.peak <= summary.best })
     }
 
     @Test func framesGiveOneLinePerPose() async throws {
@@ -120,12 +151,29 @@ struct AnalyzeCommandTests {
         }
         #expect(frames.count == 201)
         #expect(frames.prefix(46).allSatisfy { $0.raw == nil && $0.value == nil })  // nobody in view
-        // The raw value is the catalog's knee flexion of that pose.
+        // The raw value is the knee flexion of that pose, computed here by hand (not by the
+        // catalog's code): 180° minus the hip-knee-ankle angle, from the dot product.
         let poses = try JSONLinesRecording.load(contentsOf: URL(fileURLWithPath: Self.walk))
+        #expect(frames.count == poses.count)
+        var measured = 0
         for (frame, pose) in zip(frames, poses) {
             #expect(frame.t == pose.timestamp)
-            #expect(frame.raw == Measure.kneeFlexion.value(in: pose, side: .left))
+            guard let hip = pose.points[.leftHip], let knee = pose.points[.leftKnee],
+                let ankle = pose.points[.leftAnkle]
+            else {
+                #expect(frame.raw == nil, "t \(frame.t)")
+                continue
+            }
+            let (ux, uy) = (Double(hip.x - knee.x), Double(hip.y - knee.y))
+            let (vx, vy) = (Double(ankle.x - knee.x), Double(ankle.y - knee.y))
+            let cosine =
+                (ux * vx + uy * vy) / ((ux * ux + uy * uy).squareRoot() * (vx * vx + vy * vy).squareRoot())
+            let flexion = 180 - acos(max(-1, min(1, cosine))) * 180 / Double.pi
+            let raw = try #require(frame.raw, "t \(frame.t)")
+            #expect(abs(raw - flexion) < 1e-6, "t \(frame.t): \(raw) against \(flexion)")
+            measured += 1
         }
+        #expect(measured >= 150)
     }
 
     @Test func textOutputEndsWithASummaryLine() async {

@@ -59,16 +59,21 @@ struct SupervisorDeployTests {
         #expect(lines == [])
     }
 
+    /// Never skipped: the shipped path is replaced by one that cannot exist (so an installed
+    /// `kinesia` changes nothing), then by the `kinesia` built with these tests.
     @Test
     func theUnitsAsShippedOnlyMissTheInstalledBinary() throws {
-        guard !FileManager.default.fileExists(atPath: "/usr/local/bin/kinesia") else { return }
-        let (_, lines) = try Self.verify(executable: "/usr/local/bin/kinesia")
+        let missing = "/nonexistent-\(UUID().uuidString.prefix(8))/kinesia"
+        let (_, lines) = try Self.verify(executable: missing)
         #expect(!lines.isEmpty)
         for line in lines {
             #expect(
-                line.hasSuffix("Command /usr/local/bin/kinesia is not executable: No such file or directory"),
-                "\(line)")
+                line.hasSuffix("Command \(missing) is not executable: No such file or directory"), "\(line)")
         }
+        // The binary in place: nothing left to complain about.
+        let (status, built) = try Self.verify(executable: PackagePaths.kinesia())
+        #expect(status == 0)
+        #expect(built == [])
     }
 
     @Test(arguments: [

@@ -96,11 +96,18 @@ struct SupervisorProcessTests {
         """
     }
 
+    /// The waits between restarts are measured, not only the delays the supervisor reports: the
+    /// child appends the monotonic clock (`/proc/uptime`, since boot) at each start. Only lower
+    /// bounds are tight (a restart can come late on a loaded machine, never early).
     @Test func restartsAnExitingChildWithGrowingDelaysAndGivesUpAfterTheLimit() async throws {
+        let scratch = try Scratch()
+        let starts = scratch.path("starts")
         let topology = Topology(
-            processes: [Self.shell("crasher", .consumer, "exit 3")],
+            processes: [
+                Self.shell("crasher", .consumer, "cut -d' ' -f1 /proc/uptime >> '\(starts)'; exit 3")
+            ],
             restart: RestartLimits(
-                initialDelay: .milliseconds(50), maxDelay: .milliseconds(100), maxRestarts: 3,
+                initialDelay: .milliseconds(250), maxDelay: .seconds(1), maxRestarts: 3,
                 window: .seconds(60)))
         let log = EventLog()
         let supervisor = Supervisor(topology: topology, onEvent: log.append)
@@ -114,7 +121,18 @@ struct SupervisorProcessTests {
         let delays = events.compactMap {
             if case .restarting(_, let delay, _, _, _) = $0 { delay } else { nil }
         }
-        #expect(delays == [.milliseconds(50), .milliseconds(100), .milliseconds(100)])
+        let expectedDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1)]
+        #expect(delays == expectedDelays)
+        // The time that really passed between one start and the next.
+        let times = scratch.lines("starts").compactMap(Double.init)
+        #expect(times.count == 4, "\(scratch.lines("starts"))")
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        for (gap, delay) in zip(gaps, expectedDelays) {
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) * 1e-18
+            // 0.01 s: the resolution of /proc/uptime.
+            #expect(gap >= seconds - 0.01, "restarted after \(gap) s, not \(delay): \(gaps)")
+            #expect(gap < seconds + 10, "restarted after \(gap) s for a delay of \(delay): \(gaps)")
+        }
         #expect(
             events.suffix(2) == [
                 .gaveUp(name: "crasher", restarts: 3, window: .seconds(60)), .finished(exitStatus: 1),

@@ -23,6 +23,12 @@ struct TestSupportTests {
     @Test func theKinesiaOfThisBuildIsFoundNextToTheTests() throws {
         let path = try PackagePaths.kinesia()
         #expect(URL(fileURLWithPath: path).deletingLastPathComponent() == PackagePaths.buildProducts)
+        // The configuration being tested, not whichever was built last.
+        #if DEBUG
+            #expect(PackagePaths.buildProducts.lastPathComponent == "debug")
+        #else
+            #expect(PackagePaths.buildProducts.lastPathComponent == "release")
+        #endif
         let message = PackagePaths.MissingExecutable(path: "/x/kinesia").description
         #expect(message.contains("swift build --build-tests"))
     }

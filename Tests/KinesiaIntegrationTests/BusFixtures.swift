@@ -31,6 +31,30 @@ enum Oracle {
     }
 }
 
+extension KinesiaProcess {
+    /// Waits until standard output has at least `lines` lines and then nothing new for `quiet`:
+    /// a listener that has everything, and nothing more on its way (a `--count` would stop it
+    /// before an extra line could show).
+    ///
+    /// - Returns: Whether that happened before `timeout`.
+    func waitForIdleOutput(
+        lines: Int, quiet: Duration = .seconds(1), timeout: Duration = .seconds(30)
+    ) async -> Bool {
+        guard await waitForOutputLines(lines, timeout: timeout) else { return false }
+        let clock = ContinuousClock()
+        var size = output.utf8.count
+        var since = clock.now
+        return await waitUntil(timeout: timeout) {
+            let now = output.utf8.count
+            if now != size {
+                size = now
+                since = clock.now
+            }
+            return clock.now - since >= quiet
+        }
+    }
+}
+
 /// One line of `kinesia listen --format json`, split into the bus fields and the payload.
 struct ListenedLine: Hashable {
     var topic: String
@@ -116,21 +140,24 @@ struct BusSource: Sendable, CustomStringConvertible {
 
     var description: String { "\(camera) \(spec) \(exercise)" }
 
+    /// Each recording with an exercise that judges reps on it (`kinesia analyze`: the right hip's
+    /// raise on the balance recordings as hip flexion, the left leg's as hip abduction, one left
+    /// and three right ankle reps while walking), so the comparisons are not of empty sets.
     static let recordings: [BusSource] = [
         BusSource(
             camera: "balance01op",
             spec: PackagePaths.path("data/recordings/p2s_balance_cam01_openpose25b.jsonl"),
-            exercise: "shoulderAbduction"),
+            exercise: "hipFlexion"),
         BusSource(
             camera: "balance03op",
             spec: PackagePaths.path("data/recordings/p2s_balance_cam03_openpose25b.jsonl"),
-            exercise: "shoulderAbduction"),
+            exercise: "hipFlexion"),
         BusSource(
             camera: "balance01mp",
             spec: PackagePaths.path("data/recordings/p2s_balance_cam01_mediapipe.jsonl"),
-            exercise: "shoulderAbduction"),
+            exercise: "hipAbduction"),
         BusSource(
             camera: "walk", spec: PackagePaths.path("data/recordings/s2d_demo_walk_mediapipe.jsonl"),
-            exercise: "kneeFlexion"),
+            exercise: "ankleDorsiflexion"),
     ]
 }

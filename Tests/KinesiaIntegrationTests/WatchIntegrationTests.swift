@@ -13,8 +13,11 @@ struct WatchIntegrationTests {
     /// is stopped once its progress lines show the final counts of both sides.
     @Test func watchPrintsEveryEventAndEndsWithTheCountsAnalyzeFinds() async throws {
         var expected: [String: (cleanPeaks: [String], clean: Int, rejected: Int)] = [:]
+        var expectedLines: [String: [String]] = [:]
         for side in ["left", "right"] {
             expected[side] = try await ConsumerTestPaths.analyze(
+                Self.source, exercise: "shoulderAbduction", side: side)
+            expectedLines[side] = try await ConsumerTestPaths.analyzeEventLines(
                 Self.source, exercise: "shoulderAbduction", side: side)
         }
         let directory = try ConsumerTestPaths.temporaryDirectory()
@@ -60,11 +63,17 @@ struct WatchIntegrationTests {
         let lines = watch.output.split(separator: "\n").map(String.init)
         for side in ["left", "right"] {
             let expected = try #require(expected[side])
-            // One plain line per event, as analyze prints them, prefixed with the session.
-            let completed = lines.filter { $0.hasPrefix("cam0/\(side) ") && $0.contains("repCompleted") }
-            #expect(completed.count == expected.clean, "\(lines)")
-            let rejected = lines.filter { $0.hasPrefix("cam0/\(side) ") && $0.contains("repRejected") }
-            #expect(rejected.count == expected.rejected)
+            // One plain line per event, as analyze prints them, prefixed with the session
+            // (padded to 12 characters, then two spaces): every line, in order.
+            // (The final view's session header also starts with the session: it has no time.)
+            let prefix = "cam0/\(side)".padding(toLength: 12, withPad: " ", startingAt: 0) + "  "
+            let events = lines.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+                .filter { Double($0.prefix(8).trimmingCharacters(in: .whitespaces)) != nil }
+            let analyzeLines = try #require(expectedLines[side])
+            #expect(expected.clean > 0 && expected.rejected > 0, "a source with clean and rejected reps")
+            #expect(events == analyzeLines, "\(lines)")
+            #expect(events.filter { $0.contains(" repCompleted ") }.count == expected.clean)
+            #expect(events.filter { $0.contains(" repRejected ") }.count == expected.rejected)
             // The final view's counts come from the last snapshot.
             #expect(
                 lines.contains { $0.contains("reps \(expected.clean) clean, \(expected.rejected) rejected") },

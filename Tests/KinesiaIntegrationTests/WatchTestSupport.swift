@@ -51,6 +51,17 @@ enum ConsumerTestPaths {
         return (peaks, clean, rejected)
     }
 
+    /// The event lines that `kinesia analyze --format text` prints for one side of a source (its
+    /// summary line left out), in order.
+    static func analyzeEventLines(_ source: String, exercise: String, side: String) async throws -> [String] {
+        let run = try await run(["analyze", source, "--exercise", exercise, "--side", side])
+        #expect(run.status == 0, "analyze failed: \(run.error)")
+        var lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.last?.hasPrefix("summary: ") == true, "\(lines)")
+        lines.removeLast()
+        return lines
+    }
+
     /// Whether a process with this pid exists.
     static func isAlive(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno != ESRCH

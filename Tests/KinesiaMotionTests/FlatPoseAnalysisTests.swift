@@ -12,10 +12,14 @@ struct FlatPoseAnalysisTests {
     /// Feeds `poses` to three analyzers per side: one through `Pose`, one through a new
     /// `FlatPose` per pose, and one through a single `FlatPose` reused for every pose (as the
     /// worker does); expects identical results after every pose.
+    ///
+    /// - Returns: How many events the analyzers gave (by `Pose`, both sides), so that callers
+    ///   can check the comparison was not of empty lists.
+    @discardableResult
     func expectIdenticalPaths(
         _ poses: [Pose], exercise: Exercise, context: String,
         sourceLocation: SourceLocation = #_sourceLocation
-    ) {
+    ) -> Int {
         var byPose = BodySide.allCases.map { MotionAnalyzer(exercise: exercise, side: $0) }
         var byFlat = byPose
         var byShared = byPose
@@ -38,20 +42,23 @@ struct FlatPoseAnalysisTests {
                     Issue.record(
                         "\(context) \(byPose[side].side): pose #\(number) differs: \(expected) / \(flat) / \(reused)",
                         sourceLocation: sourceLocation)
-                    return
+                    return eventCount
                 }
             }
         }
-        _ = eventCount
+        return eventCount
     }
 
     @Test(arguments: RecordingFixtures.allRecordings)
     func everyRecordingGivesTheSameResultsThroughFlatPoses(_ recording: String) throws {
         let poses = try JSONLinesRecording.load(contentsOf: RecordingFixtures.recording(recording))
         #expect(poses.count >= 100)
+        var events = 0
         for exercise in Exercise.catalog {
-            expectIdenticalPaths(poses, exercise: exercise, context: "\(recording) \(exercise.id)")
+            events += expectIdenticalPaths(poses, exercise: exercise, context: "\(recording) \(exercise.id)")
         }
+        // Events to compare on every recording (visibility, setup, reps), not only silence.
+        #expect(events >= Exercise.catalog.count, "\(recording): \(events) events")
     }
 
     @Test func theRecordingsListCoversEveryRecordingInTheDataFolder() throws {
@@ -73,7 +80,8 @@ struct FlatPoseAnalysisTests {
             guard number % 37 == 5 else { continue }
             poses.append(contentsOf: Self.badVariants(of: pose))
         }
-        expectIdenticalPaths(poses, exercise: exercise, context: exercise.id)
+        let events = expectIdenticalPaths(poses, exercise: exercise, context: exercise.id)
+        #expect(events > 0)
     }
 
     /// Poses the analyzer must drop, or judge with care, next to a sound `pose`.

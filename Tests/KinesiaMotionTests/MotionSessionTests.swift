@@ -1,9 +1,13 @@
 import Foundation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
 
+/// Every wait is bounded (``waitUntil(timeout:isolation:_:)``, a time limit on the suite): a
+/// regression fails within seconds instead of hanging the run.
 @MainActor
+@Suite(.timeLimit(.minutes(1)))
 struct MotionSessionTests {
     /// Two reps (one clean, one with a fault), with visibility and setup changes.
     private static func poses(side: BodySide = .left, exercise: Exercise = .shoulderAbduction) -> [Pose] {
@@ -69,13 +73,13 @@ struct MotionSessionTests {
         }
         let stayer = session.events()
         // Let the quitter subscribe before anything is sent.
-        while session.listenerCount < 2 { await Task.yield() }
+        #expect(await waitUntil(timeout: .seconds(10)) { session.listenerCount == 2 })
         var returned: [MotionEvent] = []
         for pose in Self.poses() { returned += session.process(pose) }
         #expect(await quitter.value == 1)
         #expect(await Self.read(returned.count, from: stayer) == returned)
         // The quitter's stream is gone; more events still reach the other listener.
-        while session.listenerCount > 1 { await Task.yield() }
+        #expect(await waitUntil(timeout: .seconds(10)) { session.listenerCount <= 1 })
         #expect(session.listenerCount == 1)
         session.reset()
         var more: [MotionEvent] = []
@@ -124,7 +128,7 @@ struct MotionSessionTests {
         session.start(with: PoseList(frames: poses))
         #expect(session.snapshot.isRunning)
         // The provider ends by itself: the session stops running.
-        while session.snapshot.isRunning { await Task.yield() }
+        #expect(await waitUntil(timeout: .seconds(10)) { !session.snapshot.isRunning })
         #expect(session.snapshot.repCount == 1)
         #expect(session.snapshot.rejectedCount == 1)
 
@@ -146,7 +150,7 @@ struct MotionSessionTests {
     @Test func runEndsWhenItsTaskIsCancelled() async {
         let session = MotionSession(exercise: .squat, side: .right)
         let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
-        while !session.snapshot.isRunning { await Task.yield() }
+        #expect(await waitUntil(timeout: .seconds(10)) { session.snapshot.isRunning })
         for _ in 0..<20 { await Task.yield() }
         #expect(session.snapshot.isRunning)
         reading.cancel()
@@ -154,19 +158,10 @@ struct MotionSessionTests {
         #expect(!session.snapshot.isRunning)
     }
 
-    /// Yields until `condition` holds, at most `limit` times; returns whether it held.
-    private static func eventually(_ limit: Int = 10_000, _ condition: () -> Bool) async -> Bool {
-        for _ in 0..<limit {
-            if condition() { return true }
-            await Task.yield()
-        }
-        return condition()
-    }
-
     @Test func stopEndsARunToo() async {
         let session = MotionSession(exercise: .squat, side: .right)
         let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
-        #expect(await Self.eventually { session.snapshot.isRunning })
+        #expect(await waitUntil(timeout: .seconds(10)) { session.snapshot.isRunning })
         session.stop()
         #expect(!session.snapshot.isRunning)
         // The run returns by itself, without its task being cancelled.
@@ -175,7 +170,7 @@ struct MotionSessionTests {
             await reading.value
             ended.set()
         }
-        #expect(await Self.eventually { ended.isSet })
+        #expect(await waitUntil(timeout: .seconds(10)) { ended.isSet })
         reading.cancel()
         await watcher.value
     }
@@ -183,7 +178,7 @@ struct MotionSessionTests {
     @Test func aNewReadingEndsARunSoThatPosesOfTwoSourcesNeverMix() async {
         let session = MotionSession(exercise: .shoulderAbduction, side: .left)
         let reading = Task { @MainActor in await session.run(with: EndlessProvider()) }
-        #expect(await Self.eventually { session.snapshot.isRunning })
+        #expect(await waitUntil(timeout: .seconds(10)) { session.snapshot.isRunning })
         let ended = Flag()
         let watcher = Task { @MainActor in
             await reading.value
@@ -196,8 +191,8 @@ struct MotionSessionTests {
             return pose
         }
         session.start(with: PoseList(frames: later))
-        #expect(await Self.eventually { ended.isSet })
-        #expect(await Self.eventually { !session.snapshot.isRunning })
+        #expect(await waitUntil(timeout: .seconds(10)) { ended.isSet })
+        #expect(await waitUntil(timeout: .seconds(10)) { !session.snapshot.isRunning })
         // Only the new source was read after it started: its reps, and no pose of either
         // source dropped as going back in time, as interleaved poses of the two would be.
         #expect(session.snapshot.repCount == 1)

@@ -46,9 +46,11 @@ struct RealRecordingAnalysisTests {
             contentsOf: RecordingFixtures.recording("p2s_balance_cam01_openpose25b.jsonl"))
         for (index, pose) in folder.enumerated() where index != 5 && index != 7 {
             for measure in [Measure.shoulderElevation, .hipFlexion, .kneeFlexion, .elbowFlexion] {
-                let a = measure.value(in: pose, side: .left),
-                    b = measure.value(in: recording[index], side: .left)
-                #expect(abs((a ?? -1) - (b ?? -1)) < 0.01, "frame \(index) \(measure)")
+                // Both measured: two missing values are no agreement.
+                let a = try #require(measure.value(in: pose, side: .left), "frame \(index) \(measure)")
+                let b = try #require(
+                    measure.value(in: recording[index], side: .left), "frame \(index) \(measure)")
+                #expect(abs(a - b) < 0.01, "frame \(index) \(measure)")
             }
         }
     }

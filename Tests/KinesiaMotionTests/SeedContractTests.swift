@@ -4,6 +4,7 @@
 // views, and a list of poses stands in for `VisionPoseProvider`.
 import Foundation
 import KinesiaMotion
+import KinesiaTestSupport
 import Observation
 import Synchronization
 import Testing
@@ -106,6 +107,7 @@ final class ChangeCounter: Sendable {
 // MARK: - Tests
 
 @MainActor
+@Suite(.timeLimit(.minutes(1)))
 struct SeedContractTests {
     /// A front-view session: the patient walks in, does a clean rep, a rep with the trunk
     /// leaning, then stands too far away and leaves.
@@ -324,9 +326,10 @@ struct SeedContractTests {
             "I can see you", "99 degrees", "Keep your trunk upright", "Keep your trunk upright",
             "Come closer", "I can't see all of you",
         ]
-        while feedback.said.count < expectedSpeech.count || feedback.baselines.isEmpty {
-            await Task.yield()
-        }
+        #expect(
+            await waitUntil(timeout: .seconds(10)) {
+                feedback.said.count >= expectedSpeech.count && !feedback.baselines.isEmpty
+            })
         #expect(feedback.said == expectedSpeech)
         #expect(feedback.successes == 1)
         #expect(feedback.baselines == [session.snapshot.baseline?.value ?? -1])
@@ -341,7 +344,7 @@ struct SeedContractTests {
         let listener = Task { @MainActor in await listen(to: session, feedback: feedback) }
         await Task.yield()
         for pose in Self.wallSit() { session.process(pose) }
-        while feedback.said.count < 3 { await Task.yield() }
+        #expect(await waitUntil(timeout: .seconds(10)) { feedback.said.count >= 3 })
         let peak = session.snapshot.lastRep?.peak ?? 0
         #expect(abs(peak - 90) < 0.5)
         #expect(feedback.said == ["I can see you", "Hold it", "\(Int(peak)) degrees"])
@@ -408,7 +411,7 @@ struct SeedContractTests {
         let camera = PoseList(frames: Self.abductionSet())
         session.start(with: camera)  // turns on
         #expect(session.snapshot.isRunning)
-        while session.snapshot.isRunning { await Task.yield() }
+        #expect(await waitUntil(timeout: .seconds(10)) { !session.snapshot.isRunning })
         #expect(session.snapshot.repCount == 1)
         session.start(with: EndlessProvider())
         #expect(session.snapshot.isRunning)

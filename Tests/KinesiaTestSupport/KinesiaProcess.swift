@@ -92,8 +92,17 @@ package final class KinesiaProcess: Sendable {
     }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` passes.
-package func waitUntil(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` every 10 ms until it holds or `timeout` passes: the one way a test waits
+/// for something another task or process does, so that a regression fails within `timeout`
+/// instead of hanging the run.
+///
+/// The condition runs on the caller's actor (a `@MainActor` test can read main-actor state), and
+/// the sleeps between polls let that actor's other tasks run.
+///
+/// - Returns: Whether `condition` held before `timeout`.
+package func waitUntil(
+    timeout: Duration, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: timeout)
     while !condition() {
