@@ -101,6 +101,7 @@ struct PoseSourceTests {
         loop: while true {
             switch reader.nextLine(timeout: .seconds(1)) {
             case .line(let number, let text): lines.append("\(number):\(text)")
+            case .tooLong(let number, _): lines.append("\(number): too long")
             case .idle: continue
             case .end: break loop
             }

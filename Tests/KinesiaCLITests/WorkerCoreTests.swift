@@ -214,16 +214,16 @@ struct WorkerCoreTests {
             first.first
                 == .notice(
                     .senderRestarted(
-                        topic: topic, stream: StreamID(2), time: poses[half].timestamp, resetSessions: [])))
+                        topic: topic, stream: StreamID(2), time: poses[half].timestamp, timeRestarted: [])))
         #expect(feed.publications == uninterrupted.publications)
-        #expect(feed.counters["sessionResets"] == 0)
+        #expect(feed.counters["timeBaseRestarts"] == 0)
         #expect(feed.counters["restarts"] == 1)
         #expect(
             feed.core.snapshot(camera: "cam0", session: "left")
                 == Reference(.shoulderAbduction, .left, poses: poses).analyzer.snapshot)
     }
 
-    @Test func aSenderRestartWithTimeStartingOverResetsOnlyItsCamerasSessions() throws {
+    @Test func aSenderRestartWithTimeStartingOverKeepsTheCountsAndRestartsOnlyItsCamerasTime() throws {
         let poses = try Self.poses()
         let sessions = ["cam0/left=shoulderAbduction:left", "cam1/left=shoulderAbduction:left"]
         var feed = try WorkerFeed(sessions)
@@ -234,39 +234,98 @@ struct WorkerCoreTests {
         // A pose going back in time on the same stream is rejected, not a restart.
         try feed.deliver(poses[0], camera: "cam0")
         #expect(feed.counters["rejected.cam0.left"] == 1)
+        let once = Reference(.shoulderAbduction, .left, poses: poses)
+        #expect(once.analyzer.snapshot.repCount > 0)
+        #expect(
+            feed.core.snapshot(camera: "cam0", session: "left")?.repCount == once.analyzer.snapshot.repCount)
 
         // cam0's sender starts over: a new stream whose time starts again at the beginning.
         try feed.restartNumbering(camera: "cam0")
         let before = feed.actions.count
         for pose in poses { try feed.deliver(pose, camera: "cam0", stream: 2) }
-        let replayed = feed.actions[before...].compactMap { (action) -> WorkerCore.Publication? in
-            if case .publish(let publication) = action { publication } else { nil }
+        let replayedEvents = feed.actions[before...].compactMap { (action) -> String? in
+            if case .publish(let publication) = action, publication.kind == .event {
+                publication.json
+            } else {
+                nil
+            }
         }
 
         #expect(
             feed.notices.last
                 == .senderRestarted(
                     topic: try Topic.pose(camera: "cam0"), stream: StreamID(2), time: poses[0].timestamp,
-                    resetSessions: ["left"]))
-        // The session started over: the replay gives what a fresh session gives.
-        var fresh = try WorkerFeed(["cam0/left=shoulderAbduction:left"])
-        for pose in poses { try fresh.deliver(pose, camera: "cam0") }
-        #expect(replayed == fresh.publications)
-        #expect(
-            feed.core.snapshot(camera: "cam0", session: "left")?.repCount
-                == fresh.core.snapshot(camera: "cam0", session: "left")?.repCount)
+                    timeRestarted: ["left"]))
+        #expect(feed.notices.last?.description.contains("keep their counts") == true)
+        // The replay is analysed from the start of its time, as by a fresh session...
+        #expect(replayedEvents == once.events)
+        // ...and its reps add to the ones counted before: nothing counted was lost.
+        let snapshot = feed.core.snapshot(camera: "cam0", session: "left")
+        #expect(snapshot?.repCount == 2 * once.analyzer.snapshot.repCount)
+        #expect(snapshot?.rejectedCount == 2 * once.analyzer.snapshot.rejectedCount)
+        #expect(snapshot?.best == once.analyzer.snapshot.best)
         // cam1's session was not touched.
-        #expect(
-            feed.core.snapshot(camera: "cam1", session: "left")
-                == Reference(.shoulderAbduction, .left, poses: poses).analyzer.snapshot)
+        #expect(feed.core.snapshot(camera: "cam1", session: "left") == once.analyzer.snapshot)
         let counters = feed.counters
-        #expect(counters["sessionResets"] == 1)
+        #expect(counters["timeBaseRestarts"] == 1)
         #expect(counters["restarts"] == 1)
-        // The old analyzer's rejection is still counted.
         #expect(counters["rejected.cam0.left"] == 1)
         #expect(counters["rejected.timestampNotIncreasing"] == 1)
         #expect(counters["rejected"] == 1)
         #expect(counters["poses"] == 3 * poses.count + 1)
+    }
+
+    /// Issue 9, item 6: one pose far in the future from another sender on the topic (t=1e9)
+    /// used to be accepted, so the sender's next pose looked like a restart whose time went
+    /// back, and the session was reset to 0 reps with no event.
+    @Test func oneForeignPoseFarInTheFutureNeitherWipesNorMovesTheSession() throws {
+        let poses = try Self.poses()
+        var uninterrupted = try WorkerFeed(["cam0/left=shoulderAbduction:left"])
+        for pose in poses { try uninterrupted.deliver(pose, camera: "cam0") }
+
+        var feed = try WorkerFeed(["cam0/left=shoulderAbduction:left"])
+        let middle = poses.count * 2 / 3
+        for pose in poses[..<middle] { try feed.deliver(pose, camera: "cam0", stream: 1) }
+        let countsBefore = feed.core.snapshot(camera: "cam0", session: "left")?.repCount ?? 0
+        #expect(countsBefore > 0)
+        var stray = poses[middle]
+        stray.timestamp = 1e9
+        let strayActions = try feed.deliver(stray, camera: "cam0", stream: 99, sequence: 0)
+        // Held: no event, no snapshot at t=1e9.
+        #expect(!strayActions.contains { if case .publish = $0 { true } else { false } })
+        #expect(feed.core.snapshot(camera: "cam0", session: "left")?.repCount == countsBefore)
+        for pose in poses[middle...] { try feed.deliver(pose, camera: "cam0", stream: 1) }
+
+        let snapshot = feed.core.snapshot(camera: "cam0", session: "left")
+        #expect(snapshot?.repCount == uninterrupted.core.snapshot(camera: "cam0", session: "left")?.repCount)
+        #expect(snapshot == uninterrupted.core.snapshot(camera: "cam0", session: "left"))
+        #expect(feed.publications == uninterrupted.publications)
+        let counters = feed.counters
+        #expect(counters["timeBaseRestarts"] == 0)
+        #expect(counters["rejected.timestampOutlier"] == 1)
+        #expect(counters["rejected.cam0.left"] == 1)
+        #expect(counters["restarts"] == 2)
+        // Every restart notice says the sessions were kept.
+        for case .senderRestarted(_, _, _, let restarted) in feed.notices { #expect(restarted.isEmpty) }
+    }
+
+    /// A foreign pose with an old timestamp is a restart whose time goes back: the session's
+    /// time starts over there, and its counts stay.
+    @Test func oneForeignPoseFromThePastKeepsTheCounts() throws {
+        let poses = try Self.poses()
+        var feed = try WorkerFeed(["cam0/left=shoulderAbduction:left"])
+        for pose in poses { try feed.deliver(pose, camera: "cam0", stream: 1) }
+        let counted = try #require(feed.core.snapshot(camera: "cam0", session: "left"))
+        #expect(counted.repCount > 0)
+        var stray = poses[0]
+        stray.timestamp = 0
+        try feed.deliver(stray, camera: "cam0", stream: 99, sequence: 0)
+        let after = try #require(feed.core.snapshot(camera: "cam0", session: "left"))
+        #expect(after.repCount == counted.repCount)
+        #expect(after.rejectedCount == counted.rejectedCount)
+        #expect(after.best == counted.best)
+        #expect(feed.counters["timeBaseRestarts"] == 1)
+        #expect(feed.notices.last?.description.contains("left keep their counts") == true)
     }
 
     @Test func gapsDuplicatesAndRestartsAreCounted() throws {

@@ -15,7 +15,10 @@ import Testing
 /// test run.
 @Suite(.serialized, .tags(.process))
 struct BusResilienceTests {
-    @Test func aRestartedIngestKeepsTheSessionsWhenTimeGoesOnAndStartsThemOverWhenItDoesNot() async throws {
+    @Test
+    func aRestartedIngestKeepsTheSessionsWhenTimeGoesOnAndRestartsTheirTimeKeepingTheCountsWhenItDoesNot()
+        async throws
+    {
         let topology = try Topology()
         defer { topology.tearDown() }
         func write(_ name: String, _ poses: [Pose]) throws -> String {
@@ -52,7 +55,7 @@ struct BusResilienceTests {
         #expect(received == continued + fresh)
         let report = health.latest["worker"]
         #expect(report?.counters["restarts"] == 2)
-        #expect(report?.counters["sessionResets"] == 1)
+        #expect(report?.counters["timeBaseRestarts"] == 1)
         #expect(report?.counters["rejected"] == 0)
     }
 

@@ -219,7 +219,8 @@ struct AnalyzerAdversarialTests {
         // Nothing seen since a reset: 0, as before anything was seen.
         analyzer.reset()
         #expect(analyzer.snapshot.best == 0)
-        _ = analyzer.process(Body(.kneeExtension, side: .left, value: -8).pose(at: 10))
+        // Half a second on (a pose more than 2 s on would be held until the next one confirms it).
+        _ = analyzer.process(Body(.kneeExtension, side: .left, value: -8).pose(at: 2.5))
         #expect(analyzer.snapshot.best == analyzer.snapshot.value)
         #expect((analyzer.snapshot.value ?? 0) < -7)
     }

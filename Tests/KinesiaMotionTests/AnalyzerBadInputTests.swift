@@ -142,6 +142,27 @@ struct AnalyzerBadInputTests {
         return nil
     }
 
+    /// The contract's time rule for a sound pose at `time`, written from its text: not after
+    /// the last accepted pose's, it is dropped; a pose held (more than 2 s after the last
+    /// accepted one) is analysed when this one is later still, else dropped as an outlier; this
+    /// one is held in turn when it is more than 2 s after the last accepted pose.
+    struct TimeModel {
+        var lastAccepted: Double?
+        var held: Double?
+
+        /// The reasons counted for this pose (its own, or its held predecessor's).
+        mutating func observe(_ time: Double) -> [PoseRejections.Reason] {
+            if let lastAccepted, !(time > lastAccepted) { return [.timestampNotIncreasing] }
+            var reasons: [PoseRejections.Reason] = []
+            if let held {
+                self.held = nil
+                if time > held { lastAccepted = held } else { reasons.append(.timestampOutlier) }
+            }
+            if let lastAccepted, time - lastAccepted > 2 { held = time } else { lastAccepted = time }
+            return reasons
+        }
+    }
+
     /// Random poses mixing plausible numbers with NaN, infinities, huge and tiny values,
     /// missing joints and sizes, and timestamps that jump, repeat or go back: the analyzer
     /// drops exactly the poses the contract says, counts each under its reason, and everything
@@ -159,7 +180,7 @@ struct AnalyzerBadInputTests {
         var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
         let required = Set(analyzer.requiredJoints)
         var expected = PoseRejections()
-        var lastAccepted: Double?
+        var model = TimeModel()
         var time = 0.0
         var completed = 0
         var rejectedReps = 0
@@ -184,11 +205,12 @@ struct AnalyzerBadInputTests {
                 generator.next() % 3 == 0
                 ? nil : CGSize(width: 640, height: generator.next() % 9 == 0 ? number() : 480)
             let pose = Pose(points: points, timestamp: timestamp, imageSize: size, confidence: confidence)
-            if let reason = Self.expectedRejection(pose, after: lastAccepted) {
+            if let reason = Self.expectedRejection(pose, after: nil) {
                 expected.record(reason)
             } else {
-                lastAccepted = timestamp
-                time = max(time, timestamp)  // a clock that jumped ahead goes on from there
+                for reason in model.observe(timestamp) { expected.record(reason) }
+                // A jump that later poses confirmed: the clock goes on from there.
+                time = max(time, model.lastAccepted ?? time)
             }
             let events = analyzer.process(pose)
             for event in events {
@@ -218,6 +240,9 @@ struct AnalyzerBadInputTests {
             #expect(snapshot.repCount == completed)
             #expect(snapshot.rejectedCount == rejectedReps)
         }
+        // The end of the poses drops a pose still held.
+        analyzer.finish()
+        if model.held != nil { expected.record(.timestampOutlier) }
         // Every dropped pose is counted, under the contract's reason, and nothing else is.
         #expect(analyzer.rejectedPoses == expected)
         #expect(

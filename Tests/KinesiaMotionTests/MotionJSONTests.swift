@@ -107,8 +107,16 @@ struct MotionJSONTests {
         let summary = MotionSummary(repCount: 1, rejectedCount: 1, best: 120.0, reps: [Self.rep, Self.rep])
         #expect(
             MotionJSON.encode(MotionSummary(repCount: 0, rejectedCount: 0, best: 0, reps: []))
-                == #"{"type":"summary","repCount":0,"rejectedCount":0,"best":0.0,"reps":[]}"#)
+                == #"{"type":"summary","repCount":0,"rejectedCount":0,"best":0.0,"reps":[],"rejectedPoses":{"total":0,"nonFinite":0,"timestampNotIncreasing":0,"absurdCoordinates":0,"absurdTimestamp":0,"timestampOutlier":0}}"#
+        )
         #expect(try MotionJSON.decode(MotionJSON.encode(summary)) == .summary(summary))
+        // The poses dropped, by reason, read back; a summary written before them reads as none.
+        var dropped = summary
+        dropped.rejectedPoses = PoseRejections(timestampNotIncreasing: 201, timestampOutlier: 1)
+        #expect(try MotionJSON.decode(MotionJSON.encode(dropped)) == .summary(dropped))
+        #expect(
+            try MotionJSON.decode(#"{"type":"summary","repCount":0,"rejectedCount":0,"best":0.0,"reps":[]}"#)
+                == .summary(MotionSummary(repCount: 0, rejectedCount: 0, best: 0, reps: [])))
     }
 
     @Test func decodingAcceptsAnyKeyOrderAndIgnoresUnknownKeys() throws {
@@ -155,6 +163,14 @@ struct MotionJSONTests {
         (
             #"{"type":"summary","repCount":1.5,"rejectedCount":0,"best":0,"reps":[]}"#, .invalidRecord,
             "whole number"
+        ),
+        (
+            #"{"type":"summary","repCount":1,"rejectedCount":0,"best":0,"reps":[],"rejectedPoses":{"nonFinite":-1}}"#,
+            .invalidRecord, "must not be negative"
+        ),
+        (
+            #"{"type":"summary","repCount":1,"rejectedCount":0,"best":0,"reps":[],"rejectedPoses":[]}"#,
+            .invalidRecord, "rejectedPoses"
         ),
         (#"{"type":"frame","t":1,"raw":null}"#, .invalidRecord, "missing key \"value\""),
         (#"{"type":"snapshot","t":1}"#, .invalidRecord, "missing key"),

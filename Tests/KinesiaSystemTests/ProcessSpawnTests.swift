@@ -71,30 +71,3 @@ struct ProcessSpawnTests {
         #expect(status.description == "signal SIGTERM")
     }
 }
-
-/// Lines from a descriptor, with a time limit per wait.
-struct LineReaderTests {
-    @Test func numbersLinesKeepsALastLineWithoutNewlineThenEnds() throws {
-        let pipe = try FileDescriptor.pipe()
-        let readEnd = pipe.readEnd
-        let writeEnd = pipe.writeEnd
-        #expect(write(writeEnd.rawValue, "a\n\nb", 4) == 4)
-        try writeEnd.close()
-        let reader = LineReader(readEnd)
-        #expect(reader.nextLine(timeout: .seconds(5)) == .line(number: 1, text: "a"))
-        #expect(reader.nextLine(timeout: .seconds(5)) == .line(number: 2, text: ""))
-        #expect(reader.nextLine(timeout: .seconds(5)) == .line(number: 3, text: "b"))
-        #expect(reader.nextLine(timeout: .seconds(5)) == .end)
-    }
-
-    @Test func isIdleWhenNothingCompleteArrivesInTime() throws {
-        let pipe = try FileDescriptor.pipe()
-        let readEnd = pipe.readEnd
-        let writeEnd = pipe.writeEnd
-        #expect(write(writeEnd.rawValue, "part", 4) == 4)
-        let reader = LineReader(readEnd)
-        #expect(reader.nextLine(timeout: .milliseconds(20)) == .idle)
-        #expect(write(writeEnd.rawValue, "ial\n", 4) == 4)
-        #expect(reader.nextLine(timeout: .seconds(5)) == .line(number: 1, text: "partial"))
-    }
-}

@@ -146,6 +146,8 @@ final class DetectorProcess {
             } catch {
                 return .malformed(line: number, reason: error.description)
             }
+        case .tooLong(let number, let limit):
+            return .malformed(line: number, reason: LineReader.tooLongReason(limit: limit))
         case .end:
             return finish()
         }
@@ -195,6 +197,11 @@ final class DetectorProcess {
             switch errors.nextLine(timeout: wait) {
             case .idle, .end:
                 return
+            case .tooLong:
+                // Not one of the detector's own lines (those are short): kept for a failure message.
+                messages.append("(a line of standard error longer than 1 MiB, dropped)")
+                if messages.count > 5 { messages.removeFirst() }
+                if !untilEnd { wait = .zero }
             case .line(_, let text):
                 if text.hasPrefix("stats ") {
                     stats.update(fromLine: text)

@@ -26,8 +26,11 @@ public struct AnalyzeCommand: ParsableCommand {
             one block of the built-in simulator (the poses 'kinesia ingest --source sim:...' sends), \
             or video:PATH for a video through the pose detector (--mirrored, --roi X0,Y0,X1,Y1: the \
             poses 'kinesia ingest --source video:PATH' sends).
+            A FIFO, /dev/stdin or <(command) is read as a stream to its end. \
             Text output: one line per event, then a summary. JSON output (--format json): one \
-            object per line with "type" first; the last line is {"type":"summary",...}.
+            object per line with "type" first; the last line is {"type":"summary",...}. The summary \
+            counts the poses dropped as bad input, by reason (rejectedPoses), and a warning names \
+            them. Exits 1 when FILE holds no pose or none could be analysed.
             """)
 
     /// The file, the exercise and side, and the output options.
@@ -83,24 +86,46 @@ public struct AnalyzeCommand: ParsableCommand {
         guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
     }
 
-    /// Reads the recording and prints the analysis to standard output.
-    /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or malformed.
+    /// Reads the recording and prints the analysis to standard output; poses the analysis
+    /// dropped are counted by reason in the summary and in a warning.
+    /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or
+    ///   malformed, when it holds no pose, or when the analysis could use none of its poses.
     public func run(context: CommandContext) async throws {
         guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
         let log = context.logger
         let poses = try PoseSource.load(
             file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps), camera: detector,
             onDetectorMessage: { log.warning("detector: \($0)") })
-        Self.analyze(
+        guard !poses.isEmpty else {
+            throw CLIError.failure("\(file): no pose to analyse (the recording is empty)")
+        }
+        let summary = Self.analyze(
             poses, exercise: exercise, side: side, format: format, frames: frames, baseline: baseline,
             output: context.standardOutput)
+        let dropped = summary.rejectedPoses
+        guard dropped.total < poses.count else {
+            throw CLIError.failure(
+                "\(file): none of its \(poses.count) poses could be analysed (\(dropped.summary))")
+        }
+        if dropped.total > 0 {
+            log.warning("\(file): \(dropped.summary) of \(poses.count)" + Self.hint(dropped))
+        }
+    }
+
+    /// What usually causes the drops, when one reason says it.
+    private static func hint(_ dropped: PoseRejections) -> String {
+        dropped.timestampNotIncreasing > 0
+            ? " (timestampNotIncreasing: the time went back, as in recordings joined end to end; "
+                + "only poses after the latest time so far are analysed)" : ""
     }
 
     /// Runs the analysis over `poses` and writes the report to `output` (pure but for `output`).
+    /// - Returns: The summary it wrote last, with the poses the analysis dropped.
+    @discardableResult
     public static func analyze(
         _ poses: [Pose], exercise: Exercise, side: BodySide, format: Format, frames: Bool, baseline: Int?,
         output: any TextSink
-    ) {
+    ) -> MotionSummary {
         var analyzer = MotionAnalyzer(exercise: exercise, side: side)
         if let baseline { analyzer.startBaseline(reps: baseline) }
         var reps: [Rep] = []
@@ -123,10 +148,13 @@ public struct AnalyzeCommand: ParsableCommand {
                 output.write(line + "\n")
             }
         }
+        // The poses are over: a jump ahead in time that nothing confirmed is dropped.
+        analyzer.finish()
         let snapshot = analyzer.snapshot
         let summary = MotionSummary(
             repCount: snapshot.repCount, rejectedCount: snapshot.rejectedCount, best: snapshot.best,
-            reps: reps)
+            reps: reps, rejectedPoses: analyzer.rejectedPoses)
         output.write((format == .json ? MotionJSON.encode(summary) : TextReport.line(summary)) + "\n")
+        return summary
     }
 }

@@ -37,7 +37,10 @@ public struct IngestCommand: ParsableCommand {
             newest frame is analysed and older ones dropped (framesDropped on health/).
             Waits until something subscribes to pose/<camera>/ (at most --wait-seconds, then sends \
             anyway). Standard input is sent as it comes, never paced. Progress goes to standard \
-            error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM.
+            error every 5 seconds. With --pace recording, a jump of the recording's time (a wait \
+            over 5 s, or time going back) is not waited for: it is logged and the pace goes on \
+            from there (timeJumps). Exits 0 at the end of the source, or on SIGINT/SIGTERM; 1 when \
+            the source ended without a usable pose (an empty file, or only malformed lines).
             """)
 
     /// The options.
@@ -153,6 +156,8 @@ public struct IngestCommand: ParsableCommand {
         var paused = 0
         var malformedLines = 0
         var invalid = 0
+        /// Jumps of the recording's time not waited for at `--pace recording`.
+        var timeJumps = 0
         /// The pose detector's counters (`video:` and `camera:` sources).
         var detector: [String: Int] = [:]
         /// A camera's poses analysed while the ingest waited for a subscriber, not sent.
@@ -161,7 +166,7 @@ public struct IngestCommand: ParsableCommand {
         var dictionary: [String: Int] {
             [
                 "sent": sent, "dropped": dropped, "paused": paused, "malformedLines": malformedLines,
-                "invalid": invalid,
+                "invalid": invalid, "timeJumps": timeJumps,
             ].merging(detector) { own, _ in own }.merging(discarded > 0 ? ["discarded": discarded] : [:]) {
                 own, _ in own
             }
@@ -207,7 +212,7 @@ public struct IngestCommand: ParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         var lastProgress = started
-        var origin: (wall: ContinuousClock.Instant, t: Double)?
+        var pace = RecordingPace(speed: settings.speed)
         var lastT: Double?
         let paced = settings.pace == .recording && !source.isLive
         var failure: String?
@@ -235,17 +240,19 @@ public struct IngestCommand: ParsableCommand {
                 log.warning("standard input line \(line): \(reason)")
                 continue
             case .pose(let pose):
-                if paced, pose.timestamp.isFinite {
-                    if let origin {
-                        let due = origin.wall.advanced(
-                            by: .seconds(double: (pose.timestamp - origin.t) / settings.speed))
+                if paced {
+                    switch pace.schedule(pose.timestamp, now: clock.now) {
+                    case .at(let due):
                         while !stop.isRequested, clock.now < due {
                             sleepThread(min(clock.now.duration(to: due), .milliseconds(100)))
                             health.publishIfDue(counters: { counters.dictionary }, via: publisher)
                         }
                         if stop.isRequested { break loop }
-                    } else {
-                        origin = (clock.now, pose.timestamp)
+                    case .jump(let from, let to):
+                        counters.timeJumps += 1
+                        if counters.timeJumps <= 10 || counters.timeJumps % 1000 == 0 {
+                            log.warning(Self.jumpMessage(from: from, to: to, speed: settings.speed))
+                        }
                     }
                 }
                 lastT = pose.timestamp
@@ -275,6 +282,44 @@ public struct IngestCommand: ParsableCommand {
             "\(stop.isRequested ? "stopped" : "done"): \(counters.sent) poses sent in "
                 + "\(String(format: "%.1f", elapsed)) s, \(counters.dropped) dropped"
                 + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
+                + (counters.timeJumps > 0 ? ", \(counters.timeJumps) jumps in time not waited for" : "")
                 + (source.loops > 0 ? ", \(source.loops) loops" : ""))
+        if !stop.isRequested, counters.sent + counters.dropped == 0 {
+            throw CLIError.failure(Self.nothingUsable(settings.source, counters: counters))
+        }
+    }
+
+    /// The warning for a jump of the recording's time that is not waited for.
+    static func jumpMessage(from: Double, to: Double, speed: Double) -> String {
+        let times = "from t=\(from) to t=\(to)"
+        guard to > from else {
+            return "the recording's time goes back \(times): sent at once, the pace goes on from there"
+        }
+        let wait = (to - from) / speed
+        return "the recording's time jumps \(times): a wait of \(Self.describe(seconds: wait)) "
+            + "(over \(Int(RecordingPace.longestWait)) s) skipped, the pace goes on from there"
+    }
+
+    /// `12.5 s`, `3.2 h`, `11.6 days`.
+    private static func describe(seconds: Double) -> String {
+        if seconds < 3600 { return String(format: "%.1f s", seconds) }
+        if seconds < 86_400 { return String(format: "%.1f h", seconds / 3600) }
+        return String(format: "%.1f days", seconds / 86_400)
+    }
+
+    /// The failure of a source that ended without a pose to send.
+    private static func nothingUsable(_ source: String, counters: Counters) -> String {
+        var found: [String] = []
+        if counters.malformedLines > 0 {
+            found.append(
+                "\(counters.malformedLines) malformed line\(counters.malformedLines == 1 ? "" : "s")")
+        }
+        if counters.invalid > 0 {
+            found.append(
+                "\(counters.invalid) pose\(counters.invalid == 1 ? "" : "s") that could not be encoded")
+        }
+        let name = source == "-" ? "standard input" : source
+        return "nothing sent: \(name) held no usable pose"
+            + (found.isEmpty ? "" : " (" + found.joined(separator: ", ") + ")")
     }
 }

@@ -33,8 +33,11 @@ enum TextReport {
             + (frame.raw.map(degrees) ?? "-") + "  value " + (frame.value.map(degrees) ?? "-")
     }
 
+    /// `summary: 4 clean, 0 rejected, best 95.0`, then what was dropped when a pose was:
+    /// `, 2 poses dropped: 1 timestampNotIncreasing, 1 timestampOutlier`.
     static func line(_ summary: MotionSummary) -> String {
         "summary: \(summary.repCount) clean, \(summary.rejectedCount) rejected, best \(degrees(summary.best))"
+            + (summary.rejectedPoses.total > 0 ? ", " + summary.rejectedPoses.summary : "")
     }
 
     /// Seconds with 3 decimals.

@@ -25,8 +25,9 @@ public struct WorkerCommand: ParsableCommand {
             pose/<camera>/ and publishes every event on event/<camera>/<name>/ (the JSON of \
             'kinesia analyze --format json') and its snapshot on snapshot/<camera>/<name>/ \
             (at most --snapshot-rate per second of pose time, and at every change of the rep \
-            counts). A sender restart keeps the sessions, unless the new stream's time starts \
-            over: those sessions start over. Counters on health/<name>/ every second, failed \
+            counts). A sender restart keeps the sessions and their counts; when the new stream's \
+            time starts over, those sessions start their time over (timeBaseRestarts), a rep under \
+            way is dropped. Counters on health/<name>/ every second, failed \
             publishes included. Stops on SIGINT/SIGTERM after the poses already received.
             """)
 

@@ -153,6 +153,8 @@ public struct PoseSource {
                 } catch {
                     return .malformed(line: number, reason: error.description)
                 }
+            case .tooLong(let number, let limit):
+                return .malformed(line: number, reason: LineReader.tooLongReason(limit: limit))
             }
         case .detector(let detector):
             switch detector.next(timeout: timeout) {

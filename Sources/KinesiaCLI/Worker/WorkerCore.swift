@@ -26,13 +26,21 @@ public import KinesiaWire
 ///   the snapshot rate per second of pose time, and at every change of the rep counts), with
 ///   ``MotionSnapshot/isRunning`` `true`: the worker is reading poses for the session. A pose
 ///   the analysis rejected publishes no snapshot.
-/// - **Sender restarts** (a new stream id on a camera's topic) keep the sessions when time goes
-///   on: a restarted ingest of a live camera carries on with the same patient and a clock that
-///   keeps running, so the counts stay. When the new stream's first pose is not later than the
-///   last pose a session accepted, the sender's time base started over (a recording replayed, a
-///   detector whose clock starts at zero): the kept session would reject every pose as going
-///   back in time, so that session starts over instead (counted in `sessionResets`; the
-///   rejections of its earlier analyzers stay in the counters).
+/// - **Sender restarts** (a new stream id on a camera's topic) never reset a session's counts.
+///   When time goes on, the sessions carry on as they are: a restarted ingest of a live camera
+///   goes on with the same patient and a clock that keeps running. When the new stream's first
+///   pose is not later than the last pose a session accepted, the sender's time base started
+///   over (a recording replayed, a detector whose clock starts at zero), and the session would
+///   drop every pose as going back in time: its time base starts over
+///   (``MotionAnalyzer/restartTimeBase()``: the counts, best, last rep and baseline stay; a rep
+///   under way is dropped), counted in `timeBaseRestarts` and told in a notice that names the
+///   sessions. Counts are kept rather than reset because a reset could only be announced to
+///   consumers by a new kind of event, and ``MotionEvent`` is the SDK's contract (a new case
+///   breaks every exhaustive `switch` over it, and a new record on the event topic is malformed
+///   to every consumer that reads events today); and because one pose with an old timestamp
+///   from a foreign sender on the topic must not wipe a patient's session. A single pose far
+///   ahead in time is held by the analyzer until the next pose confirms it
+///   (``SessionRules/suspectTimeJump``), so it moves no session's time base either.
 /// - **Malformed messages** are counted by reason (``BusDecodeFailure/code``); the first ten of
 ///   each reason and every thousandth after are worth a warning.
 ///
@@ -99,8 +107,9 @@ public struct WorkerCore: Sendable {
         /// `missed` poses of `topic` never arrived before sequence number `sequence`.
         case gap(topic: Topic, missed: UInt64, sequence: UInt64)
         /// The sender of `topic` restarted with stream `stream`; its first pose is at `time`.
-        /// `resetSessions` names the sessions that start over (empty: all kept).
-        case senderRestarted(topic: Topic, stream: StreamID, time: Double, resetSessions: [String])
+        /// `timeRestarted` names the sessions whose time base starts over at `time`, keeping
+        /// their counts (empty: every session carries on as it was).
+        case senderRestarted(topic: Topic, stream: StreamID, time: Double, timeRestarted: [String])
 
         /// Whether it is a warning (bad input) rather than a notice.
         public var isWarning: Bool {
@@ -114,12 +123,13 @@ public struct WorkerCore: Sendable {
                 "dropped a malformed message on \"\(topic)\" (\(seen) so far): \(reason)"
             case .gap(let topic, let missed, let sequence):
                 "\(topic): \(missed) poses missing before #\(sequence)"
-            case .senderRestarted(let topic, let stream, let time, let reset):
+            case .senderRestarted(let topic, let stream, let time, let restarted):
                 "\(topic): the sender restarted (stream \(stream)); "
-                    + (reset.isEmpty
+                    + (restarted.isEmpty
                         ? "sessions kept"
                         : "its time starts over at t=\(time): session(s) "
-                            + reset.joined(separator: ", ") + " start over")
+                            + restarted.joined(separator: ", ")
+                            + " keep their counts; a rep under way is dropped")
             }
         }
     }
@@ -129,10 +139,6 @@ public struct WorkerCore: Sendable {
         let spec: WorkerSession
         var analyzer: MotionAnalyzer
         var throttle: SnapshotThrottle
-        /// The timestamp of the last pose the analysis accepted.
-        var lastAccepted: Double?
-        /// Rejections counted by the analyzers this session had before a reset.
-        var earlierRejections = PoseRejections()
         let eventTopic: Topic
         let snapshotTopic: Topic
     }
@@ -149,8 +155,9 @@ public struct WorkerCore: Sendable {
     public private(set) var events = 0
     /// Snapshots published.
     public private(set) var snapshots = 0
-    /// Sessions that started over on a sender restart whose time starts over.
-    public private(set) var sessionResets = 0
+    /// Sessions whose time base started over (counts kept) on a sender restart whose time
+    /// starts over.
+    public private(set) var timeBaseRestarts = 0
     /// Publishes that failed, by ``PublishOutcome/failureReason``.
     public private(set) var publishFailures: [String: Int] = [:]
     /// Messages that could not be decoded, by ``BusDecodeFailure/code``.
@@ -263,17 +270,17 @@ public struct WorkerCore: Sendable {
 
     /// The counters of the worker's `health/` report.
     ///
-    /// `poses`, `events`, `snapshots` (published), `sessions`, `sessionResets`;
+    /// `poses`, `events`, `snapshots` (published), `sessions`, `timeBaseRestarts`;
     /// `publishFailures` and `publishFailures.<reason>`; `decodeErrors` and
     /// `decodeErrors.<reason>`; `rejected`, `rejected.<camera>.<session>` and
-    /// `rejected.<reason>` (every analyzer a session had); `gaps`, `restarts` and
+    /// `rejected.<reason>` (``PoseRejections/Reason``); `gaps`, `restarts` and
     /// `duplicates` from the subscriber's sequence tracker.
     /// - Parameter totals: The subscriber's ``SequenceTracker/totals`` (duplicates never reach
     ///   the core).
     public func healthCounters(sequence totals: SequenceTotals) -> [String: Int] {
         var values: [String: Int] = [
             "poses": poses, "events": events, "snapshots": snapshots, "sessions": hosted.count,
-            "sessionResets": sessionResets,
+            "timeBaseRestarts": timeBaseRestarts,
             "gaps": Int(clamping: totals.missing), "restarts": Int(clamping: totals.restarts),
             "duplicates": Int(clamping: totals.duplicates), "decodeErrors": decodeErrorCount,
             "publishFailures": publishFailureCount,
@@ -282,7 +289,7 @@ public struct WorkerCore: Sendable {
         for (reason, count) in publishFailures { values["publishFailures.\(reason)"] = count }
         var rejected = 0
         for session in hosted {
-            let counts = session.earlierRejections.adding(session.analyzer.rejectedPoses)
+            let counts = session.analyzer.rejectedPoses
             rejected += counts.total
             values["rejected.\(session.spec.camera).\(session.spec.name)"] = counts.total
             for reason in PoseRejections.Reason.allCases where counts[reason] > 0 {
@@ -296,29 +303,28 @@ public struct WorkerCore: Sendable {
     // MARK: Steps
 
     /// A new stream on the camera's topic: the sessions whose last accepted pose is not
-    /// earlier than the new stream's first pose start over.
+    /// earlier than the new stream's first pose start their time base over, keeping their counts.
     private mutating func senderRestarted(
         _ indices: [Int], topic: Topic, stream: StreamID, time: Double, into actions: inout [Action]
     ) {
-        var reset: [String] = []
+        var restarted: [String] = []
         for index in indices {
-            guard let last = hosted[index].lastAccepted, !(time > last) else { continue }
-            let spec = hosted[index].spec
-            hosted[index].earlierRejections = hosted[index].earlierRejections.adding(
-                hosted[index].analyzer.rejectedPoses)
-            hosted[index].analyzer = MotionAnalyzer(exercise: spec.exercise, side: spec.side)
+            guard let last = hosted[index].analyzer.lastAcceptedTime, !(time > last) else { continue }
+            hosted[index].analyzer.restartTimeBase()
             hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
-            hosted[index].lastAccepted = nil
-            sessionResets &+= 1
-            reset.append(spec.name)
+            timeBaseRestarts &+= 1
+            restarted.append(hosted[index].spec.name)
         }
         actions.append(
-            .notice(.senderRestarted(topic: topic, stream: stream, time: time, resetSessions: reset)))
+            .notice(.senderRestarted(topic: topic, stream: stream, time: time, timeRestarted: restarted)))
     }
 
     /// One session's analysis of a pose: its events, then its snapshot when due.
+    ///
+    /// The events of a pose the analyzer held (a jump ahead in time) come with the pose that
+    /// confirms it, at that pose's timestamp.
     private mutating func analyze(_ pose: FlatPose, session index: Int, into actions: inout [Action]) {
-        let rejectedBefore = hosted[index].analyzer.rejectedPoses.total
+        let acceptedBefore = hosted[index].analyzer.lastAcceptedTime
         let found = hosted[index].analyzer.process(pose)
         for event in found {
             actions.append(
@@ -327,9 +333,10 @@ public struct WorkerCore: Sendable {
                         kind: .event, topic: hosted[index].eventTopic,
                         json: MotionJSON.encode(event, at: pose.timestamp))))
         }
-        guard hosted[index].analyzer.rejectedPoses.total == rejectedBefore else { return }
-        hosted[index].lastAccepted = pose.timestamp
-        guard hosted[index].throttle.shouldPublish(hosted[index].analyzer.snapshot, at: pose.timestamp) else {
+        // Rejected or held: no snapshot. The snapshot is the state after the last pose
+        // analysed (this one, or a held one it confirmed while it is held in turn).
+        guard let time = hosted[index].analyzer.lastAcceptedTime, time != acceptedBefore else { return }
+        guard hosted[index].throttle.shouldPublish(hosted[index].analyzer.snapshot, at: time) else {
             return
         }
         var snapshot = hosted[index].analyzer.snapshot
@@ -338,17 +345,6 @@ public struct WorkerCore: Sendable {
             .publish(
                 Publication(
                     kind: .snapshot, topic: hosted[index].snapshotTopic,
-                    json: MotionJSON.encode(snapshot, at: pose.timestamp))))
-    }
-}
-
-extension PoseRejections {
-    /// The counts of both, reason by reason.
-    fileprivate func adding(_ other: PoseRejections) -> PoseRejections {
-        PoseRejections(
-            nonFinite: nonFinite &+ other.nonFinite,
-            timestampNotIncreasing: timestampNotIncreasing &+ other.timestampNotIncreasing,
-            absurdCoordinates: absurdCoordinates &+ other.absurdCoordinates,
-            absurdTimestamp: absurdTimestamp &+ other.absurdTimestamp)
+                    json: MotionJSON.encode(snapshot, at: time))))
     }
 }

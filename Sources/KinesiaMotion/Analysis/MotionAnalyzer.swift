@@ -9,7 +9,12 @@
 ///
 /// Bad input never crashes it and never changes its state: a pose with a NaN or infinite value,
 /// a timestamp that goes back, repeats or is absurd (beyond ±10^10 s), or coordinates absurdly far
-/// outside the image is dropped and counted in ``rejectedPoses``.
+/// outside the image is dropped and counted in ``rejectedPoses``. One timestamp far ahead of the
+/// others cannot poison the session either: a pose more than ``SessionRules/suspectTimeJump``
+/// after the last accepted one is held until the next pose says whether time jumped (it is later
+/// still: the held pose is analysed first, as after any gap) or the held pose was an outlier (it
+/// is earlier: the held pose is dropped as ``PoseRejections/Reason/timestampOutlier``). The
+/// events of a held pose come out with those of the pose that confirmed it.
 ///
 /// ```swift
 /// var analyzer = MotionAnalyzer(exercise: .shoulderFlexion, side: .left)
@@ -36,6 +41,12 @@ public struct MotionAnalyzer: Sendable {
     public private(set) var rawValue: Double?
     /// How many poses were dropped as bad input, per reason.
     public private(set) var rejectedPoses = PoseRejections()
+    /// The timestamp of the last pose the analysis accepted, or `nil` before the first one (and
+    /// after ``restartTimeBase()``). A pose that is rejected or held does not change it.
+    public private(set) var lastAcceptedTime: Double?
+    /// Whether a pose far ahead in time is held, waiting for the next pose to confirm it or show
+    /// it an outlier (see ``SessionRules/suspectTimeJump``).
+    public var isHoldingPose: Bool { heldPose != nil }
 
     /// The joints the exercise needs on ``side`` (its measure and its form rules), in
     /// ``Joint`` order: the joints of ``MotionSnapshot/missingJoints``.
@@ -84,7 +95,8 @@ public struct MotionAnalyzer: Sendable {
     private var trackers: [FormRuleTracker]
     private var frame = PoseFrame()
     private var signal: PrimarySignal
-    private var lastTimestamp: Double?
+    /// A sound pose far ahead of ``lastAcceptedTime``, not analysed yet.
+    private var heldPose: FlatPose?
     /// Whether ``MotionSnapshot/best`` holds a value seen since the last reset (its 0 before
     /// that is a placeholder, which a negative value must replace).
     private var hasBest = false
@@ -128,7 +140,10 @@ public struct MotionAnalyzer: Sendable {
     /// Poses must come in capture order. A pose that breaks the pose contract (non-finite
     /// values, a timestamp not after the previous accepted one or beyond ±10^10 s, absurd
     /// coordinates) is dropped:
-    /// it is counted in ``rejectedPoses`` and changes nothing else.
+    /// it is counted in ``rejectedPoses`` and changes nothing else. A pose more than
+    /// ``SessionRules/suspectTimeJump`` after the previous accepted one is held (it returns `[]`
+    /// and changes nothing) until the next pose confirms it (its events then come with that
+    /// pose's) or shows it an outlier (``PoseRejections/Reason/timestampOutlier``).
     public mutating func process(_ pose: Pose) -> [MotionEvent] {
         process(FlatPose(pose))
     }
@@ -146,13 +161,66 @@ public struct MotionAnalyzer: Sendable {
             return []
         }
         let time = pose.timestamp
-        if let lastTimestamp, !(time > lastTimestamp) {
+        if let lastAcceptedTime, !(time > lastAcceptedTime) {
             rejectedPoses.record(.timestampNotIncreasing)
             return []
         }
-        lastTimestamp = time
-
         var events: [MotionEvent] = []
+        if let held = heldPose {
+            heldPose = nil
+            if time > held.timestamp {
+                // Time goes on from the held pose: it was a gap, not an outlier. The held pose
+                // passed the checks when it came; analysed first, then this one.
+                _ = frame.load(held)
+                analyze(at: held.timestamp, events: &events)
+                _ = frame.load(pose)
+            } else {
+                // Back to the time before the jump: the held pose was the odd one out.
+                rejectedPoses.record(.timestampOutlier)
+            }
+        }
+        if let lastAcceptedTime, time - lastAcceptedTime > rules.suspectTimeJump {
+            heldPose = pose
+            return events
+        }
+        analyze(at: time, events: &events)
+        return events
+    }
+
+    /// Ends the input: a pose still held (a jump ahead in time that no later pose confirmed) is
+    /// dropped as ``PoseRejections/Reason/timestampOutlier``. Call it when the poses are over (the
+    /// end of a recording); the analyzer takes poses again afterwards.
+    public mutating func finish() {
+        guard heldPose != nil else { return }
+        heldPose = nil
+        rejectedPoses.record(.timestampOutlier)
+    }
+
+    /// Starts the time base over, keeping what was counted: for a pose source whose clock
+    /// started again (a recording replayed, a detector restarted with its clock at zero), whose
+    /// poses would all be dropped as going back in time.
+    ///
+    /// Kept: the rep counts, ``MotionSnapshot/best``, the last rep, the baseline under way or
+    /// completed, and ``rejectedPoses``. Started over as at the beginning of a session:
+    /// everything that depends on time (smoothing, the rep or hold under way, which is dropped
+    /// without an event, arming, the debouncing of visibility and setup, a held pose, which
+    /// counts as ``PoseRejections/Reason/timestampOutlier``, and ``lastAcceptedTime``).
+    public mutating func restartTimeBase() {
+        finish()
+        var fresh = MotionAnalyzer(exercise: exercise, side: side)
+        fresh.snapshot.repCount = snapshot.repCount
+        fresh.snapshot.rejectedCount = snapshot.rejectedCount
+        fresh.snapshot.best = snapshot.best
+        fresh.hasBest = hasBest
+        fresh.snapshot.lastRep = snapshot.lastRep
+        fresh.snapshot.baseline = snapshot.baseline
+        fresh.rejectedPoses = rejectedPoses
+        self = fresh
+    }
+
+    /// Analyses the pose in ``frame``, taken at `time` (after ``lastAcceptedTime``).
+    private mutating func analyze(at time: Double, events: inout [MotionEvent]) {
+        lastAcceptedTime = time
         let raw = primary.value(in: frame)
         rawValue = raw
         let lastMeasured = signal.lastMeasuredTime
@@ -167,15 +235,14 @@ public struct MotionAnalyzer: Sendable {
         advance(value, at: time, lastMeasured: lastMeasured, events: &events)
         updateVisibility(at: time, events: &events)
         updateSetup(at: time, events: &events)
-        return events
     }
 
     /// Starts over: rep counts, `best`, the last rep, the baseline and any rep or hold under way
     /// go back to zero.
     ///
     /// What the analyzer knows about the pose stream stays: the smoothed value, visibility,
-    /// setup issues, ``rejectedPoses`` and the last timestamp (a pose going back in time is
-    /// still bad input). If the value is above the rest level (mid-movement), nothing counts
+    /// setup issues, ``rejectedPoses``, the last timestamp (a pose going back in time is
+    /// still bad input) and a held pose. If the value is above the rest level (mid-movement), nothing counts
     /// until it comes back down, as at the start of a session.
     public mutating func reset() {
         snapshot.best = 0

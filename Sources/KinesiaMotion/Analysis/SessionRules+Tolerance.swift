@@ -19,6 +19,7 @@ extension SessionRules {
         rules.holdBreakTime -= slack
         rules.visibilityDebounce -= slack
         rules.setupDebounce -= slack
+        rules.suspectTimeJump += slack
         return rules
     }
 }

@@ -124,6 +124,17 @@ public struct SessionRules: Sendable, Hashable {
     public var minimumMeanConfidence: Double = 0.5
     /// Reps (or holds) a baseline takes by default.
     public var baselineReps: Int = 3
+    /// A pose more than this many seconds after the last accepted one is suspect: it is held
+    /// until the next pose says whether time really jumped (the next pose is later still: a gap,
+    /// and the held pose is analysed) or the held pose was an outlier (the next pose is earlier:
+    /// it is dropped as ``PoseRejections/Reason/timestampOutlier``).
+    ///
+    /// Not in `CATALOG.md`: a rule against bad input, not a clinical one. Why 2 s: the longer
+    /// an outlier ahead of time that is accepted at once, the longer the stream after it is
+    /// dropped as going back (at most this long); a real gap of more than
+    /// ``abandonAfterMissing`` has ended what was under way anyway, so holding its first pose
+    /// for one pose costs nothing but that pose's events coming with the next pose.
+    public var suspectTimeJump: Double = 2
 
     /// The catalog's defaults.
     public init() {}

@@ -17,7 +17,7 @@
 /// | `baselineCompleted` | `t`, `value` |
 /// | `snapshot` | `t`, every ``MotionSnapshot`` field (`setupIssues` sorted) |
 /// | `frame` | `t`, `raw`, `value` |
-/// | `summary` | `repCount`, `rejectedCount`, `best`, `reps` |
+/// | `summary` | `repCount`, `rejectedCount`, `best`, `reps`, `rejectedPoses`: `{"total",` every ``PoseRejections/Reason``, in declaration order`}` |
 ///
 /// ```swift
 /// let line = MotionJSON.encode(.formFault(.keepTrunkUpright), at: 2.5)
@@ -167,11 +167,16 @@ public enum MotionJSON {
             + optional(frame.value) + "}"
     }
 
-    /// The JSON line of a summary: `{"type":"summary","repCount":N,"rejectedCount":N,"best":B,"reps":[...]}`.
+    /// The JSON line of a summary:
+    /// `{"type":"summary","repCount":N,"rejectedCount":N,"best":B,"reps":[...],"rejectedPoses":{"total":N,...}}`.
     public static func encode(_ summary: MotionSummary) -> String {
-        "{\"type\":\"summary\",\"repCount\":" + String(summary.repCount) + ",\"rejectedCount\":"
+        var rejected = "{\"total\":" + String(summary.rejectedPoses.total)
+        for reason in PoseRejections.Reason.allCases {
+            rejected += ",\"" + reason.rawValue + "\":" + String(summary.rejectedPoses[reason])
+        }
+        return "{\"type\":\"summary\",\"repCount\":" + String(summary.repCount) + ",\"rejectedCount\":"
             + String(summary.rejectedCount) + ",\"best\":" + number(summary.best) + ",\"reps\":["
-            + summary.reps.map(encode).joined(separator: ",") + "]}"
+            + summary.reps.map(encode).joined(separator: ",") + "],\"rejectedPoses\":" + rejected + "}}"
     }
 
     private static func number(_ value: Double) -> String { JSONWriter.number(value) }
@@ -211,7 +216,8 @@ public enum MotionJSON {
                     MotionSummary(
                         repCount: try fields.integer("repCount"),
                         rejectedCount: try fields.integer("rejectedCount"),
-                        best: try fields.number("best"), reps: try reps(fields.array("reps"))))
+                        best: try fields.number("best"), reps: try reps(fields.array("reps")),
+                        rejectedPoses: try rejections(fields.optionalObject("rejectedPoses"))))
             default:
                 guard let event = try event(type: type, from: fields) else {
                     throw MotionJSONError(.unknownType, detail: "unknown type \"\(type)\"")
@@ -300,6 +306,19 @@ public enum MotionJSON {
         var result: [Rep] = []
         for value in values { result.append(try rep(value)) }
         return result
+    }
+
+    /// The counts of a summary's `"rejectedPoses"` (zero when a summary written before it has
+    /// none; a reason not written counts zero, a reason not known is ignored).
+    private static func rejections(_ fields: JSONFields?) throws(JSONShapeError) -> PoseRejections {
+        var counts = PoseRejections()
+        guard let fields else { return counts }
+        for reason in PoseRejections.Reason.allCases where fields.members[reason.rawValue] != nil {
+            let count = try fields.integer(reason.rawValue)
+            guard count >= 0 else { throw JSONShapeError("\"\(reason.rawValue)\" must not be negative") }
+            counts[reason] = count
+        }
+        return counts
     }
 
     private static func fault(_ name: String) throws(JSONShapeError) -> FormFeedback {

@@ -73,6 +73,8 @@ public struct JSONLinesRecording: PoseProvider {
 
 /// File access shared by the recording readers: clear errors for missing and unreadable files.
 enum RecordingFiles {
+    /// The bytes of a file: a regular file at once, anything else (a FIFO, `/dev/stdin`, a shell's
+    /// `<(command)`, a symbolic link to one of them) read as a stream, in order, to its end.
     static func read(_ url: URL) throws(RecordingError) -> Data {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -81,11 +83,30 @@ enum RecordingFiles {
         guard !isDirectory.boolValue else {
             throw RecordingError(.unreadable, file: url.path, detail: "is a folder, expected a file")
         }
+        let type = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
+        if type == .typeRegular {
+            do {
+                return try Data(contentsOf: url)
+            } catch {
+                throw RecordingError(
+                    .unreadable, file: url.path, detail: "cannot read: \(error.localizedDescription)")
+            }
+        }
+        // `Data(contentsOf:)` expects a file of known size and fails on a pipe ("You don't have
+        // permission"): a stream is read until its writer closes it.
+        let handle: FileHandle
         do {
-            return try Data(contentsOf: url)
+            handle = try FileHandle(forReadingFrom: url)
         } catch {
             throw RecordingError(
-                .unreadable, file: url.path, detail: "cannot read: \(error.localizedDescription)")
+                .unreadable, file: url.path, detail: "cannot open: \(error.localizedDescription)")
+        }
+        defer { try? handle.close() }
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            throw RecordingError(
+                .unreadable, file: url.path, detail: "cannot read as a stream: \(error.localizedDescription)")
         }
     }
 }

@@ -201,6 +201,8 @@ public final class MotionSession {
 
     private func finishReading(_ reading: Int) {
         guard generation == reading else { return }
+        // The source ended: a pose held as a jump ahead in time that nothing confirmed is dropped.
+        analyzer.finish()
         reader = nil
         setRunning(false)
     }
