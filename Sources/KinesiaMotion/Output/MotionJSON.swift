@@ -214,7 +214,7 @@ public enum MotionJSON {
                         best: try fields.number("best"), reps: try reps(fields.array("reps"))))
             default:
                 guard let event = try event(type: type, from: fields) else {
-                    throw MotionJSONError(.unknownType, detail: "unknown type \"\(type)\"")
+                    throw MotionJSONError(.unknownType, detail: "unknown type \(type.quotedExcerpt())")
                 }
                 return .event(t: try fields.number("t"), event)
             }
@@ -304,7 +304,7 @@ public enum MotionJSON {
 
     private static func fault(_ name: String) throws(JSONShapeError) -> FormFeedback {
         guard let fault = FormFeedback(rawValue: name) else {
-            throw JSONShapeError("unknown fault \"\(name)\"")
+            throw JSONShapeError("unknown fault \(name.quotedExcerpt())")
         }
         return fault
     }
@@ -313,7 +313,7 @@ public enum MotionJSON {
         var result: [SetupIssue] = []
         for name in names {
             guard let issue = SetupIssue(rawValue: name) else {
-                throw JSONShapeError("unknown setup issue \"\(name)\"")
+                throw JSONShapeError("unknown setup issue \(name.quotedExcerpt())")
             }
             result.append(issue)
         }
@@ -323,7 +323,9 @@ public enum MotionJSON {
     private static func joints(_ names: [String]) throws(JSONShapeError) -> [Joint] {
         var result: [Joint] = []
         for name in names {
-            guard let joint = Joint(rawValue: name) else { throw JSONShapeError("unknown joint \"\(name)\"") }
+            guard let joint = Joint(rawValue: name) else {
+                throw JSONShapeError("unknown joint \(name.quotedExcerpt())")
+            }
             result.append(joint)
         }
         return result
