@@ -37,7 +37,8 @@ public struct IngestCommand: ParsableCommand {
             newest frame is analysed and older ones dropped (framesDropped on health/).
             Waits until something subscribes to pose/<camera>/ (at most --wait-seconds, then sends \
             anyway). Standard input is sent as it comes, never paced. Progress goes to standard \
-            error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM.
+            error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM; exits 1 \
+            when poses were sent but nobody ever subscribed to them (none can have been delivered).
             """)
 
     /// The options.
@@ -125,7 +126,8 @@ public struct IngestCommand: ParsableCommand {
             source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps),
             camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") })
         let settings = Settings(
-            topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source)
+            topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
+            busDescription: bus.description)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -140,6 +142,7 @@ public struct IngestCommand: ParsableCommand {
         var speed: Double
         var waitSeconds: Double
         var source: String
+        var busDescription = ""
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -178,9 +181,13 @@ public struct IngestCommand: ParsableCommand {
         let publisher = try BusPublisher(
             context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
         defer { publisher.close() }
-        var health = try HealthPublisher(process: settings.name, role: "ingest")
+        var health = try HealthPublisher(
+            process: settings.name, role: "ingest", problems: { log.warning($0) })
         var counters = Counters()
         let topic = settings.topic
+        // Whether a subscription to the topic ever reached the ingest: the only thing a
+        // publisher can know about delivery (it never knows whether a pose arrived).
+        var subscribed = false
 
         if settings.waitSeconds > 0 {
             log.info("waiting for a subscriber to \(topic) on \(bus)")
@@ -199,6 +206,7 @@ public struct IngestCommand: ParsableCommand {
             if !found {
                 log.warning("nobody subscribed to \(topic) within \(settings.waitSeconds) s: sending anyway")
             }
+            subscribed = found
         }
         log.info(
             "publishing \(settings.source) on \(topic) (pace \(source.isLive ? "live" : settings.pace.rawValue))"
@@ -217,6 +225,7 @@ public struct IngestCommand: ParsableCommand {
             health.publishIfDue(counters: { counters.dictionary }, via: publisher)
             if clock.now - lastProgress >= .seconds(5) {
                 lastProgress = clock.now
+                if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
                 log.info(
                     "\(counters.sent) poses sent"
                         + (lastT.map { " (t=\(String(format: "%.1f", $0)) s)" } ?? "")
@@ -270,11 +279,21 @@ public struct IngestCommand: ParsableCommand {
         health.publish(counters: counters.dictionary, via: publisher)
         if let summary = source.detectorSummary { log.info(summary) }
         if let failure { throw CLIError.failure(failure) }
+        if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
         let elapsed = (clock.now - started).seconds
-        log.info(
-            "\(stop.isRequested ? "stopped" : "done"): \(counters.sent) poses sent in "
-                + "\(String(format: "%.1f", elapsed)) s, \(counters.dropped) dropped"
-                + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
-                + (source.loops > 0 ? ", \(source.loops) loops" : ""))
+        // "sent": handed to the bus. A publisher cannot know what was delivered; it only knows
+        // whether anyone subscribed.
+        let summary =
+            "\(counters.sent) poses sent to the broker in \(String(format: "%.1f", elapsed)) s, "
+            + "\(counters.dropped) dropped"
+            + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
+            + (source.loops > 0 ? ", \(source.loops) loops" : "")
+        guard subscribed || counters.sent == 0 else {
+            // Nothing can have been delivered: fail, so that a script or a supervisor notices.
+            throw CLIError.failure(
+                "\(summary), but nobody ever subscribed to \(topic) on \(settings.busDescription): "
+                    + "none of them was delivered (is a worker running, and is the broker reachable?)")
+        }
+        log.info("\(stop.isRequested ? "stopped" : "done"): \(summary) (delivery is not confirmed)")
     }
 }
