@@ -94,7 +94,9 @@ public struct BrokerCommand: ParsableCommand {
             }
             for monitor in [monitors.0, monitors.1] {
                 while let event = try? monitor.next(timeout: .zero) {
-                    if let warning = connections.record(event.kind) { log.warning(warning) }
+                    if let warning = connections.record(event.kind, openDescriptors: openDescriptorCount) {
+                        log.warning(warning)
+                    }
                 }
             }
             health.publishIfDue(
@@ -197,14 +199,18 @@ struct BrokerConnections {
     }
 
     /// Counts one monitor event.
-    /// - Returns: A warning to log, at most once per kind: the connections near the file
-    ///   descriptor limit (90%), or the first accept that failed.
-    mutating func record(_ kind: SocketEvent.Kind) -> String? {
+    /// - Parameters:
+    ///   - kind: The event.
+    ///   - openDescriptors: The descriptors the process has open (connections, and the
+    ///     context's own), asked for on an accepted connection until the warning was given.
+    /// - Returns: A warning to log, at most once per kind: the open descriptors near the limit
+    ///   (90%), or the first accept that failed.
+    mutating func record(_ kind: SocketEvent.Kind, openDescriptors: () -> Int) -> String? {
         switch kind {
         case .accepted:
             accepted += 1
             open += 1
-            if !warnedNearLimit, open * 10 >= descriptorLimit * 9 {
+            if !warnedNearLimit, openDescriptors() >= descriptorLimit - descriptorLimit / 10 {
                 warnedNearLimit = true
                 return "\(open) connections open, near the limit of \(descriptorLimit) file descriptors: "
                     + "new connections will be refused (raise LimitNOFILE, or look for a connection flood)"
@@ -227,6 +233,12 @@ struct BrokerConnections {
     var counters: [String: Int] {
         ["connections": open, "connectionsAccepted": accepted, "acceptFailures": acceptFailures]
     }
+}
+
+/// The descriptors the process has open (the entries of `/proc/self/fd`); `Int.max` when the
+/// directory cannot be read, which is what happens when no descriptor is left to read it.
+func openDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? Int.max
 }
 
 /// The process's limit of open files (`RLIMIT_NOFILE`).
