@@ -37,8 +37,8 @@ public struct IngestCommand: ParsableCommand {
             newest frame is analysed and older ones dropped (framesDropped on health/).
             Waits until something subscribes to pose/<camera>/ (at most --wait-seconds, then sends \
             anyway). Standard input is sent as it comes, never paced. Progress goes to standard \
-            error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM; exits 1 \
-            when poses were sent but nobody ever subscribed to them (none can have been delivered).
+            error every 5 seconds. Exits 0 at the end of the source, or on SIGINT/SIGTERM; warns when \
+            poses were sent but nobody ever subscribed to them (none can have been delivered).
             """)
 
     /// The options.
@@ -288,12 +288,16 @@ public struct IngestCommand: ParsableCommand {
             + "\(counters.dropped) dropped"
             + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
             + (source.loops > 0 ? ", \(source.loops) loops" : "")
+        let ending = stop.isRequested ? "stopped" : "done"
         guard subscribed || counters.sent == 0 else {
-            // Nothing can have been delivered: fail, so that a script or a supervisor notices.
-            throw CLIError.failure(
-                "\(summary), but nobody ever subscribed to \(topic) on \(settings.busDescription): "
+            // Nothing can have been delivered: said as a warning, not a failure, because an
+            // ingest started before its workers (or under `kinesia up`, which restarts what
+            // fails) did its job; the operator must still not read it as a delivery.
+            log.warning(
+                "\(ending): \(summary), but nobody ever subscribed to \(topic) on \(settings.busDescription): "
                     + "none of them was delivered (is a worker running, and is the broker reachable?)")
+            return
         }
-        log.info("\(stop.isRequested ? "stopped" : "done"): \(summary) (delivery is not confirmed)")
+        log.info("\(ending): \(summary) (delivery is not confirmed)")
     }
 }
