@@ -32,7 +32,7 @@ MAGIC = b"KW"
 VERSION = 1
 HEADER_SIZE = 28
 MAX_POSE_PAYLOAD = 64 * 1024
-MAX_JSON_PAYLOAD = 1024 * 1024
+MAX_JSON_PAYLOAD = 16 * 1024
 
 KINDS = {1: "pose", 2: "event", 3: "snapshot", 4: "health"}
 KIND_CODES = {name: code for code, name in KINDS.items()}

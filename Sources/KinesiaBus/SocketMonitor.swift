@@ -22,13 +22,18 @@ public final class SocketMonitor {
     public let endpoint: String
     let reader: ZMQSocket
 
-    init(monitoring socket: ZMQSocket, events: SocketEventMask) throws(ZMQError) {
-        let endpoint = uniqueInprocEndpoint("monitor")
-        try socket.withHandle { (raw) throws(ZMQError) in
-            _ = try zmqCall { zmq_socket_monitor(raw, endpoint, events.rawValue) }
-        }
+    convenience init(monitoring socket: ZMQSocket, events: SocketEventMask) throws(ZMQError) {
+        try self.init(endpoint: socket.publishEvents(events), context: socket.context)
+    }
+
+    /// Reads the events that a socket publishes on `endpoint`
+    /// (``ZMQSocket/publishEvents(_:)``): for a socket handed over to another owner (a
+    /// ``ZMQProxy``) whose events this thread still counts.
+    ///
+    /// - Throws: ``ZMQError/terminated``.
+    public init(endpoint: String, context: ZMQContext) throws(ZMQError) {
         self.endpoint = endpoint
-        reader = try ZMQSocket(.pair, context: socket.context)
+        reader = try ZMQSocket(.pair, context: context)
         try reader.connect(endpoint)
     }
 
@@ -85,6 +90,19 @@ extension ZMQSocket {
     /// - Throws: ``ZMQError/closed``, ``ZMQError/terminated``.
     public func monitor(_ events: SocketEventMask = .all) throws(ZMQError) -> SocketMonitor {
         try SocketMonitor(monitoring: self, events: events)
+    }
+
+    /// Starts publishing this socket's events on a new inproc endpoint, and returns the
+    /// endpoint for a ``SocketMonitor/init(endpoint:context:)`` reader. Connect the reader at
+    /// once: events published before it connects are lost.
+    ///
+    /// - Throws: ``ZMQError/closed``, ``ZMQError/terminated``.
+    public func publishEvents(_ events: SocketEventMask = .all) throws(ZMQError) -> String {
+        let endpoint = uniqueInprocEndpoint("monitor")
+        try withHandle { (raw) throws(ZMQError) in
+            _ = try zmqCall { zmq_socket_monitor(raw, endpoint, events.rawValue) }
+        }
+        return endpoint
     }
 
     /// Starts monitoring this socket on a dedicated thread that yields each event to an

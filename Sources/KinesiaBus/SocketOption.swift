@@ -39,12 +39,14 @@ struct OptionCodec<Value>: Sendable {
 /// An option value as libzmq sees it.
 enum RawOptionValue {
     case int32(Int32)
+    case int64(Int64)
     case bytes([UInt8])
 }
 
 /// The C type of an option.
 enum RawOptionKind {
     case int32
+    case int64
     /// Read through a buffer of this many bytes.
     case bytes(capacity: Int)
 }
@@ -52,6 +54,12 @@ enum RawOptionKind {
 extension OptionCodec where Value == Int32 {
     static var int32: Self {
         Self(kind: .int32, encode: { .int32($0) }, decode: { $0.int32 })
+    }
+}
+
+extension OptionCodec where Value == Int64 {
+    static var int64: Self {
+        Self(kind: .int64, encode: { .int64($0) }, decode: { $0.int64 })
     }
 }
 
@@ -113,6 +121,11 @@ extension RawOptionValue {
         return 0
     }
 
+    var int64: Int64 {
+        if case .int64(let value) = self { return value }
+        return 0
+    }
+
     var bytes: [UInt8] {
         if case .bytes(let value) = self { return value }
         return []
@@ -138,6 +151,17 @@ extension SocketOption where Value == Int32 {
     public static var receiveHighWaterMark: Self { Self(name: ZMQ_RCVHWM, codec: .int32) }
 }
 
+extension SocketOption where Value == Int64 {
+    /// `ZMQ_MAXMSGSIZE`: the largest frame this socket accepts from a peer, in bytes; `-1` (the
+    /// default) is no limit. A peer that sends a larger frame is disconnected before the frame
+    /// is stored, so a hostile peer cannot make the socket allocate it. Set it before bind or
+    /// connect.
+    ///
+    /// Together with the high-water marks it bounds a socket's queues in bytes: at most
+    /// HWM x this size per peer.
+    public static var maximumMessageSize: Self { Self(name: ZMQ_MAXMSGSIZE, codec: .int64) }
+}
+
 extension SocketOption where Value == Duration? {
     /// `ZMQ_LINGER`: how long ``ZMQSocket/close()`` keeps unsent messages; `nil` is forever.
     /// Every ``ZMQSocket`` sets it when made (``ZMQSocket/defaultLinger``).
@@ -159,6 +183,10 @@ extension SocketOption where Value == Duration {
     /// `ZMQ_HEARTBEAT_TTL`: asks the peer to close the connection when it hears nothing from
     /// this socket for this long (libzmq keeps tenths of a second).
     public static var heartbeatTTL: Self { Self(name: ZMQ_HEARTBEAT_TTL, codec: .milliseconds) }
+    /// `ZMQ_HANDSHAKE_IVL`: close a connection whose ZMTP handshake has not completed this
+    /// long after it was made (default 30 s; zero: never), so idle connections that never
+    /// speak do not hold a file descriptor for long.
+    public static var handshakeInterval: Self { Self(name: ZMQ_HANDSHAKE_IVL, codec: .milliseconds) }
     /// `ZMQ_RECONNECT_IVL`: wait before reconnecting a lost connection (default 100 ms).
     public static var reconnectInterval: Self { Self(name: ZMQ_RECONNECT_IVL, codec: .milliseconds) }
     /// `ZMQ_RECONNECT_IVL_MAX`: the cap of the exponential back-off of reconnections; zero keeps
@@ -300,6 +328,9 @@ extension ZMQSocket {
             case .int32(let value):
                 var value = value
                 _ = try zmqCall { zmq_setsockopt(socket, name, &value, MemoryLayout<Int32>.size) }
+            case .int64(let value):
+                var value = value
+                _ = try zmqCall { zmq_setsockopt(socket, name, &value, MemoryLayout<Int64>.size) }
             case .bytes(let bytes):
                 _ = try bytes.withUnsafeBytes { buffer in
                     Result { () throws(ZMQError) in
@@ -318,6 +349,11 @@ extension ZMQSocket {
                 var size = MemoryLayout<Int32>.size
                 _ = try zmqCall { zmq_getsockopt(socket, name, &value, &size) }
                 return .int32(value)
+            case .int64:
+                var value: Int64 = 0
+                var size = MemoryLayout<Int64>.size
+                _ = try zmqCall { zmq_getsockopt(socket, name, &value, &size) }
+                return .int64(value)
             case .bytes(let capacity):
                 var size = capacity
                 var bytes = [UInt8](repeating: 0, count: capacity)

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaMotion
 
 /// The `kinesia` executable: finds the subcommand, parses it, runs it, and turns every outcome
 /// into text and an exit status in one place.
@@ -40,14 +41,16 @@ public enum Kinesia {
             }
             guard let command = command(named: name) else {
                 return report(
-                    .usage("unknown command \"\(name)\"; valid commands: \(commandNames)"), usage: usage,
+                    .usage("unknown command \(name.quotedExcerpt()); valid commands: \(commandNames)"),
+                    usage: usage,
                     context: context)
             }
             return report(.help(command.helpText), usage: command.usage, context: context)
         }
         guard let command = command(named: first) else {
             return report(
-                .usage("unknown command \"\(first)\"; valid commands: \(commandNames)"), usage: usage,
+                .usage("unknown command \(first.quotedExcerpt()); valid commands: \(commandNames)"),
+                usage: usage,
                 context: context)
         }
         var commandContext = context
@@ -84,9 +87,10 @@ public enum Kinesia {
             context.standardOutput.write(text.hasSuffix("\n") ? text : text + "\n")
         case .usage(let message):
             let hint = command.map { "kinesia \($0) --help" } ?? "kinesia help"
-            context.standardError.write("\(prefix): error: \(message)\nUSAGE: \(usage)\nSee '\(hint)'.\n")
+            context.standardError.write(
+                "\(prefix): error: \(message.escapingControlCharacters)\nUSAGE: \(usage)\nSee '\(hint)'.\n")
         case .failure(let message):
-            context.standardError.write("\(prefix): error: \(message)\n")
+            context.standardError.write("\(prefix): error: \(message.escapingControlCharacters)\n")
         }
         return error.exitStatus
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaMotion
 
 /// A tiny logger for the `kinesia` processes: one line per message on standard error.
 ///
@@ -8,7 +9,10 @@ import Foundation
 /// // worker: info: subscribed to pose/cam0/
 /// ```
 ///
-/// Messages under ``level`` are not even built (the message is an autoclosure).
+/// Messages under ``level`` are not even built (the message is an autoclosure). A message is
+/// always one line, whatever it quotes: its control characters are escaped
+/// (`String.escapingControlCharacters`), so a topic or a name from the bus never reaches the
+/// operator's terminal as an escape sequence.
 public struct Logger: Sendable {
     /// How important a message is.
     public enum Level: String, CaseIterable, Comparable, Sendable, ExpressibleByArgument {
@@ -49,7 +53,7 @@ public struct Logger: Sendable {
     /// Writes `message` when `level` is at or above the logger's level.
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= self.level else { return }
-        sink.write("\(label): \(level.rawValue): \(message())\n")
+        sink.write("\(label): \(level.rawValue): \(message().escapingControlCharacters)\n")
         sink.flush()
     }
 

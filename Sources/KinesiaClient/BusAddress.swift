@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaBus
+import KinesiaMotion
 import KinesiaSystem
 
 /// Where the broker of a deployment is: the one address every `kinesia` process takes.
@@ -170,12 +171,12 @@ public enum BusAddressError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A sentence for people.
     public var description: String {
         switch self {
-        case .malformedTCP(let text): "invalid bus address \"\(text)\": expected tcp://HOST:PORT"
+        case .malformedTCP(let text): "invalid bus address \(text.quotedExcerpt()): expected tcp://HOST:PORT"
         case .portOutOfRange(let port):
             "invalid bus port \(port): expected 1...65534 (subscribers use PORT+1)"
         case .emptyDirectory: "the bus directory is empty"
         case .unsupportedTransport(let text):
-            "unsupported bus address \"\(text)\": expected a directory or tcp://HOST:PORT"
+            "unsupported bus address \(text.quotedExcerpt()): expected a directory or tcp://HOST:PORT"
         case .pathTooLong(let path, let length, let limit):
             "bus directory \(path) is too long for IPC sockets: its socket paths take \(length) bytes, "
                 + "the system allows \(limit); choose a shorter directory"

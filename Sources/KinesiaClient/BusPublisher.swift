@@ -60,6 +60,9 @@ public final class BusPublisher {
         self.waitsForSubscribers = waitsForSubscribers
         socket = try ZMQSocket(waitsForSubscribers ? .xpub : .pub, context: context, linger: linger)
         try socket.set(.sendHighWaterMark, highWaterMark)
+        // Subscriptions are the only frames a publisher receives: none is larger than a topic,
+        // but nothing larger than a valid message is ever stored.
+        try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         if waitsForSubscribers {
             try socket.set(.xpubNoDrop, true)
         }

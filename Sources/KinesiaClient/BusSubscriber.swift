@@ -55,6 +55,10 @@ public final class BusSubscriber {
     private var pendingMonitor: SocketMonitor?
 
     /// Connects a subscriber to the bus's backend and subscribes `prefixes`.
+    ///
+    /// Frames larger than ``WireFormat/maximumFrameSize`` are refused (`ZMQ_MAXMSGSIZE`: the
+    /// connection that carries one is dropped and made again), so the receive queue holds at
+    /// most `highWaterMark` x that size: 160 MiB at the default.
     /// - Throws: ``ZMQError``.
     public init(
         context: ZMQContext, bus: BusAddress, prefixes: [TopicPrefix] = [],
@@ -62,6 +66,9 @@ public final class BusSubscriber {
     ) throws(ZMQError) {
         socket = try ZMQSocket(.sub, context: context)
         try socket.set(.receiveHighWaterMark, highWaterMark)
+        // No frame larger than a valid message is ever stored (the broker is disconnected
+        // instead): the queue holds at most highWaterMark x WireFormat.maximumFrameSize bytes.
+        try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try socket.set(.reconnectIntervalMax, .seconds(1))
         for prefix in prefixes { try subscribe(prefix) }
         pendingMonitor = try socket.monitor([.handshakeSucceeded])

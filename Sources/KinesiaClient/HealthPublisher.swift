@@ -8,11 +8,33 @@ public import KinesiaWire
 /// first time, then when ``interval`` has passed) and ``publish(counters:via:)`` at the end, so
 /// that the last counters are seen.
 ///
+/// Nothing is dropped silently. A report whose JSON would be over the wire's limit (a worker
+/// with thousands of sessions) goes out summarised (``HealthReport/summarised(toFit:)``: the
+/// details summed into their totals, and `omittedCounters` says how many are left out); a
+/// report that cannot go out at all is counted in ``failures`` and the next report carries
+/// `healthReportFailures`. The first summary and the first failure are told to `problems`
+/// (the commands log them: once, not every second).
+///
 /// ```swift
-/// var health = try HealthPublisher(process: "worker-4242", role: "worker")
+/// var health = try HealthPublisher(process: "worker-4242", role: "worker", problems: { log.warning($0) })
 /// health.publishIfDue(counters: ["poses": poses], via: publisher)
 /// ```
 public struct HealthPublisher {
+    /// What became of one report.
+    public enum Outcome: Hashable, Sendable {
+        /// The report was queued as it is.
+        case sent
+        /// A summary was queued: the full report was too large; `omitted` counters are not in it.
+        case summarised(omitted: Int)
+        /// The publisher refused the report (an XPUB publisher at its high-water mark).
+        case notQueued
+        /// The report could not be encoded or sent; why.
+        case failed(String)
+    }
+
+    /// The counter that the reports carry once a report could not go out.
+    public static let failuresCounterName = "healthReportFailures"
+
     /// The process name, as in the topic.
     public let process: String
     /// The role: `broker`, `ingest`, `worker`, `listen`...
@@ -21,19 +43,36 @@ public struct HealthPublisher {
     public let topic: Topic
     /// How often reports go out.
     public let interval: Duration
-    /// Reports published so far.
+    /// Reports published so far (summaries included, failures not).
     public private(set) var published = 0
+    /// Reports that went out summarised because the full report was too large.
+    public private(set) var summarised = 0
+    /// Reports that could not go out at all.
+    public private(set) var failures = 0
 
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
     private var last: ContinuousClock.Instant?
+    private let problems: (@Sendable (String) -> Void)?
+    private var toldSummary = false
+    private var toldFailure = false
 
     /// Prepares the reports of one process.
+    /// - Parameters:
+    ///   - process: The process name (`health/<process>/`).
+    ///   - role: What the process does.
+    ///   - interval: How often reports go out.
+    ///   - problems: Told once about the first summarised report and once about the first
+    ///     report that could not go out (a command logs it).
     /// - Throws: ``TopicError`` when `process` is not a valid topic name.
-    public init(process: String, role: String, interval: Duration = .seconds(1)) throws(TopicError) {
+    public init(
+        process: String, role: String, interval: Duration = .seconds(1),
+        problems: (@Sendable (String) -> Void)? = nil
+    ) throws(TopicError) {
         self.process = process
         self.role = role
         self.interval = interval
+        self.problems = problems
         topic = try Topic.health(process: process)
         started = clock.now
     }
@@ -44,9 +83,12 @@ public struct HealthPublisher {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 
-    /// The report with `counters`.
+    /// The report with `counters` (and ``failuresCounterName`` once a report failed).
     public func report(counters: [String: Int]) -> HealthReport {
-        HealthReport(process: process, role: role, pid: Int(getpid()), uptime: uptime, counters: counters)
+        var counters = counters
+        if failures > 0 { counters[Self.failuresCounterName] = failures }
+        return HealthReport(
+            process: process, role: role, pid: Int(getpid()), uptime: uptime, counters: counters)
     }
 
     /// Publishes when the interval has passed since the last report (or none was sent).
@@ -59,10 +101,46 @@ public struct HealthPublisher {
         return true
     }
 
-    /// Publishes a report now (errors are ignored: health is best effort).
-    public mutating func publish(counters: [String: Int], via publisher: BusPublisher) {
+    /// Publishes a report now: summarised when too large, counted in ``failures`` when it
+    /// cannot go out (health is best effort: a failure never ends the process).
+    /// - Returns: What became of the report.
+    @discardableResult
+    public mutating func publish(counters: [String: Int], via publisher: BusPublisher) -> Outcome {
         last = clock.now
-        published += 1
-        _ = try? publisher.publish(report(counters: counters), on: topic)
+        let outcome: Outcome
+        do {
+            let (report, omitted) = try report(counters: counters).summarised()
+            if try publisher.publish(report, on: topic) {
+                outcome = omitted > 0 ? .summarised(omitted: omitted) : .sent
+            } else {
+                outcome = .notQueued
+            }
+        } catch {
+            outcome = .failed(String(describing: error))
+        }
+        switch outcome {
+        case .sent:
+            published += 1
+        case .summarised(let omitted):
+            published += 1
+            summarised += 1
+            if !toldSummary {
+                toldSummary = true
+                problems?(
+                    "the health report of \(counters.count) counters is over "
+                        + "\(HealthReport.maximumJSONSize) bytes: sending a summary (\(omitted) counters "
+                        + "left out, details summed into their totals)")
+            }
+        case .notQueued, .failed:
+            failures += 1
+            if !toldFailure {
+                toldFailure = true
+                let reason =
+                    if case .failed(let why) = outcome { why } else { "the publisher's queue is full" }
+                problems?(
+                    "a health report could not be sent (\(reason)); counted in \(Self.failuresCounterName)")
+            }
+        }
+        return outcome
     }
 }

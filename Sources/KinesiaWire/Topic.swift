@@ -1,3 +1,5 @@
+import KinesiaMotion
+
 /// A bus topic: the first frame of every message, which ZeroMQ matches by byte prefix.
 ///
 /// The grammar (every topic ends with `/`, so that a prefix never matches a longer name):
@@ -196,7 +198,7 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
     ///   - name: The refused name.
     ///   - role: What the name names: `camera`, `session name`, `process name`.
     public static func invalidNameMessage(_ name: String, role: String) -> String {
-        "invalid \(role) \"\(name)\": use 1 to \(maximumNameLength) letters, digits, '.', '_' or '-', "
+        "invalid \(role) \(name.quotedExcerpt()): use 1 to \(maximumNameLength) letters, digits, '.', '_' or '-', "
             + "not only dots"
     }
 

@@ -1,3 +1,5 @@
+import KinesiaMotion
+
 /// Why a topic or a topic name was refused.
 public enum TopicError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The topic is empty.
@@ -26,7 +28,7 @@ public enum TopicError: Error, Hashable, Sendable, CustomStringConvertible {
         case .tooLong(let length): "the topic is \(length) bytes long (at most \(Topic.maximumLength))"
         case .missingTrailingSlash: "the topic does not end with \"/\""
         case .unknownKind(let kind):
-            "unknown topic kind \"\(kind)\" (expected pose, event, snapshot or health)"
+            "unknown topic kind \(kind.quotedExcerpt()) (expected pose, event, snapshot or health)"
         case .wrongComponentCount(let kind, let expected, let found):
             "\(kind.rawValue) topics take \(expected) name(s) after the kind, found \(found)"
         case .emptyName(let field): "the \(field.rawValue) name is empty"
@@ -35,7 +37,8 @@ public enum TopicError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidCharacter(let field, let byte):
             "the \(field.rawValue) name contains byte 0x\(String(byte, radix: 16)) "
                 + "(allowed: A-Z a-z 0-9 . _ -)"
-        case .reservedName(let field, let name): "the \(field.rawValue) name \"\(name)\" is reserved"
+        case .reservedName(let field, let name):
+            "the \(field.rawValue) name \(name.quotedExcerpt()) is reserved"
         }
     }
 }

@@ -12,8 +12,24 @@ public enum WireFormat {
     public static let headerSize = 28
     /// The largest pose payload accepted, in bytes (a full pose is 549 bytes).
     public static let maximumPosePayloadSize = 64 * 1024
-    /// The largest JSON payload accepted (header included), in bytes.
-    public static let maximumJSONPayloadSize = 1024 * 1024
+    /// The largest JSON payload accepted (header included), in bytes: 16 KiB.
+    ///
+    /// Events and snapshots are under 2 KiB (a snapshot with every joint missing and every setup
+    /// issue is about 1 KiB); a health report larger than this goes out summarised
+    /// (``HealthReport/summarised(toFit:)``). The bound is small on purpose: every queue of the
+    /// bus holds at most its high-water mark times ``maximumFrameSize`` bytes.
+    public static let maximumJSONPayloadSize = 16 * 1024
+
+    /// The largest frame of a valid message, in bytes: the largest valid payload of any kind (a
+    /// JSON payload at its limit; a pose record is at most ``PoseCodec/maximumEncodedSize``,
+    /// 549 bytes) or the longest topic, whichever is larger.
+    ///
+    /// Every socket that receives from the bus refuses larger frames (`ZMQ_MAXMSGSIZE`): the
+    /// peer that sends one is disconnected before the frame is stored. A queue of `n` messages
+    /// therefore holds at most `n x maximumFrameSize` bytes: 160 MiB at the default high-water
+    /// mark of 10,000 messages.
+    public static let maximumFrameSize = Swift.max(
+        PoseCodec.maximumEncodedSize, maximumJSONPayloadSize, Topic.maximumLength)
 }
 
 /// What a payload carries, byte 3 of the header.

@@ -93,6 +93,24 @@ struct SupervisorDeployTests {
         #expect(lines.contains { $0.hasPrefix("ExecStart=/usr/local/bin/kinesia ") })
     }
 
+    @Test(arguments: [
+        "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
+    ])
+    func everyServiceBoundsItsFileDescriptorsAndItsMemory(_ name: String) throws {
+        let lines = try Self.unit(name).split(separator: "\n").map(String.init)
+        func value(_ key: String) -> String? {
+            lines.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
+        }
+        let descriptors = try #require(value("LimitNOFILE").flatMap(Int.init), "\(name) lacks LimitNOFILE")
+        #expect((1024...65536).contains(descriptors))
+        let memory = try #require(value("MemoryMax"), "\(name) lacks MemoryMax")
+        #expect(memory.hasSuffix("G") || memory.hasSuffix("M"), "\(name): MemoryMax=\(memory)")
+        if name == "kinesia-broker.service" {
+            // One descriptor per connection: room for many more than the default 1,024.
+            #expect(descriptors >= 8192)
+        }
+    }
+
     @Test func ingestsStopBeforeWorkersAndWorkersBeforeTheBroker() throws {
         // systemd stops in the reverse of the start order.
         let ingest = try Self.unit("kinesia-ingest@.service")

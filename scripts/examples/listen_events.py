@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints every Kinesia event on the bus: a Python consumer in 60 lines.
+"""Prints every Kinesia event on the bus: a Python consumer in 80 lines.
 
     python3 scripts/examples/listen_events.py                      # events of every camera
     python3 scripts/examples/listen_events.py --prefix event/cam1/ # one camera
@@ -59,16 +59,19 @@ def main():
     socket.connect(endpoint)
     print(f"listening on {endpoint} for {args.prefix!r}", file=sys.stderr)
     tracker = kw.SequenceTracker()
+    skipped = 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # print the totals on SIGTERM too
     try:
         while True:
             frames = socket.recv_multipart()
             if len(frames) != 2:
+                skipped += 1
                 print(f"skipped a message of {len(frames)} frames", file=sys.stderr)
                 continue
             try:
                 message = kw.decode_message(frames[0], frames[1])
             except kw.WireError as error:
+                skipped += 1
                 print(f"skipped: {error}", file=sys.stderr)
                 continue
             result = tracker.record(message["topic"], message["header"])
@@ -76,13 +79,26 @@ def main():
                 print(f"{message['topic']}: {result[4:]} message(s) lost", file=sys.stderr)
             elif result == "old":
                 continue
-            body = json.loads(message["json"]) if "json" in message else message.get("pose")
-            print(message["topic"], message["header"]["sequence"], json.dumps(body), flush=True)
+            if "json" in message:
+                # The bus carries whatever a publisher sent: a body that is not JSON is
+                # reported and skipped, like `kinesia listen` does, never fatal.
+                try:
+                    body = json.loads(message["json"])
+                except (ValueError, RecursionError) as error:
+                    skipped += 1
+                    print(f"skipped: {message['topic']} #{message['header']['sequence']}: "
+                          f"the payload is not valid JSON ({error})", file=sys.stderr, flush=True)
+                    continue
+            else:
+                body = message.get("pose")
+            # ensure_ascii: a control character in a string is printed as an escape, never raw.
+            print(message["topic"], message["header"]["sequence"], json.dumps(body, ensure_ascii=True),
+                  flush=True)
     except KeyboardInterrupt:
         pass
     finally:
         print(f"delivered {tracker.delivered}, missing {tracker.missing}, "
-              f"restarts {tracker.restarts}", file=sys.stderr)
+              f"restarts {tracker.restarts}, skipped {skipped}", file=sys.stderr)
         socket.close()
         context.term()
 

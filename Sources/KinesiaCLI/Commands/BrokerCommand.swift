@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import KinesiaBus
 import KinesiaClient
 import KinesiaWire
@@ -28,7 +29,9 @@ public struct BrokerCommand: ParsableCommand {
             BusProcess.nameArgument(\.name, example: "broker"),
             .option(
                 "hwm", \.highWaterMark, valueName: "n",
-                help: "Messages queued per connection before the broker drops (both sides)."),
+                help:
+                    "Messages queued per connection before the broker drops (both sides); with frames "
+                    + "of at most 16 KiB, a queue holds at most this x 16 KiB."),
         ]
     }
 
@@ -66,10 +69,14 @@ public struct BrokerCommand: ParsableCommand {
         let lock = try bus.directory.map { (directory) throws(CLIError) in
             try BrokerLock(directory: directory)
         }
+        let descriptorLimit = FileDescriptorLimit.raiseToHardLimit()
+        log.info("file descriptors: at most \(descriptorLimit)")
+        var connections = BrokerConnections(descriptorLimit: descriptorLimit)
         let zmq = try ZMQContext()
         let proxy: ZMQProxy
+        let monitors: (SocketMonitor, SocketMonitor)
         do {
-            proxy = try startProxy(context: zmq, bus: bus, highWaterMark: highWaterMark)
+            (proxy, monitors) = try startProxy(context: zmq, bus: bus, highWaterMark: highWaterMark)
         } catch {
             zmq.terminate()
             lock?.release()
@@ -84,7 +91,7 @@ public struct BrokerCommand: ParsableCommand {
             throw error
         }
         let publisher = try BusPublisher(context: zmq, bus: bus, linger: .milliseconds(100))
-        var health = try HealthPublisher(process: name, role: "broker")
+        var health = try HealthPublisher(process: name, role: "broker", problems: { log.warning($0) })
         log.info(
             "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 
@@ -94,10 +101,20 @@ public struct BrokerCommand: ParsableCommand {
                 failure = "the proxy stopped: \(proxy.endingError?.description ?? "unknown reason")"
                 break
             }
-            health.publishIfDue(counters: { counters(proxy) }, via: publisher)
+            for monitor in [monitors.0, monitors.1] {
+                while let event = try? monitor.next(timeout: .zero) {
+                    if let warning = connections.record(event.kind, openDescriptors: openDescriptorCount) {
+                        log.warning(warning)
+                    }
+                }
+            }
+            health.publishIfDue(
+                counters: { counters(proxy).merging(connections.counters) { own, _ in own } }, via: publisher)
             sleepThread(.milliseconds(50))
         }
         publisher.close()
+        monitors.0.close()
+        monitors.1.close()
         proxy.stop()
         zmq.terminate()
         // Only the socket files this broker bound (same inode), never one put there since.
@@ -111,8 +128,9 @@ public struct BrokerCommand: ParsableCommand {
     /// starts the proxy.
     private static func startProxy(context: ZMQContext, bus: BusAddress, highWaterMark: Int32)
         throws(CLIError)
-        -> ZMQProxy
+        -> (ZMQProxy, (SocketMonitor, SocketMonitor))
     {
+        var monitors: (SocketMonitor, SocketMonitor)?
         do {
             let frontend = try ZMQSocket(.xsub, context: context)
             let backend = try ZMQSocket(.xpub, context: context)
@@ -120,6 +138,21 @@ public struct BrokerCommand: ParsableCommand {
             try frontend.set(.receiveHighWaterMark, highWaterMark)
             try backend.set(.sendHighWaterMark, highWaterMark)
             try backend.set(.receiveHighWaterMark, highWaterMark)
+            // Frames larger than any valid message disconnect their sender before they are
+            // stored: each queue holds at most highWaterMark x maximumFrameSize bytes.
+            let frameLimit = Int64(WireFormat.maximumFrameSize)
+            try frontend.set(.maximumMessageSize, frameLimit)
+            try backend.set(.maximumMessageSize, frameLimit)
+            // A connection that never completes its handshake (a flood of idle TCP
+            // connections) is closed after 5 s instead of 30, giving its descriptor back.
+            try frontend.set(.handshakeInterval, .seconds(5))
+            try backend.set(.handshakeInterval, .seconds(5))
+            // Connections counted on this thread while the proxy owns the sockets.
+            let counted: SocketEventMask = [.accepted, .acceptFailed, .disconnected]
+            monitors = (
+                try SocketMonitor(endpoint: frontend.publishEvents(counted), context: context),
+                try SocketMonitor(endpoint: backend.publishEvents(counted), context: context)
+            )
             if bus.directory != nil {
                 try frontend.bindRestricted(bus.publisherEndpoint)
                 try backend.bindRestricted(bus.subscriberEndpoint)
@@ -127,11 +160,15 @@ public struct BrokerCommand: ParsableCommand {
                 try frontend.bind(bus.publisherEndpoint)
                 try backend.bind(bus.subscriberEndpoint)
             }
-            return try ZMQProxy(frontend: frontend, backend: backend)
+            return (try ZMQProxy(frontend: frontend, backend: backend), monitors!)
         } catch .addressInUse {
+            monitors?.0.close()
+            monitors?.1.close()
             throw CLIError.failure(
                 "cannot listen on \(bus): address already in use (is another broker running?)")
         } catch {
+            monitors?.0.close()
+            monitors?.1.close()
             throw CLIError.failure("cannot listen on \(bus): \(error.message)")
         }
     }
@@ -146,5 +183,83 @@ public struct BrokerCommand: ParsableCommand {
             "subscriptions": Int(clamping: statistics.backend.messagesReceived),
             "subscriptionsForwarded": Int(clamping: statistics.frontend.messagesSent),
         ]
+    }
+}
+
+/// The connections of the broker, counted from its sockets' monitors: what `health/broker/`
+/// reports (`connections`, `connectionsAccepted`, `acceptFailures`) and when to warn. A value
+/// with no I/O.
+struct BrokerConnections {
+    /// The process's file descriptor limit.
+    let descriptorLimit: Int
+    /// Connections open now (both sides).
+    private(set) var open = 0
+    /// Connections accepted since the start.
+    private(set) var accepted = 0
+    /// Accepts that failed (`EMFILE`: out of file descriptors).
+    private(set) var acceptFailures = 0
+    private var warnedNearLimit = false
+    private var warnedAcceptFailure = false
+
+    init(descriptorLimit: Int) {
+        self.descriptorLimit = descriptorLimit
+    }
+
+    /// Counts one monitor event.
+    /// - Parameters:
+    ///   - kind: The event.
+    ///   - openDescriptors: The descriptors the process has open (connections, and the
+    ///     context's own), asked for on an accepted connection until the warning was given.
+    /// - Returns: A warning to log, at most once per kind: the open descriptors near the limit
+    ///   (90%), or the first accept that failed.
+    mutating func record(_ kind: SocketEvent.Kind, openDescriptors: () -> Int) -> String? {
+        switch kind {
+        case .accepted:
+            accepted += 1
+            open += 1
+            if !warnedNearLimit, openDescriptors() >= descriptorLimit - descriptorLimit / 10 {
+                warnedNearLimit = true
+                return "\(open) connections open, near the limit of \(descriptorLimit) file descriptors: "
+                    + "new connections will be refused (raise LimitNOFILE, or look for a connection flood)"
+            }
+        case .disconnected:
+            open = max(0, open - 1)
+        case .acceptFailed:
+            acceptFailures += 1
+            if !warnedAcceptFailure {
+                warnedAcceptFailure = true
+                return "a connection was refused: \(open) connections open, at most \(descriptorLimit) "
+                    + "file descriptors (counted in acceptFailures)"
+            }
+        default: break
+        }
+        return nil
+    }
+
+    /// The counters of `health/broker/`.
+    var counters: [String: Int] {
+        ["connections": open, "connectionsAccepted": accepted, "acceptFailures": acceptFailures]
+    }
+}
+
+/// The descriptors the process has open (the entries of `/proc/self/fd`); `Int.max` when the
+/// directory cannot be read, which is what happens when no descriptor is left to read it.
+func openDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? Int.max
+}
+
+/// The process's limit of open files (`RLIMIT_NOFILE`).
+enum FileDescriptorLimit {
+    /// Raises the soft limit to the hard limit (a broker holds one descriptor per connection)
+    /// and returns the limit now in force.
+    static func raiseToHardLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
     }
 }

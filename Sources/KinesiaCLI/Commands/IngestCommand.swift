@@ -40,7 +40,8 @@ public struct IngestCommand: ParsableCommand {
             error every 5 seconds. With --pace recording, a jump of the recording's time (a wait \
             over 5 s, or time going back) is not waited for: it is logged and the pace goes on \
             from there (timeJumps). Exits 0 at the end of the source, or on SIGINT/SIGTERM; 1 when \
-            the source ended without a usable pose (an empty file, or only malformed lines).
+            the source ended without a usable pose (an empty file, or only malformed lines); warns \
+            when poses were sent but nobody ever subscribed to them (none can have been delivered).
             """)
 
     /// The options.
@@ -128,7 +129,8 @@ public struct IngestCommand: ParsableCommand {
             source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps),
             camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") })
         let settings = Settings(
-            topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source)
+            topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
+            busDescription: bus.description)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -143,6 +145,7 @@ public struct IngestCommand: ParsableCommand {
         var speed: Double
         var waitSeconds: Double
         var source: String
+        var busDescription = ""
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -183,9 +186,13 @@ public struct IngestCommand: ParsableCommand {
         let publisher = try BusPublisher(
             context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
         defer { publisher.close() }
-        var health = try HealthPublisher(process: settings.name, role: "ingest")
+        var health = try HealthPublisher(
+            process: settings.name, role: "ingest", problems: { log.warning($0) })
         var counters = Counters()
         let topic = settings.topic
+        // Whether a subscription to the topic ever reached the ingest: the only thing a
+        // publisher can know about delivery (it never knows whether a pose arrived).
+        var subscribed = false
 
         if settings.waitSeconds > 0 {
             log.info("waiting for a subscriber to \(topic) on \(bus)")
@@ -204,6 +211,7 @@ public struct IngestCommand: ParsableCommand {
             if !found {
                 log.warning("nobody subscribed to \(topic) within \(settings.waitSeconds) s: sending anyway")
             }
+            subscribed = found
         }
         log.info(
             "publishing \(settings.source) on \(topic) (pace \(source.isLive ? "live" : settings.pace.rawValue))"
@@ -222,6 +230,7 @@ public struct IngestCommand: ParsableCommand {
             health.publishIfDue(counters: { counters.dictionary }, via: publisher)
             if clock.now - lastProgress >= .seconds(5) {
                 lastProgress = clock.now
+                if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
                 log.info(
                     "\(counters.sent) poses sent"
                         + (lastT.map { " (t=\(String(format: "%.1f", $0)) s)" } ?? "")
@@ -277,16 +286,31 @@ public struct IngestCommand: ParsableCommand {
         health.publish(counters: counters.dictionary, via: publisher)
         if let summary = source.detectorSummary { log.info(summary) }
         if let failure { throw CLIError.failure(failure) }
+        if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
         let elapsed = (clock.now - started).seconds
-        log.info(
-            "\(stop.isRequested ? "stopped" : "done"): \(counters.sent) poses sent in "
-                + "\(String(format: "%.1f", elapsed)) s, \(counters.dropped) dropped"
-                + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
-                + (counters.timeJumps > 0 ? ", \(counters.timeJumps) jumps in time not waited for" : "")
-                + (source.loops > 0 ? ", \(source.loops) loops" : ""))
+        // "sent": handed to the bus. A publisher cannot know what was delivered; it only knows
+        // whether anyone subscribed.
+        let summary =
+            "\(counters.sent) poses sent to the broker in \(String(format: "%.1f", elapsed)) s, "
+            + "\(counters.dropped) dropped"
+            + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
+            + (counters.timeJumps > 0 ? ", \(counters.timeJumps) jumps in time not waited for" : "")
+            + (source.loops > 0 ? ", \(source.loops) loops" : "")
+        let ending = stop.isRequested ? "stopped" : "done"
         if !stop.isRequested, counters.sent + counters.dropped == 0 {
+            log.info("\(ending): \(summary)")
             throw CLIError.failure(Self.nothingUsable(settings.source, counters: counters))
         }
+        guard subscribed || counters.sent == 0 else {
+            // Nothing can have been delivered: said as a warning, not a failure, because an
+            // ingest started before its workers (or under `kinesia up`, which restarts what
+            // fails) did its job; the operator must still not read it as a delivery.
+            log.warning(
+                "\(ending): \(summary), but nobody ever subscribed to \(topic) on \(settings.busDescription): "
+                    + "none of them was delivered (is a worker running, and is the broker reachable?)")
+            return
+        }
+        log.info("\(ending): \(summary) (delivery is not confirmed)")
     }
 
     /// The warning for a jump of the recording's time that is not waited for.

@@ -87,7 +87,8 @@ public struct ListenCommand: ParsableCommand {
         let prefixes = prefixes.isEmpty ? [""] : prefixes
         for prefix in prefixes {
             if !prefix.isEmpty, !prefix.hasSuffix("/") {
-                log.warning("prefix \"\(prefix)\" does not end with '/': it also matches longer names")
+                log.warning(
+                    "prefix \(prefix.quotedExcerpt()) does not end with '/': it also matches longer names")
             }
             try subscriber.subscribe(text: prefix)
         }
@@ -115,7 +116,9 @@ public struct ListenCommand: ParsableCommand {
                 // Every one is counted; the first ten of a reason are shown, then every thousandth.
                 let seen = subscriber.decodeErrors[reason.code, default: 0]
                 if seen <= 10 || seen % 1000 == 0 {
-                    log.warning("malformed message on \"\(topic)\": \(reason) (\(seen) of this kind so far)")
+                    log.warning(
+                        "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason) (\(seen) of this kind so far)"
+                    )
                 }
             case .message(let message, let result):
                 switch result {
@@ -153,7 +156,8 @@ public struct ListenCommand: ParsableCommand {
         case .health(let report):
             body = (try? report.json()).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
-        return merge(head, body)
+        // The payload's strings came from the bus: no control character reaches the terminal.
+        return merge(head, body).escapingControlCharactersForJSON
     }
 
     /// `head` (an unclosed object) followed by the fields of the JSON object `body`.
@@ -166,8 +170,13 @@ public struct ListenCommand: ParsableCommand {
         return inner.isEmpty ? head + "}" : head + "," + inner + "}"
     }
 
-    /// One readable line: the topic, `#seq`, and the payload.
+    /// One readable line: the topic, `#seq`, and the payload, control characters escaped (the
+    /// payload's text came from the bus).
     public static func text(_ message: WireMessage) -> String {
+        unescapedText(message).escapingControlCharacters
+    }
+
+    private static func unescapedText(_ message: WireMessage) -> String {
         let head = "\(message.topic.string) #\(message.header.sequence)"
         switch message.body {
         case .pose(let pose):

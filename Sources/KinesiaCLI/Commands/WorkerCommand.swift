@@ -118,7 +118,7 @@ public struct WorkerCommand: ParsableCommand {
         defer { subscriber.close() }
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
-        var health = try HealthPublisher(process: name, role: "worker")
+        var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)

@@ -1,3 +1,5 @@
+import KinesiaMotion
+
 /// One thing a command accepts on its command line: an option with a value, a flag, or a
 /// positional argument, with its help line and the code that stores it into the command.
 ///
@@ -77,10 +79,10 @@ public struct Argument<Command> {
     ) throws(CLIError) -> Value {
         guard let value = Value(argument: string) else {
             if Value.allValueStrings.isEmpty {
-                throw CLIError.usage("invalid value \"\(string)\" for \(display)")
+                throw CLIError.usage("invalid value \(string.quotedExcerpt()) for \(display)")
             }
             throw CLIError.usage(
-                "invalid value \"\(string)\" for \(display); expected one of: "
+                "invalid value \(string.quotedExcerpt()) for \(display); expected one of: "
                     + Value.allValueStrings.joined(separator: ", "))
         }
         return value

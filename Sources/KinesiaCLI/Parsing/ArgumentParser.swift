@@ -1,3 +1,5 @@
+import KinesiaMotion
+
 /// The command-line grammar shared by every `kinesia` command.
 ///
 /// - `--name value` and `--name=value` for options; `--flag` for flags (a flag takes no value);
@@ -24,7 +26,7 @@ enum ArgumentParser {
 
         func storePositional(_ value: String) throws(CLIError) {
             guard positionalIndex < positionals.count else {
-                throw CLIError.usage("unexpected argument \"\(value)\"")
+                throw CLIError.usage("unexpected argument \(value.quotedExcerpt())")
             }
             let spec = positionals[positionalIndex]
             try spec.store(&command, value)
@@ -49,7 +51,8 @@ enum ArgumentParser {
                     try storePositional(argument)
                     continue
                 }
-                throw CLIError.usage("unknown option \"\(argument)\"; valid options: \(optionList(specs))")
+                throw CLIError.usage(
+                    "unknown option \(argument.quotedExcerpt()); valid options: \(optionList(specs))")
             }
             var name = String(argument.dropFirst(2))
             var inlineValue: String?

@@ -116,9 +116,9 @@ public struct PoseSource {
         do {
             return try SimulationSpec(parsing: spec).makeSimulator()
         } catch let error as SimulationSpecError {
-            throw CLIError.usage("invalid source \"\(spec)\": \(error)")
+            throw CLIError.usage("invalid source \(spec.quotedExcerpt()): \(error)")
         } catch {
-            throw CLIError.failure("cannot simulate \"\(spec)\": \(error)")
+            throw CLIError.failure("cannot simulate \(spec.quotedExcerpt()): \(error)")
         }
     }
 

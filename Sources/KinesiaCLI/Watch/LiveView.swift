@@ -1,5 +1,6 @@
 import KinesiaBus
 import KinesiaClient
+import KinesiaMotion
 import KinesiaWire
 
 /// The socket loop behind `kinesia watch` and `kinesia demo`: subscribes, folds every message
@@ -91,8 +92,13 @@ struct LiveView: Sendable {
                     output.flush()
                 }
             case .malformed(let topic, let reason):
-                state.recordInvalid("\(topic.isEmpty ? "(no topic)" : topic): \(reason)", at: time)
-                if !redraws { context.logger.warning("invalid message on \(topic): \(reason)") }
+                state.recordInvalid(
+                    "\(topic.isEmpty ? "(no topic)" : topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)",
+                    at: time)
+                if !redraws {
+                    context.logger.warning(
+                        "invalid message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)")
+                }
             }
         }
 

@@ -1,3 +1,4 @@
+import KinesiaMotion
 public import KinesiaWire
 
 /// The table `kinesia status` prints: one row per live process, from its latest health report.
@@ -15,7 +16,8 @@ public import KinesiaWire
 /// process reports, one column each, `-` where a process does not report it; then `other`, the
 /// remaining counters of each process as `name value`. Detail counters with a dotted name
 /// (`decodeErrors.truncated`) are left out when their total (`decodeErrors`) is reported, and
-/// summed into it otherwise. Numbers are right-aligned. Pure: no I/O, tested directly.
+/// summed into it otherwise. Numbers are right-aligned. Names come from the bus: their control
+/// characters are escaped. Pure: no I/O, tested directly.
 public enum StatusTable {
     /// The table's lines (header first), without line ends.
     /// - Parameter reports: The latest report of each process (one per process name; when a
@@ -34,7 +36,7 @@ public enum StatusTable {
         let columns = WatchRenderer.preferredCounters.filter(reported.contains)
         let others = grouped.map { counters in
             WatchRenderer.orderedCounterNames(counters.keys.filter { !columns.contains($0) })
-                .map { "\($0) \(counters[$0]!)" }.joined(separator: "  ")
+                .map { "\($0.escapingControlCharacters) \(counters[$0]!)" }.joined(separator: "  ")
         }
         let hasOthers = others.contains { !$0.isEmpty }
 
@@ -43,7 +45,10 @@ public enum StatusTable {
         ]
         for (index, report) in rows.enumerated() {
             table.append(
-                [report.process, report.role, String(report.pid), WatchRenderer.duration(report.uptime)]
+                [
+                    report.process.escapingControlCharacters, report.role.escapingControlCharacters,
+                    String(report.pid), WatchRenderer.duration(report.uptime),
+                ]
                     + columns.map { grouped[index][$0].map(String.init) ?? "-" }
                     + (hasOthers ? [others[index]] : []))
         }
@@ -63,17 +68,6 @@ public enum StatusTable {
     /// (`dropped.nonFinite`) only counts, summed into its first part (`dropped`), when that
     /// total is not reported itself. Sums saturate instead of overflowing.
     static func totals(_ counters: [String: Int]) -> [String: Int] {
-        var totals: [String: Int] = [:]
-        for (name, value) in counters where !name.contains(".") { totals[name] = value }
-        var details: [String: Int] = [:]
-        for (name, value) in counters where name.contains(".") {
-            guard let group = name.split(separator: ".", maxSplits: 1).first.map(String.init),
-                counters[group] == nil
-            else { continue }
-            let (sum, overflow) = details[group, default: 0].addingReportingOverflow(value)
-            details[group] = overflow ? (value > 0 ? Int.max : Int.min) : sum
-        }
-        totals.merge(details) { own, _ in own }
-        return totals
+        HealthReport.totals(counters)
     }
 }

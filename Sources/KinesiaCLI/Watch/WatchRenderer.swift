@@ -67,7 +67,7 @@ public enum WatchRenderer {
         }
         if let reason = state.lastInvalidReason {
             lines.append("")
-            lines.append("last invalid message: \(reason)")
+            lines.append("last invalid message: \(reason.escapingControlCharacters)")
         }
         return lines.map { fit($0, width) }
     }
@@ -130,18 +130,21 @@ public enum WatchRenderer {
     /// - Returns: The lines, not cut to any width.
     public static func processLines(_ state: WatchState, now: Double) -> [String] {
         let processes = state.orderedProcesses
-        let nameWidth = max(7, processes.map(\.report.process.count).max() ?? 0)
-        let roleWidth = max(4, processes.map(\.report.role.count).max() ?? 0)
+        // Names and roles come from the bus: escaped before they are measured and shown.
+        let names = processes.map(\.report.process.escapingControlCharacters)
+        let roles = processes.map(\.report.role.escapingControlCharacters)
+        let nameWidth = max(7, names.map(\.count).max() ?? 0)
+        let roleWidth = max(4, roles.map(\.count).max() ?? 0)
         var lines = [
             "process".padded(nameWidth) + "  " + "role".padded(roleWidth) + "  " + "pid".padded(7) + "  "
                 + "uptime".leftPadded(8) + "  counters"
         ]
-        for process in processes {
+        for (index, process) in processes.enumerated() {
             let uptime =
                 process.isStale(at: now)
                 ? "STALE " + duration(now - process.lastHeard) : duration(process.uptime(at: now))
             lines.append(
-                process.report.process.padded(nameWidth) + "  " + process.report.role.padded(roleWidth) + "  "
+                names[index].padded(nameWidth) + "  " + roles[index].padded(roleWidth) + "  "
                     + String(process.report.pid).padded(7) + "  " + uptime.leftPadded(8) + "  "
                     + counters(process.report.counters))
         }
@@ -167,7 +170,8 @@ public enum WatchRenderer {
     /// ``StatusTable``).
     public static func counters(_ counters: [String: Int]) -> String {
         let totals = StatusTable.totals(counters)
-        return orderedCounterNames(totals.keys).map { "\($0) \(totals[$0]!)" }.joined(separator: "  ")
+        return orderedCounterNames(totals.keys).map { "\($0.escapingControlCharacters) \(totals[$0]!)" }
+            .joined(separator: "  ")
     }
 
     /// Counter names, the ``preferredCounters`` first, then the others in alphabetical order.
@@ -222,7 +226,7 @@ public enum WatchRenderer {
             lines.append(
                 "processes: "
                     + state.orderedProcesses.map { process in
-                        process.report.process + " "
+                        process.report.process.escapingControlCharacters + " "
                             + (process.isStale(at: now)
                                 ? "STALE " + duration(now - process.lastHeard)
                                 : duration(process.uptime(at: now)))

@@ -120,7 +120,7 @@ public struct WorkerCore: Sendable {
         public var description: String {
             switch self {
             case .malformed(let topic, let reason, let seen):
-                "dropped a malformed message on \"\(topic)\" (\(seen) so far): \(reason)"
+                "dropped a malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)) (\(seen) so far): \(reason)"
             case .gap(let topic, let missed, let sequence):
                 "\(topic): \(missed) poses missing before #\(sequence)"
             case .senderRestarted(let topic, let stream, let time, let restarted):

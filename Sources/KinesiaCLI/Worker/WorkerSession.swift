@@ -33,7 +33,9 @@ public struct WorkerSession: Hashable, Sendable {
     public init(parsing text: String, defaultCamera: String?) throws(CLIError) {
         let expected = "expected [CAMERA/]NAME=EXERCISE:SIDE, e.g. cam0/left=shoulderAbduction:left"
         let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { throw CLIError.usage("invalid --session \"\(text)\": \(expected)") }
+        guard parts.count == 2 else {
+            throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
+        }
         let target = parts[0].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         let camera: String
         let name: String
@@ -41,7 +43,8 @@ public struct WorkerSession: Hashable, Sendable {
         case 1:
             guard let defaultCamera else {
                 throw CLIError.usage(
-                    "--session \"\(text)\" names no camera: give --camera or write CAMERA/NAME=EXERCISE:SIDE")
+                    "--session \(text.quotedExcerpt()) names no camera: give --camera or write CAMERA/NAME=EXERCISE:SIDE"
+                )
             }
             camera = defaultCamera
             name = target[0]
@@ -49,21 +52,24 @@ public struct WorkerSession: Hashable, Sendable {
             camera = target[0]
             name = target[1]
         default:
-            throw CLIError.usage("invalid --session \"\(text)\": \(expected)")
+            throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
         }
         for (field, value) in [("camera", camera), ("session name", name)] where !Topic.isValidName(value) {
-            throw CLIError.usage("in --session \"\(text)\": " + Topic.invalidNameMessage(value, role: field))
+            throw CLIError.usage(
+                "in --session \(text.quotedExcerpt()): " + Topic.invalidNameMessage(value, role: field))
         }
         let analysis = parts[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard analysis.count == 2 else { throw CLIError.usage("invalid --session \"\(text)\": \(expected)") }
+        guard analysis.count == 2 else {
+            throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
+        }
         guard let exercise = Exercise.named(analysis[0]) else {
             throw CLIError.usage(
-                "unknown exercise \"\(analysis[0])\" in --session \"\(text)\"; valid exercises: "
+                "unknown exercise \(analysis[0].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid exercises: "
                     + Exercise.catalog.map(\.id).joined(separator: ", "))
         }
         guard let side = BodySide(rawValue: analysis[1]) else {
             throw CLIError.usage(
-                "unknown side \"\(analysis[1])\" in --session \"\(text)\"; valid sides: "
+                "unknown side \(analysis[1].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid sides: "
                     + BodySide.allCases.map(\.rawValue).joined(separator: ", "))
         }
         self.init(camera: camera, name: name, exercise: exercise, side: side)

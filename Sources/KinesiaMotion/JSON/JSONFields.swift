@@ -50,7 +50,7 @@ package struct JSONFields {
     /// Throws when the object has a key outside `allowed`.
     package func rejectUnknownKeys(allowed: Set<String>) throws(JSONShapeError) {
         for key in members.keys.sorted() where !allowed.contains(key) {
-            throw error(key, "unknown key \"\(key)\"")
+            throw error(key, "unknown key \(key.quotedExcerpt())")
         }
     }
 
@@ -59,7 +59,7 @@ package struct JSONFields {
 
     /// The value of `key`, or an error naming the missing key.
     package func value(_ key: String) throws(JSONShapeError) -> JSONValue {
-        guard let value = members[key] else { throw error(key, "missing key \"\(key)\"") }
+        guard let value = members[key] else { throw error(key, "missing key \(key.quotedExcerpt())") }
         return value
     }
 
@@ -67,7 +67,7 @@ package struct JSONFields {
     package func number(_ key: String) throws(JSONShapeError) -> Double {
         let value = try value(key)
         guard case .number(let number) = value else {
-            throw error(key, "\"\(key)\" must be a number, found \(value.typeDescription)")
+            throw error(key, "\(key.quotedExcerpt()) must be a number, found \(value.typeDescription)")
         }
         return number
     }
@@ -82,7 +82,8 @@ package struct JSONFields {
     package func integer(_ key: String) throws(JSONShapeError) -> Int {
         let number = try number(key)
         guard number == number.rounded(), abs(number) < 9_007_199_254_740_992 else {
-            throw error(key, "\"\(key)\" must be a whole number, found \(JSONWriter.number(number))")
+            throw error(
+                key, "\(key.quotedExcerpt()) must be a whole number, found \(JSONWriter.number(number))")
         }
         return Int(number)
     }
@@ -91,7 +92,7 @@ package struct JSONFields {
     package func bool(_ key: String) throws(JSONShapeError) -> Bool {
         let value = try value(key)
         guard case .bool(let bool) = value else {
-            throw error(key, "\"\(key)\" must be true or false, found \(value.typeDescription)")
+            throw error(key, "\(key.quotedExcerpt()) must be true or false, found \(value.typeDescription)")
         }
         return bool
     }
@@ -100,7 +101,7 @@ package struct JSONFields {
     package func string(_ key: String) throws(JSONShapeError) -> String {
         let value = try value(key)
         guard case .string(let string) = value else {
-            throw error(key, "\"\(key)\" must be a string, found \(value.typeDescription)")
+            throw error(key, "\(key.quotedExcerpt()) must be a string, found \(value.typeDescription)")
         }
         return string
     }
@@ -109,7 +110,7 @@ package struct JSONFields {
     package func array(_ key: String) throws(JSONShapeError) -> [JSONValue] {
         let value = try value(key)
         guard case .array(let array) = value else {
-            throw error(key, "\"\(key)\" must be an array, found \(value.typeDescription)")
+            throw error(key, "\(key.quotedExcerpt()) must be an array, found \(value.typeDescription)")
         }
         return array
     }
@@ -120,7 +121,7 @@ package struct JSONFields {
         for (index, element) in try array(key).enumerated() {
             guard case .string(let string) = element else {
                 throw JSONShapeError(
-                    "\"\(key)\" must be an array of strings, found \(element.typeDescription) in it",
+                    "\(key.quotedExcerpt()) must be an array of strings, found \(element.typeDescription) in it",
                     path: path(key) + [.index(index)])
             }
             result.append(string)
@@ -130,12 +131,12 @@ package struct JSONFields {
 
     /// The object at `key`.
     package func object(_ key: String) throws(JSONShapeError) -> JSONFields {
-        try JSONFields(value(key), what: "\"\(key)\"", path: path(key))
+        try JSONFields(value(key), what: "\(key.quotedExcerpt())", path: path(key))
     }
 
     /// The object at `key`, or `nil` when the key is absent or `null`.
     package func optionalObject(_ key: String) throws(JSONShapeError) -> JSONFields? {
         guard let value = members[key], value != .null else { return nil }
-        return try JSONFields(value, what: "\"\(key)\"", path: path(key))
+        return try JSONFields(value, what: "\(key.quotedExcerpt())", path: path(key))
     }
 }

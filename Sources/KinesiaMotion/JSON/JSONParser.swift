@@ -145,7 +145,7 @@ package struct JSONParser {
             skipWhitespace()
             let value = try parseValue(depth: depth, level: enter(.key(key), level: level))
             guard object.updateValue(value, forKey: key) == nil else {
-                throw error("duplicate key \"\(key)\"", at: keyOffset)
+                throw error("duplicate key \(key.quotedExcerpt())", at: keyOffset)
             }
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object", at: index) }
@@ -223,7 +223,7 @@ package struct JSONParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
-            throw error("number out of range: \(text)", at: start)
+            throw error("number out of range: \(text.quotedExcerpt())", at: start)
         }
         return value
     }

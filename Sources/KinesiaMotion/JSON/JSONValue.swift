@@ -83,7 +83,13 @@ package enum JSONPathComponent: Hashable, Sendable {
         for component in path {
             switch component {
             case .index(let index): result += "[\(index)]"
-            case .key(let key): result += result.isEmpty ? key : ".\(key)"
+            case .key(let key):
+                // A key from the input: shown as it is when short and printable, quoted and
+                // cut otherwise.
+                let shown =
+                    key.utf8.count <= String.quotedExcerptLimit
+                        && key.escapingControlCharacters == key ? key : key.quotedExcerpt()
+                result += result.isEmpty ? shown : ".\(shown)"
             }
         }
         return result

@@ -220,7 +220,7 @@ public enum MotionJSON {
                         rejectedPoses: try rejections(fields.optionalObject("rejectedPoses"))))
             default:
                 guard let event = try event(type: type, from: fields) else {
-                    throw MotionJSONError(.unknownType, detail: "unknown type \"\(type)\"")
+                    throw MotionJSONError(.unknownType, detail: "unknown type \(type.quotedExcerpt())")
                 }
                 return .event(t: try fields.number("t"), event)
             }
@@ -323,7 +323,7 @@ public enum MotionJSON {
 
     private static func fault(_ name: String) throws(JSONShapeError) -> FormFeedback {
         guard let fault = FormFeedback(rawValue: name) else {
-            throw JSONShapeError("unknown fault \"\(name)\"")
+            throw JSONShapeError("unknown fault \(name.quotedExcerpt())")
         }
         return fault
     }
@@ -332,7 +332,7 @@ public enum MotionJSON {
         var result: [SetupIssue] = []
         for name in names {
             guard let issue = SetupIssue(rawValue: name) else {
-                throw JSONShapeError("unknown setup issue \"\(name)\"")
+                throw JSONShapeError("unknown setup issue \(name.quotedExcerpt())")
             }
             result.append(issue)
         }
@@ -342,7 +342,9 @@ public enum MotionJSON {
     private static func joints(_ names: [String]) throws(JSONShapeError) -> [Joint] {
         var result: [Joint] = []
         for name in names {
-            guard let joint = Joint(rawValue: name) else { throw JSONShapeError("unknown joint \"\(name)\"") }
+            guard let joint = Joint(rawValue: name) else {
+                throw JSONShapeError("unknown joint \(name.quotedExcerpt())")
+            }
             result.append(joint)
         }
         return result

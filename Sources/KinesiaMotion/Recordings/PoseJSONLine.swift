@@ -75,7 +75,8 @@ public enum PoseJSONLine {
             guard case .array(let pair) = element, pair.count == 2,
                 case .number(let x) = pair[0], case .number(let y) = pair[1]
             else {
-                throw pointsObject.error(name, "point \"\(name)\" must be [x, y] with two numbers")
+                throw pointsObject.error(
+                    name, "point \(name.quotedExcerpt()) must be [x, y] with two numbers")
             }
             points[joint] = CGPoint(x: x, y: y)
         }
@@ -86,10 +87,13 @@ public enum PoseJSONLine {
                 let joint = try joint(named: name, in: object)
                 guard case .number(let value) = element else {
                     throw object.error(
-                        name, "confidence of \"\(name)\" must be a number, found \(element.typeDescription)")
+                        name,
+                        "confidence of \(name.quotedExcerpt()) must be a number, found \(element.typeDescription)"
+                    )
                 }
                 guard (0...1).contains(value) else {
-                    throw object.error(name, "confidence of \"\(name)\" must be within 0...1, found \(value)")
+                    throw object.error(
+                        name, "confidence of \(name.quotedExcerpt()) must be within 0...1, found \(value)")
                 }
                 confidence[joint] = value
             }
@@ -100,7 +104,7 @@ public enum PoseJSONLine {
     private static func joint(named name: String, in object: JSONFields) throws(JSONShapeError) -> Joint {
         guard let joint = jointsByName[name] else {
             let key = JSONPathComponent.describe(object.path)
-            throw object.error(name, "unknown joint \"\(name)\" in \"\(key)\"")
+            throw object.error(name, "unknown joint \(name.quotedExcerpt()) in \(key.quotedExcerpt())")
         }
         return joint
     }
