@@ -103,7 +103,7 @@ struct IngestPacingTests {
             )
         }
         let finalLine = ingest.errorText.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(finalLine.contains("done: \(timestamps.count) poses sent in "), "\(finalLine)")
+        #expect(finalLine.contains("done: \(timestamps.count) poses sent to the broker in "), "\(finalLine)")
         #expect(finalLine.contains(", 0 dropped"), "\(finalLine)")
     }
 
