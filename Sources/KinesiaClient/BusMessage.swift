@@ -33,9 +33,30 @@ public enum BusMessage: Sendable, Equatable {
     case malformed(MalformedMessage)
 }
 
+/// A message of the bus with its topic and its sender's header: where it came from and its
+/// place in its sender's stream.
+public protocol BusTopicMessage {
+    /// The topic it came on.
+    var topic: Topic { get }
+    /// The sender's header: its stream id, the sequence number on ``topic``, the send time.
+    var header: WireHeader { get }
+}
+
+extension BusTopicMessage {
+    /// The camera of the topic (`pose/<camera>/`, `event/<camera>/<session>/`...), or `""` for
+    /// a topic that names none (`health/<process>/`).
+    public var camera: String { topic.camera ?? "" }
+    /// The session of the topic (`event/<camera>/<session>/`), or `""` for one that names none.
+    public var session: String { topic.session ?? "" }
+    /// The sender's sequence number on this topic (0, 1, 2... for each stream).
+    public var sequence: UInt64 { header.sequence }
+    /// The sender's stream id (new at every start of the sender).
+    public var streamID: StreamID { header.streamID }
+}
+
 /// An event of a motion session, as a worker published it: the ``MotionEvent``, the pose
 /// timestamp at which it happened, and where it came from.
-public struct BusEvent: Hashable, Sendable {
+public struct BusEvent: BusTopicMessage, Hashable, Sendable {
     /// The event.
     public var event: MotionEvent
     /// The timestamp of the pose at which it happened (`"t"` in the JSON), in the pose source's
@@ -54,19 +75,11 @@ public struct BusEvent: Hashable, Sendable {
         self.header = header
     }
 
-    /// The camera whose poses the session analyses.
-    public var camera: String { topic.camera ?? "" }
-    /// The session's name (`left`, `right`...).
-    public var session: String { topic.session ?? "" }
-    /// The sender's sequence number on this topic (0, 1, 2... for each stream).
-    public var sequence: UInt64 { header.sequence }
-    /// The sender's stream id (new at every start of the sender).
-    public var streamID: StreamID { header.streamID }
 }
 
 /// A snapshot of a motion session, as a worker published it, with the pose timestamp it
 /// follows and where it came from.
-public struct BusSnapshot: Hashable, Sendable {
+public struct BusSnapshot: BusTopicMessage, Hashable, Sendable {
     /// The session's state after the pose at ``t``.
     public var snapshot: MotionSnapshot
     /// The timestamp of the pose after which the snapshot was taken.
@@ -84,18 +97,10 @@ public struct BusSnapshot: Hashable, Sendable {
         self.header = header
     }
 
-    /// The camera whose poses the session analyses.
-    public var camera: String { topic.camera ?? "" }
-    /// The session's name.
-    public var session: String { topic.session ?? "" }
-    /// The sender's sequence number on this topic.
-    public var sequence: UInt64 { header.sequence }
-    /// The sender's stream id.
-    public var streamID: StreamID { header.streamID }
 }
 
 /// A process's health report and where it came from.
-public struct BusHealth: Hashable, Sendable {
+public struct BusHealth: BusTopicMessage, Hashable, Sendable {
     /// The report: the process, its role, pid, uptime and counters.
     public var report: HealthReport
     /// The topic: `health/<process>/`.
@@ -112,14 +117,10 @@ public struct BusHealth: Hashable, Sendable {
 
     /// The process, as in the topic.
     public var process: String { topic.process ?? report.process }
-    /// The sender's sequence number on this topic.
-    public var sequence: UInt64 { header.sequence }
-    /// The sender's stream id.
-    public var streamID: StreamID { header.streamID }
 }
 
 /// A pose of a camera and where it came from.
-public struct BusPose: Equatable, Sendable {
+public struct BusPose: BusTopicMessage, Equatable, Sendable {
     /// The pose.
     public var pose: Pose
     /// The topic: `pose/<camera>/`.
@@ -134,12 +135,6 @@ public struct BusPose: Equatable, Sendable {
         self.header = header
     }
 
-    /// The camera.
-    public var camera: String { topic.camera ?? "" }
-    /// The sender's sequence number on this topic.
-    public var sequence: UInt64 { header.sequence }
-    /// The sender's stream id.
-    public var streamID: StreamID { header.streamID }
 }
 
 /// What the receiver noticed between two messages: messages lost on the way, a sender that
