@@ -239,44 +239,44 @@ struct CameraIngestTests {
         #expect(ingest.errorText.contains("detector: 101 frames"))
     }
 
-    /// A live source faster than the detector: the newest frame is analysed, the others are
-    /// dropped and counted on `health/` (the video played as a camera at 8 times its 15 fps).
-    @Test func aCameraFasterThanTheDetectorDropsOlderFramesAndCountsThem() async throws {
+    /// Plays the test video as camera `camera` (a live source: newest frame first) through a
+    /// real broker and ingest until the video ends, and returns the ingest's standard error and
+    /// the counters of its health report once it has read all 101 frames (the topology, its
+    /// files included, is gone when this returns).
+    private static func playVideoAsCamera(_ camera: String, _ options: [String]) async throws
+        -> (errorText: String, counters: [String: Int])
+    {
         let topology = try Topology()
         defer { topology.tearDown() }
         _ = try await topology.startBroker()
         let health = try HealthWatch(bus: topology.bus)
         let ingest = try topology.start(
-            "ingest",
-            [
-                "ingest", "--camera", "live", "--source", "camera:\(Self.video)", "--speed", "8",
-                "--wait-seconds", "0",
-            ])
+            "ingest", ["ingest", "--camera", camera, "--source", "camera:\(video)"] + options)
         #expect(await ingest.waitForExit(timeout: .seconds(120)) == 0, "\(ingest.diagnostics)")
-        let report = await health.wait(for: "ingest-live") { $0.counters["framesIn"] == 101 }
-        let counters = try #require(report?.counters, "\(String(describing: health.latest["ingest-live"]))")
+        let report = await health.wait(for: "ingest-\(camera)") { $0.counters["framesIn"] == 101 }
+        let counters = try #require(
+            report?.counters, "\(String(describing: health.latest["ingest-\(camera)"]))")
+        return (ingest.errorText, counters)
+    }
+
+    /// A live source faster than the detector: the newest frame is analysed, the others are
+    /// dropped and counted on `health/` (the video played as a camera at 8 times its 15 fps).
+    @Test func aCameraFasterThanTheDetectorDropsOlderFramesAndCountsThem() async throws {
+        let (errorText, counters) = try await Self.playVideoAsCamera(
+            "live", ["--speed", "8", "--wait-seconds", "0"])
         let analysed = try #require(counters["framesAnalysed"])
         let dropped = try #require(counters["framesDropped"])
         #expect(analysed + dropped == 101)
         #expect(dropped > 0 && analysed > 0)
         #expect(counters["sent"] == analysed)
         #expect(counters["fpsIn"] != nil && counters["fpsOut"] != nil && counters["detectorMs"] != nil)
-        #expect(ingest.errorText.contains("\(dropped) frames dropped"))
+        #expect(errorText.contains("\(dropped) frames dropped"))
     }
 
     /// While a live ingest waits for a subscriber, the poses its detector makes are dropped,
     /// not kept in the pipe to go out late in a burst.
     @Test func aCameraIngestWaitingForASubscriberDiscardsStalePoses() async throws {
-        let topology = try Topology()
-        defer { topology.tearDown() }
-        _ = try await topology.startBroker()
-        let health = try HealthWatch(bus: topology.bus)
-        let ingest = try topology.start(
-            "ingest",
-            ["ingest", "--camera", "idle", "--source", "camera:\(Self.video)", "--wait-seconds", "2"])
-        #expect(await ingest.waitForExit(timeout: .seconds(120)) == 0, "\(ingest.diagnostics)")
-        let report = await health.wait(for: "ingest-idle") { $0.counters["framesIn"] == 101 }
-        let counters = try #require(report?.counters, "\(String(describing: health.latest["ingest-idle"]))")
+        let (_, counters) = try await Self.playVideoAsCamera("idle", ["--wait-seconds", "2"])
         let discarded = try #require(counters["discarded"], "\(counters)")
         #expect(discarded >= 10, "about 2 s of a 15 fps camera, less the detector's start")
         #expect((counters["sent"] ?? 0) + discarded == counters["framesAnalysed"])
