@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "KinesiaWire", targets: ["KinesiaWire"]),
         .library(name: "KinesiaBus", targets: ["KinesiaBus"]),
         .library(name: "KinesiaClient", targets: ["KinesiaClient"]),
+        .library(name: "KinesiaAnalytics", targets: ["KinesiaAnalytics"]),
         .executable(name: "kinesia", targets: ["kinesia"]),
     ],
     targets: [
@@ -30,6 +31,23 @@ let package = Package(
         // Built-in simulator of every catalog exercise (poses with known reps, holds and faults).
         .target(
             name: "KinesiaSimulation", dependencies: ["KinesiaMotion"],
+            swiftSettings: strictSettings),
+        // Both sides of one camera's patient as tempo, symmetry and set figures: pure Swift, no I/O.
+        .target(
+            name: "KinesiaAnalytics", dependencies: ["KinesiaMotion"],
+            swiftSettings: strictSettings),
+        // SQLite, as Debian ships it.
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        // The recorder's SQLite database: the connection and statement owners, the versioned
+        // schema, exactly-once inserts and the report's queries.
+        .target(
+            name: "KinesiaStore", dependencies: ["CSQLite", "KinesiaMotion", "KinesiaAnalytics"],
+            swiftSettings: strictSettings),
+        // The session report: one self-contained HTML page with inline SVG. Pure: values in, text out.
+        .target(
+            name: "KinesiaReport", dependencies: ["KinesiaMotion", "KinesiaAnalytics"],
             swiftSettings: strictSettings),
         // Topics and the versioned wire format: pure Swift, no sockets.
         .target(
@@ -47,7 +65,9 @@ let package = Package(
         // reports, and the typed messages of the bus as an AsyncSequence.
         .target(
             name: "KinesiaClient",
-            dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaSystem"],
+            dependencies: [
+                "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics", "KinesiaSystem",
+            ],
             swiftSettings: strictSettings),
         // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, private
         // directories, the line reader, errno. Internal (not a product): the commands, the test
@@ -58,7 +78,7 @@ let package = Package(
             name: "KinesiaCLI",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
-                "KinesiaSystem",
+                "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -78,6 +98,18 @@ let package = Package(
         .testTarget(
             name: "KinesiaMotionTests",
             dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaAnalyticsTests",
+            dependencies: ["KinesiaAnalytics", "KinesiaMotion", "KinesiaSimulation", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaStoreTests",
+            dependencies: ["KinesiaStore", "KinesiaAnalytics", "KinesiaMotion", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaReportTests",
+            dependencies: ["KinesiaReport", "KinesiaAnalytics", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
@@ -107,7 +139,7 @@ let package = Package(
             name: "KinesiaIntegrationTests",
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
-                "KinesiaTestSupport",
+                "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
     ],

@@ -9,6 +9,8 @@ extension Kinesia {
         ListenCommand.self,
         WatchCommand.self,
         StatusCommand.self,
+        RecordCommand.self,
+        ReportCommand.self,
         DemoCommand.self,
         UpCommand.self,
     ]

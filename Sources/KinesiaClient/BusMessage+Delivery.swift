@@ -1,3 +1,4 @@
+import KinesiaAnalytics
 import KinesiaMotion
 import KinesiaWire
 
@@ -7,7 +8,8 @@ extension BusMessage {
     /// then the message itself.
     ///
     /// Events and snapshots are read with ``MotionJSON/decodeEvent(_:)`` and
-    /// ``MotionJSON/decodeSnapshot(_:)``; JSON they refuse becomes a ``MalformedMessage`` with
+    /// ``MotionJSON/decodeSnapshot(_:)``, and an event payload whose `"type"` is an analytics
+    /// record's with ``AnalyticsJSON/decode(_:)`` (``BusMessage/analytics(_:)``); JSON they refuse becomes a ``MalformedMessage`` with
     /// the message's header (the message did arrive, so a gap before it is still reported). A
     /// late message (``SequenceResult/outOfOrder``) is handed on in place, with no value of its
     /// own. Pure: no I/O, for a receiver that runs its own ``BusSubscriber`` loop.
@@ -57,6 +59,14 @@ extension BusMessage {
             do {
                 let (t, event) = try MotionJSON.decodeEvent(json)
                 return .event(BusEvent(event: event, t: t, topic: topic, header: header))
+            } catch  where error.kind == .unknownType && AnalyticsJSON.isAnalytics(json) {
+                do {
+                    let (t, record) = try AnalyticsJSON.decode(json)
+                    return .analytics(BusAnalytics(record: record, t: t, topic: topic, header: header))
+                } catch {
+                    return .malformed(
+                        MalformedMessage(topic: topic.string, reason: .json(error), header: header))
+                }
             } catch {
                 return .malformed(MalformedMessage(topic: topic.string, reason: .json(error), header: header))
             }

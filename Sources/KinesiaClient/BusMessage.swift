@@ -1,3 +1,4 @@
+public import KinesiaAnalytics
 public import KinesiaMotion
 public import KinesiaWire
 
@@ -11,6 +12,7 @@ public import KinesiaWire
 /// switch message {
 /// case .event(let e): print(e.session, e.sequence, e.event.name)
 /// case .snapshot(let s): print(s.session, s.snapshot.repCount)
+/// case .analytics(let a): print(a.session, a.record.name)
 /// case .health(let h): print(h.report.process, h.report.counters)
 /// case .pose(let p): print(p.camera, p.pose.timestamp)
 /// case .gap(let gap): print(gap)
@@ -22,6 +24,9 @@ public enum BusMessage: Sendable, Equatable {
     case event(BusEvent)
     /// A session's state (`snapshot/<camera>/<session>/`).
     case snapshot(BusSnapshot)
+    /// A record of an analytics session (`event/<camera>/<session>/`, a JSON `"type"` of
+    /// ``AnalyticsRecord/names``): a rep's tempo, a pair's symmetry, a set's figures.
+    case analytics(BusAnalytics)
     /// A process's counters (`health/<process>/`).
     case health(BusHealth)
     /// A camera's pose (`pose/<camera>/`), when a subscribed prefix covers poses.
@@ -75,6 +80,27 @@ public struct BusEvent: BusTopicMessage, Hashable, Sendable {
         self.header = header
     }
 
+}
+
+/// A record of an analytics session, as a worker published it (``AnalyticsJSON``), with the pose
+/// timestamp at which it was made and where it came from.
+public struct BusAnalytics: BusTopicMessage, Hashable, Sendable {
+    /// The record.
+    public var record: AnalyticsRecord
+    /// The timestamp of the pose at which it was made.
+    public var t: Double
+    /// The topic: `event/<camera>/<session>/`.
+    public var topic: Topic
+    /// The sender's header.
+    public var header: WireHeader
+
+    /// Makes an analytics message.
+    public init(record: AnalyticsRecord, t: Double, topic: Topic, header: WireHeader) {
+        self.record = record
+        self.t = t
+        self.topic = topic
+        self.header = header
+    }
 }
 
 /// A snapshot of a motion session, as a worker published it, with the pose timestamp it

@@ -15,7 +15,7 @@ import KinesiaWire
 /// log notices), and tells the core how each publish went. Its health report, about once a
 /// second on `health/<name>/`, is ``WorkerCore/healthCounters(sequence:)``: poses, decode errors
 /// (by reason), gaps, sender restarts, duplicates, rejected poses, events, snapshots and failed
-/// publishes (by reason).
+/// publishes (by reason). On a graceful stop, analytics sessions publish their final set summaries.
 public struct WorkerCommand: ParsableCommand {
     /// `worker`, with its help.
     public static let configuration = CommandConfiguration(
@@ -25,7 +25,10 @@ public struct WorkerCommand: ParsableCommand {
             pose/<camera>/ and publishes every event on event/<camera>/<name>/ (the JSON of \
             'kinesia analyze --format json') and its snapshot on snapshot/<camera>/<name>/ \
             (at most --snapshot-rate per second of pose time, and at every change of the rep \
-            counts). A sender restart keeps the sessions and their counts; when the new stream's \
+            counts). SIDE 'analytics' analyses both sides and publishes, on event/<camera>/<name>/, \
+            each rep's tempo and range (repTempo), each left-right pair's symmetry (repSymmetry) \
+            and each side's set figures (setSummary: trend of the peaks, rejected share by fault, \
+            progress against the baseline), and no snapshot. A sender restart keeps the sessions and their counts; when the new stream's \
             time starts over, those sessions start their time over (timeBaseRestarts), a rep under \
             way is dropped. Counters on health/<name>/ every second, failed \
             publishes included. Stops on SIGINT/SIGTERM after the poses already received.
@@ -37,7 +40,7 @@ public struct WorkerCommand: ParsableCommand {
             .option("camera", \.camera, valueName: "id", help: "The camera of sessions that name none."),
             .option(
                 "session", \.sessions, valueName: "[camera/]name=exercise:side", required: true,
-                help: "A session to host."),
+                help: "A session to host (side: left, right, or analytics for both sides' analytics)."),
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "worker-<pid>"),
             .option(
@@ -161,7 +164,7 @@ public struct WorkerCommand: ParsableCommand {
 
         log.info(
             "hosting "
-                + specs.map { "\($0.camera)/\($0.name)=\($0.exercise.id):\($0.side)" }
+                + specs.map { "\($0.camera)/\($0.name)=\($0.analysisText)" }
                 .joined(separator: ", ") + " on \(bus)")
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
@@ -178,6 +181,11 @@ public struct WorkerCommand: ParsableCommand {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(500))
         while clock.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
+        // Analytics sessions end their set: the final summaries go out before the report.
+        core.finish(into: &actions)
+        for case .publish(let publication) in actions {
+            core.published(publication, outcome: send(publication))
+        }
         health.publish(counters: counters(), via: publisher)
         let totals = subscriber.tracker.totals
         log.info(

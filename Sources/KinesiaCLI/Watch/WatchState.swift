@@ -1,3 +1,4 @@
+import KinesiaAnalytics
 public import KinesiaMotion
 public import KinesiaWire
 
@@ -228,6 +229,17 @@ public struct WatchState: Sendable {
             let decoded: (t: Double, event: MotionEvent)
             do {
                 decoded = try MotionJSON.decodeEvent(json)
+            } catch  where error.kind == .unknownType && AnalyticsJSON.isAnalytics(json) {
+                // An analytics session's record: counted by type with the session's events.
+                guard let (t, record) = try? AnalyticsJSON.decode(json) else {
+                    return invalid("\(message.topic): an analytics record that does not decode")
+                }
+                var session = sessions[id] ?? Session(id: id, lastHeard: now)
+                session.eventCounts[record.name, default: 0] += 1
+                session.time = max(session.time ?? t, t)
+                session.lastHeard = now
+                sessions[id] = session
+                return .ignored
             } catch {
                 return invalid("\(message.topic): \(error)")
             }

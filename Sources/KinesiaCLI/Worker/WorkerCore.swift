@@ -1,3 +1,4 @@
+import KinesiaAnalytics
 public import KinesiaClient
 public import KinesiaMotion
 public import KinesiaWire
@@ -41,6 +42,10 @@ public import KinesiaWire
 ///   from a foreign sender on the topic must not wipe a patient's session. A single pose far
 ///   ahead in time is held by the analyzer until the next pose confirms it
 ///   (``SessionRules/suspectTimeJump``), so it moves no session's time base either.
+/// - **Analytics sessions** (``WorkerSession/Analysis/analytics``) run a ``MotionAnalytics`` on
+///   the camera's poses and publish each of its records on `event/<camera>/<session>/` as the
+///   JSON line of ``AnalyticsJSON`` at the pose's timestamp; they publish no snapshot. A sender
+///   restart whose time starts over starts their time base over too, keeping their sets.
 /// - **Malformed messages** are counted by reason (``BusDecodeFailure/code``); the first ten of
 ///   each reason and every thousandth after are worth a warning.
 ///
@@ -137,7 +142,10 @@ public struct WorkerCore: Sendable {
     /// One hosted session and its topics.
     private struct Hosted: Sendable {
         let spec: WorkerSession
+        /// The side's analyzer (unused for analytics).
         var analyzer: MotionAnalyzer
+        /// Both sides' analytics, for an analytics session.
+        var analytics: MotionAnalytics?
         var throttle: SnapshotThrottle
         let eventTopic: Topic
         let snapshotTopic: Topic
@@ -181,7 +189,8 @@ public struct WorkerCore: Sendable {
             byCamera[spec.camera, default: []].append(hosted.count)
             hosted.append(
                 Hosted(
-                    spec: spec, analyzer: MotionAnalyzer(exercise: spec.exercise, side: spec.side),
+                    spec: spec, analyzer: MotionAnalyzer(exercise: spec.exercise, side: spec.side ?? .left),
+                    analytics: spec.analysis == .analytics ? MotionAnalytics(exercise: spec.exercise) : nil,
                     throttle: SnapshotThrottle(rate: snapshotRate),
                     eventTopic: try Topic.event(camera: spec.camera, session: spec.name),
                     snapshotTopic: try Topic.snapshot(camera: spec.camera, session: spec.name)))
@@ -232,6 +241,26 @@ public struct WorkerCore: Sendable {
         poses &+= 1
         for index in indices {
             analyze(pose, session: index, into: &actions)
+        }
+    }
+
+    /// Ends the input (the worker stops): every analytics session ends its set under way and
+    /// publishes each side's final ``SetSummary``, at its last pose's timestamp.
+    /// - Parameter actions: Emptied (keeping its capacity), then filled with the publications.
+    public mutating func finish(into actions: inout [Action]) {
+        actions.removeAll(keepingCapacity: true)
+        for index in hosted.indices {
+            guard let time = hosted[index].analytics?.lastAcceptedTime,
+                let records = hosted[index].analytics?.finish()
+            else { continue }
+            for record in records {
+                actions.append(
+                    .publish(
+                        Publication(
+                            kind: .event, topic: hosted[index].eventTopic,
+                            json: AnalyticsJSON.encode(record, at: time))
+                    ))
+            }
         }
     }
 
@@ -289,7 +318,7 @@ public struct WorkerCore: Sendable {
         for (reason, count) in publishFailures { values["publishFailures.\(reason)"] = count }
         var rejected = 0
         for session in hosted {
-            let counts = session.analyzer.rejectedPoses
+            let counts = session.analytics?.analyzer(.left).rejectedPoses ?? session.analyzer.rejectedPoses
             rejected += counts.total
             values["rejected.\(session.spec.camera).\(session.spec.name)"] = counts.total
             for reason in PoseRejections.Reason.allCases where counts[reason] > 0 {
@@ -309,6 +338,13 @@ public struct WorkerCore: Sendable {
     ) {
         var restarted: [String] = []
         for index in indices {
+            if hosted[index].analytics != nil {
+                guard let last = hosted[index].analytics?.lastAcceptedTime, !(time > last) else { continue }
+                hosted[index].analytics?.restartTimeBase()
+                timeBaseRestarts &+= 1
+                restarted.append(hosted[index].spec.name)
+                continue
+            }
             guard let last = hosted[index].analyzer.lastAcceptedTime, !(time > last) else { continue }
             hosted[index].analyzer.restartTimeBase()
             hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
@@ -324,6 +360,17 @@ public struct WorkerCore: Sendable {
     /// The events of a pose the analyzer held (a jump ahead in time) come with the pose that
     /// confirms it, at that pose's timestamp.
     private mutating func analyze(_ pose: FlatPose, session index: Int, into actions: inout [Action]) {
+        if hosted[index].analytics != nil {
+            guard let records = hosted[index].analytics?.process(pose) else { return }
+            for record in records {
+                actions.append(
+                    .publish(
+                        Publication(
+                            kind: .event, topic: hosted[index].eventTopic,
+                            json: AnalyticsJSON.encode(record, at: pose.timestamp))))
+            }
+            return
+        }
         let acceptedBefore = hosted[index].analyzer.lastAcceptedTime
         let found = hosted[index].analyzer.process(pose)
         for event in found {

@@ -1,31 +1,63 @@
 public import KinesiaMotion
 import KinesiaWire
 
-/// One session a worker hosts, as `--session [CAMERA/]NAME=EXERCISE:SIDE` gives it.
+/// One session a worker hosts, as `--session [CAMERA/]NAME=EXERCISE:SIDE` gives it
+/// (`EXERCISE:analytics` for both sides' analytics).
 ///
 /// ```swift
 /// let session = try WorkerSession(parsing: "left=shoulderAbduction:left", defaultCamera: "cam0")
 /// session.camera   // "cam0"
+/// let analytics = try WorkerSession(parsing: "analytics=squat:analytics", defaultCamera: "cam0")
+/// analytics.analysis   // .analytics
 /// ```
 public struct WorkerSession: Hashable, Sendable {
+    /// What a session analyses.
+    public enum Analysis: Hashable, Sendable {
+        /// One side's motion session: its events and snapshots.
+        case side(BodySide)
+        /// Both sides' analytics (``MotionAnalytics``): tempo, symmetry and set records.
+        case analytics
+    }
+
+    /// The word after `EXERCISE:` that asks for ``Analysis/analytics``.
+    public static let analyticsKeyword = "analytics"
+
     /// The camera whose poses it analyses.
     public var camera: String
     /// The session's name (in `event/<camera>/<name>/`).
     public var name: String
     /// The exercise.
     public var exercise: Exercise
-    /// The side.
-    public var side: BodySide
+    /// One side, or both sides' analytics.
+    public var analysis: Analysis
+
+    /// The side of a one-side session; `nil` for analytics.
+    public var side: BodySide? {
+        if case .side(let side) = analysis { side } else { nil }
+    }
+
+    /// Makes a one-side session.
+    public init(camera: String, name: String, exercise: Exercise, side: BodySide) {
+        self.init(camera: camera, name: name, exercise: exercise, analysis: .side(side))
+    }
 
     /// Makes a session.
-    public init(camera: String, name: String, exercise: Exercise, side: BodySide) {
+    public init(camera: String, name: String, exercise: Exercise, analysis: Analysis) {
         self.camera = camera
         self.name = name
         self.exercise = exercise
-        self.side = side
+        self.analysis = analysis
     }
 
-    /// Parses `[CAMERA/]NAME=EXERCISE:SIDE`.
+    /// `EXERCISE:SIDE` or `EXERCISE:analytics`, as given.
+    public var analysisText: String {
+        switch analysis {
+        case .side(let side): "\(exercise.id):\(side.rawValue)"
+        case .analytics: "\(exercise.id):\(Self.analyticsKeyword)"
+        }
+    }
+
+    /// Parses `[CAMERA/]NAME=EXERCISE:SIDE` (SIDE `left`, `right` or `analytics`).
     /// - Parameters:
     ///   - text: The value of `--session`.
     ///   - defaultCamera: `--camera`, used when the value names no camera.
@@ -67,10 +99,15 @@ public struct WorkerSession: Hashable, Sendable {
                 "unknown exercise \(analysis[0].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid exercises: "
                     + Exercise.catalog.map(\.id).joined(separator: ", "))
         }
+        if analysis[1] == Self.analyticsKeyword {
+            self.init(camera: camera, name: name, exercise: exercise, analysis: .analytics)
+            return
+        }
         guard let side = BodySide(rawValue: analysis[1]) else {
             throw CLIError.usage(
                 "unknown side \(analysis[1].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid sides: "
-                    + BodySide.allCases.map(\.rawValue).joined(separator: ", "))
+                    + BodySide.allCases.map(\.rawValue).joined(separator: ", ") + " (or "
+                    + Self.analyticsKeyword + " for both sides' analytics)")
         }
         self.init(camera: camera, name: name, exercise: exercise, side: side)
     }

@@ -1,0 +1,136 @@
+import Foundation
+import KinesiaAnalytics
+import KinesiaMotion
+import KinesiaReport
+import KinesiaStore
+import KinesiaWire
+
+/// `kinesia report --db FILE --camera ID [--session NAME...] --out report.html`: one
+/// self-contained HTML page of a camera's (a patient's) recorded sessions.
+///
+/// It reads what `kinesia record` stored: each session's snapshots (the measured angle over
+/// time), its events (reps, faults, the baseline), and the analytics records of the camera, and
+/// writes ``ReportPage/render(_:)``'s page: no script, no network, inline SVG, the same bytes for
+/// the same database.
+public struct ReportCommand: ParsableCommand {
+    /// `report`, with its help.
+    public static let configuration = CommandConfiguration(
+        name: "report", summary: "Write a self-contained HTML report of a camera's recorded sessions.",
+        discussion: """
+            Reads a database written by kinesia record. The page shows, for each session of the \
+            camera (every one, or those given with --session), the measured angle over time with \
+            each rep, fault and the baseline marked, and the reps as a table; then the left \
+            session against the right one, and the analytics (tempo, symmetry, sets) of any \
+            analytics session. One file, no script and no network request: open it in any \
+            browser, attach it to a patient's record. The same database gives the same bytes.
+            """)
+
+    /// The options.
+    public static var arguments: [Argument<ReportCommand>] {
+        [
+            .option(
+                "db", \.database, valueName: "file", required: true, help: "The database of kinesia record."),
+            .option(
+                "camera", \.camera, valueName: "id",
+                help: "The camera (the patient); needed when the database has several."),
+            .option(
+                "session", \.sessions, valueName: "name",
+                help: "A session to show (default: every session of the camera)."),
+            .option("out", \.output, valueName: "file", required: true, help: "The HTML file to write."),
+        ]
+    }
+
+    /// `--db`.
+    public var database: String?
+    /// `--camera`.
+    public var camera: String?
+    /// `--session` values.
+    public var sessions: [String] = []
+    /// `--out`.
+    public var output: String?
+
+    /// A command with every default.
+    public init() {}
+
+    /// Checks the names.
+    public func validate() throws(CLIError) {
+        guard database?.isEmpty == false, output?.isEmpty == false else {
+            throw CLIError.usage("give --db and --out")
+        }
+        if let camera, !Topic.isValidName(camera) {
+            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
+        }
+        for session in sessions where !Topic.isValidName(session) {
+            throw CLIError.usage(Topic.invalidNameMessage(session, role: "session"))
+        }
+    }
+
+    /// Writes the page.
+    public func run(context: CommandContext) async throws {
+        let database = database ?? ""
+        let output = output ?? ""
+        guard FileManager.default.fileExists(atPath: database) else {
+            throw CLIError.failure("kinesia report: no database at \(database.quotedExcerpt(limit: 200))")
+        }
+        let report: SessionReport
+        do {
+            let store = try RecordStore(path: database)
+            defer { try? store.close() }
+            report = try Self.report(from: store, camera: camera, sessions: sessions)
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError.failure("kinesia report: \(error)")
+        }
+        let html = ReportPage.render(report)
+        do {
+            try Data(html.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CLIError.failure(
+                "kinesia report: cannot write \(output.quotedExcerpt(limit: 200)): \(error)")
+        }
+        let reps = report.sessions.map { "\($0.name) \($0.reps.count) reps" }.joined(separator: ", ")
+        context.logger.info(
+            "wrote \(output): \(report.title), \(reps), \(report.analytics.count) analytics records")
+    }
+
+    /// The report of `camera`'s sessions in `store`.
+    /// - Throws: ``CLIError/failure(_:)`` when the camera or a session has nothing recorded.
+    static func report(from store: RecordStore, camera: String?, sessions: [String]) throws -> SessionReport {
+        let recorded = try store.sessions()
+        let cameras = Array(Set(recorded.map(\.camera))).sorted()
+        guard let chosen = camera ?? (cameras.count == 1 ? cameras[0] : nil) else {
+            throw CLIError.failure(
+                cameras.isEmpty
+                    ? "kinesia report: the database has no session"
+                    : "kinesia report: give --camera, one of " + cameras.joined(separator: ", "))
+        }
+        let names = recorded.filter { $0.camera == chosen }.map(\.session)
+        guard !names.isEmpty else {
+            throw CLIError.failure(
+                "kinesia report: nothing recorded for camera \(chosen); cameras: "
+                    + cameras.joined(separator: ", "))
+        }
+        for session in sessions where !names.contains(session) {
+            throw CLIError.failure(
+                "kinesia report: no session \(session) of \(chosen); sessions: "
+                    + names.joined(separator: ", "))
+        }
+        let shown = sessions.isEmpty ? names : sessions
+        var motion: [SessionReport.Session] = []
+        var analytics: [(t: Double, record: AnalyticsRecord)] = []
+        for name in shown {
+            let records = try store.analytics(camera: chosen, session: name)
+            analytics += records
+            let events = try store.events(camera: chosen, session: name)
+            let samples = try store.values(camera: chosen, session: name)
+            if records.isEmpty || !events.isEmpty || !samples.isEmpty {
+                motion.append(SessionReport.Session(name: name, samples: samples, events: events))
+            }
+        }
+        // In pose-time order, ties in the order read (sessions as shown, then rows): deterministic.
+        let ordered = analytics.enumerated().sorted { ($0.element.t, $0.offset) < ($1.element.t, $1.offset) }
+            .map(\.element)
+        return SessionReport(title: chosen, sessions: motion, analytics: ordered)
+    }
+}

@@ -1,0 +1,310 @@
+public import KinesiaAnalytics
+public import KinesiaMotion
+
+/// The SQLite database of `kinesia record`: every event, analytics record and periodic snapshot
+/// of the bus, each stored once, and the report's queries.
+///
+/// - **WAL** journal mode (readers, such as `kinesia report`, never block the recorder), and
+///   `synchronous=NORMAL`.
+/// - **Versioned schema**: `PRAGMA user_version` is the number of ``migrations`` applied; opening
+///   a file applies the missing ones in one transaction each (an empty file gets all of them).
+/// - **Exactly once**: every row is keyed by its sender's stream id, topic and sequence number
+///   (`PRIMARY KEY`, `INSERT OR IGNORE`), so a message delivered twice (a replay, a restarted
+///   recorder reading again) is stored once.
+/// - **Cursor**: `streams` keeps, for each topic and stream, the last sequence number stored,
+///   where a recorder that restarts can ask a replay to resume (``cursor()``).
+/// - Inserts are batched in transactions by the caller (``begin()``, ``commit()``).
+///
+/// The schema is in `docs/record-schema.md`.
+///
+/// ```swift
+/// let store = try RecordStore(path: "clinic.sqlite")
+/// try store.begin()
+/// let new = try store.insert(.event(t: 2.5, .holdStarted), key: key)
+/// try store.commit()
+/// ```
+public final class RecordStore {
+    /// Where a message came from: its sender's stream, its topic and sequence number, and the
+    /// camera and session the topic names.
+    public struct Key: Hashable, Sendable {
+        /// The sender's stream id (the wire header's, new at every start of the sender).
+        public var streamID: UInt64
+        /// The topic, `event/<camera>/<session>/`...
+        public var topic: String
+        /// The sequence number on the topic.
+        public var sequence: UInt64
+        /// The camera of the topic.
+        public var camera: String
+        /// The session of the topic.
+        public var session: String
+
+        /// Makes a key.
+        public init(streamID: UInt64, topic: String, sequence: UInt64, camera: String, session: String) {
+            self.streamID = streamID
+            self.topic = topic
+            self.sequence = sequence
+            self.camera = camera
+            self.session = session
+        }
+    }
+
+    /// What is stored.
+    public enum Payload: Hashable, Sendable {
+        /// A motion event at pose time `t`.
+        case event(t: Double, MotionEvent)
+        /// A snapshot after the pose at `t`.
+        case snapshot(t: Double, MotionSnapshot)
+        /// An analytics record made at pose time `t`.
+        case analytics(t: Double, AnalyticsRecord)
+    }
+
+    /// One topic's stream and the last sequence number stored of it.
+    public struct Cursor: Hashable, Sendable {
+        /// Makes a cursor.
+        public init(topic: String, streamID: UInt64, lastSequence: UInt64) {
+            self.topic = topic
+            self.streamID = streamID
+            self.lastSequence = lastSequence
+        }
+
+        /// The topic.
+        public var topic: String
+        /// The sender's stream id.
+        public var streamID: UInt64
+        /// The last sequence number stored (or skipped on purpose: snapshots between two kept).
+        public var lastSequence: UInt64
+    }
+
+    /// The schema, one migration per version: `migrations[0]` makes version 1 from an empty file.
+    public static let migrations: [String] = [
+        // 1: events, snapshots, and the cursor of each stream.
+        """
+        CREATE TABLE events (
+            stream_id INTEGER NOT NULL, topic TEXT NOT NULL, sequence INTEGER NOT NULL,
+            camera TEXT NOT NULL, session TEXT NOT NULL, t REAL NOT NULL, type TEXT NOT NULL,
+            json TEXT NOT NULL,
+            PRIMARY KEY (stream_id, topic, sequence));
+        CREATE TABLE snapshots (
+            stream_id INTEGER NOT NULL, topic TEXT NOT NULL, sequence INTEGER NOT NULL,
+            camera TEXT NOT NULL, session TEXT NOT NULL, t REAL NOT NULL, value REAL,
+            rep_count INTEGER NOT NULL, rejected_count INTEGER NOT NULL, json TEXT NOT NULL,
+            PRIMARY KEY (stream_id, topic, sequence));
+        CREATE TABLE streams (
+            topic TEXT NOT NULL, stream_id INTEGER NOT NULL, last_sequence INTEGER NOT NULL,
+            PRIMARY KEY (topic, stream_id));
+        """,
+        // 2: analytics records in their own table (version 1 kept them with the events), and the
+        // indexes of the report's queries.
+        """
+        CREATE TABLE analytics (
+            stream_id INTEGER NOT NULL, topic TEXT NOT NULL, sequence INTEGER NOT NULL,
+            camera TEXT NOT NULL, session TEXT NOT NULL, t REAL NOT NULL, type TEXT NOT NULL,
+            side TEXT, set_number INTEGER, json TEXT NOT NULL,
+            PRIMARY KEY (stream_id, topic, sequence));
+        INSERT INTO analytics
+            SELECT stream_id, topic, sequence, camera, session, t, type, json_extract(json, '$.side'),
+                json_extract(json, '$.set'), json
+            FROM events WHERE type IN ('repTempo', 'repSymmetry', 'setSummary');
+        DELETE FROM events WHERE type IN ('repTempo', 'repSymmetry', 'setSummary');
+        CREATE INDEX events_by_session ON events (camera, session, t);
+        CREATE INDEX snapshots_by_session ON snapshots (camera, session, t);
+        CREATE INDEX analytics_by_camera ON analytics (camera, t);
+        """,
+    ]
+
+    /// The version a store opened with ``init(path:version:)``'s default has.
+    public static var schemaVersion: Int { migrations.count }
+
+    private let db: SQLiteDatabase
+    private var statements: [String: SQLiteStatement] = [:]
+    private var inTransaction = false
+
+    /// Opens (or creates) the store at `path`, in WAL mode, migrated to `version`.
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - version: The schema version to migrate to (tests make older files with it).
+    /// - Throws: ``SQLiteError``: the file cannot be opened, is not a database, or has a newer
+    ///   schema than this program knows.
+    public init(path: String, version: Int = RecordStore.schemaVersion) throws(SQLiteError) {
+        db = try SQLiteDatabase(path: path)
+        let mode = try db.text("PRAGMA journal_mode=WAL") ?? ""
+        guard mode.lowercased() == "wal" else {
+            throw SQLiteError(code: 1, message: "\(path): WAL mode refused (journal_mode is \(mode))")
+        }
+        try db.execute("PRAGMA synchronous=NORMAL")
+        let current = Int(try db.integer("PRAGMA user_version") ?? 0)
+        guard current <= Self.migrations.count else {
+            throw SQLiteError(
+                code: 1,
+                message:
+                    "\(path) has schema version \(current); this kinesia knows up to \(Self.migrations.count)"
+            )
+        }
+        if current < version {
+            for next in current..<min(version, Self.migrations.count) {
+                try db.execute("BEGIN IMMEDIATE")
+                do {
+                    try db.execute(Self.migrations[next])
+                    try db.execute("PRAGMA user_version=\(next + 1)")
+                    try db.execute("COMMIT")
+                } catch {
+                    try? db.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Closes the database (a transaction under way is committed first).
+    public func close() throws(SQLiteError) {
+        if inTransaction { try commit() }
+        statements.removeAll()
+        db.close()
+    }
+
+    /// The schema version of the file (`PRAGMA user_version`).
+    public var version: Int {
+        get throws(SQLiteError) { Int(try db.integer("PRAGMA user_version") ?? 0) }
+    }
+
+    /// The journal mode (`wal`).
+    public var journalMode: String {
+        get throws(SQLiteError) { try db.text("PRAGMA journal_mode") ?? "" }
+    }
+
+    /// Starts a transaction (nothing when one is under way).
+    public func begin() throws(SQLiteError) {
+        guard !inTransaction else { return }
+        try db.execute("BEGIN")
+        inTransaction = true
+    }
+
+    /// Commits the transaction under way, if any.
+    public func commit() throws(SQLiteError) {
+        guard inTransaction else { return }
+        try db.execute("COMMIT")
+        inTransaction = false
+    }
+
+    private func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statements[sql] { return statement }
+        let statement = try db.prepare(sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Stores `payload` under `key`, unless a row with that key is there already, and moves
+    /// the stream's cursor on.
+    /// - Returns: `true` when it was new, `false` when it was already stored.
+    @discardableResult
+    public func insert(_ payload: Payload, key: Key) throws(SQLiteError) -> Bool {
+        let common: [SQLiteStatement.Value] = [
+            .integer(Int64(bitPattern: key.streamID)), .text(key.topic),
+            .integer(Int64(bitPattern: key.sequence)),
+            .text(key.camera), .text(key.session),
+        ]
+        switch payload {
+        case .event(let t, let event):
+            try statement(
+                "INSERT OR IGNORE INTO events (stream_id, topic, sequence, camera, session, t, type, json) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            ).run(common + [.real(t), .text(event.name), .text(MotionJSON.encode(event, at: t))])
+        case .snapshot(let t, let snapshot):
+            try statement(
+                "INSERT OR IGNORE INTO snapshots (stream_id, topic, sequence, camera, session, t, value, "
+                    + "rep_count, rejected_count, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ).run(
+                common + [
+                    .real(t), snapshot.value.map { .real($0) } ?? .null, .integer(Int64(snapshot.repCount)),
+                    .integer(Int64(snapshot.rejectedCount)), .text(MotionJSON.encode(snapshot, at: t)),
+                ])
+        case .analytics(let t, let record):
+            let (side, set) = Self.sideAndSet(record)
+            try statement(
+                "INSERT OR IGNORE INTO analytics (stream_id, topic, sequence, camera, session, t, type, side, "
+                    + "set_number, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ).run(
+                common + [
+                    .real(t), .text(record.name), side.map { .text($0.rawValue) } ?? .null,
+                    .integer(Int64(set)),
+                    .text(AnalyticsJSON.encode(record, at: t)),
+                ])
+        }
+        let new = db.changes > 0
+        try advanceCursor(key)
+        return new
+    }
+
+    /// Records that `key`'s message was seen (stored or skipped on purpose).
+    public func advanceCursor(_ key: Key) throws(SQLiteError) {
+        try statement(
+            "INSERT INTO streams (topic, stream_id, last_sequence) VALUES (?, ?, ?) "
+                + "ON CONFLICT (topic, stream_id) DO UPDATE SET last_sequence = max(last_sequence, excluded.last_sequence)"
+        ).run([
+            .text(key.topic), .integer(Int64(bitPattern: key.streamID)),
+            .integer(Int64(bitPattern: key.sequence)),
+        ])
+    }
+
+    private static func sideAndSet(_ record: AnalyticsRecord) -> (BodySide?, Int) {
+        switch record {
+        case .repTempo(let tempo): (tempo.side, tempo.set)
+        case .repSymmetry(let pair): (nil, pair.set)
+        case .setSummary(let summary): (summary.side, summary.set)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Every stream's cursor, by topic then stream id.
+    public func cursor() throws(SQLiteError) -> [Cursor] {
+        try statement("SELECT topic, stream_id, last_sequence FROM streams ORDER BY topic, stream_id").rows {
+            Cursor(
+                topic: $0.text(0), streamID: UInt64(bitPattern: $0.integer(1)),
+                lastSequence: UInt64(bitPattern: $0.integer(2)))
+        }
+    }
+
+    /// The number of rows of `table` (`events`, `snapshots`, `analytics`).
+    public func count(_ table: String) throws(SQLiteError) -> Int {
+        Int(try db.integer("SELECT count(*) FROM \(table)") ?? 0)
+    }
+
+    /// The cameras and sessions with rows, sorted.
+    public func sessions() throws(SQLiteError) -> [(camera: String, session: String)] {
+        try statement(
+            "SELECT camera, session FROM events UNION SELECT camera, session FROM snapshots "
+                + "UNION SELECT camera, session FROM analytics ORDER BY 1, 2"
+        ).rows { ($0.text(0), $0.text(1)) }
+    }
+
+    /// The JSON lines of a session's events, in pose-time order (then stream and sequence).
+    public func eventLines(camera: String, session: String) throws(SQLiteError) -> [String] {
+        try statement(
+            "SELECT json FROM events WHERE camera = ? AND session = ? ORDER BY t, stream_id, sequence"
+        ).rows([.text(camera), .text(session)]) { $0.text(0) }
+    }
+
+    /// A session's events, decoded, in pose-time order.
+    public func events(camera: String, session: String) throws(SQLiteError) -> [(
+        t: Double, event: MotionEvent
+    )] {
+        try eventLines(camera: camera, session: session).compactMap { try? MotionJSON.decodeEvent($0) }
+    }
+
+    /// A session's stored snapshots as (time, value) points, in pose-time order.
+    public func values(camera: String, session: String) throws(SQLiteError) -> [(t: Double, value: Double?)] {
+        try statement(
+            "SELECT t, value FROM snapshots WHERE camera = ? AND session = ? ORDER BY t, stream_id, sequence"
+        ).rows([.text(camera), .text(session)]) { ($0.real(0) ?? 0, $0.real(1)) }
+    }
+
+    /// A session's analytics records, decoded, in pose-time order.
+    public func analytics(camera: String, session: String) throws(SQLiteError) -> [(
+        t: Double, record: AnalyticsRecord
+    )] {
+        try statement(
+            "SELECT json FROM analytics WHERE camera = ? AND session = ? ORDER BY t, stream_id, sequence"
+        ).rows([.text(camera), .text(session)]) { $0.text(0) }.compactMap { try? AnalyticsJSON.decode($0) }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import KinesiaAnalytics
+import KinesiaMotion
+import KinesiaStore
+import Testing
+
+/// The recorder's database: migrations, WAL, exactly-once inserts, the cursor, bad files.
+struct RecordStoreTests {
+    /// A path in a fresh temporary folder, removed by `done`.
+    static func temporaryDatabase() throws -> (path: String, done: () -> Void) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kinesia-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (
+            folder.appendingPathComponent("record.sqlite").path,
+            { try? FileManager.default.removeItem(at: folder) }
+        )
+    }
+
+    static func key(_ sequence: UInt64, stream: UInt64 = 0xfeed_0000_0000_0001, session: String = "left")
+        -> RecordStore.Key
+    {
+        RecordStore.Key(
+            streamID: stream, topic: "event/cam0/\(session)/", sequence: sequence, camera: "cam0",
+            session: session)
+    }
+
+    static let rep = Rep(peak: 92.5, faults: [], start: 1, end: 3)
+
+    @Test func anEmptyFileGetsEveryMigrationAndWAL() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let store = try RecordStore(path: path)
+        #expect(try store.version == RecordStore.schemaVersion)
+        #expect(RecordStore.schemaVersion == 2)
+        #expect(try store.journalMode == "wal")
+        #expect(
+            try store.count("events") == 0 && store.count("snapshots") == 0 && store.count("analytics") == 0)
+        try store.close()
+        // Opening again changes nothing.
+        let again = try RecordStore(path: path)
+        #expect(try again.version == 2)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test func aVersion1FileIsMigratedKeepingItsRowsAndMovingItsAnalytics() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let tempo = RepTempo(
+            side: .left, number: 1, set: 1, faults: [], peak: 90, low: 2, start: 1, peakTime: 2, end: 3,
+            timeUp: 0.5,
+            timeAtTop: 1, timeDown: 0.5)
+        do {
+            let old = try RecordStore(path: path, version: 1)
+            #expect(try old.version == 1)
+            try old.insert(.event(t: 3, .repCompleted(Self.rep)), key: Self.key(0))
+            // Version 1 had no analytics table: such records were events.
+            let db = try SQLiteDatabase(path: path)
+            try db.prepare(
+                "INSERT INTO events (stream_id, topic, sequence, camera, session, t, type, json) VALUES (1, 'event/cam0/analytics/', 0, 'cam0', 'analytics', 3, 'repTempo', ?)"
+            ).run([.text(AnalyticsJSON.encode(.repTempo(tempo), at: 3))])
+            try old.close()
+        }
+        let store = try RecordStore(path: path)
+        #expect(try store.version == 2)
+        #expect(try store.count("events") == 1)
+        #expect(try store.count("analytics") == 1)
+        let events = try store.events(camera: "cam0", session: "left")
+        #expect(events.map(\.event) == [.repCompleted(Self.rep)])
+        let analytics = try store.analytics(camera: "cam0", session: "analytics")
+        #expect(analytics.map(\.record) == [.repTempo(tempo)])
+        let side = try SQLiteDatabase(path: path).text("SELECT side FROM analytics")
+        #expect(side == "left")
+    }
+
+    @Test func aMessageStoredTwiceIsStoredOnce() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let store = try RecordStore(path: path)
+        try store.begin()
+        #expect(try store.insert(.event(t: 3, .repCompleted(Self.rep)), key: Self.key(4)))
+        #expect(try !store.insert(.event(t: 3, .repCompleted(Self.rep)), key: Self.key(4)))
+        // The same sequence number of another stream (a restarted worker) is another message.
+        #expect(try store.insert(.event(t: 3, .holdStarted), key: Self.key(4, stream: 2)))
+        try store.commit()
+        #expect(try store.count("events") == 2)
+        // Across a reopen too (a restarted recorder fed a replay).
+        try store.close()
+        let reopened = try RecordStore(path: path)
+        #expect(try !reopened.insert(.event(t: 3, .repCompleted(Self.rep)), key: Self.key(4)))
+        #expect(try reopened.count("events") == 2)
+    }
+
+    @Test func theCursorKeepsTheLastSequenceOfEachStream() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let store = try RecordStore(path: path)
+        for sequence: UInt64 in [0, 1, 2, 5, 3] {
+            try store.insert(.event(t: Double(sequence), .holdStarted), key: Self.key(sequence))
+        }
+        try store.advanceCursor(Self.key(7, session: "right"))
+        #expect(
+            try store.cursor() == [
+                .init(topic: "event/cam0/left/", streamID: 0xfeed_0000_0000_0001, lastSequence: 5),
+                .init(topic: "event/cam0/right/", streamID: 0xfeed_0000_0000_0001, lastSequence: 7),
+            ])
+    }
+
+    @Test func snapshotsAndAnalyticsReadBackInTimeOrder() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let store = try RecordStore(path: path)
+        var snapshot = MotionSnapshot()
+        for (sequence, t) in [(0, 1.0), (1, 0.5), (2, 2.0)] {
+            snapshot.value = t * 10
+            try store.insert(
+                .snapshot(t: t, snapshot),
+                key: RecordStore.Key(
+                    streamID: 9, topic: "snapshot/cam0/left/", sequence: UInt64(sequence), camera: "cam0",
+                    session: "left"))
+        }
+        let values = try store.values(camera: "cam0", session: "left")
+        #expect(values.map(\.t) == [0.5, 1, 2])
+        #expect(values.map(\.value) == [5, 10, 20])
+        #expect(try store.sessions().map { "\($0.camera)/\($0.session)" } == ["cam0/left"])
+    }
+
+    @Test func aFileThatIsNotADatabaseIsAnErrorNotACrash() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SQLiteError.self) { try RecordStore(path: path) }
+        #expect(throws: SQLiteError.self) { try RecordStore(path: "/proc/version/none.sqlite") }
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        do {
+            let db = try SQLiteDatabase(path: path)
+            try db.execute("PRAGMA user_version=99")
+        }
+        #expect { try RecordStore(path: path) } throws: { "\($0)".contains("schema version 99") }
+    }
+}
