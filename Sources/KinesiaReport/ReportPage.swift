@@ -10,7 +10,7 @@ public import KinesiaMotion
 ///
 /// The page has, for each session: the measured angle over time with each rep shaded (green
 /// clean, red rejected) and its peak marked, each form fault as a red tick, and the baseline as a
-/// dashed line (`svg.angle`); its reps as a table (`table.reps`, one `tr.rep` a rep). Then left
+/// dashed line (`svg.angle`, the angle a `polyline.trace`); its reps as a table (`table.reps`, one `tr.rep` a rep). Then left
 /// against right (`table.sides`, `svg.sides`), and the analytics: tempo (`table.tempo`),
 /// symmetry (`table.symmetry`) and sets (`table.sets`). Elements carry `data-` attributes with
 /// the figures, for programs that read the page.
@@ -31,8 +31,8 @@ public enum ReportPage {
             table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
             th{background:#eef}tr.rejected td{background:#fde8e8}
             svg{background:#fafafa;border:1px solid #ddd}
-            .clean{fill:#2a9d4b;fill-opacity:.18}.rejected{fill:#d33;fill-opacity:.2}
-            .angle{fill:none;stroke:#1f5fbf;stroke-width:1.5}.peak{fill:#1f5fbf}
+            rect.clean{fill:#2a9d4b;fill-opacity:.18}rect.rejected{fill:#d33;fill-opacity:.2}
+            polyline.trace{fill:none;stroke:#1f5fbf;stroke-width:1.5}.peak{fill:#1f5fbf}
             .fault{stroke:#d33;stroke-width:2}.baseline{stroke:#e08a00;stroke-dasharray:6 4;stroke-width:1.5}
             .axis{stroke:#888}.label{font-size:11px;fill:#555}
             .left{fill:#1f5fbf}.right{fill:#e08a00}
@@ -132,7 +132,7 @@ public enum ReportPage {
         var run: [String] = []
         func flush() {
             if run.count > 1 {
-                svg += "<polyline class=\"angle\" points=\"\(run.joined(separator: " "))\"/>\n"
+                svg += "<polyline class=\"trace\" points=\"\(run.joined(separator: " "))\"/>\n"
             }
             run.removeAll()
         }

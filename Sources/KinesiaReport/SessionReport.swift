@@ -13,14 +13,19 @@ public struct SessionReport: Sendable {
         public var samples: [(t: Double, value: Double?)]
         /// Its events at their pose times, in order.
         public var events: [(t: Double, event: MotionEvent)]
+        /// The baseline measured elsewhere (an analytics session's, for its side), shown when the
+        /// session's own events have none.
+        public var measuredBaseline: Double?
 
         /// Makes a session.
         public init(
-            name: String, samples: [(t: Double, value: Double?)], events: [(t: Double, event: MotionEvent)]
+            name: String, samples: [(t: Double, value: Double?)], events: [(t: Double, event: MotionEvent)],
+            measuredBaseline: Double? = nil
         ) {
             self.name = name
             self.samples = samples
             self.events = events
+            self.measuredBaseline = measuredBaseline
         }
 
         /// The judged reps (clean and rejected), in order.
@@ -38,10 +43,11 @@ public struct SessionReport: Sendable {
             events.compactMap { if case .formFault(let fault) = $0.event { ($0.t, fault) } else { nil } }
         }
 
-        /// The baseline, once completed.
+        /// The baseline: the session's own (its last ``MotionEvent/baselineCompleted(_:)``), else
+        /// ``measuredBaseline``.
         public var baseline: Double? {
             events.lazy.compactMap { if case .baselineCompleted(let value) = $0.event { value } else { nil } }
-                .last
+                .last ?? measuredBaseline
         }
     }
 

@@ -19,7 +19,8 @@ public struct ReportCommand: ParsableCommand {
         discussion: """
             Reads a database written by kinesia record. The page shows, for each session of the \
             camera (every one, or those given with --session), the measured angle over time with \
-            each rep, fault and the baseline marked, and the reps as a table; then the left \
+            each rep, fault and the baseline marked (the session's own, else for a session named \
+            left or right that side's baseline from the analytics), and the reps as a table; then the left \
             session against the right one, and the analytics (tempo, symmetry, sets) of any \
             analytics session. One file, no script and no network request: open it in any \
             browser, attach it to a patient's record. The same database gives the same bytes.
@@ -120,13 +121,22 @@ public struct ReportCommand: ParsableCommand {
         var motion: [SessionReport.Session] = []
         var analytics: [(t: Double, record: AnalyticsRecord)] = []
         for name in shown {
-            let records = try store.analytics(camera: chosen, session: name)
-            analytics += records
+            analytics += try store.analytics(camera: chosen, session: name)
+        }
+        for name in shown {
             let events = try store.events(camera: chosen, session: name)
             let samples = try store.values(camera: chosen, session: name)
-            if records.isEmpty || !events.isEmpty || !samples.isEmpty {
-                motion.append(SessionReport.Session(name: name, samples: samples, events: events))
-            }
+            guard !events.isEmpty || !samples.isEmpty else { continue }
+            // A session named after a side shows that side's baseline from the analytics.
+            let baseline = analytics.lazy.compactMap { (_, record) -> Double? in
+                guard case .setSummary(let summary) = record, summary.side.rawValue == name else {
+                    return nil
+                }
+                return summary.baseline
+            }.last
+            motion.append(
+                SessionReport.Session(
+                    name: name, samples: samples, events: events, measuredBaseline: baseline))
         }
         // In pose-time order, ties in the order read (sessions as shown, then rows): deterministic.
         let ordered = analytics.enumerated().sorted { ($0.element.t, $0.offset) < ($1.element.t, $1.offset) }
