@@ -125,14 +125,19 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaClientTests",
-            dependencies: ["KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion"],
+            dependencies: [
+                "KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSystemTests", dependencies: ["KinesiaSystem", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCLITests",
-            dependencies: ["KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaTestSupport"],
+            dependencies: [
+                "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
+                "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(

@@ -93,3 +93,22 @@ struct SnapshotThrottleTests {
         #expect(published == [true, false, true, true, false])
     }
 }
+
+struct WorkerAnalyticsSessionTests {
+    @Test func analyticsInPlaceOfASideAsksForBothSidesAnalytics() throws {
+        let session = try WorkerSession(parsing: "cam0/analytics=squat:analytics", defaultCamera: nil)
+        #expect(session.analysis == .analytics)
+        #expect(session.side == nil)
+        #expect(session.name == "analytics")
+        #expect(session.analysisText == "squat:analytics")
+    }
+
+    @Test func anUnknownSideMentionsAnalytics() {
+        #expect {
+            try WorkerSession(parsing: "x=squat:both", defaultCamera: "cam0")
+        } throws: { error in
+            guard case .usage(let message) = error as? CLIError else { return false }
+            return message.contains("analytics")
+        }
+    }
+}
