@@ -300,6 +300,37 @@ def health_json(process, role, pid, uptime, counters):
                       allow_nan=False)
 
 
+# Analytics records (docs/wire-format.md, section 8): event payloads of an analytics session
+
+ANALYTICS_KEYS = {
+    "repTempo": ["t", "side", "rep", "set", "clean", "faults", "peak", "low", "range", "start",
+                 "peakTime", "end", "timeUp", "timeAtTop", "timeDown", "timeUnderTension"],
+    "repSymmetry": ["t", "set", "pair", "left", "right", "peakDifference", "rangeRatio",
+                    "tempoRatio"],
+    "setSummary": ["t", "side", "set", "complete", "reps", "clean", "rejected", "rejectedShare",
+                   "rejectedByFault", "rejectedShareByFault", "firstPeak", "lastPeak", "peakSlope",
+                   "meanCleanPeak", "baseline", "progress", "progressPercent"],
+}
+
+
+def decode_analytics(text):
+    """An event payload's JSON as an analytics record (a dict), or None when its "type" is not an
+    analytics record's (a motion event). Raises WireError("invalidJSON") for JSON that does not
+    parse, or an analytics record that lacks a key or has an unknown side."""
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        raise WireError("invalidJSON", str(error)) from None
+    if not isinstance(record, dict) or record.get("type") not in ANALYTICS_KEYS:
+        return None
+    missing = [key for key in ANALYTICS_KEYS[record["type"]] if key not in record]
+    if missing:
+        raise WireError("invalidJSON", f"{record['type']} without {', '.join(missing)}")
+    if "side" in record and record["side"] not in ("left", "right"):
+        raise WireError("invalidJSON", f"unknown side {record['side']!r}")
+    return record
+
+
 # Whole messages
 
 

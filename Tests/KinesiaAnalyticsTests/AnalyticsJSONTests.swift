@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaAnalytics
 import KinesiaMotion
+import KinesiaTestSupport
 import Testing
 
 struct AnalyticsJSONTests {
@@ -59,5 +60,39 @@ struct AnalyticsJSONTests {
         #expect { try AnalyticsJSON.decode(missing) } throws: {
             ($0 as? MotionJSONError)?.kind == .invalidRecord
         }
+    }
+}
+
+/// `scripts/kinesia_wire.py` reads the lines Swift writes, and tells them from motion events.
+struct AnalyticsPythonTests {
+    @Test func pythonReadsEveryRecordAndRefusesABrokenOne() throws {
+        let lines = [
+            AnalyticsJSON.encode(.repTempo(AnalyticsJSONTests.tempo), at: 12.5),
+            AnalyticsJSON.encode(.repSymmetry(AnalyticsJSONTests.pair), at: 20),
+            AnalyticsJSON.encode(.setSummary(AnalyticsJSONTests.summary), at: 40),
+        ]
+        let script = """
+            import json, sys
+            sys.path.insert(0, sys.argv[1])
+            import kinesia_wire as kw
+            for line in sys.argv[2:]:
+                record = kw.decode_analytics(line)
+                print(record["type"], record["t"], record.get("side"), record.get("timeUnderTension"), record.get("progress"))
+            print(kw.decode_analytics('{"type":"holdStarted","t":1}'))
+            try:
+                kw.decode_analytics('{"type":"repTempo","t":1}')
+            except kw.WireError as error:
+                print(error.code)
+            """
+        let (status, output) = try TestProcess.run(
+            "/usr/bin/python3", ["-c", script, PackagePaths.path("scripts")] + lines,
+            environment: ProcessInfo.processInfo.environment)
+        #expect(status == 0, "\(output)")
+        #expect(
+            output.split(separator: "\n").map(String.init) == [
+                "repTempo 12.5 left 2.5 None", "repSymmetry 20.0 None None None",
+                "setSummary 40.0 right None 3.0",
+                "None", "invalidJSON",
+            ])
     }
 }

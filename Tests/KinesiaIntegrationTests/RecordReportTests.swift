@@ -92,6 +92,12 @@ struct RecordReportTests {
             "report", ["report", "--db", database, "--camera", "cam0", "--out", page], addingBus: false)
         #expect(await report.waitForExit(timeout: .seconds(30)) == 0, "\(report.diagnostics)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
+        // Deterministic: the same database gives the same bytes.
+        let again = try topology.start(
+            "report-again", ["report", "--db", database, "--camera", "cam0", "--out", page + ".2"],
+            addingBus: false)
+        #expect(await again.waitForExit(timeout: .seconds(30)) == 0, "\(again.diagnostics)")
+        #expect(try String(contentsOfFile: page + ".2", encoding: .utf8) == html)
         #expect(
             !html.contains("http://") && !html.contains("https://") && !html.lowercased().contains("<script"))
         let dom = try Browser.dumpDOM(page)
