@@ -127,6 +127,17 @@ struct RecordReportTests {
         }
     }
 
+    @Test func recordRefusesAFileThatIsNotADatabase() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let path = topology.directory + "/notes.txt"
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        let record = try topology.start("record", ["record", "--db", path])
+        #expect(await record.waitForExit() == 1)
+        #expect(record.errorText.contains("kinesia record:"), "\(record.errorText)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(repeating: 0x41, count: 4096))
+    }
+
     @Test func reportRefusesAMissingDatabaseAndAnUnknownCamera() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
