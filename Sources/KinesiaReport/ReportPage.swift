@@ -1,5 +1,5 @@
-public import KinesiaAnalytics
-public import KinesiaMotion
+import KinesiaAnalytics
+import KinesiaMotion
 
 /// Renders a ``SessionReport`` as one self-contained HTML page: no script, no external style,
 /// font or image, no URL at all; charts are inline SVG. A Content-Security-Policy meta

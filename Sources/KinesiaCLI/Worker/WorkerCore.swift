@@ -207,9 +207,12 @@ public struct WorkerCore: Sendable {
     public var publishFailureCount: Int { publishFailures.values.reduce(0, +) }
 
     /// The snapshot of the session `name` of `camera` as its analyzer has it now (`nil` for a
-    /// session the worker does not host).
+    /// session the worker does not host, and for an analytics session).
     public func snapshot(camera: String, session name: String) -> MotionSnapshot? {
-        hosted.first { $0.spec.camera == camera && $0.spec.name == name }?.analyzer.snapshot
+        guard let session = hosted.first(where: { $0.spec.camera == camera && $0.spec.name == name }),
+            session.analytics == nil
+        else { return nil }
+        return session.analyzer.snapshot
     }
 
     // MARK: Deliveries
