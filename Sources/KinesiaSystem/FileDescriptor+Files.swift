@@ -102,3 +102,13 @@ extension FileDescriptor {
         return (written, nil)
     }
 }
+
+extension FileDescriptor {
+    /// Renames the entry `name` of this directory to `newName` (`renameat`), replacing what
+    /// had that name atomically.
+    ///
+    /// - Throws: ``Errno``.
+    public func renameEntry(_ name: String, to newName: String) throws(Errno) {
+        try Errno.retryingOnInterrupt { () -> Int32 in renameat(rawValue, name, rawValue, newName) }
+    }
+}

@@ -95,7 +95,7 @@ public struct AnalyzeCommand: ParsableCommand {
         let log = context.logger
         let poses = try PoseSource.load(
             file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps), camera: detector,
-            onDetectorMessage: { log.warning("detector: \($0)") })
+            onDetectorMessage: { log.warning("detector: \($0)") }, onWarning: { log.warning($0) })
         guard !poses.isEmpty else {
             throw CLIError.failure("\(file): no pose to analyse (the recording is empty)")
         }

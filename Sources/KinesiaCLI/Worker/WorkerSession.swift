@@ -25,6 +25,10 @@ public struct WorkerSession: Hashable, Sendable {
         self.side = side
     }
 
+    /// What makes two runs of the session the same session (its stream identity's `session`):
+    /// the exercise and the side.
+    public var identity: String { "\(exercise.id):\(side.rawValue)" }
+
     /// Parses `[CAMERA/]NAME=EXERCISE:SIDE`.
     /// - Parameters:
     ///   - text: The value of `--session`.
