@@ -53,7 +53,8 @@ public enum JournalPoses {
         var problems: [String] = []
         if reader.damagedRanges > 0 {
             problems.append(
-                "\(reader.damagedRanges) damaged range(s) skipped (" + reader.damage.prefix(3).joined(separator: "; ")
+                "\(reader.damagedRanges) damaged range(s) skipped ("
+                    + reader.damage.prefix(3).joined(separator: "; ")
                     + ")")
         }
         if undecodable > 0 { problems.append("\(undecodable) record(s) that are not poses skipped") }
@@ -68,7 +69,8 @@ public enum JournalPoses {
         var camera: String?
         for option in parts.dropFirst() {
             guard option.hasPrefix("camera="), camera == nil else {
-                throw CLIError.usage("\(spec.quotedExcerpt()): unknown option \(String(option).quotedExcerpt())")
+                throw CLIError.usage(
+                    "\(spec.quotedExcerpt()): unknown option \(String(option).quotedExcerpt())")
             }
             camera = String(option.dropFirst("camera=".count))
         }
@@ -92,13 +94,15 @@ public enum JournalPoses {
         guard !poseStreams.isEmpty else {
             throw CLIError.failure(
                 "journal:\(path): no pose journal there" + (camera.map { " for camera \($0)" } ?? "")
-                    + " (give a state directory, its journal/ or a stream directory journal/pose+CAMERA/STREAM)")
+                    + " (give a state directory, its journal/ or a stream directory journal/pose+CAMERA/STREAM)"
+            )
         }
         if poseStreams.count == 1 { return poseStreams[0] }
         guard camera != nil else {
             throw CLIError.failure(
                 "journal:\(path) holds \(poseStreams.count) pose streams; give one with ,camera=ID "
-                    + "(the newest is read) or its directory: " + poseStreams.sorted().joined(separator: ", "))
+                    + "(the newest is read) or its directory: " + poseStreams.sorted().joined(separator: ", ")
+            )
         }
         return poseStreams.max { lastChange($0) < lastChange($1) }!
     }

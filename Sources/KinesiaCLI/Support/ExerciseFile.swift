@@ -71,7 +71,8 @@ public enum ExerciseFile {
         guard var exercise = Exercise.named(id) else {
             throw fields.error(
                 "exercise",
-                "unknown exercise \(id.quotedExcerpt()); valid: " + Exercise.catalog.map(\.id).joined(separator: ", "))
+                "unknown exercise \(id.quotedExcerpt()); valid: "
+                    + Exercise.catalog.map(\.id).joined(separator: ", "))
         }
         switch exercise.kind {
         case .reps(var start, var end, var minPeak):
@@ -81,7 +82,9 @@ public enum ExerciseFile {
                 start = try angle(reps, "start") ?? start
                 end = try angle(reps, "end") ?? end
                 minPeak = try angle(reps, "minPeak") ?? minPeak
-                guard end < start else { throw reps.error("end", "must be below start (\(start)), got \(end)") }
+                guard end < start else {
+                    throw reps.error("end", "must be below start (\(start)), got \(end)")
+                }
                 guard start <= minPeak else {
                     throw reps.error("minPeak", "must be at least start (\(start)), got \(minPeak)")
                 }
@@ -107,19 +110,24 @@ public enum ExerciseFile {
         }
         if let session = try fields.optionalObject("sessionRules") {
             try session.rejectUnknownKeys(allowed: [
-                "minimumRepDuration", "maximumRepDuration", "faultPersistence", "holdBreakMargin", "holdBreakTime",
+                "minimumRepDuration", "maximumRepDuration", "faultPersistence", "holdBreakMargin",
+                "holdBreakTime",
             ])
             var rules = exercise.sessionRules
             rules.maximumRepDuration =
-                try number(session, "maximumRepDuration", in: 0...600, excludingZero: true) ?? rules.maximumRepDuration
+                try number(session, "maximumRepDuration", in: 0...600, excludingZero: true)
+                ?? rules.maximumRepDuration
             rules.minimumRepDuration =
-                try number(session, "minimumRepDuration", in: 0...600, excludingZero: true) ?? rules.minimumRepDuration
+                try number(session, "minimumRepDuration", in: 0...600, excludingZero: true)
+                ?? rules.minimumRepDuration
             guard rules.minimumRepDuration < rules.maximumRepDuration else {
                 throw session.error(
                     "minimumRepDuration", "must be below maximumRepDuration (\(rules.maximumRepDuration))")
             }
-            rules.faultPersistence = try number(session, "faultPersistence", in: 0...10) ?? rules.faultPersistence
-            rules.holdBreakMargin = try number(session, "holdBreakMargin", in: 0...90) ?? rules.holdBreakMargin
+            rules.faultPersistence =
+                try number(session, "faultPersistence", in: 0...10) ?? rules.faultPersistence
+            rules.holdBreakMargin =
+                try number(session, "holdBreakMargin", in: 0...90) ?? rules.holdBreakMargin
             rules.holdBreakTime = try number(session, "holdBreakTime", in: 0...10) ?? rules.holdBreakTime
             exercise.sessionRules = rules
         }
@@ -138,7 +146,8 @@ public enum ExerciseFile {
         guard range.contains(value), !(excludingZero && value == 0) else {
             throw fields.error(
                 key,
-                "\(value) is out of range (\(excludingZero ? "over" : "from") \(range.lowerBound) to \(range.upperBound))")
+                "\(value) is out of range (\(excludingZero ? "over" : "from") \(range.lowerBound) to \(range.upperBound))"
+            )
         }
         return value
     }
