@@ -73,12 +73,18 @@ let package = Package(
         // directories, the line reader, errno. Internal (not a product): the commands, the test
         // support and KinesiaClient (the bus directory's checks) use it.
         .target(name: "KinesiaSystem", swiftSettings: strictSettings),
+        // Append-only journals of what a process publishes: checksummed records in segment
+        // files per stream, fsync policy, retention, torn-tail recovery. Internal: the commands
+        // (and the replay) use it.
+        .target(
+            name: "KinesiaJournal", dependencies: ["KinesiaSystem", "KinesiaWire"],
+            swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(
             name: "KinesiaCLI",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
-                "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem",
+                "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -87,7 +93,10 @@ let package = Package(
         // Micro-benchmarks (run through scripts/bench, release builds).
         .executableTarget(
             name: "kinesia-bench",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
+            dependencies: [
+                "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI",
+                "KinesiaJournal",
+            ],
             swiftSettings: strictSettings),
 
         // Test support: processes started by tests (the same spawn as `kinesia up`), the package
@@ -130,6 +139,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "KinesiaJournalTests",
+            dependencies: ["KinesiaJournal", "KinesiaSystem", "KinesiaWire", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "KinesiaSystemTests", dependencies: ["KinesiaSystem", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
@@ -144,7 +157,7 @@ let package = Package(
             name: "KinesiaIntegrationTests",
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
-                "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport",
+                "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport", "KinesiaJournal",
             ],
             swiftSettings: strictSettings),
     ],

@@ -57,7 +57,17 @@ public struct WorkerSession: Hashable, Sendable {
         }
     }
 
-    /// Parses `[CAMERA/]NAME=EXERCISE:SIDE` (SIDE `left`, `right` or `analytics`).
+    /// What makes two runs of the session the same session (its stream identity's `session`):
+    /// the exercise (with any changed thresholds) and the side, or `analytics`.
+    public var identity: String {
+        switch analysis {
+        case .side(let side): "\(ExerciseFile.identity(of: exercise)):\(side.rawValue)"
+        case .analytics: "\(ExerciseFile.identity(of: exercise)):\(Self.analyticsKeyword)"
+        }
+    }
+
+    /// Parses `[CAMERA/]NAME=EXERCISE:SIDE` (SIDE `left`, `right` or `analytics`); EXERCISE may be
+    /// `@FILE`, an exercise file (``ExerciseFile``) with changed thresholds.
     /// - Parameters:
     ///   - text: The value of `--session`.
     ///   - defaultCamera: `--camera`, used when the value names no camera.
@@ -90,14 +100,24 @@ public struct WorkerSession: Hashable, Sendable {
             throw CLIError.usage(
                 "in --session \(text.quotedExcerpt()): " + Topic.invalidNameMessage(value, role: field))
         }
-        let analysis = parts[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard analysis.count == 2 else {
+        // The side follows the last ':' (an exercise file's path may hold others).
+        guard let colon = parts[1].lastIndex(of: ":") else {
             throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
         }
-        guard let exercise = Exercise.named(analysis[0]) else {
-            throw CLIError.usage(
-                "unknown exercise \(analysis[0].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid exercises: "
-                    + Exercise.catalog.map(\.id).joined(separator: ", "))
+        let analysis = [String(parts[1][..<colon]), String(parts[1][parts[1].index(after: colon)...])]
+        let exercise: Exercise
+        if analysis[0].hasPrefix("@") {
+            exercise = try ExerciseFile.load(String(analysis[0].dropFirst()))
+        } else {
+            guard !analysis[0].contains(":") else {
+                throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
+            }
+            guard let named = Exercise.named(analysis[0]) else {
+                throw CLIError.usage(
+                    "unknown exercise \(analysis[0].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid exercises: "
+                        + Exercise.catalog.map(\.id).joined(separator: ", "))
+            }
+            exercise = named
         }
         if analysis[1] == Self.analyticsKeyword {
             self.init(camera: camera, name: name, exercise: exercise, analysis: .analytics)
