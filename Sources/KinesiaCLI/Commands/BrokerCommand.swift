@@ -32,6 +32,12 @@ public struct BrokerCommand: ParsableCommand {
                 help:
                     "Messages queued per connection before the broker drops (both sides); with frames "
                     + "of at most 16 KiB, a queue holds at most this x 16 KiB."),
+            BusSecurityOptions.keyArgument(\.security),
+            .option(
+                "allowed", \.allowed, valueName: "dir",
+                help: "The allowed public keys, DIR/<role>/*.pub, read again at every connection "
+                    + "(default: $KINESIA_ALLOWED, else ~/.config/kinesia/keys/allowed)."),
+            BusSecurityOptions.insecureArgument(\.security),
         ]
     }
 
@@ -41,6 +47,10 @@ public struct BrokerCommand: ParsableCommand {
     public var name: String?
     /// `--hwm`.
     public var highWaterMark = 10_000
+    /// `--key`, `--insecure` (`--server-key` is the clients').
+    var security = BusSecurityOptions()
+    /// `--allowed`.
+    public var allowed: String?
 
     /// A command with every default.
     public init() {}
@@ -57,13 +67,25 @@ public struct BrokerCommand: ParsableCommand {
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(name, environment: context.environment, fallback: "broker")
         let highWaterMark = Int32(highWaterMark)
+        let mode = try BrokerSecurity.resolve(
+            bus: bus, options: security, allowed: allowed, environment: context.environment)
+        switch mode {
+        case .insecure: context.logger.warning(BusSecurityOptions.insecureWarning(bus))
+        case .curve(let key, let directory):
+            context.logger.info(
+                "CURVE on every TCP endpoint: server key \(key.name), allowed keys in \(directory)")
+        case .localUser: break
+        }
         try await BusProcess.run(context: context) { stop in
-            try Self.serve(bus: bus, name: name, highWaterMark: highWaterMark, stop: stop, context: context)
+            try Self.serve(
+                bus: bus, security: mode, name: name, highWaterMark: highWaterMark, stop: stop,
+                context: context)
         }
     }
 
     private static func serve(
-        bus: BusAddress, name: String, highWaterMark: Int32, stop: StopToken, context: CommandContext
+        bus: BusAddress, security: BrokerSecurity, name: String, highWaterMark: Int32, stop: StopToken,
+        context: CommandContext
     ) throws {
         let log = context.logger
         let lock = try bus.directory.map { (directory) throws(CLIError) in
@@ -76,7 +98,8 @@ public struct BrokerCommand: ParsableCommand {
         let proxy: ZMQProxy
         let monitors: (SocketMonitor, SocketMonitor)
         do {
-            (proxy, monitors) = try startProxy(context: zmq, bus: bus, highWaterMark: highWaterMark)
+            (proxy, monitors) = try startProxy(
+                context: zmq, bus: bus, security: security, highWaterMark: highWaterMark)
         } catch {
             zmq.terminate()
             lock?.release()
@@ -90,8 +113,15 @@ public struct BrokerCommand: ParsableCommand {
             lock?.release()
             throw error
         }
-        let publisher = try BusPublisher(context: zmq, bus: bus, linger: .milliseconds(100))
+        // The broker's own health goes through its frontend like any publisher's, with its own
+        // key over CURVE (admitted with the role broker).
+        var ownBus = bus
+        if case .curve(let key, _) = security {
+            ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
+        }
+        let publisher = try BusPublisher(context: zmq, bus: ownBus, linger: .milliseconds(100))
         var health = try HealthPublisher(process: name, role: "broker", problems: { log.warning($0) })
+        if security == .insecure { health.constantCounters["insecure"] = 1 }
         log.info(
             "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 
@@ -126,7 +156,9 @@ public struct BrokerCommand: ParsableCommand {
 
     /// Binds the XSUB frontend and the XPUB backend (socket files private to the user) and
     /// starts the proxy.
-    private static func startProxy(context: ZMQContext, bus: BusAddress, highWaterMark: Int32)
+    private static func startProxy(
+        context: ZMQContext, bus: BusAddress, security: BrokerSecurity, highWaterMark: Int32
+    )
         throws(CLIError)
         -> (ZMQProxy, (SocketMonitor, SocketMonitor))
     {
@@ -147,6 +179,10 @@ public struct BrokerCommand: ParsableCommand {
             // connections) is closed after 5 s instead of 30, giving its descriptor back.
             try frontend.set(.handshakeInterval, .seconds(5))
             try backend.set(.handshakeInterval, .seconds(5))
+            if case .curve(let key, _) = security {
+                try frontend.makeCurveServer(secretKey: key.keyPair.secretKey)
+                try backend.makeCurveServer(secretKey: key.keyPair.secretKey)
+            }
             // Connections counted on this thread while the proxy owns the sockets.
             let counted: SocketEventMask = [.accepted, .acceptFailed, .disconnected]
             monitors = (
