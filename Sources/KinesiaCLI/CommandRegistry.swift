@@ -13,5 +13,6 @@ extension Kinesia {
         ReportCommand.self,
         DemoCommand.self,
         UpCommand.self,
+        KeysCommand.self,
     ]
 }

@@ -78,6 +78,7 @@ public struct IngestCommand: ParsableCommand {
                 \.journal,
                 resumes: "Start a new pose stream even when the state directory has this camera's stream "
                     + "of the same source to resume.")
+            + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `--camera`.
@@ -94,6 +95,8 @@ public struct IngestCommand: ParsableCommand {
     public var waitSeconds = 30.0
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
     /// `--name`.
     public var name: String?
     /// `--keypoints`.
@@ -130,7 +133,7 @@ public struct IngestCommand: ParsableCommand {
         cameraOptions.fps = fps
         cameraOptions.speed = speed
         let topic = try Topic.pose(camera: camera)
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .ingest, context: context)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: BusProcess.derivedName("ingest", camera))
         let log = context.logger
@@ -140,7 +143,7 @@ public struct IngestCommand: ParsableCommand {
             onWarning: { log.warning($0) })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
-            busDescription: bus.description, loop: loop, journal: journal)
+            busDescription: bus.description, loop: loop, journal: journal, insecure: insecure)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -158,6 +161,7 @@ public struct IngestCommand: ParsableCommand {
         var busDescription = ""
         var loop = false
         var journal = JournalOptions()
+        var insecure = false
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -202,6 +206,7 @@ public struct IngestCommand: ParsableCommand {
         defer { publisher.close() }
         var health = try HealthPublisher(
             process: settings.name, role: "ingest", problems: { log.warning($0) })
+        if settings.insecure { health.constantCounters["insecure"] = 1 }
         var counters = Counters()
         let topic = settings.topic
         let (journal, resumeAfter) = try Self.journal(
