@@ -43,7 +43,7 @@ public struct RecordCommand: ParsableCommand {
                 help: "Keep a session's snapshot at most this often, in pose time (count changes always)."),
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "record-<pid>"),
-        ]
+        ] + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `--db`.
@@ -56,6 +56,8 @@ public struct RecordCommand: ParsableCommand {
     public var bus: String?
     /// `--name`.
     public var name: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
 
     /// A command with every default.
     public init() {}
@@ -84,7 +86,7 @@ public struct RecordCommand: ParsableCommand {
 
     /// Records until a signal.
     public func run(context: CommandContext) async throws {
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: BusProcess.derivedName("record", "\(getpid())"))
         let database = database ?? ""
