@@ -109,19 +109,19 @@ struct SecureBusTests {
             context: context, bus: try address(topology, keys.credentials(keys.consumer)),
             prefixes: [.everything])
         defer { subscriber.close() }
-        #expect(try subscriber.waitForConnection(timeout: .seconds(5)))
+        #expect(try subscriber.waitForConnection(timeout: .seconds(15)))
         let control = try BusPublisher(
             context: context, bus: try address(topology, keys.credentials(keys.worker)),
-            connectionTimeout: .seconds(5))
+            connectionTimeout: .seconds(15))
         defer { control.close() }
         let intruder = try BusPublisher(
             context: context, bus: try address(topology, keys.credentials(key)),
-            connectionTimeout: .seconds(5))
+            connectionTimeout: .seconds(15))
         defer { intruder.close() }
         let controlTopic = try Topic.event(camera: "cam0", session: "control")
         var received: [String] = []
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(10))
+        let deadline = clock.now.advanced(by: .seconds(30))
         while clock.now < deadline, !received.contains(controlTopic.description) {
             if pose {
                 try intruder.publish(Pose(timestamp: 1), on: topic)
@@ -265,15 +265,18 @@ struct SecureBusTests {
         #expect(await loose.waitForExit() == 1)
         #expect(loose.errorText.contains("its mode is 644"), "\(loose.diagnostics)")
 
-        let broker = try topology.start("broker-insecure", ["broker", "--insecure"])
+        // A fresh port pair, taken just before the broker binds it.
+        let open = try Topology(bus: "tcp://127.0.0.1:\(try BrokerConnectionTests.freePortPair())")
+        defer { open.tearDown() }
+        let broker = try open.start("broker-insecure", ["broker", "--insecure"])
         #expect(await broker.waitForError(containing: "serving"), "\(broker.diagnostics)")
         #expect(broker.errorText.contains("INSECURE"))
-        let listener = try topology.start("listen-insecure", ["listen", "--insecure"])
+        let listener = try open.start("listen-insecure", ["listen", "--insecure"])
         #expect(await listener.waitForError(containing: "listening to"), "\(listener.diagnostics)")
         #expect(listener.errorText.contains("INSECURE"))
-        let health = try HealthWatch(bus: topology.bus)
+        let health = try HealthWatch(bus: open.bus)
         let report = await health.wait(for: "broker") { _ in true }
-        #expect(report?.counters["insecure"] == 1)
+        #expect(report?.counters["insecure"] == 1, "\(broker.diagnostics)")
     }
 
     /// A client of another user id over IPC, even with the directory and sockets opened to all by
