@@ -11,5 +11,6 @@ extension Kinesia {
         StatusCommand.self,
         DemoCommand.self,
         UpCommand.self,
+        KeysCommand.self,
     ]
 }

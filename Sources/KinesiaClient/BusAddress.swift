@@ -40,6 +40,9 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// Where the bus is.
     public let kind: Kind
+    /// How clients authenticate to a TCP broker (CURVE keys); `nil` for an IPC bus, or a TCP bus
+    /// run with `--insecure`. Never part of ``description``.
+    public var credentials: BusCredentials?
 
     /// Makes an address from its kind (no checks: prefer ``init(parsing:)``).
     public init(kind: Kind) {

@@ -67,6 +67,7 @@ public final class BusPublisher {
             try socket.set(.xpubNoDrop, true)
         }
         try socket.set(.reconnectIntervalMax, .seconds(1))
+        try socket.secure(for: bus)
         if let connectionTimeout {
             let monitor = try socket.monitor([.handshakeSucceeded])
             defer { monitor.close() }

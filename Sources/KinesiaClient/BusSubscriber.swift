@@ -70,6 +70,7 @@ public final class BusSubscriber {
         // instead): the queue holds at most highWaterMark x WireFormat.maximumFrameSize bytes.
         try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try socket.set(.reconnectIntervalMax, .seconds(1))
+        try socket.secure(for: bus)
         for prefix in prefixes { try subscribe(prefix) }
         pendingMonitor = try socket.monitor([.handshakeSucceeded])
         try socket.connect(bus.subscriberEndpoint)

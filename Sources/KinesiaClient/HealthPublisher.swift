@@ -49,6 +49,9 @@ public struct HealthPublisher {
     public private(set) var summarised = 0
     /// Reports that could not go out at all.
     public private(set) var failures = 0
+    /// Counters every report carries as they are (`insecure: 1` for a process on a TCP bus
+    /// without keys), under the counters given to each report.
+    public var constantCounters: [String: Int] = [:]
 
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
@@ -85,7 +88,7 @@ public struct HealthPublisher {
 
     /// The report with `counters` (and ``failuresCounterName`` once a report failed).
     public func report(counters: [String: Int]) -> HealthReport {
-        var counters = counters
+        var counters = counters.merging(constantCounters) { given, _ in given }
         if failures > 0 { counters[Self.failuresCounterName] = failures }
         return HealthReport(
             process: process, role: role, pid: Int(getpid()), uptime: uptime, counters: counters)

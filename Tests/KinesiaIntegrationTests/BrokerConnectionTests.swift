@@ -86,7 +86,9 @@ struct BrokerConnectionTests {
         environment["KINESIA_LOG_LEVEL"] = "info"
         let broker = try TestProcess(
             executable: "/usr/bin/prlimit",
-            arguments: ["--nofile=64:64", try PackagePaths.kinesia(), "broker", "--bus", topology.bus],
+            arguments: [
+                "--nofile=64:64", try PackagePaths.kinesia(), "broker", "--bus", topology.bus, "--insecure",
+            ],
             environment: environment, standardOutput: topology.directory + "/broker.out",
             standardError: brokerLog)
         defer { _ = broker.send(SIGKILL) }

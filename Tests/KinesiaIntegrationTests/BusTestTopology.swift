@@ -8,11 +8,15 @@ import Testing
 final class Topology: @unchecked Sendable {
     let directory: String
     let bus: String
+    /// The security flags of each command (`--insecure`, `--key ...`), by subcommand name.
+    let security: @Sendable (String) -> [String]
     private let processes = Mutex<[KinesiaProcess]>([])
 
     /// A topology in a new private directory; its bus is `DIR/bus` unless `bus` is given
-    /// (`tcp://...`).
-    init(bus: String? = nil) throws {
+    /// (`tcp://...`); `security` gives each command its security flags (by subcommand), added
+    /// with `--bus`.
+    init(bus: String? = nil, security: @escaping @Sendable (String) -> [String] = { _ in [] }) throws {
+        self.security = security
         var template = Array("/tmp/kinesia-it.XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { throw POSIXError(.EIO) }
@@ -28,8 +32,8 @@ final class Topology: @unchecked Sendable {
         launcher: [String] = []
     ) throws -> KinesiaProcess {
         let process = try KinesiaProcess(
-            name, arguments + (addingBus ? ["--bus", bus] : []), directory: directory,
-            standardInput: standardInput, launcher: launcher)
+            name, arguments + (addingBus ? ["--bus", bus] + security(arguments.first ?? "") : []),
+            directory: directory, standardInput: standardInput, launcher: launcher)
         processes.withLock { $0.append(process) }
         return process
     }

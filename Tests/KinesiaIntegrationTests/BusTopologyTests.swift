@@ -107,7 +107,7 @@ struct BusTopologyTests {
             guard let port = endpoint.split(separator: ":").last.flatMap({ Int($0) }), port < 65534 else {
                 continue
             }
-            let candidate = try Topology(bus: "tcp://127.0.0.1:\(port)")
+            let candidate = try Topology(bus: "tcp://127.0.0.1:\(port)", security: { _ in ["--insecure"] })
             let process = try candidate.start("broker", ["broker"])
             if await process.waitForError(containing: "serving", timeout: .seconds(5)) {
                 topology = candidate

@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBus
 import KinesiaClient
 import KinesiaWire
+import Synchronization
 
 /// `kinesia broker`: the XSUB/XPUB proxy every other process connects to.
 ///
@@ -32,6 +33,12 @@ public struct BrokerCommand: ParsableCommand {
                 help:
                     "Messages queued per connection before the broker drops (both sides); with frames "
                     + "of at most 16 KiB, a queue holds at most this x 16 KiB."),
+            BusSecurityOptions.keyArgument(\.security),
+            .option(
+                "allowed", \.allowed, valueName: "dir",
+                help: "The allowed public keys, DIR/<role>/*.pub, read again at every connection "
+                    + "(default: $KINESIA_ALLOWED, else ~/.config/kinesia/keys/allowed)."),
+            BusSecurityOptions.insecureArgument(\.security),
         ]
     }
 
@@ -41,6 +48,10 @@ public struct BrokerCommand: ParsableCommand {
     public var name: String?
     /// `--hwm`.
     public var highWaterMark = 10_000
+    /// `--key`, `--insecure` (`--server-key` is the clients').
+    var security = BusSecurityOptions()
+    /// `--allowed`.
+    public var allowed: String?
 
     /// A command with every default.
     public init() {}
@@ -57,13 +68,25 @@ public struct BrokerCommand: ParsableCommand {
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(name, environment: context.environment, fallback: "broker")
         let highWaterMark = Int32(highWaterMark)
+        let mode = try BrokerSecurity.resolve(
+            bus: bus, options: security, allowed: allowed, environment: context.environment)
+        switch mode {
+        case .insecure: context.logger.warning(BusSecurityOptions.insecureWarning(bus))
+        case .curve(let key, let directory):
+            context.logger.info(
+                "CURVE on every TCP endpoint: server key \(key.name), allowed keys in \(directory)")
+        case .localUser: break
+        }
         try await BusProcess.run(context: context) { stop in
-            try Self.serve(bus: bus, name: name, highWaterMark: highWaterMark, stop: stop, context: context)
+            try Self.serve(
+                bus: bus, security: mode, name: name, highWaterMark: highWaterMark, stop: stop,
+                context: context)
         }
     }
 
     private static func serve(
-        bus: BusAddress, name: String, highWaterMark: Int32, stop: StopToken, context: CommandContext
+        bus: BusAddress, security: BrokerSecurity, name: String, highWaterMark: Int32, stop: StopToken,
+        context: CommandContext
     ) throws {
         let log = context.logger
         let lock = try bus.directory.map { (directory) throws(CLIError) in
@@ -73,11 +96,36 @@ public struct BrokerCommand: ParsableCommand {
         log.info("file descriptors: at most \(descriptorLimit)")
         var connections = BrokerConnections(descriptorLimit: descriptorLimit)
         let zmq = try ZMQContext()
-        let proxy: ZMQProxy
+        // The ZAP handler answers before anything binds: every connection (CURVE over TCP, NULL
+        // with the ZAP domain over IPC and --insecure TCP) waits for its decision.
+        let admissions = AdmissionRecord(log: log)
+        let admission = BrokerAdmission(security: security, ownUserID: UInt32(geteuid()))
+        let zap: ZAPHandler
+        do {
+            zap = try ZAPHandler(context: zmq) { request in
+                var allowed = AllowedKeys()
+                if case .curve(_, let directory) = security, request.mechanism == "CURVE" {
+                    allowed = AllowedKeys.load(directory: directory)
+                }
+                let decision = admission.decide(request, allowed: allowed)
+                admissions.record(decision, problems: allowed.problems)
+                switch decision {
+                case .admit(let userID): return .admit(userID: userID)
+                case .refuse(let reason, _): return .refuse(reason.rawValue)
+                }
+            }
+        } catch {
+            zmq.terminate()
+            lock?.release()
+            throw CLIError.failure("cannot start the broker's authentication: \(error.message)")
+        }
+        let forwarder: ZMQForwarder
         let monitors: (SocketMonitor, SocketMonitor)
         do {
-            (proxy, monitors) = try startProxy(context: zmq, bus: bus, highWaterMark: highWaterMark)
+            (forwarder, monitors) = try startForwarder(
+                context: zmq, bus: bus, security: security, highWaterMark: highWaterMark)
         } catch {
+            zap.stop()
             zmq.terminate()
             lock?.release()
             throw error
@@ -85,37 +133,58 @@ public struct BrokerCommand: ParsableCommand {
         do {
             try lock?.recordSockets([BusAddress.publisherFileName, BusAddress.subscriberFileName])
         } catch {
-            proxy.stop()
+            forwarder.stop()
+            zap.stop()
             zmq.terminate()
             lock?.release()
             throw error
         }
-        let publisher = try BusPublisher(context: zmq, bus: bus, linger: .milliseconds(100))
+        // The broker's own health goes through its frontend like any publisher's, with its own
+        // key over CURVE (admitted with the role broker).
+        var ownBus = bus
+        if case .curve(let key, _) = security {
+            ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
+        }
+        let publisher = try BusPublisher(context: zmq, bus: ownBus, linger: .milliseconds(100))
         var health = try HealthPublisher(process: name, role: "broker", problems: { log.warning($0) })
+        if security == .insecure { health.constantCounters["insecure"] = 1 }
         log.info(
             "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 
         var failure: String?
+        var handshakeFailures = 0
+        var droppedSeen = [Int](repeating: 0, count: ZMQForwarder.dropSlotCount)
         while !stop.isRequested {
-            guard proxy.isRunning else {
-                failure = "the proxy stopped: \(proxy.endingError?.description ?? "unknown reason")"
+            guard forwarder.isRunning else {
+                failure = "forwarding stopped: \(forwarder.endingError?.description ?? "unknown reason")"
                 break
             }
             for monitor in [monitors.0, monitors.1] {
                 while let event = try? monitor.next(timeout: .zero) {
+                    if event.kind == .handshakeFailedProtocol || event.kind == .handshakeFailedNoDetail {
+                        handshakeFailures += 1
+                    }
                     if let warning = connections.record(event.kind, openDescriptors: openDescriptorCount) {
                         log.warning(warning)
                     }
                 }
             }
+            let statistics = forwarder.statistics()
+            for warning in Self.firstDrops(statistics.dropped, seen: &droppedSeen) { log.warning(warning) }
             health.publishIfDue(
-                counters: { counters(proxy).merging(connections.counters) { own, _ in own } }, via: publisher)
+                counters: {
+                    var counters = Self.counters(statistics).merging(connections.counters) { own, _ in own }
+                    counters.merge(admissions.counters) { own, _ in own }
+                    counters["refused.handshake"] = handshakeFailures
+                    return counters
+                }, via: publisher)
             sleepThread(.milliseconds(50))
         }
         publisher.close()
         monitors.0.close()
         monitors.1.close()
-        proxy.stop()
+        forwarder.stop()
+        zap.stop()
         zmq.terminate()
         // Only the socket files this broker bound (same inode), never one put there since.
         lock?.removeSockets()
@@ -124,11 +193,14 @@ public struct BrokerCommand: ParsableCommand {
         log.info("stopped")
     }
 
-    /// Binds the XSUB frontend and the XPUB backend (socket files private to the user) and
-    /// starts the proxy.
-    private static func startProxy(context: ZMQContext, bus: BusAddress, highWaterMark: Int32)
+    /// Binds the XSUB frontend and the XPUB backend (socket files private to the user; CURVE
+    /// servers over TCP with a key; the ZAP domain set so that IPC and insecure TCP connections
+    /// are authenticated too) and starts forwarding with the rights of ``BusRights``.
+    private static func startForwarder(
+        context: ZMQContext, bus: BusAddress, security: BrokerSecurity, highWaterMark: Int32
+    )
         throws(CLIError)
-        -> (ZMQProxy, (SocketMonitor, SocketMonitor))
+        -> (ZMQForwarder, (SocketMonitor, SocketMonitor))
     {
         var monitors: (SocketMonitor, SocketMonitor)?
         do {
@@ -147,8 +219,17 @@ public struct BrokerCommand: ParsableCommand {
             // connections) is closed after 5 s instead of 30, giving its descriptor back.
             try frontend.set(.handshakeInterval, .seconds(5))
             try backend.set(.handshakeInterval, .seconds(5))
-            // Connections counted on this thread while the proxy owns the sockets.
-            let counted: SocketEventMask = [.accepted, .acceptFailed, .disconnected]
+            // Without a domain libzmq skips ZAP for the NULL mechanism (IPC, --insecure TCP).
+            try frontend.set(.zapDomain, Self.zapDomain)
+            try backend.set(.zapDomain, Self.zapDomain)
+            if case .curve(let key, _) = security {
+                try frontend.makeCurveServer(secretKey: key.keyPair.secretKey)
+                try backend.makeCurveServer(secretKey: key.keyPair.secretKey)
+            }
+            // Connections counted on this thread while the forwarder owns the sockets.
+            let counted: SocketEventMask = [
+                .accepted, .acceptFailed, .disconnected, .handshakeFailedProtocol, .handshakeFailedNoDetail,
+            ]
             monitors = (
                 try SocketMonitor(endpoint: frontend.publishEvents(counted), context: context),
                 try SocketMonitor(endpoint: backend.publishEvents(counted), context: context)
@@ -160,7 +241,10 @@ public struct BrokerCommand: ParsableCommand {
                 try frontend.bind(bus.publisherEndpoint)
                 try backend.bind(bus.subscriberEndpoint)
             }
-            return (try ZMQProxy(frontend: frontend, backend: backend), monitors!)
+            let forwarder = try ZMQForwarder(frontend: frontend, backend: backend) { topic, userID in
+                BrokerAdmission.verdict(topic: topic, userID: userID)
+            }
+            return (forwarder, monitors!)
         } catch .addressInUse {
             monitors?.0.close()
             monitors?.1.close()
@@ -173,17 +257,76 @@ public struct BrokerCommand: ParsableCommand {
         }
     }
 
-    private static func counters(_ proxy: ZMQProxy) -> [String: Int] {
-        guard let statistics = try? proxy.statistics() else { return [:] }
-        return [
-            "published": Int(clamping: statistics.frontend.messagesReceived),
-            "publishedBytes": Int(clamping: statistics.frontend.bytesReceived),
-            "delivered": Int(clamping: statistics.backend.messagesSent),
-            "deliveredBytes": Int(clamping: statistics.backend.bytesSent),
-            "subscriptions": Int(clamping: statistics.backend.messagesReceived),
-            "subscriptionsForwarded": Int(clamping: statistics.frontend.messagesSent),
-        ]
+    /// The ZAP domain of the broker's sockets.
+    static let zapDomain = "kinesia"
+
+    /// Warnings for the drop counters that counted for the first time (one per sender and kind).
+    private static func firstDrops(_ dropped: [Int], seen: inout [Int]) -> [String] {
+        var warnings: [String] = []
+        for sender in BrokerAdmission.Sender.allCases {
+            for kind in BusRights.TopicKind.allCases {
+                let slot = BrokerAdmission.dropSlot(sender, kind)
+                guard slot < dropped.count, dropped[slot] > 0, seen[slot] == 0 else { continue }
+                seen[slot] = dropped[slot]
+                warnings.append(
+                    "dropped a message on \(kind)/ from a \(sender.name) connection: its role may not publish "
+                        + "there (counted in dropped.\(sender.name).\(kind))")
+            }
+        }
+        return warnings
     }
+
+    private static func counters(_ statistics: ForwarderStatistics) -> [String: Int] {
+        var counters = [
+            "published": statistics.published,
+            "publishedBytes": statistics.publishedBytes,
+            "delivered": statistics.delivered,
+            "deliveredBytes": statistics.deliveredBytes,
+            "subscriptions": statistics.subscriptions,
+            "subscriptionsForwarded": statistics.subscriptionsForwarded,
+        ]
+        if statistics.upstreamDropped > 0 {
+            counters["dropped.subscriber.upstream"] = statistics.upstreamDropped
+        }
+        counters.merge(BrokerAdmission.droppedCounters(statistics.dropped)) { own, _ in own }
+        return counters
+    }
+}
+
+/// The broker's admission decisions, counted for `health/broker/` and logged (the first ten of
+/// each reason, then every hundredth). Shared between the ZAP thread and the broker's loop.
+final class AdmissionRecord: Sendable {
+    private let state = Mutex<(counters: [String: Int], problems: Set<String>)>(([:], []))
+    private let log: Logger
+
+    init(log: Logger) {
+        self.log = log
+    }
+
+    /// Counts one decision; logs refusals and allowed-key files that were skipped (once each).
+    func record(_ decision: BrokerAdmission.Decision, problems: [String]) {
+        let (message, newProblems): (String?, [String]) = state.withLock { state in
+            let fresh = problems.filter { state.problems.insert($0).inserted }
+            switch decision {
+            case .admit(let userID):
+                let role = userID.split(separator: "/").first.map(String.init) ?? userID
+                state.counters["admitted.\(role)", default: 0] += 1
+                return (nil, fresh)
+            case .refuse(let reason, let detail):
+                let count = state.counters["refused.\(reason.rawValue)", default: 0] + 1
+                state.counters["refused.\(reason.rawValue)"] = count
+                let shown = count <= 10 || count % 100 == 0
+                return (
+                    shown ? "refused a connection: \(detail) (\(count) refused for this reason)" : nil, fresh
+                )
+            }
+        }
+        for problem in newProblems { log.warning("allowed keys: \(problem)") }
+        if let message { log.warning(message) }
+    }
+
+    /// `admitted.<role>` and `refused.<reason>`.
+    var counters: [String: Int] { state.withLock { $0.counters } }
 }
 
 /// The connections of the broker, counted from its sockets' monitors: what `health/broker/`

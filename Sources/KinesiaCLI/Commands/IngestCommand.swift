@@ -73,6 +73,7 @@ public struct IngestCommand: ParsableCommand {
                 "fps", \.fps, valueName: "fps",
                 help: "OpenPose frames per second, or the frame rate asked of a camera."),
         ] + CameraArguments.arguments(\.detector, forDevices: true)
+            + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `--camera`.
@@ -89,6 +90,8 @@ public struct IngestCommand: ParsableCommand {
     public var waitSeconds = 30.0
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
     /// `--name`.
     public var name: String?
     /// `--keypoints`.
@@ -121,7 +124,7 @@ public struct IngestCommand: ParsableCommand {
         cameraOptions.fps = fps
         cameraOptions.speed = speed
         let topic = try Topic.pose(camera: camera)
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .ingest, context: context)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: BusProcess.derivedName("ingest", camera))
         let log = context.logger
@@ -130,7 +133,7 @@ public struct IngestCommand: ParsableCommand {
             camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
-            busDescription: bus.description)
+            busDescription: bus.description, insecure: insecure)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -146,6 +149,7 @@ public struct IngestCommand: ParsableCommand {
         var waitSeconds: Double
         var source: String
         var busDescription = ""
+        var insecure = false
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -188,6 +192,7 @@ public struct IngestCommand: ParsableCommand {
         defer { publisher.close() }
         var health = try HealthPublisher(
             process: settings.name, role: "ingest", problems: { log.warning($0) })
+        if settings.insecure { health.constantCounters["insecure"] = 1 }
         var counters = Counters()
         let topic = settings.topic
         // Whether a subscription to the topic ever reached the ingest: the only thing a

@@ -45,7 +45,7 @@ public struct ListenCommand: ParsableCommand {
             .option(
                 "idle", \.idle, valueName: "seconds", help: "Exit after this long with nothing received."),
             BusProcess.busArgument(\.bus),
-        ]
+        ] + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// The prefixes.
@@ -58,6 +58,8 @@ public struct ListenCommand: ParsableCommand {
     public var idle: Double?
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
 
     /// A command with every default.
     public init() {}
@@ -70,7 +72,7 @@ public struct ListenCommand: ParsableCommand {
 
     /// Prints messages until `--count`, `--idle` or a signal.
     public func run(context: CommandContext) async throws {
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let command = self
         try await BusProcess.run(context: context) { stop in
             try command.listen(bus: bus, stop: stop, context: context)

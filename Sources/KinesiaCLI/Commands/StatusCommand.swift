@@ -23,11 +23,13 @@ public struct StatusCommand: ParsableCommand {
             .option(
                 "wait", \.wait, valueName: "s",
                 help: "How long to listen for health reports."),
-        ]
+        ] + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
     /// `--wait`.
     public var wait = 1.5
 
@@ -44,7 +46,7 @@ public struct StatusCommand: ParsableCommand {
     /// Collects the reports and prints the table.
     /// - Throws: ``CLIError/failure(_:)`` when no process answered.
     public func run(context: CommandContext) async throws {
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let wait = Duration.seconds(double: self.wait)
         let reports = try await BusProcess.run(context: context) { stop in
             try Self.collect(bus: bus, for: wait, stop: stop)

@@ -38,11 +38,13 @@ public struct WatchCommand: ParsableCommand {
             .option("idle", \.idle, valueName: "s", help: "Exit when nothing arrived for this many seconds."),
             .option("duration", \.duration, valueName: "s", help: "Exit after this many seconds."),
             .flag("plain", \.plain, help: "Print lines instead of redrawing, even on a terminal."),
-        ]
+        ] + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
     /// `--camera`, possibly several.
     public var cameras: [String] = []
     /// `--once`.
@@ -82,7 +84,7 @@ public struct WatchCommand: ParsableCommand {
 
     /// Shows the bus until a signal or a limit.
     public func run(context: CommandContext) async throws {
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let redraw = !plain && Terminal.isRedrawable(context.standardOutput, environment: context.environment)
         let address = bus.description
         let view = LiveView(

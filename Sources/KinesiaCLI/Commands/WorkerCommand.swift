@@ -43,7 +43,7 @@ public struct WorkerCommand: ParsableCommand {
             .option(
                 "snapshot-rate", \.snapshotRate, valueName: "hz",
                 help: "Snapshots per second of pose time, at most (count changes always send one)."),
-        ]
+        ] + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `--camera`.
@@ -52,6 +52,8 @@ public struct WorkerCommand: ParsableCommand {
     public var sessions: [String] = []
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
     /// `--name`.
     public var name: String?
     /// `--snapshot-rate`.
@@ -89,17 +91,20 @@ public struct WorkerCommand: ParsableCommand {
     /// Runs the sessions until a signal.
     public func run(context: CommandContext) async throws {
         let sessions = try parsedSessions()
-        let bus = try BusProcess.bus(bus, environment: context.environment)
+        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .worker, context: context)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: BusProcess.derivedName("worker", "\(getpid())"))
         let rate = snapshotRate
         try await BusProcess.run(context: context) { stop in
-            try Self.serve(sessions, bus: bus, name: name, snapshotRate: rate, stop: stop, context: context)
+            try Self.serve(
+                sessions, bus: bus, insecure: insecure, name: name, snapshotRate: rate, stop: stop,
+                context: context)
         }
     }
 
     private static func serve(
-        _ specs: [WorkerSession], bus: BusAddress, name: String, snapshotRate: Double, stop: StopToken,
+        _ specs: [WorkerSession], bus: BusAddress, insecure: Bool, name: String, snapshotRate: Double,
+        stop: StopToken,
         context: CommandContext
     ) throws {
         let log = context.logger
@@ -119,6 +124,7 @@ public struct WorkerCommand: ParsableCommand {
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
         var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
+        if insecure { health.constantCounters["insecure"] = 1 }
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)

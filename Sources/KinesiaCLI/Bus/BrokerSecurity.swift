@@ -1,0 +1,47 @@
+import KinesiaClient
+import KinesiaWire
+
+/// How the broker admits connections, from `--bus`, `--key`, `--allowed` and `--insecure`.
+enum BrokerSecurity: Hashable, Sendable {
+    /// A bus directory: only the broker's own user (checked by user id over IPC).
+    case localUser
+    /// TCP with CURVE: the broker's key and the allowed-keys directory (`<role>/*.pub`).
+    case curve(BusKey, allowedDirectory: String)
+    /// TCP without keys (`--insecure`): anyone who reaches the port.
+    case insecure
+
+    /// The environment variable of `--allowed`.
+    static let allowedVariable = "KINESIA_ALLOWED"
+
+    /// The broker's mode.
+    /// - Throws: ``CLIError/usage(_:)`` for `--insecure` with `--key`, ``CLIError/failure(_:)``
+    ///   for a TCP bus without a key or `--insecure`, and a key that cannot be used.
+    static func resolve(
+        bus: BusAddress, options: BusSecurityOptions, allowed: String?, environment: [String: String]
+    ) throws(CLIError) -> BrokerSecurity {
+        guard case .tcp = bus.kind else { return .localUser }
+        let options = options.resolved(environment: environment)
+        if options.insecure {
+            guard options.key == nil else {
+                throw CLIError.usage("--insecure contradicts --key: give a key or --insecure")
+            }
+            return .insecure
+        }
+        guard let keyPath = options.key else {
+            throw CLIError.failure(
+                "a broker on the TCP bus \(bus) needs its key: --key broker.key (make it with: "
+                    + "kinesia keys new broker --role broker) and the clients' keys in --allowed DIR; "
+                    + "or --insecure to carry patients' data in clear text for anyone who reaches the port")
+        }
+        let key: BusKey
+        do {
+            key = try BusKey.load(keyPath, role: .broker)
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+        let directory =
+            allowed ?? environment[allowedVariable].flatMap { $0.isEmpty ? nil : $0 }
+            ?? KeysCommand.directory(nil, environment: environment) + "/allowed"
+        return .curve(key, allowedDirectory: directory)
+    }
+}
