@@ -20,7 +20,6 @@ import Testing
 struct NamespaceHostTests {
     /// The source both the ingest and the oracle (`kinesia analyze`) read.
     static let source = "sim:squat,seed=3,reps=3"
-    static let port = 5555
 
     // MARK: - The harness
 
@@ -28,8 +27,6 @@ struct NamespaceHostTests {
         guard let network = makeNetwork(hub: "broker", hosts: ["a", "b"]) else { return }
         let names = network.hosts.values.map(\.namespace)
         #expect(Set(NamespaceNetwork.existingNamespaces()).isSuperset(of: names))
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         // A process that would outlive the test: the teardown ends it.
         let launcher = network.launcher(for: "a")
         let sleeper = try TestProcess(
@@ -45,14 +42,14 @@ struct NamespaceHostTests {
 
     @Test func aStaleNamespaceOfACrashedRunIsSweptWithItsProcesses() async throws {
         if let reason = NamespaceNetwork.unavailableReason {
-            Issue.record(Comment(rawValue: reason))
+            Issue.record(Comment(rawValue: NamespaceNetwork.Failure(message: reason).description))
             return
         }
         // The pid of a process that has exited: the owner of a run that crashed.
         let exited = try TestProcess(executable: "/bin/true", arguments: [], environment: [:])
         _ = exited.waitForExit()
         let stale = "\(NamespaceNetwork.prefix)\(exited.pid)-1-broker"
-        let ip = FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
+        let ip = try #require(NamespaceNetwork.ip)
         #expect(try TestProcess.run(ip, ["netns", "add", stale], environment: [:]).status == 0)
         let orphan = try TestProcess(
             executable: ip, arguments: ["netns", "exec", stale, "/bin/sleep", "600"], environment: [:])
@@ -76,9 +73,7 @@ struct NamespaceHostTests {
     @Test func theHostsReachTheBrokerAtAddressesThatExistOnlyInsideTheNamespaces() async throws {
         guard let network = makeNetwork(hub: "broker", hosts: ["ingest", "consumer"]) else { return }
         defer { network.tearDown() }
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let topology = try Topology(bus: "tcp://\(network.hubAddress):\(Self.port)")
+        let topology = try Topology(bus: "tcp://\(network.hubAddress):\(HostDeployment.port)")
         defer { topology.tearDown() }
         let broker = try topology.start(
             "broker", ["broker", "--insecure"], launcher: network.launcher(for: "broker"))
@@ -295,13 +290,6 @@ struct NamespaceHostTests {
             }
         }
         return values
-    }
-
-    static func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/kinesia-netns.XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-        guard made else { throw POSIXError(.EIO) }
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// A network, or `nil` after recording why it cannot be made here (a failure, never a pass).

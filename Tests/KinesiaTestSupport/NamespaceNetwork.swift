@@ -47,11 +47,12 @@ package final class NamespaceNetwork: Sendable {
         + "root: `sudo swift test --filter NamespaceHostTests` or `scripts/test` (CI runs it as root); "
         + "KINESIA_NAMESPACE_TESTS=skip skips them on purpose"
 
-    /// Why namespace tests cannot run here (not root, no `ip`, no `timeout`), or `nil`.
+    /// Why namespace tests cannot run here (not root, no `ip`, no `timeout`), or `nil`; a
+    /// ``Failure`` with it says how to run them.
     package static var unavailableReason: String? {
-        if geteuid() != 0 { return "not root (uid \(geteuid())): \(howToRun)" }
-        if ip == nil { return "no `ip` (iproute2) in /usr/sbin, /sbin, /usr/bin or /bin: \(howToRun)" }
-        if timeout == nil { return "no `timeout` (coreutils) in /usr/bin or /bin: \(howToRun)" }
+        if geteuid() != 0 { return "not root (uid \(geteuid()))" }
+        if ip == nil { return "no `ip` (iproute2) in /usr/sbin, /sbin, /usr/bin or /bin" }
+        if timeout == nil { return "no `timeout` (coreutils) in /usr/bin or /bin" }
         return nil
     }
 
@@ -65,7 +66,10 @@ package final class NamespaceNetwork: Sendable {
         /// What failed, with the command's output.
         package var message: String
 
-        package var description: String { "\(message) (\(NamespaceNetwork.howToRun))" }
+        /// A failure saying `message`, then how to run the tests.
+        package init(message: String) { self.message = message }
+
+        package var description: String { "\(message): \(NamespaceNetwork.howToRun)" }
     }
 
     /// One host.
@@ -223,7 +227,8 @@ package final class NamespaceNetwork: Sendable {
         directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    private static let ip = executable("ip", in: ["/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+    /// iproute2's `ip`, or `nil`.
+    package static let ip = executable("ip", in: ["/usr/sbin", "/sbin", "/usr/bin", "/bin"])
     private static let timeout = executable("timeout", in: ["/usr/bin", "/bin"])
 
     /// Runs `ip ARGUMENTS`; throws with its output unless it succeeds.
