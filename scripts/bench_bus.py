@@ -13,6 +13,16 @@ alike. Every raw result is printed as a JSON line on stdout, then one summary li
     {"summary":"throughput","path":"proxy","transport":"tcp","c":..,"swift":..,"pyzmq":..,
      "swift_over_c":..,"pyzmq_over_c":..,"swift_over_pyzmq":..}
 
+It also runs `kinesia-bench broker` in every round: `[topic, 256-byte payload]` messages through
+the broker over TCP, with libzmq's zmq_proxy and with the broker's own forwarding loop (ZAP and
+the per-role rights filter), each without and with CURVE, and prints
+
+    {"summary":"broker","path":"forwarder_curve","transport":"tcp","swift":..,
+     "over_zmq_proxy":..,"over_plain":..}
+
+(over_zmq_proxy: this path / zmq_proxy with the same security; over_plain: this path / the same
+path without CURVE).
+
 Values are the medians over the rounds (msg/s for throughput, microseconds for latency).
 DESIGN.md section 6 targets: Swift throughput >= C / 1.5, Swift median latency <= 1.2 x C,
 Swift throughput >= 2 x pyzmq. Timings on a shared 2-core box are noisy: compare ratios from
@@ -60,6 +70,11 @@ def main():
     sizes = ["--messages", str(args.messages), "--round-trips", str(args.round_trips)]
     results = []
     for round_index in range(args.rounds):
+        if "tcp" in transports:
+            for line in run_lines([swift, "broker", "--messages", str(args.messages)]):
+                line["round"] = round_index
+                print(json.dumps(line, separators=(",", ":")), flush=True)
+                results.append(line)
         for transport in transports:
             commands = [[floor, *sizes, "--transport", transport],
                         [swift, "bus", *sizes, "--transport", transport]]
@@ -87,6 +102,22 @@ def main():
                     if a in medians and b in medians and medians[b]:
                         summary[f"{a}_over_{b}"] = round(medians[a] / medians[b], 3)
                 print(json.dumps(summary, separators=(",", ":")), flush=True)
+
+    broker = {}
+    for path in ("zmq_proxy", "forwarder", "zmq_proxy_curve", "forwarder_curve"):
+        values = [r["msgs_per_sec"] for r in results if r["bench"] == "broker" and r["path"] == path]
+        if values:
+            broker[path] = statistics.median(values)
+    for path, value in broker.items():
+        summary = {"summary": "broker", "metric": "msgs_per_sec", "path": path, "transport": "tcp",
+                   "swift": value}
+        proxy = "zmq_proxy_curve" if path.endswith("_curve") else "zmq_proxy"
+        plain = path[:-len("_curve")] if path.endswith("_curve") else None
+        if broker.get(proxy):
+            summary["over_zmq_proxy"] = round(value / broker[proxy], 3)
+        if plain and broker.get(plain):
+            summary["over_plain"] = round(value / broker[plain], 3)
+        print(json.dumps(summary, separators=(",", ":")), flush=True)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 //   kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
 //   kinesia-bench worker-path [--poses N] [--rounds R] [--exercise ID]
 //   kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
+//   kinesia-bench broker [--messages N]
 //   kinesia-bench analysis [--poses N] [--rounds N] [--exercise ID]
 //   kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
 //   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
@@ -22,6 +23,8 @@ case "memory":
     exit(MemoryBench.main(Array(arguments.dropFirst())))
 case "bus":
     exit(BusBench.main(Array(arguments.dropFirst())))
+case "broker":
+    exit(BrokerBench.main(Array(arguments.dropFirst())))
 case "analysis":
     exit(AnalysisBench.main(Array(arguments.dropFirst())))
 case "probe":
@@ -36,6 +39,7 @@ default:
                    kinesia-bench memory [--poses N] [--loop POSES] [--exercise ID]
                    kinesia-bench worker-path [--poses N] [--rounds R] [--exercise ID]
                    kinesia-bench bus [--messages N] [--round-trips N] [--transport tcp|ipc|inproc]
+                   kinesia-bench broker [--messages N]
                    kinesia-bench analysis [--poses N] [--rounds N] [--exercise ID]
                    kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
                    kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]

@@ -77,7 +77,8 @@ struct BrokerConnectionTests {
     }
 
     @Test func aBrokerWithFewDescriptorsReportsAFloodAndAnIngestNobodyHearsSaysSo() async throws {
-        let topology = try Topology(bus: "tcp://127.0.0.1:\(try Self.freePortPair())")
+        let topology = try Topology(
+            bus: "tcp://127.0.0.1:\(try Self.freePortPair())", security: { _ in ["--insecure"] })
         defer { topology.tearDown() }
         let port = Int(topology.bus.split(separator: ":").last!)!
         // The broker under a limit of 64 descriptors (soft and hard), through prlimit.

@@ -96,10 +96,12 @@ final class HealthWatch {
     let subscriber: BusSubscriber
     private(set) var latest: [String: HealthReport] = [:]
 
-    init(bus: String) throws {
+    /// - Parameter credentials: The keys of a CURVE bus (a consumer key and the broker's).
+    init(bus: String, credentials: BusCredentials? = nil) throws {
         context = try ZMQContext()
-        subscriber = try BusSubscriber(
-            context: context, bus: try BusAddress(parsing: bus), prefixes: [.kind(.health)])
+        var address = try BusAddress(parsing: bus)
+        address.credentials = credentials
+        subscriber = try BusSubscriber(context: context, bus: address, prefixes: [.kind(.health)])
     }
 
     deinit {

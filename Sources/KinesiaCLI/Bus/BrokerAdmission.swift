@@ -10,7 +10,7 @@ import KinesiaWire
 /// CURVE key (`worker/ward-3`), `local/UID` for the broker's own user over IPC, `insecure` over
 /// a TCP bus run with `--insecure`. The filter reads the peer back from that id and applies
 /// ``BusRights``.
-struct BrokerAdmission: Sendable {
+package struct BrokerAdmission: Sendable {
     /// Why a connection was refused: the counter `refused.<reason>` on `health/broker/`.
     enum Refusal: String, CaseIterable, Hashable, Sendable {
         /// A CURVE key that is not in the allowed-keys directory.
@@ -67,11 +67,11 @@ struct BrokerAdmission: Sendable {
     // MARK: - Messages
 
     /// The senders the filter tells apart, in the order of its drop counters.
-    enum Sender: Int, CaseIterable, Sendable {
+    package enum Sender: Int, CaseIterable, Sendable {
         case ingest, worker, consumer, broker, trusted, unknown
 
         /// The sender of a ZAP user id (`nil`: a peer without one, never admitted by this broker).
-        static func of(userID: UnsafePointer<CChar>?) -> Sender {
+        package static func of(userID: UnsafePointer<CChar>?) -> Sender {
             guard let userID else { return .unknown }
             func starts(_ prefix: StaticString) -> Bool {
                 strncmp(
@@ -109,7 +109,7 @@ struct BrokerAdmission: Sendable {
     /// The forwarder's verdict on one message: `0` forwards it, otherwise its drop counter
     /// (``dropSlot(_:_:)``).
     @inline(__always)
-    static func verdict(topic: UnsafeRawBufferPointer, userID: UnsafePointer<CChar>?) -> Int {
+    package static func verdict(topic: UnsafeRawBufferPointer, userID: UnsafePointer<CChar>?) -> Int {
         let sender = Sender.of(userID: userID)
         let kind = BusRights.TopicKind(topic: topic)
         if let peer = sender.peer, BusRights.mayPublish(peer, kind) { return 0 }

@@ -84,7 +84,7 @@ struct BusSecurityOptions: Hashable, Sendable {
         }
         guard let key else {
             throw CLIError.failure(
-                "the TCP bus \(bus) needs keys: --key NAME.key (a \(role) key) and --server-key broker.pub "
+                "the TCP bus \(bus) needs keys: --key NAME.key (\(role.withArticle) key) and --server-key broker.pub "
                     + "(make them with: kinesia keys new NAME --role \(role)); or --insecure to send "
                     + "patients' data in clear text to anyone who reaches the port")
         }
