@@ -24,15 +24,16 @@ final class Topology: @unchecked Sendable {
         self.bus = bus ?? directory + "/bus"
     }
 
-    /// Starts `kinesia <arguments> --bus <bus>` (without `--bus` when `addingBus` is false).
+    /// Starts `kinesia <arguments> --bus <bus>` (without `--bus` when `addingBus` is false),
+    /// through `launcher` when given (another host: ``NamespaceNetwork/launcher(for:)``).
     @discardableResult
     func start(
-        _ name: String, _ arguments: [String], standardInput: String = "/dev/null", addingBus: Bool = true
+        _ name: String, _ arguments: [String], standardInput: String = "/dev/null", addingBus: Bool = true,
+        launcher: [String] = []
     ) throws -> KinesiaProcess {
         let process = try KinesiaProcess(
             name, arguments + (addingBus ? ["--bus", bus] + security(arguments.first ?? "") : []),
-            directory: directory,
-            standardInput: standardInput)
+            directory: directory, standardInput: standardInput, launcher: launcher)
         processes.withLock { $0.append(process) }
         return process
     }

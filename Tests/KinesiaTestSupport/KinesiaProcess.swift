@@ -23,11 +23,14 @@ package final class KinesiaProcess: Sendable {
     ///   - standardInput: The file read as standard input.
     ///   - logLevel: `KINESIA_LOG_LEVEL`; "info" keeps the readiness lines (`serving`,
     ///     `watching`, `hosting`).
+    ///   - launcher: A command that runs `kinesia` for the test, `kinesia`'s path and arguments
+    ///     after its own (`ip netns exec NS`: ``NamespaceNetwork/launcher(for:)``); it must exec
+    ///     `kinesia` in its own process, so that signals to ``pid`` reach it.
     /// - Throws: ``PackagePaths/MissingExecutable`` (saying what to build) or
     ///   ``TestProcess/SpawnError``.
     package init(
         _ name: String, _ arguments: [String], directory: String, standardInput: String = "/dev/null",
-        logLevel: String = "info"
+        logLevel: String = "info", launcher: [String] = []
     ) throws {
         self.name = name
         self.arguments = arguments
@@ -41,8 +44,11 @@ package final class KinesiaProcess: Sendable {
         // Journals and stream identities (the default state directory) stay in the test's
         // directory: shared by the processes of one test, gone with it.
         environment["XDG_STATE_HOME"] = directory + "/state"
+        let kinesia = try PackagePaths.kinesia()
         process = try TestProcess(
-            executable: PackagePaths.kinesia(), arguments: arguments, environment: environment,
+            executable: launcher.first ?? kinesia,
+            arguments: launcher.isEmpty ? arguments : launcher.dropFirst() + [kinesia] + arguments,
+            environment: environment,
             standardInput: standardInput, standardOutput: outputPath, standardError: errorPath)
     }
 
