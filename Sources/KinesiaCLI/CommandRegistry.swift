@@ -11,5 +11,7 @@ extension Kinesia {
         StatusCommand.self,
         DemoCommand.self,
         UpCommand.self,
+        VoiceCommand.self,
+        HapticCommand.self,
     ]
 }
