@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "KinesiaBus", targets: ["KinesiaBus"]),
         .library(name: "KinesiaClient", targets: ["KinesiaClient"]),
         .library(name: "KinesiaAnalytics", targets: ["KinesiaAnalytics"]),
+        .library(name: "KinesiaVoice", targets: ["KinesiaVoice"]),
+        .library(name: "KinesiaSpeech", targets: ["KinesiaSpeech"]),
+        .library(name: "KinesiaHaptic", targets: ["KinesiaHaptic"]),
         .executable(name: "kinesia", targets: ["kinesia"]),
     ],
     targets: [
@@ -69,6 +72,34 @@ let package = Package(
                 "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics", "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
+        // Voice cues: the texts (data files, one per language, compiled in) and the value-type
+        // planner that decides what to say and when. No I/O.
+        .target(
+            name: "KinesiaVoice", dependencies: ["KinesiaMotion"],
+            resources: [
+                .embedInCode("Texts/en.json"), .embedInCode("Texts/pt-BR.json"),
+                .embedInCode("Texts/es.json"),
+            ],
+            swiftSettings: strictSettings),
+        // libespeak-ng, as Debian ships it.
+        .systemLibrary(
+            name: "CEspeakNG", pkgConfig: "espeak-ng",
+            providers: [.apt(["libespeak-ng-dev"])]),
+        // Speech: the libespeak-ng engine as one owned value, and WAV files.
+        .target(
+            name: "KinesiaSpeech", dependencies: ["CEspeakNG", "KinesiaSystem"],
+            swiftSettings: strictSettings),
+        // The Linux force-feedback ioctls (EVIOCSFF, EVIOCRMFF, EVIOCGBIT) and input_event
+        // writes, as C functions Swift can call (the ioctl numbers are function-like macros).
+        .target(name: "CKinesiaEvdev"),
+        // posix_openpt and friends for the tests of the serial haptic path (a pseudo-terminal).
+        .target(name: "CKinesiaPseudoTerminal"),
+        // Haptic patterns: the mapping from events (a data file), the planner, and the drivers
+        // (evdev force feedback, a line protocol over a serial port).
+        .target(
+            name: "KinesiaHaptic", dependencies: ["KinesiaMotion", "KinesiaSystem", "CKinesiaEvdev"],
+            resources: [.embedInCode("Mapping/default.json")],
+            swiftSettings: strictSettings),
         // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, private
         // directories, the line reader, errno. Internal (not a product): the commands, the test
         // support and KinesiaClient (the bus directory's checks) use it.
@@ -85,6 +116,7 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
+                "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -96,6 +128,8 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI",
                 "KinesiaJournal",
+                "KinesiaVoice",
+                "KinesiaSpeech",
             ],
             swiftSettings: strictSettings),
 
@@ -152,12 +186,25 @@ let package = Package(
                 "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaVoiceTests", dependencies: ["KinesiaVoice", "KinesiaMotion", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaSpeechTests", dependencies: ["KinesiaSpeech", "KinesiaTestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaHapticTests",
+            dependencies: [
+                "KinesiaHaptic", "KinesiaMotion", "KinesiaSystem", "CKinesiaEvdev", "CKinesiaPseudoTerminal",
+            ],
+            swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.
         .testTarget(
             name: "KinesiaIntegrationTests",
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport", "KinesiaJournal",
+                "KinesiaVoice", "KinesiaSpeech",
             ],
             swiftSettings: strictSettings),
     ],

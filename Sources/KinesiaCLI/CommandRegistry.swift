@@ -14,5 +14,7 @@ extension Kinesia {
         DemoCommand.self,
         UpCommand.self,
         KeysCommand.self,
+        VoiceCommand.self,
+        HapticCommand.self,
     ]
 }

@@ -1,0 +1,94 @@
+import Foundation
+import KinesiaMotion
+import KinesiaSpeech
+import KinesiaVoice
+import Synchronization
+
+/// Where `kinesia voice` puts its utterances.
+enum VoiceSink: Sendable {
+    /// Numbered WAV files and `utterances.jsonl` in a directory.
+    case directory(VoiceOutputDirectory)
+    /// An audio player, one utterance at a time.
+    case player(AudioPlayer)
+
+    var directoryPath: String? {
+        if case .directory(let directory) = self { directory.path } else { nil }
+    }
+
+    var playerName: String {
+        if case .player(let player) = self { player.name } else { "" }
+    }
+}
+
+/// `--output DIR`: `0001.wav`, `0002.wav`... and one JSON line per utterance in
+/// `utterances.jsonl` (`file`, `text`, `cue`, `session`, `t`, `language`, `voice`). Numbering
+/// goes on after the highest number already there, so a restarted voice appends.
+final class VoiceOutputDirectory: Sendable {
+    let path: String
+    private let next: Mutex<Int>
+
+    /// Makes the directory (and its parents) if needed.
+    /// - Throws: ``CLIError/failure(_:)`` when it cannot be made or is not a directory.
+    init(path: String) throws(CLIError) {
+        self.path = path
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        if files.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw CLIError.failure("--output \(path) is not a directory") }
+        } else {
+            do {
+                try files.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw CLIError.failure(
+                    "cannot make the output directory \(path): \(error.localizedDescription)")
+            }
+        }
+        guard files.isWritableFile(atPath: path) else {
+            throw CLIError.failure("the output directory \(path) is not writable")
+        }
+        let highest = ((try? files.contentsOfDirectory(atPath: path)) ?? []).compactMap { name -> Int? in
+            guard name.hasSuffix(".wav") else { return nil }
+            return Int(name.dropLast(4))
+        }.max()
+        next = Mutex((highest ?? 0) + 1)
+    }
+
+    /// Writes one utterance: its WAV, then its line.
+    /// - Returns: The WAV's file name.
+    func write(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
+        let number = next.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+        var name = String(number)
+        if name.count < 4 { name = String(repeating: "0", count: 4 - name.count) + name }
+        name += ".wav"
+        try Data(audio.encoded()).write(to: URL(fileURLWithPath: path + "/" + name), options: .atomic)
+        var line = "{\"file\":"
+        JSONWriter.appendString(name, to: &line)
+        line += ",\"text\":"
+        JSONWriter.appendString(cue.text, to: &line)
+        line += ",\"cue\":"
+        JSONWriter.appendString(cue.subject.description, to: &line)
+        line += ",\"session\":"
+        JSONWriter.appendString(cue.session, to: &line)
+        line += ",\"t\":"
+        JSONWriter.appendNumber(cue.receivedAt, to: &line)
+        line += ",\"language\":"
+        JSONWriter.appendString(texts.language, to: &line)
+        line += ",\"voice\":"
+        JSONWriter.appendString(texts.espeakVoice, to: &line)
+        line += "}\n"
+        let log = path + "/utterances.jsonl"
+        if !FileManager.default.fileExists(atPath: log),
+            !FileManager.default.createFile(atPath: log, contents: nil)
+        {
+            throw CLIError.failure("cannot make \(log)")
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(line.utf8))
+        return name
+    }
+}

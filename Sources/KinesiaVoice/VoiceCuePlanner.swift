@@ -1,0 +1,226 @@
+public import KinesiaMotion
+
+/// Decides what to say and when: turns a session's events into cues in one language, and picks
+/// the next cue to speak. A value-type state machine with no I/O; time is a value passed in
+/// (the events' pose timestamps), so the same events always give the same utterances.
+///
+/// The rules:
+/// - **One utterance at a time.** ``nextCue(at:)`` returns a cue only when nothing is being
+///   spoken; ``finishedSpeaking()`` frees the voice.
+/// - **Ranked.** Waiting cues are spoken setup first, then form, then progress
+///   (``VoiceCuePriority``), the oldest first within a rank.
+/// - **Fresh.** A cue older than its rank's ``Rules/maximumAge`` when it could be spoken is
+///   dropped (`"3"` said while rep 5 finishes helps nobody).
+/// - **Not repeated.** A text spoken less than ``Rules/repeatWindow`` seconds ago is dropped.
+/// - **Replaced.** A newer cue of the same kind and session replaces a waiting one
+///   (`"I can see you again"` replaces `"I can't see your knee"`; `"4"` replaces `"3"`).
+///
+/// ```swift
+/// var planner = VoiceCuePlanner(texts: try .builtIn(.english))
+/// _ = planner.enqueue(.formFault(.keepTrunkUpright), session: "left", at: 3.2)
+/// for action in planner.nextCue(at: 3.2) {
+///     if case .speak(let cue) = action { print(cue.text) }  // "Keep your trunk upright"
+/// }
+/// ```
+public struct VoiceCuePlanner: Sendable {
+    /// The timing rules.
+    public struct Rules: Sendable, Hashable {
+        /// The oldest a cue of each rank may be when it starts, in seconds.
+        public var maximumAge: [VoiceCuePriority: Double]
+        /// A text is not spoken again within this many seconds.
+        public var repeatWindow: Double
+        /// The most cues that wait; beyond, the lowest-ranked, oldest one is dropped.
+        public var queueLimit: Int
+
+        /// Setup cues live 4 s, form cues 3 s, progress cues 2 s; no repeat within 5 s; 8 waiting.
+        public init(
+            maximumAge: [VoiceCuePriority: Double] = [.setup: 4, .form: 3, .progress: 2],
+            repeatWindow: Double = 5, queueLimit: Int = 8
+        ) {
+            self.maximumAge = maximumAge
+            self.repeatWindow = repeatWindow
+            self.queueLimit = max(1, queueLimit)
+        }
+    }
+
+    /// What the planner asks for.
+    public enum Action: Hashable, Sendable {
+        /// Speak this cue now (nothing else is being spoken).
+        case speak(VoiceCue)
+        /// This cue will not be spoken, and why.
+        case drop(VoiceCue, DropReason)
+    }
+
+    /// Why a cue was not spoken.
+    public enum DropReason: Hashable, Sendable, CustomStringConvertible {
+        /// It had waited `age` seconds, more than its rank allows.
+        case stale(age: Double)
+        /// The same text was spoken `ago` seconds before.
+        case repeated(ago: Double)
+        /// A newer cue of the same kind and session replaced it while it waited.
+        case superseded
+        /// Too many cues were waiting.
+        case queueFull
+
+        /// `"stale (2.4 s old)"`...
+        public var description: String {
+            switch self {
+            case .stale(let age): "stale (\(Self.seconds(age)) s old)"
+            case .repeated(let ago): "repeated (said \(Self.seconds(ago)) s ago)"
+            case .superseded: "superseded by a newer cue"
+            case .queueFull: "too many cues waiting"
+            }
+        }
+
+        private static func seconds(_ value: Double) -> String {
+            let tenths = Int((value * 10).rounded())
+            return "\(tenths / 10).\(tenths % 10)"
+        }
+    }
+
+    /// What the planner knows of one session.
+    struct SessionState: Sendable {
+        var cleanCount = 0
+        var holding = false
+    }
+
+    /// The texts.
+    public let texts: VoiceTexts
+    /// The rules.
+    public let rules: Rules
+    /// The cues waiting, in arrival order.
+    public private(set) var waiting: [VoiceCue] = []
+    /// The cue being spoken.
+    public private(set) var speaking: VoiceCue?
+    private var lastSpoken: [String: Double] = [:]
+    private var sessions: [String: SessionState] = [:]
+
+    /// A planner with nothing to say.
+    public init(texts: VoiceTexts, rules: Rules = Rules()) {
+        self.texts = texts
+        self.rules = rules
+    }
+
+    /// Whether a cue is being spoken.
+    public var isSpeaking: Bool { speaking != nil }
+
+    /// Turns an event into cues and queues them; never speaks (call ``nextCue(at:)``).
+    /// - Returns: The waiting cues it replaced or pushed out.
+    public mutating func enqueue(_ event: MotionEvent, session: String, at now: Double) -> [Action] {
+        var actions: [Action] = []
+        for cue in cues(for: event, session: session, at: now) {
+            if let group = cue.subject.supersedingGroup {
+                waiting.removeAll { old in
+                    guard old.session == cue.session, old.subject.supersedingGroup == group else {
+                        return false
+                    }
+                    actions.append(.drop(old, .superseded))
+                    return true
+                }
+            }
+            waiting.append(cue)
+            if waiting.count > rules.queueLimit, let victim = lowestRanked() {
+                actions.append(.drop(waiting.remove(at: victim), .queueFull))
+            }
+        }
+        return actions
+    }
+
+    /// When nothing is being spoken: the next cue to speak, after the ones dropped on the way
+    /// (stale, repeated). Empty when a cue is being spoken or none waits.
+    public mutating func nextCue(at now: Double) -> [Action] {
+        guard speaking == nil else { return [] }
+        var actions: [Action] = []
+        while let index = highestRanked() {
+            let cue = waiting.remove(at: index)
+            let age = now - cue.receivedAt
+            if age > rules.maximumAge[cue.priority, default: 2] {
+                actions.append(.drop(cue, .stale(age: age)))
+                continue
+            }
+            if let said = lastSpoken[cue.text], now - said < rules.repeatWindow {
+                actions.append(.drop(cue, .repeated(ago: now - said)))
+                continue
+            }
+            lastSpoken[cue.text] = now
+            speaking = cue
+            actions.append(.speak(cue))
+            break
+        }
+        return actions
+    }
+
+    /// The cue being spoken has finished: the voice is free.
+    public mutating func finishedSpeaking() {
+        speaking = nil
+    }
+
+    /// The session's sender started over (a worker restarted): its counts start again.
+    public mutating func sessionRestarted(_ session: String) {
+        sessions[session] = nil
+    }
+
+    /// The cues of one event (and what the planner learns from it: counts, holds).
+    mutating func cues(for event: MotionEvent, session: String, at now: Double) -> [VoiceCue] {
+        var state = sessions[session, default: SessionState()]
+        defer { sessions[session] = state }
+        func cue(_ subject: VoiceCueSubject, _ text: String) -> VoiceCue {
+            VoiceCue(subject: subject, text: text, session: session, receivedAt: now)
+        }
+        func entry(_ entry: VoiceTexts.Entry, _ values: [String: String] = [:]) -> String {
+            VoiceTemplate.fill(texts.cues[entry] ?? "", values)
+        }
+        switch event {
+        case .repCompleted(let rep):
+            state.cleanCount += 1
+            let values = [
+                "count": "\(state.cleanCount)", "peak": Self.whole(rep.peak),
+                "seconds": Self.whole(rep.duration),
+            ]
+            defer { state.holding = false }
+            return state.holding
+                ? [cue(.holdCompleted, entry(.holdCompleted, values))]
+                : [cue(.repCounted, entry(.repCounted, values))]
+        case .repRejected(let rep):
+            let fault = rep.faults.first.flatMap { texts.formFeedback[$0] } ?? entry(.unknownFault)
+            let values = ["fault": fault, "peak": Self.whole(rep.peak), "seconds": Self.whole(rep.duration)]
+            defer { state.holding = false }
+            return state.holding
+                ? [cue(.holdRejected, entry(.holdRejected, values))]
+                : [cue(.repRejected, entry(.repRejected, values))]
+        case .holdStarted:
+            state.holding = true
+            return [cue(.holdStarted, entry(.holdStarted))]
+        case .formFault(let fault):
+            return [cue(.formFault(fault), texts.formFeedback[fault] ?? "")]
+        case .visibilityChanged(let visibility):
+            if visibility.isVisible { return [cue(.visibilityRegained, entry(.visibilityRegained))] }
+            let names = visibility.missingJoints.map { texts.joints[$0] ?? $0.rawValue }
+            return [cue(.visibilityLost, entry(.visibilityLost, ["joints": texts.list(names)]))]
+        case .setupChanged(let issues):
+            // The most important problem: the first in SetupIssue's order.
+            guard let issue = SetupIssue.allCases.first(where: issues.contains) else {
+                return [cue(.setupFixed, entry(.setupFixed))]
+            }
+            return [cue(.setupIssue(issue), texts.setupIssues[issue] ?? "")]
+        case .baselineCompleted(let value):
+            return [cue(.baselineCompleted, entry(.baselineCompleted, ["degrees": Self.whole(value)]))]
+        }
+    }
+
+    /// A value rounded to a whole number, as spoken: `"87"`.
+    static func whole(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        return "\(Int(value.rounded()))"
+    }
+
+    /// The index of the next cue to speak: the highest rank, then the oldest.
+    private func highestRanked() -> Int? {
+        waiting.indices.min { (waiting[$0].priority, $0) < (waiting[$1].priority, $1) }
+    }
+
+    /// The index of the cue to push out: the lowest rank, then the oldest.
+    private func lowestRanked() -> Int? {
+        waiting.indices.max { (waiting[$0].priority, -$0) < (waiting[$1].priority, -$1) }
+    }
+}
