@@ -141,6 +141,9 @@ public struct WorkerCommand: ParsableCommand {
                     log.warning(notice.description)
                 case .notice(let notice):
                     log.notice(notice.description)
+                case .record, .requestPoses:
+                    // Only in ordered mode (a worker with its state); not used here yet.
+                    break
                 }
             }
         }
