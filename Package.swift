@@ -53,12 +53,18 @@ let package = Package(
         // directories, the line reader, errno. Internal (not a product): the commands, the test
         // support and KinesiaClient (the bus directory's checks) use it.
         .target(name: "KinesiaSystem", swiftSettings: strictSettings),
+        // Append-only journals of what a process publishes: checksummed records in segment
+        // files per stream, fsync policy, retention, torn-tail recovery. Internal: the commands
+        // (and the replay) use it.
+        .target(
+            name: "KinesiaJournal", dependencies: ["KinesiaSystem", "KinesiaWire"],
+            swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(
             name: "KinesiaCLI",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
-                "KinesiaSystem",
+                "KinesiaSystem", "KinesiaJournal",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -94,6 +100,10 @@ let package = Package(
         .testTarget(
             name: "KinesiaClientTests",
             dependencies: ["KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaJournalTests",
+            dependencies: ["KinesiaJournal", "KinesiaSystem", "KinesiaWire", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSystemTests", dependencies: ["KinesiaSystem", "KinesiaTestSupport"],

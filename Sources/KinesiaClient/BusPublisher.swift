@@ -32,6 +32,10 @@ public final class BusPublisher {
     public let waitsForSubscribers: Bool
     /// The socket (for a ``Poller``).
     public let socket: ZMQSocket
+    /// Called with every message after it is encoded and before it is sent: its topic, its
+    /// header and its frames, byte for byte (a journal records them there, so that what is
+    /// journaled is what was published, and before it was).
+    public var beforeSend: ((_ topic: Topic, _ header: WireHeader, _ frames: [[UInt8]]) -> Void)?
 
     private var encoder: WireEncoder
     private var frames: [[UInt8]] = [[], []]
@@ -84,6 +88,16 @@ public final class BusPublisher {
     /// The last sequence number sent on `topic`, or `nil`.
     public func lastSequence(on topic: Topic) -> UInt64? { encoder.lastSequence(on: topic) }
 
+    /// The stream id of `topic`'s messages (``streamID`` unless ``continueStream(_:on:after:)``
+    /// set another).
+    public func streamID(on topic: Topic) -> StreamID { encoder.streamID(on: topic) }
+
+    /// Publishes `topic`'s messages on `stream`, numbered on after `lastSequence`
+    /// (``WireEncoder/continueStream(_:on:after:)``): a stream identity kept across restarts.
+    public func continueStream(_ stream: StreamID, on topic: Topic, after lastSequence: UInt64?) {
+        encoder.continueStream(stream, on: topic, after: lastSequence)
+    }
+
     /// Publishes a pose.
     /// - Returns: `true` when queued; `false` when an XPUB publisher is at its high-water mark
     ///   (nothing was sent, but the sequence number was used: receivers will see a gap if the
@@ -92,8 +106,8 @@ public final class BusPublisher {
     ///   used), ``ZMQError``.
     @discardableResult
     public func publish(_ pose: Pose, on topic: Topic) throws -> Bool {
-        try encoder.encode(pose, on: topic, into: &frames[1])
-        return try send(topic)
+        let header = try encoder.encode(pose, on: topic, into: &frames[1])
+        return try send(topic, header)
     }
 
     /// Publishes JSON (an event, a snapshot or a health report) on `topic`.
@@ -104,8 +118,8 @@ public final class BusPublisher {
         guard topic.kind.payloadKind == kind else {
             throw WireError.topicMismatch(topic: topic.kind, payload: kind)
         }
-        try encoder.encode(json: json, on: topic, into: &frames[1])
-        return try send(topic)
+        let header = try encoder.encode(json: json, on: topic, into: &frames[1])
+        return try send(topic, header)
     }
 
     /// Publishes JSON text.
@@ -128,7 +142,7 @@ public final class BusPublisher {
         return try socket.trySend(frames)
     }
 
-    private func send(_ topic: Topic) throws(ZMQError) -> Bool {
+    private func send(_ topic: Topic, _ header: WireHeader) throws(ZMQError) -> Bool {
         if let bytes = topicBytes[topic] {
             frames[0] = bytes
         } else {
@@ -136,6 +150,7 @@ public final class BusPublisher {
             topicBytes[topic] = bytes
             frames[0] = bytes
         }
+        beforeSend?(topic, header, frames)
         if waitsForSubscribers { readSubscriptions() }
         return try socket.trySend(frames)
     }

@@ -23,4 +23,10 @@ public struct SequenceCounter<Key: Hashable & Sendable>: Sendable {
         guard let value = next[key], value > 0 else { return nil }
         return value - 1
     }
+
+    /// Makes `last` the last number handed out on `key` (`nil`: none), so the next is
+    /// `last + 1`: a sender that resumes a stream after a restart carries on its numbers.
+    public mutating func setLast(_ last: UInt64?, for key: Key) {
+        next[key] = last.map { $0 &+ 1 }
+    }
 }

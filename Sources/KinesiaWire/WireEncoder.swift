@@ -17,6 +17,8 @@ public struct WireEncoder: Sendable {
     /// This sender's stream id, in every header it writes.
     public let streamID: StreamID
     private var counter = SequenceCounter<Topic>()
+    /// Topics whose stream was set by ``continueStream(_:on:after:)`` (a persistent identity).
+    private var topicStreams: [Topic: StreamID] = [:]
 
     /// Creates an encoder.
     /// - Parameter streamID: The stream id; a fresh random one by default (one per process
@@ -27,6 +29,20 @@ public struct WireEncoder: Sendable {
 
     /// The last sequence number sent on `topic`, or `nil` when nothing was.
     public func lastSequence(on topic: Topic) -> UInt64? { counter.last(for: topic) }
+
+    /// The stream id of the messages on `topic`: ``streamID`` unless
+    /// ``continueStream(_:on:after:)`` gave the topic its own.
+    public func streamID(on topic: Topic) -> StreamID {
+        topicStreams.isEmpty ? streamID : topicStreams[topic] ?? streamID
+    }
+
+    /// Sends `topic`'s messages on the stream `stream`, numbered on from `lastSequence` (the
+    /// next is `lastSequence + 1`; `nil`: from 0): a sender whose stream identity survives its
+    /// restarts (a journaled worker session, a camera) resumes the stream it had.
+    public mutating func continueStream(_ stream: StreamID, on topic: Topic, after lastSequence: UInt64?) {
+        topicStreams[topic] = stream
+        counter.setLast(lastSequence, for: topic)
+    }
 
     /// Encodes a pose for `topic` (a `pose/` topic) into `buffer`, reusing its storage.
     /// - Parameters:
@@ -39,7 +55,7 @@ public struct WireEncoder: Sendable {
         _ pose: Pose, on topic: Topic, into buffer: inout [UInt8], sentAt: UInt64 = WireHeader.now()
     ) throws(WireError) -> WireHeader {
         guard topic.kind == .pose else { throw .topicMismatch(topic: topic.kind, payload: .pose) }
-        var header = WireHeader(kind: .pose, streamID: streamID, sequence: 0, sentAt: sentAt)
+        var header = WireHeader(kind: .pose, streamID: streamID(on: topic), sequence: 0, sentAt: sentAt)
         header.sequence = (counter.last(for: topic)).map { $0 &+ 1 } ?? 0
         try PoseCodec.encode(pose, header: header, into: &buffer)
         _ = counter.next(for: topic)
@@ -57,7 +73,7 @@ public struct WireEncoder: Sendable {
     ) throws(WireError) -> WireHeader {
         let kind = topic.kind.payloadKind
         let sequence = (counter.last(for: topic)).map { $0 &+ 1 } ?? 0
-        let header = WireHeader(kind: kind, streamID: streamID, sequence: sequence, sentAt: sentAt)
+        let header = WireHeader(kind: kind, streamID: streamID(on: topic), sequence: sequence, sentAt: sentAt)
         try JSONPayloadCodec.encode(json: json, header: header, into: &buffer)
         _ = counter.next(for: topic)
         return header

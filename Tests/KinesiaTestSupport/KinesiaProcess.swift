@@ -38,6 +38,9 @@ package final class KinesiaProcess: Sendable {
         environment["KINESIA_PROCESS_NAME"] = nil
         environment["KINESIA_SUPERVISOR_PID"] = nil
         environment["KINESIA_LOG_LEVEL"] = logLevel
+        // Journals and stream identities (the default state directory) stay in the test's
+        // directory: shared by the processes of one test, gone with it.
+        environment["XDG_STATE_HOME"] = directory + "/state"
         process = try TestProcess(
             executable: PackagePaths.kinesia(), arguments: arguments, environment: environment,
             standardInput: standardInput, standardOutput: outputPath, standardError: errorPath)

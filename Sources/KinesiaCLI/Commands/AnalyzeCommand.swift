@@ -25,7 +25,12 @@ public struct AnalyzeCommand: ParsableCommand {
             or a folder of OpenPose *_keypoints.json frames, or sim:EXERCISE[,key=value...] for \
             one block of the built-in simulator (the poses 'kinesia ingest --source sim:...' sends), \
             or video:PATH for a video through the pose detector (--mirrored, --roi X0,Y0,X1,Y1: the \
-            poses 'kinesia ingest --source video:PATH' sends).
+            poses 'kinesia ingest --source video:PATH' sends), or journal:PATH[,camera=ID] for a \
+            camera's pose journal (what an ingest sent: a stream directory, or a state directory \
+            holding one camera's stream; with camera=ID, that camera's newest). --exercise-file F \
+            analyses with changed thresholds: {"exercise":ID, "reps":{"start","end","minPeak"} or \
+            "hold":{"threshold","seconds"}, "formRules":{FAULT:LIMIT}, "sessionRules":{...}}, read \
+            strictly (FILE:LINE:COLUMN errors).
             A FIFO, /dev/stdin or <(command) is read as a stream to its end. \
             Text output: one line per event, then a summary. JSON output (--format json): one \
             object per line with "type" first; the last line is {"type":"summary",...}. The summary \
@@ -38,8 +43,16 @@ public struct AnalyzeCommand: ParsableCommand {
         [
             .positional(
                 "file", \.file,
-                help: "A JSON Lines recording, a folder of OpenPose JSON frames, sim:EXERCISE or video:PATH."),
-            .option("exercise", \.exercise, valueName: "id", required: true, help: "The catalog exercise."),
+                help:
+                    "A JSON Lines recording, a folder of OpenPose JSON frames, sim:EXERCISE, video:PATH or "
+                    + "journal:PATH[,camera=ID]."),
+            .option(
+                "exercise", \.exercise, valueName: "id", help: "The catalog exercise (or --exercise-file)."),
+            .option(
+                "exercise-file", \.exerciseFile, valueName: "file",
+                help:
+                    "A catalog exercise with changed thresholds (JSON: exercise, reps, hold, formRules, sessionRules)."
+            ),
             .option(
                 "side", \.side, valueName: "side", required: true, help: "The patient's side to analyse."),
             .option(
@@ -58,8 +71,10 @@ public struct AnalyzeCommand: ParsableCommand {
 
     /// The recording file or OpenPose folder.
     public var file = ""
-    /// The exercise (required).
+    /// The exercise (this or ``exerciseFile`` is required).
     public var exercise: Exercise?
+    /// `--exercise-file`: an exercise with changed thresholds (``ExerciseFile``).
+    public var exerciseFile: String?
     /// The side (required).
     public var side: BodySide?
     /// Text or JSON Lines.
@@ -84,6 +99,25 @@ public struct AnalyzeCommand: ParsableCommand {
             throw CLIError.usage("--baseline must be at least 1, got \(baseline)")
         }
         guard fps > 0 else { throw CLIError.usage("--fps must be positive, got \(fps)") }
+        guard exercise != nil || exerciseFile != nil else {
+            throw CLIError.usage("give --exercise ID or --exercise-file FILE")
+        }
+    }
+
+    /// The exercise: the file's when ``exerciseFile`` is given (its id must then be
+    /// ``exercise``'s, if that is given too), else the catalog's.
+    /// - Throws: ``CLIError`` for a file that is not valid, or ids that differ.
+    public func resolvedExercise() throws(CLIError) -> Exercise {
+        guard let exerciseFile else {
+            guard let exercise else { throw CLIError.usage("give --exercise ID or --exercise-file FILE") }
+            return exercise
+        }
+        let fromFile = try ExerciseFile.load(exerciseFile)
+        if let exercise, exercise.id != fromFile.id {
+            throw CLIError.usage(
+                "--exercise \(exercise.id) and --exercise-file \(exerciseFile) (\(fromFile.id)) differ")
+        }
+        return fromFile
     }
 
     /// Reads the recording and prints the analysis to standard output; poses the analysis
@@ -91,11 +125,12 @@ public struct AnalyzeCommand: ParsableCommand {
     /// - Throws: ``CLIError/failure(_:)`` naming the file (and line) when it is missing or
     ///   malformed, when it holds no pose, or when the analysis could use none of its poses.
     public func run(context: CommandContext) async throws {
-        guard let exercise, let side else { throw CLIError.usage("missing --exercise or --side") }
+        guard let side else { throw CLIError.usage("missing --side") }
+        let exercise = try resolvedExercise()
         let log = context.logger
         let poses = try PoseSource.load(
             file, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps), camera: detector,
-            onDetectorMessage: { log.warning("detector: \($0)") })
+            onDetectorMessage: { log.warning("detector: \($0)") }, onWarning: { log.warning($0) })
         guard !poses.isEmpty else {
             throw CLIError.failure("\(file): no pose to analyse (the recording is empty)")
         }

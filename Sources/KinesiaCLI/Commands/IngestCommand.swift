@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaJournal
 public import KinesiaMotion
 import KinesiaWire
 
@@ -73,6 +74,10 @@ public struct IngestCommand: ParsableCommand {
                 "fps", \.fps, valueName: "fps",
                 help: "OpenPose frames per second, or the frame rate asked of a camera."),
         ] + CameraArguments.arguments(\.detector, forDevices: true)
+            + JournalOptions.arguments(
+                \.journal,
+                resumes: "Start a new pose stream even when the state directory has this camera's stream "
+                    + "of the same source to resume.")
     }
 
     /// `--camera`.
@@ -97,6 +102,10 @@ public struct IngestCommand: ParsableCommand {
     public var fps = 30.0
     /// `--mirrored`, `--roi`, `--size` (for `video:` and `camera:` sources).
     public var detector = CameraOptions()
+
+    /// `--state`, `--no-journal`, `--fsync`, `--journal-max-bytes`, `--journal-max-age`,
+    /// `--new-session`.
+    public var journal = JournalOptions()
 
     /// A command with every default.
     public init() {}
@@ -127,10 +136,11 @@ public struct IngestCommand: ParsableCommand {
         let log = context.logger
         let poses = try PoseSource.open(
             source, loop: loop, openPose: OpenPoseRecording.Options(format: keypoints, fps: fps),
-            camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") })
+            camera: cameraOptions, onDetectorMessage: { log.warning("detector: \($0)") },
+            onWarning: { log.warning($0) })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
-            busDescription: bus.description)
+            busDescription: bus.description, loop: loop, journal: journal)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -146,6 +156,8 @@ public struct IngestCommand: ParsableCommand {
         var waitSeconds: Double
         var source: String
         var busDescription = ""
+        var loop = false
+        var journal = JournalOptions()
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -165,6 +177,8 @@ public struct IngestCommand: ParsableCommand {
         var detector: [String: Int] = [:]
         /// A camera's poses analysed while the ingest waited for a subscriber, not sent.
         var discarded = 0
+        /// Poses a resumed stream had sent before the restart, not sent again.
+        var resumedSkipped = 0
 
         var dictionary: [String: Int] {
             [
@@ -172,7 +186,7 @@ public struct IngestCommand: ParsableCommand {
                 "invalid": invalid, "timeJumps": timeJumps,
             ].merging(detector) { own, _ in own }.merging(discarded > 0 ? ["discarded": discarded] : [:]) {
                 own, _ in own
-            }
+            }.merging(resumedSkipped > 0 ? ["resumedSkipped": resumedSkipped] : [:]) { own, _ in own }
         }
     }
 
@@ -190,6 +204,12 @@ public struct IngestCommand: ParsableCommand {
             process: settings.name, role: "ingest", problems: { log.warning($0) })
         var counters = Counters()
         let topic = settings.topic
+        let (journal, resumeAfter) = try Self.journal(
+            settings, source: source, publisher: publisher, context: context)
+        func report() -> [String: Int] {
+            guard let journal else { return counters.dictionary }
+            return counters.dictionary.merging(journal.healthCounters) { own, _ in own }
+        }
         // Whether a subscription to the topic ever reached the ingest: the only thing a
         // publisher can know about delivery (it never knows whether a pose arrived).
         var subscribed = false
@@ -203,7 +223,7 @@ public struct IngestCommand: ParsableCommand {
                     // live rather than what the pipe held while the ingest waited.
                     counters.discarded += source.discardBufferedLivePoses()
                     counters.detector = source.detectorCounters
-                    health.publishIfDue(counters: { counters.dictionary }, via: publisher)
+                    health.publishIfDue(counters: { report() }, via: publisher)
                     return stop.isRequested
                 })
             counters.discarded += source.discardBufferedLivePoses()
@@ -226,8 +246,9 @@ public struct IngestCommand: ParsableCommand {
         var failure: String?
 
         loop: while !stop.isRequested {
+            journal?.syncIfDue()
             counters.detector = source.detectorCounters
-            health.publishIfDue(counters: { counters.dictionary }, via: publisher)
+            health.publishIfDue(counters: { report() }, via: publisher)
             if clock.now - lastProgress >= .seconds(5) {
                 lastProgress = clock.now
                 if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
@@ -249,12 +270,17 @@ public struct IngestCommand: ParsableCommand {
                 log.warning("standard input line \(line): \(reason)")
                 continue
             case .pose(let pose):
+                if let resumeAfter, pose.timestamp <= resumeAfter {
+                    // Sent before the restart (the stream resumed): not sent again.
+                    counters.resumedSkipped += 1
+                    continue
+                }
                 if paced {
                     switch pace.schedule(pose.timestamp, now: clock.now) {
                     case .at(let due):
                         while !stop.isRequested, clock.now < due {
                             sleepThread(min(clock.now.duration(to: due), .milliseconds(100)))
-                            health.publishIfDue(counters: { counters.dictionary }, via: publisher)
+                            health.publishIfDue(counters: { report() }, via: publisher)
                         }
                         if stop.isRequested { break loop }
                     case .jump(let from, let to):
@@ -283,7 +309,9 @@ public struct IngestCommand: ParsableCommand {
             }
         }
         counters.detector = source.detectorCounters
-        health.publish(counters: counters.dictionary, via: publisher)
+        // A source read to its end ends its stream: the next start begins a new one.
+        journal?.finish(ended: !stop.isRequested && failure == nil)
+        health.publish(counters: report(), via: publisher)
         if let summary = source.detectorSummary { log.info(summary) }
         if let failure { throw CLIError.failure(failure) }
         if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
@@ -296,8 +324,10 @@ public struct IngestCommand: ParsableCommand {
             + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
             + (counters.timeJumps > 0 ? ", \(counters.timeJumps) jumps in time not waited for" : "")
             + (source.loops > 0 ? ", \(source.loops) loops" : "")
+            + (counters.resumedSkipped > 0
+                ? ", \(counters.resumedSkipped) sent before the restart skipped" : "")
         let ending = stop.isRequested ? "stopped" : "done"
-        if !stop.isRequested, counters.sent + counters.dropped == 0 {
+        if !stop.isRequested, counters.sent + counters.dropped + counters.resumedSkipped == 0 {
             log.info("\(ending): \(summary)")
             throw CLIError.failure(Self.nothingUsable(settings.source, counters: counters))
         }
@@ -311,6 +341,45 @@ public struct IngestCommand: ParsableCommand {
             return
         }
         log.info("\(ending): \(summary) (delivery is not confirmed)")
+    }
+
+    /// Opens the journal of the camera's poses (unless `--no-journal`) and its stream identity
+    /// (`pose+<camera>`). A recording or simulation whose stream is resumed (the same source,
+    /// stopped before its end) goes on after the last pose journaled: the poses up to that
+    /// pose's time are skipped. A live source (standard input, a camera, a video through the
+    /// detector) always starts a new stream.
+    /// - Returns: The journal, and the time of the last pose sent before a restart (`nil`: send
+    ///   every pose).
+    private static func journal(
+        _ settings: Settings, source: PoseSource, publisher: BusPublisher, context: CommandContext
+    ) throws -> (PublishJournal?, Double?) {
+        guard !settings.journal.disabled else { return (nil, nil) }
+        let log = context.logger
+        let journal = try PublishJournal(
+            options: settings.journal, environment: context.environment, bus: settings.busDescription,
+            log: log)
+        let camera = settings.topic.camera ?? ""
+        let resumable = !source.isLive && settings.source != "-" && !CameraSource.isCamera(settings.source)
+        let attached = try journal.attach(
+            [settings.topic], identity: "pose+\(camera)", session: "\(settings.source) loop=\(settings.loop)",
+            resumable: resumable, to: publisher)
+        journal.install(on: publisher)
+        var resumeAfter: Double?
+        if attached.resumed, let last = attached.lastSequences[settings.topic] {
+            let stream = JournalStream(topic: settings.topic, streamID: attached.stream)
+            if let entry = try? journal.store.openReader(for: stream).entries(from: last, limit: 1).first,
+                entry.frames.count == 2, let decoded = try? PoseCodec.decode(entry.frames[1])
+            {
+                resumeAfter = decoded.pose.timestamp
+            }
+        }
+        log.info(
+            attached.resumed
+                ? "resuming stream \(attached.stream) of \(settings.topic) after pose #\(attached.lastSequences[settings.topic].map(String.init) ?? "-")"
+                    + (resumeAfter.map { " (t=\($0)): the poses up to there are not sent again" } ?? "")
+                : "new stream \(attached.stream) of \(settings.topic)")
+        log.info("journaling in \(journal.stateDirectory) (fsync \(settings.journal.fsync))")
+        return (journal, resumeAfter)
     }
 
     /// The warning for a jump of the recording's time that is not waited for.

@@ -44,6 +44,10 @@ public struct WorkerCommand: ParsableCommand {
                 "snapshot-rate", \.snapshotRate, valueName: "hz",
                 help: "Snapshots per second of pose time, at most (count changes always send one)."),
         ]
+            + JournalOptions.arguments(
+                \.journal,
+                resumes: "Start new event streams for the sessions (a new patient or a reset), even when "
+                    + "the state directory has the same sessions' streams to resume.")
     }
 
     /// `--camera`.
@@ -56,6 +60,9 @@ public struct WorkerCommand: ParsableCommand {
     public var name: String?
     /// `--snapshot-rate`.
     public var snapshotRate = 15.0
+    /// `--state`, `--no-journal`, `--fsync`, `--journal-max-bytes`, `--journal-max-age`,
+    /// `--new-session`.
+    public var journal = JournalOptions()
 
     /// A command with every default.
     public init() {}
@@ -93,14 +100,18 @@ public struct WorkerCommand: ParsableCommand {
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: BusProcess.derivedName("worker", "\(getpid())"))
         let rate = snapshotRate
+        let journalOptions = journal
         try await BusProcess.run(context: context) { stop in
-            try Self.serve(sessions, bus: bus, name: name, snapshotRate: rate, stop: stop, context: context)
+            try Self.serve(
+                sessions, bus: bus, name: name, snapshotRate: rate, journalOptions: journalOptions,
+                stop: stop,
+                context: context)
         }
     }
 
     private static func serve(
-        _ specs: [WorkerSession], bus: BusAddress, name: String, snapshotRate: Double, stop: StopToken,
-        context: CommandContext
+        _ specs: [WorkerSession], bus: BusAddress, name: String, snapshotRate: Double,
+        journalOptions: JournalOptions, stop: StopToken, context: CommandContext
     ) throws {
         let log = context.logger
         var core = try WorkerCore(sessions: specs, snapshotRate: snapshotRate)
@@ -110,6 +121,13 @@ public struct WorkerCommand: ParsableCommand {
         let publisher = try BusPublisher(
             context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
+        // Each session's events and snapshots are journaled before they are published, on a
+        // stream that survives restarts (a new one with --new-session).
+        let journal =
+            try journalOptions.disabled
+            ? nil
+            : Self.journal(
+                specs, options: journalOptions, bus: bus, publisher: publisher, context: context)
         let subscriber = try BusSubscriber(
             context: zmq, bus: bus,
             prefixes: try core.cameras.map { (camera) throws(TopicError) in
@@ -160,7 +178,11 @@ public struct WorkerCommand: ParsableCommand {
             }
         }
 
-        func counters() -> [String: Int] { core.healthCounters(sequence: subscriber.tracker.totals) }
+        func counters() -> [String: Int] {
+            let values = core.healthCounters(sequence: subscriber.tracker.totals)
+            guard let journal else { return values }
+            return values.merging(journal.healthCounters) { own, _ in own }
+        }
 
         log.info(
             "hosting "
@@ -168,6 +190,7 @@ public struct WorkerCommand: ParsableCommand {
                 .joined(separator: ", ") + " on \(bus)")
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
+            journal?.syncIfDue()
             guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
             handle(delivery)
             // Drain what is already there before looking at the clock again.
@@ -181,11 +204,39 @@ public struct WorkerCommand: ParsableCommand {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(500))
         while clock.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
+        journal?.finish(ended: false)
         health.publish(counters: counters(), via: publisher)
         let totals = subscriber.tracker.totals
         log.info(
             "stopped: \(core.poses) poses, \(core.events) events, \(core.snapshots) snapshots, "
                 + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
                 + "\(core.publishFailureCount) failed publishes")
+    }
+
+    /// Opens the state directory and attaches each session's event and snapshot topics to its
+    /// stream identity (`session+<camera>+<name>`): resumed when the session is the same
+    /// exercise and side (and thresholds), new otherwise.
+    private static func journal(
+        _ specs: [WorkerSession], options: JournalOptions, bus: BusAddress, publisher: BusPublisher,
+        context: CommandContext
+    ) throws -> PublishJournal {
+        let log = context.logger
+        let journal = try PublishJournal(
+            options: options, environment: context.environment, bus: bus.description, log: log)
+        for spec in specs {
+            let event = try Topic.event(camera: spec.camera, session: spec.name)
+            let snapshot = try Topic.snapshot(camera: spec.camera, session: spec.name)
+            let attached = try journal.attach(
+                [event, snapshot], identity: "session+\(spec.camera)+\(spec.name)", session: spec.identity,
+                to: publisher)
+            let last = attached.lastSequences[event].map { "after event #\($0)" } ?? "with no event yet"
+            log.info(
+                attached.resumed
+                    ? "session \(spec.camera)/\(spec.name): resuming stream \(attached.stream) \(last)"
+                    : "session \(spec.camera)/\(spec.name): new stream \(attached.stream)")
+        }
+        journal.install(on: publisher)
+        log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
+        return journal
     }
 }

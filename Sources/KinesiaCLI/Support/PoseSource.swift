@@ -4,8 +4,9 @@ import KinesiaSimulation
 import KinesiaSystem
 
 /// Where poses come from for `kinesia ingest` (and `kinesia analyze`): a JSON Lines recording,
-/// an OpenPose folder, standard input (`-`), the simulator (`sim:EXERCISE[,key=value...]`), or
-/// the pose detector on a video file or a camera (`video:PATH`, `camera:/dev/videoN`).
+/// an OpenPose folder, standard input (`-`), the simulator (`sim:EXERCISE[,key=value...]`), the
+/// pose detector on a video file or a camera (`video:PATH`, `camera:/dev/videoN`), or a camera's
+/// pose journal (`journal:PATH[,camera=ID]`, ``JournalPoses``).
 ///
 /// ```swift
 /// var source = try PoseSource.open("sim:squat,seed=7", loop: false)
@@ -54,7 +55,8 @@ public struct PoseSource {
     ///   missing or malformed file, or a detector that cannot start.
     public static func open(
         _ spec: String, loop: Bool, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options(),
-        camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in }
+        camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in },
+        onWarning: (String) -> Void = { _ in }
     ) throws(CLIError) -> PoseSource {
         if let source = try CameraSource(parsing: spec) {
             try source.checkReadable()
@@ -73,7 +75,7 @@ public struct PoseSource {
             return PoseSource(
                 storage: .simulation(stream), isLive: false, count: loop ? nil : simulator.run().poses.count)
         }
-        let poses = try load(spec, openPose: openPose)
+        let poses = try load(spec, openPose: openPose, onWarning: onWarning)
         return PoseSource(
             storage: .poses(poses, index: 0, offset: 0, loops: loop), isLive: false, count: poses.count)
     }
@@ -82,9 +84,11 @@ public struct PoseSource {
     /// the detector).
     /// - Throws: As ``open(_:loop:openPose:camera:onDetectorMessage:)``, or the detector's
     ///   failure; standard input and cameras are usage errors here.
+    ///   - onWarning: Where a journal's damaged records are reported (`journal:` sources).
     public static func load(
         _ spec: String, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options(),
-        camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in }
+        camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in },
+        onWarning: (String) -> Void = { _ in }
     ) throws(CLIError) -> [Pose] {
         if spec == "-" { throw CLIError.usage("standard input (-) is not a recording") }
         if CameraSource.isCamera(spec) {
@@ -104,6 +108,11 @@ public struct PoseSource {
         }
         if SimulationSpec.isSimulation(spec) {
             return Array(try simulator(spec).poses())
+        }
+        if JournalPoses.isJournal(spec) {
+            let (poses, warning) = try JournalPoses.load(spec)
+            if let warning { onWarning(warning) }
+            return poses
         }
         do {
             return try Recording.load(URL(fileURLWithPath: spec), openPose: openPose)

@@ -25,7 +25,12 @@ public struct WorkerSession: Hashable, Sendable {
         self.side = side
     }
 
-    /// Parses `[CAMERA/]NAME=EXERCISE:SIDE`.
+    /// What makes two runs of the session the same session (its stream identity's `session`):
+    /// the exercise and the side.
+    public var identity: String { "\(ExerciseFile.identity(of: exercise)):\(side.rawValue)" }
+
+    /// Parses `[CAMERA/]NAME=EXERCISE:SIDE`; EXERCISE may be `@FILE`, an exercise file
+    /// (``ExerciseFile``) with changed thresholds.
     /// - Parameters:
     ///   - text: The value of `--session`.
     ///   - defaultCamera: `--camera`, used when the value names no camera.
@@ -58,8 +63,22 @@ public struct WorkerSession: Hashable, Sendable {
             throw CLIError.usage(
                 "in --session \(text.quotedExcerpt()): " + Topic.invalidNameMessage(value, role: field))
         }
-        let analysis = parts[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard analysis.count == 2 else {
+        // The side follows the last ':' (an exercise file's path may hold others).
+        guard let colon = parts[1].lastIndex(of: ":") else {
+            throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
+        }
+        let analysis = [String(parts[1][..<colon]), String(parts[1][parts[1].index(after: colon)...])]
+        if analysis[0].hasPrefix("@") {
+            let file = try ExerciseFile.load(String(analysis[0].dropFirst()))
+            guard let side = BodySide(rawValue: analysis[1]) else {
+                throw CLIError.usage(
+                    "unknown side \(analysis[1].quotedExcerpt()) in --session \(text.quotedExcerpt()); valid sides: "
+                        + BodySide.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            self.init(camera: camera, name: name, exercise: file, side: side)
+            return
+        }
+        guard !analysis[0].contains(":") else {
             throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")
         }
         guard let exercise = Exercise.named(analysis[0]) else {

@@ -1,0 +1,164 @@
+public import KinesiaJournal
+import KinesiaMotion
+
+/// The journal options of `kinesia ingest` and `kinesia worker`: `--state DIR`, `--no-journal`,
+/// `--fsync always|never|MS`, `--journal-max-bytes`, `--journal-max-age`, `--new-session`.
+///
+/// ```swift
+/// var options = JournalOptions()
+/// options.state = "/var/lib/kinesia"
+/// let directory = try options.stateDirectory(environment: env)
+/// ```
+public struct JournalOptions: Hashable, Sendable {
+    /// `--state`: the state directory (`nil`: ``defaultStateDirectory(environment:)``).
+    public var state: String?
+    /// `--no-journal`: journal nothing (and keep no stream identity).
+    public var disabled = false
+    /// `--fsync`.
+    public var fsync = JournalPolicy.defaultSync
+    /// `--journal-max-bytes`.
+    public var maximumBytes = ByteCount(JournalPolicy.defaultMaximumBytes)
+    /// `--journal-max-age`.
+    public var maximumAge = AgeLimit(JournalPolicy.defaultMaximumAge)
+    /// `--new-session`: start new streams even when the state directory holds streams to resume.
+    public var newSession = false
+
+    /// Every default.
+    public init() {}
+
+    /// The policy the options give.
+    public var policy: JournalPolicy {
+        JournalPolicy(sync: fsync, maximumBytes: maximumBytes.value, maximumAge: maximumAge.value)
+    }
+
+    /// The state directory: `--state`, else one per bus in `$XDG_STATE_HOME/kinesia` (or
+    /// `$HOME/.local/state/kinesia`): `bus-` and the bus's directory or address with every
+    /// character but letters, digits, `.` and `-` as `_` (`bus-_run_user_1000_kinesia`), so
+    /// that two buses never share streams.
+    /// - Throws: ``CLIError/usage(_:)`` when no directory can be found or it is relative.
+    public func stateDirectory(environment: [String: String], bus: String) throws(CLIError) -> String {
+        let path =
+            state
+            ?? Self.defaultStateDirectory(environment: environment).map {
+                $0 + "/" + Self.busDirectoryName(bus)
+            }
+        guard let path, path.hasPrefix("/") else {
+            throw CLIError.usage(
+                state == nil
+                    ? "no state directory: set HOME or XDG_STATE_HOME, or give --state DIR (or --no-journal)"
+                    : "--state must be an absolute path, got \(state!.quotedExcerpt())")
+        }
+        return path
+    }
+
+    /// The default state directory's name for the bus `bus` (its description).
+    public static func busDirectoryName(_ bus: String) -> String {
+        "bus-"
+            + String(
+                bus.unicodeScalars.map { scalar in
+                    scalar.isASCII
+                        && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "."
+                            || scalar == "-")
+                        ? Character(scalar) : "_"
+                })
+    }
+
+    /// `$XDG_STATE_HOME/kinesia` or `$HOME/.local/state/kinesia` (`nil`: neither is set).
+    public static func defaultStateDirectory(environment: [String: String]) -> String? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/kinesia" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/kinesia" }
+        return nil
+    }
+
+    /// The options as arguments of a command.
+    static func arguments<Command>(_ keyPath: WritableKeyPath<Command, JournalOptions>, resumes: String)
+        -> [Argument<Command>]
+    {
+        [
+            .option(
+                "state", keyPath.appending(path: \.state), valueName: "dir",
+                help: "The state directory: journals and stream identities (owner-only; default "
+                    + "$XDG_STATE_HOME/kinesia or ~/.local/state/kinesia)."),
+            .flag(
+                "no-journal", keyPath.appending(path: \.disabled),
+                help: "Journal nothing; keep no stream identity."),
+            .option(
+                "fsync", keyPath.appending(path: \.fsync), valueName: "always|never|ms",
+                help:
+                    "When journal records reach the disk: after each, never forced, or within MS milliseconds."
+            ),
+            .option(
+                "journal-max-bytes", keyPath.appending(path: \.maximumBytes), valueName: "size",
+                help: "The most the state directory's journals keep (e.g. 500M, 2G); the oldest segments go."),
+            .option(
+                "journal-max-age", keyPath.appending(path: \.maximumAge), valueName: "age",
+                help: "The oldest journal segment kept (e.g. 12h, 30d)."),
+            .flag("new-session", keyPath.appending(path: \.newSession), help: resumes),
+        ]
+    }
+}
+
+extension JournalPolicy.Sync: ExpressibleByArgument {
+    /// `always`, `never` or milliseconds.
+    public init?(argument: String) { self.init(parsing: argument) }
+    /// The forms.
+    public static var allValueStrings: [String] { ["always", "never", "<milliseconds>"] }
+}
+
+/// A size with an optional unit: `1048576`, `512K`, `500M`, `2G` (powers of 1024).
+public struct ByteCount: Hashable, Sendable, ExpressibleByArgument, CustomStringConvertible {
+    /// Bytes.
+    public var value: Int
+
+    /// Wraps a size.
+    public init(_ value: Int) { self.value = value }
+
+    /// Parses a positive size.
+    public init?(argument: String) {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var text = Substring(argument)
+        var unit = 1
+        if let last = text.last?.uppercased().first, let scale = units[last] {
+            unit = scale
+            text = text.dropLast()
+        }
+        guard let number = Int(text), number > 0, number <= Int.max / unit else { return nil }
+        value = number * unit
+    }
+
+    /// `2G`, `500M` or bytes.
+    public var description: String {
+        for (suffix, scale) in [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
+        where value % scale == 0 {
+            return "\(value / scale)\(suffix)"
+        }
+        return String(value)
+    }
+}
+
+/// An age: `90s`, `30m`, `12h`, `30d`.
+public struct AgeLimit: Hashable, Sendable, ExpressibleByArgument, CustomStringConvertible {
+    /// The age.
+    public var value: Duration
+
+    /// Wraps an age.
+    public init(_ value: Duration) { self.value = value }
+
+    /// Parses a positive age with a unit (`s`, `m`, `h`, `d`).
+    public init?(argument: String) {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let last = argument.last, let scale = units[last], let number = Int64(argument.dropLast()),
+            number > 0, number <= Int64.max / scale / 1_000_000_000
+        else { return nil }
+        value = .seconds(number * scale)
+    }
+
+    /// `30d`, `12h`...
+    public var description: String {
+        let seconds = value.components.seconds
+        for (suffix, scale) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where seconds % scale == 0 {
+            return "\(seconds / scale)\(suffix)"
+        }
+        return "\(seconds)s"
+    }
+}

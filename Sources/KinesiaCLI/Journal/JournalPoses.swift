@@ -1,0 +1,127 @@
+import KinesiaJournal
+public import KinesiaMotion
+import KinesiaSystem
+import KinesiaWire
+
+/// A camera's pose journal read as a recording: `journal:PATH` for `kinesia analyze` and
+/// `kinesia ingest`, so a past session can be analysed again (with other thresholds).
+///
+/// PATH is a stream directory (`STATE/journal/pose+cam0/<stream>`), or any directory above
+/// stream directories (a state directory, its `journal/`, a `pose+cam0/`) that holds exactly
+/// one pose stream; with several, the error lists them to choose from. `journal:PATH,camera=ID`
+/// keeps the streams of that camera, and when several remain, the newest (by its last record)
+/// is read, so `journal:STATE,camera=cam0` is the camera's latest session.
+///
+/// The poses come in sequence order, decoded from the journaled wire messages; damaged records
+/// are skipped and reported, never read.
+///
+/// ```swift
+/// let poses = try JournalPoses.load("journal:/home/pt/.local/state/kinesia/bus-x,camera=cam0")
+/// ```
+public enum JournalPoses {
+    /// The prefix of a journal source.
+    public static let prefix = "journal:"
+
+    /// Whether `spec` names a journal (`journal:PATH`).
+    public static func isJournal(_ spec: String) -> Bool { spec.hasPrefix(prefix) }
+
+    /// The poses of the journal `spec` names, and a warning when damaged records were skipped.
+    ///
+    /// - Throws: ``CLIError/failure(_:)`` when PATH holds no pose stream, or several to choose
+    ///   from; ``CLIError/usage(_:)`` for an option that is none.
+    public static func load(_ spec: String) throws(CLIError) -> (poses: [Pose], warning: String?) {
+        let (path, camera) = try parse(spec)
+        let stream = try streamDirectory(path, camera: camera)
+        let entries: [JournalEntry]
+        let reader: JournalReader
+        do {
+            reader = try JournalReader(directory: stream)
+            entries = try reader.allEntries()
+        } catch {
+            throw CLIError.failure("\(spec): \(error)")
+        }
+        var poses: [Pose] = []
+        poses.reserveCapacity(entries.count)
+        var undecodable = 0
+        for entry in entries {
+            guard entry.frames.count == 2, let decoded = try? PoseCodec.decode(entry.frames[1]) else {
+                undecodable += 1
+                continue
+            }
+            poses.append(decoded.pose)
+        }
+        var problems: [String] = []
+        if reader.damagedRanges > 0 {
+            problems.append(
+                "\(reader.damagedRanges) damaged range(s) skipped ("
+                    + reader.damage.prefix(3).joined(separator: "; ")
+                    + ")")
+        }
+        if undecodable > 0 { problems.append("\(undecodable) record(s) that are not poses skipped") }
+        return (poses, problems.isEmpty ? nil : "\(stream): " + problems.joined(separator: ", "))
+    }
+
+    private static func parse(_ spec: String) throws(CLIError) -> (path: String, camera: String?) {
+        let parts = spec.dropFirst(prefix.count).split(separator: ",", omittingEmptySubsequences: false)
+        guard let path = parts.first, !path.isEmpty else {
+            throw CLIError.usage("\(spec.quotedExcerpt()): give journal:PATH[,camera=ID]")
+        }
+        var camera: String?
+        for option in parts.dropFirst() {
+            guard option.hasPrefix("camera="), camera == nil else {
+                throw CLIError.usage(
+                    "\(spec.quotedExcerpt()): unknown option \(String(option).quotedExcerpt())")
+            }
+            camera = String(option.dropFirst("camera=".count))
+        }
+        var trimmed = String(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return (trimmed, camera)
+    }
+
+    /// The one pose stream directory at or under `path` (three levels at most).
+    static func streamDirectory(_ path: String, camera: String?) throws(CLIError) -> String {
+        var found: [String] = []
+        collect(path, depth: 0, into: &found)
+        let poseStreams = found.filter { stream in
+            let parent = stream.split(separator: "/").dropLast().last.map(String.init) ?? ""
+            guard let topic = JournalStream.topic(directoryName: parent), topic.kind == .pose else {
+                // A stream directory given itself: its parent may have any name.
+                return stream == path
+            }
+            return camera.map { topic.camera == $0 } ?? true
+        }
+        guard !poseStreams.isEmpty else {
+            throw CLIError.failure(
+                "journal:\(path): no pose journal there" + (camera.map { " for camera \($0)" } ?? "")
+                    + " (give a state directory, its journal/ or a stream directory journal/pose+CAMERA/STREAM)"
+            )
+        }
+        if poseStreams.count == 1 { return poseStreams[0] }
+        guard camera != nil else {
+            throw CLIError.failure(
+                "journal:\(path) holds \(poseStreams.count) pose streams; give one with ,camera=ID "
+                    + "(the newest is read) or its directory: " + poseStreams.sorted().joined(separator: ", ")
+            )
+        }
+        return poseStreams.max { lastChange($0) < lastChange($1) }!
+    }
+
+    private static func collect(_ path: String, depth: Int, into found: inout [String]) {
+        guard let directory = try? PrivateDirectory.open(path, creating: false) else { return }
+        let names = (try? directory.descriptor.entryNames()) ?? []
+        directory.close()
+        if names.contains(where: { $0.hasSuffix(".journal") }) {
+            found.append(path)
+            return
+        }
+        guard depth < 3 else { return }
+        for name in names.sorted() where !name.hasPrefix(".") && !name.hasSuffix(".json") && name != "lock" {
+            collect(path + "/" + name, depth: depth + 1, into: &found)
+        }
+    }
+
+    private static func lastChange(_ stream: String) -> Int64 {
+        (try? FileStatus(path: stream))?.changedAt ?? 0
+    }
+}

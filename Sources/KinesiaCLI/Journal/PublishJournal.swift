@@ -1,0 +1,175 @@
+public import KinesiaClient
+public import KinesiaJournal
+import KinesiaSystem
+public import KinesiaWire
+
+/// What a journaling process (ingest, worker) keeps in its state directory: a journal writer
+/// per journaled topic, fed by ``BusPublisher/beforeSend`` (so each message is journaled
+/// before it is sent, byte for byte), and the stream identities that make a restarted process
+/// resume its streams.
+///
+/// A journal failure never stops publishing: the first error of each stream is logged as a
+/// warning (a full disk says so), counted on `health/` (`journal.stopped`,
+/// `journal.errors.<code>`), and the stream is no longer journaled until the process restarts.
+/// A torn tail cut on opening is logged and counted (`journal.cutBytes`, `journal.recovered`).
+///
+/// ```swift
+/// let journal = try PublishJournal(options: options, environment: env, log: log)
+/// let stream = try journal.attach([topic], identity: "pose+cam0", session: source, to: publisher)
+/// journal.install(on: publisher)
+/// ```
+public final class PublishJournal {
+    /// The state directory.
+    public let stateDirectory: String
+    /// The journals.
+    public let store: JournalStore
+    private let identities: StreamIdentityFiles
+    private let newSession: Bool
+    private let log: Logger
+    private var writers: [Topic: JournalWriter] = [:]
+    private var keys: [String: StreamIdentity] = [:]
+    private var errors: [String: Int] = [:]
+    private var cutBytes = 0
+    private var recovered = 0
+
+    /// Opens the state directory (made owner-only when missing; refused when others may write
+    /// it) and its journal store.
+    ///
+    /// - Throws: ``CLIError/failure(_:)`` naming what is wrong with the directory.
+    public init(options: JournalOptions, environment: [String: String], bus: String, log: Logger)
+        throws(CLIError)
+    {
+        let state = try options.stateDirectory(environment: environment, bus: bus)
+        do {
+            try PrivateDirectory.open(state, creating: true).close()
+        } catch {
+            throw CLIError.failure("state directory: \(error)")
+        }
+        stateDirectory = state
+        do {
+            store = try JournalStore(directory: state + "/journal", policy: options.policy)
+        } catch {
+            throw CLIError.failure("journal: \(error)")
+        }
+        identities = try StreamIdentityFiles(state: state)
+        newSession = options.newSession
+        self.log = log
+    }
+
+    /// What ``attach(_:identity:session:to:)`` resolved.
+    public struct Attached: Hashable, Sendable {
+        /// The stream id the topics are published on.
+        public var stream: StreamID
+        /// Whether it resumes the stream of an earlier run.
+        public var resumed: Bool
+        /// The last sequence number journaled per topic (`nil`: none).
+        public var lastSequences: [Topic: UInt64]
+    }
+
+    /// Journals `topics` under the stream identity `key`: resumes the stored stream when it is
+    /// the same `session` (publishing on with the next sequence numbers), or starts a new one.
+    ///
+    /// - Throws: ``CLIError/failure(_:)`` when a journal is held by another process or cannot
+    ///   be opened.
+    /// - Parameters:
+    ///   - topics: The topics, published on one stream.
+    ///   - key: The identity's file name (`pose+cam0`, `session+cam0+left`).
+    ///   - session: What the stream is the stream of (see ``StreamIdentity``).
+    ///   - resumable: `false` for a live source, whose next run is never the same stream.
+    ///   - publisher: The publisher of the topics.
+    @discardableResult
+    public func attach(
+        _ topics: [Topic], identity key: String, session: String, resumable: Bool = true,
+        to publisher: BusPublisher
+    ) throws(CLIError) -> Attached {
+        let stored = try identities.load(key)
+        let (identity, resumed) = StreamIdentity.resolve(
+            stored: stored, session: session, newSession: newSession || !resumable)
+        if !resumed || stored != identity { try identities.save(identity, as: key) }
+        keys[key] = identity
+        var lastSequences: [Topic: UInt64] = [:]
+        for topic in topics {
+            let writer: JournalWriter
+            do {
+                writer = try store.openWriter(for: JournalStream(topic: topic, streamID: identity.stream))
+            } catch {
+                throw CLIError.failure("journal of \(topic): \(error)")
+            }
+            if writer.recovery.cutBytes > 0 || writer.recovery.damagedRanges > 0 {
+                recovered += 1
+                cutBytes += writer.recovery.cutBytes
+                log.warning(
+                    "journal of \(topic) stream \(identity.stream): \(writer.recovery) (an interrupted write)"
+                )
+            }
+            writers[topic] = writer
+            lastSequences[topic] = writer.lastSequence
+            publisher.continueStream(identity.stream, on: topic, after: resumed ? writer.lastSequence : nil)
+        }
+        return Attached(stream: identity.stream, resumed: resumed, lastSequences: lastSequences)
+    }
+
+    /// Makes `publisher` journal every message of an attached topic before sending it.
+    public func install(on publisher: BusPublisher) {
+        publisher.beforeSend = { [unowned self] topic, header, frames in
+            self.record(topic: topic, sequence: header.sequence, frames: frames)
+        }
+    }
+
+    /// Journals one message (a topic that is not attached is not journaled).
+    public func record(topic: Topic, sequence: UInt64, frames: [[UInt8]]) {
+        guard let writer = writers[topic], writer.stopReason == nil else { return }
+        do {
+            try writer.append(sequence: sequence, frames: frames)
+        } catch {
+            failed(topic, error)
+        }
+    }
+
+    /// Syncs what the fsync policy says is due (call it when idle).
+    public func syncIfDue() {
+        for (topic, writer) in writers where writer.stopReason == nil {
+            do { try writer.syncIfDue() } catch { failed(topic, error) }
+        }
+    }
+
+    /// Syncs everything (at a graceful stop); marks the identities `ended` when the streams
+    /// are over (an ingest at the end of its source), so the next start begins new ones.
+    public func finish(ended: Bool) {
+        for (topic, writer) in writers where writer.stopReason == nil {
+            do { try writer.flush() } catch { failed(topic, error) }
+        }
+        guard ended else { return }
+        for (key, var identity) in keys {
+            identity.ended = true
+            do { try identities.save(identity, as: key) } catch { log.warning("\(error)") }
+        }
+    }
+
+    /// The `journal.*` counters of `health/`: `journal.records`, `journal.bytes`,
+    /// `journal.syncs`, `journal.segments`, `journal.stopped` (streams no longer journaled),
+    /// `journal.errors` and `journal.errors.<code>` (`diskFull`...), `journal.recovered`
+    /// (streams whose tail was cut on opening) and `journal.cutBytes`.
+    public var healthCounters: [String: Int] {
+        var values: [String: Int] = [
+            "journal.records": 0, "journal.bytes": 0, "journal.syncs": 0, "journal.segments": 0,
+            "journal.stopped": 0, "journal.recovered": recovered, "journal.cutBytes": cutBytes,
+            "journal.errors": errors.values.reduce(0, +),
+        ]
+        for writer in writers.values {
+            values["journal.records", default: 0] += writer.counters.records
+            values["journal.bytes", default: 0] += writer.counters.bytes
+            values["journal.syncs", default: 0] += writer.counters.syncs
+            values["journal.segments", default: 0] += writer.counters.segments
+            if writer.stopReason != nil { values["journal.stopped", default: 0] += 1 }
+        }
+        for (code, count) in errors { values["journal.errors.\(code)"] = count }
+        return values
+    }
+
+    private func failed(_ topic: Topic, _ error: JournalError) {
+        errors[error.code, default: 0] += 1
+        log.error(
+            "journal of \(topic) stopped: \(error); publishing goes on without it (restart to journal again)")
+    }
+}

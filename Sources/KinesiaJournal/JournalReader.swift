@@ -1,0 +1,223 @@
+import Glibc
+import KinesiaSystem
+
+/// Reads a stream's records, as a replay or an analysis needs them: by sequence number, in
+/// bounded batches, never returning a damaged record.
+///
+/// A reader may follow a stream that a writer (in this process or another) is appending to:
+/// ``refresh()`` looks again at the last segment (and for new segments), and
+/// ``entries(from:limit:)`` refreshes when asked past what it knows. An incomplete record at the
+/// very end is a write still under way (or a torn tail the next writer will cut): it is not
+/// read, and not counted as damage.
+///
+/// Damage is skipped, never served: a damaged range between good records (a flipped byte, a
+/// file overwritten in the middle), a segment without a valid header, or a torn record at the
+/// end of a segment that is not the last. The records in it are simply absent (their sequence
+/// numbers are missing from what ``entries(from:limit:)`` returns, as a loss is), and each
+/// damaged range counts once in ``damagedRanges`` and is described in ``damage``.
+///
+/// Not `Sendable`: use it on one thread.
+///
+/// ```swift
+/// let reader = try JournalReader(directory: store.path(of: stream))
+/// var next = reader.firstSequence ?? 0
+/// while case let batch = try reader.entries(from: next, limit: 256), let last = batch.last {
+///     send(batch)
+///     next = last.sequence + 1
+/// }
+/// ```
+public final class JournalReader {
+    /// The stream directory.
+    public let directory: String
+    /// The first sequence number held (`nil`: no record).
+    public private(set) var firstSequence: UInt64?
+    /// The last sequence number held, as of the last ``refresh()``.
+    public private(set) var lastSequence: UInt64?
+    /// Damaged ranges found so far (each counted once).
+    public private(set) var damagedRanges = 0
+    /// What was damaged: `00000000000000000000.journal at 1234: 56 bytes`.
+    public private(set) var damage: [String] = []
+
+    /// What the reader knows of one segment.
+    private struct Segment {
+        var name: String
+        var firstSequence: UInt64
+        var records: [SegmentScan.Record] = []
+        /// How far the scan went (a growing last segment is scanned on from here).
+        var scannedTo = 0
+        var hasHeader = true
+        var countedDamage: Set<Int> = []
+    }
+
+    private var segments: [Segment] = []
+
+    /// Opens the stream directory `directory` (made by a ``JournalWriter``).
+    ///
+    /// - Throws: ``JournalError/notAJournal(_:)`` when it is no stream directory;
+    ///   ``JournalError/unsafePath(_:)`` when others may reach it.
+    public init(directory: String) throws(JournalError) {
+        self.directory = directory
+        try JournalStore.openPrivate(directory, creating: false).close()
+        try refresh()
+        guard !segments.isEmpty else { throw JournalError.notAJournal(directory) }
+    }
+
+    /// Looks again for new segments and new records at the end of the last one (retention may
+    /// also have removed the oldest).
+    ///
+    /// - Throws: ``JournalError`` when the directory cannot be read.
+    public func refresh() throws(JournalError) {
+        let names = SegmentName.sorted(try JournalStore.names(in: directory))
+        var kept: [Segment] = []
+        for name in names {
+            if let known = segments.first(where: { $0.name == name }) {
+                kept.append(known)
+            } else if let first = SegmentName.firstSequence(name) {
+                kept.append(Segment(name: name, firstSequence: first))
+            }
+        }
+        segments = kept
+        // Every segment but the last is complete: scanned once. The last is scanned on.
+        for index in segments.indices {
+            try scan(index, isLast: index == segments.count - 1)
+        }
+        firstSequence = segments.lazy.compactMap { $0.records.first?.sequence }.first
+        lastSequence = segments.reversed().lazy.compactMap { $0.records.last?.sequence }.first
+    }
+
+    /// The records from sequence number `from` on (the first held at or after it), at most
+    /// `limit` of them, in order.
+    ///
+    /// - Parameters:
+    ///   - from: The first sequence number wanted.
+    ///   - limit: The most records returned (positive).
+    /// - Returns: The records; empty when none is held at or after `from` (yet). Damaged records
+    ///   are skipped (counted in ``damagedRanges``).
+    /// - Throws: ``JournalError`` when a segment cannot be read.
+    public func entries(from: UInt64, limit: Int) throws(JournalError) -> [JournalEntry] {
+        if lastSequence.map({ from > $0 }) ?? true { try refresh() }
+        var result: [JournalEntry] = []
+        guard limit > 0 else { return result }
+        // The segment that may hold `from`: the last whose first sequence is not above it.
+        var index = max(0, (segments.lastIndex { $0.firstSequence <= from }) ?? 0)
+        while index < segments.count, result.count < limit {
+            let records = segments[index].records
+            let start = Self.firstIndex(in: records, atOrAfter: from)
+            if start < records.count {
+                let chosen = records[start..<min(records.count, start + limit - result.count)]
+                let first = chosen.first!.offset
+                let end = chosen.last!.offset + chosen.last!.size
+                let name = segments[index].name
+                let bytes: [UInt8]
+                do {
+                    let file = try FileDescriptor.open(directory + "/" + name, O_RDONLY | O_NOFOLLOW)
+                    bytes = try file.read(upTo: end - first, at: first)
+                } catch {
+                    if error == .noSuchFile {
+                        // Retention removed it meanwhile: what it held is gone.
+                        index += 1
+                        continue
+                    }
+                    throw JournalError.from(error, path: directory + "/" + name, call: "read")
+                }
+                bytes.withUnsafeBytes { buffer in
+                    for record in chosen {
+                        let offset = record.offset - first
+                        // Checked again: the file may have changed since it was scanned.
+                        guard offset + record.size <= buffer.count,
+                            case .record(let sequence, _) = JournalRecord.check(buffer, at: offset),
+                            sequence == record.sequence
+                        else {
+                            noteDamage(segment: index, offset: record.offset, length: record.size)
+                            continue
+                        }
+                        result.append(
+                            JournalEntry(sequence: sequence, frames: JournalRecord.frames(buffer, at: offset))
+                        )
+                    }
+                }
+            }
+            index += 1
+        }
+        return result
+    }
+
+    /// Every record of the stream, in order (for an analysis of a whole recording).
+    ///
+    /// - Throws: ``JournalError``.
+    public func allEntries() throws(JournalError) -> [JournalEntry] {
+        var result: [JournalEntry] = []
+        var next = firstSequence ?? 0
+        while true {
+            let batch = try entries(from: next, limit: 4096)
+            guard let last = batch.last else { return result }
+            result += batch
+            if last.sequence == UInt64.max { return result }
+            next = last.sequence + 1
+        }
+    }
+
+    // MARK: Scanning
+
+    private static func firstIndex(in records: [SegmentScan.Record], atOrAfter sequence: UInt64) -> Int {
+        var low = 0
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private func scan(_ index: Int, isLast: Bool) throws(JournalError) {
+        let name = segments[index].name
+        let path = directory + "/" + name
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW)
+        } catch {
+            if error == .noSuchFile { return }
+            throw JournalError.from(error, path: path, call: "open")
+        }
+        let size: Int
+        do {
+            size = try file.size()
+        } catch {
+            throw JournalError.from(error, path: path, call: "fstat")
+        }
+        let segment = segments[index]
+        guard size > segment.scannedTo || (segment.scannedTo == 0 && !isLast) else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try file.read(upTo: size - segment.scannedTo, at: segment.scannedTo)
+        } catch {
+            throw JournalError.from(error, path: path, call: "read")
+        }
+        let scan: SegmentScan
+        if segment.scannedTo == 0 {
+            scan = bytes.withUnsafeBytes { SegmentScan($0) }
+            segments[index].hasHeader = scan.hasHeader
+        } else {
+            scan = bytes.withUnsafeBytes {
+                SegmentScan(continuing: $0, at: segment.scannedTo, after: segment.records.last?.sequence)
+            }
+        }
+        segments[index].records += scan.records
+        for range in scan.damage { noteDamage(segment: index, offset: range.offset, length: range.length) }
+        if isLast {
+            // A tail may be a write under way: scanned again next time.
+            segments[index].scannedTo = scan.hasHeader || segment.scannedTo > 0 ? scan.validEnd : 0
+        } else {
+            if scan.tailBytes > 0 {
+                noteDamage(segment: index, offset: scan.validEnd, length: scan.tailBytes)
+            }
+            segments[index].scannedTo = max(size, 1)
+        }
+    }
+
+    private func noteDamage(segment index: Int, offset: Int, length: Int) {
+        guard segments[index].countedDamage.insert(offset).inserted else { return }
+        damagedRanges += 1
+        damage.append("\(segments[index].name) at \(offset): \(length) bytes")
+    }
+}

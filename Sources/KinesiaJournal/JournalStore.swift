@@ -1,0 +1,182 @@
+import Glibc
+import KinesiaSystem
+import KinesiaWire
+
+/// A directory of journals: one directory per topic, one per stream inside, segment files in
+/// those (``JournalStream``).
+///
+/// Every directory is the running user's only (0700, checked as ``PrivateDirectory`` checks a
+/// bus directory: an existing directory that others may reach is refused, never `chmod`ed);
+/// every file is made 0600.
+///
+/// ```swift
+/// let store = try JournalStore(directory: state + "/journal", policy: JournalPolicy())
+/// let writer = try store.openWriter(for: stream)
+/// try writer.append(sequence: 0, frames: [topicBytes, payload])
+/// for stream in try store.streams() { print(stream) }
+/// ```
+public final class JournalStore: Sendable {
+    /// The store's directory.
+    public let directory: String
+    /// The policy of every writer it opens.
+    public let policy: JournalPolicy
+
+    /// Opens (making it when missing, with its parents, mode 0700) the store at `directory`.
+    ///
+    /// - Throws: ``JournalError/unsafePath(_:)`` for a directory others may reach, a link or
+    ///   another owner; ``JournalError/system(path:call:message:)``.
+    public init(directory: String, policy: JournalPolicy = JournalPolicy()) throws(JournalError) {
+        self.directory = directory
+        self.policy = policy
+        let opened = try Self.openPrivate(directory, creating: true)
+        opened.close()
+    }
+
+    /// The streams of the store, sorted by topic then stream id.
+    ///
+    /// - Throws: ``JournalError``.
+    public func streams() throws(JournalError) -> [JournalStream] {
+        var found: [JournalStream] = []
+        for topicName in try Self.names(in: directory) {
+            guard let topic = JournalStream.topic(directoryName: topicName) else { continue }
+            for streamName in try Self.names(in: directory + "/" + topicName) {
+                guard let id = JournalStream.streamID(directoryName: streamName) else { continue }
+                found.append(JournalStream(topic: topic, streamID: id))
+            }
+        }
+        return found.sorted()
+    }
+
+    /// The directory of `stream`'s segments.
+    public func path(of stream: JournalStream) -> String {
+        directory + "/" + stream.topicDirectoryName + "/" + stream.streamDirectoryName
+    }
+
+    /// Opens `stream` for appending, making its directories when missing; the torn tail of its
+    /// last segment is cut (``JournalWriter/recovery``).
+    ///
+    /// - Throws: ``JournalError/inUse(path:)`` when another writer holds it, and the errors of
+    ///   the file system.
+    public func openWriter(for stream: JournalStream) throws(JournalError) -> JournalWriter {
+        let topicPath = directory + "/" + stream.topicDirectoryName
+        try Self.openPrivate(topicPath, creating: true).close()
+        return try JournalWriter(store: self, stream: stream, path: path(of: stream))
+    }
+
+    /// Opens `stream` for reading.
+    ///
+    /// - Throws: ``JournalError/notAJournal(_:)`` when the store has no such stream.
+    public func openReader(for stream: JournalStream) throws(JournalError) -> JournalReader {
+        try JournalReader(directory: path(of: stream))
+    }
+
+    /// What ``enforceRetention(now:)`` did.
+    public struct RetentionResult: Hashable, Sendable {
+        /// Segments deleted.
+        public var deletedSegments = 0
+        /// Bytes freed.
+        public var deletedBytes = 0
+        /// Bytes the store keeps.
+        public var keptBytes = 0
+    }
+
+    /// Deletes the segments the policy does not keep (``RetentionPlan``), and the directories
+    /// of streams left without a segment. A stream that a writer holds keeps its last segment.
+    ///
+    /// - Parameter now: The time since the epoch (the clock's by default).
+    /// - Throws: ``JournalError`` when the store cannot be listed.
+    @discardableResult
+    public func enforceRetention(now: Duration = JournalStore.wallClock()) throws(JournalError)
+        -> RetentionResult
+    {
+        var segments: [RetentionPlan.Segment] = []
+        for stream in try streams() {
+            let path = path(of: stream)
+            guard let directory = try? Self.openPrivate(path, creating: false) else { continue }
+            let names = SegmentName.sorted((try? directory.descriptor.entryNames()) ?? [])
+            let held = Self.isHeld(directory)
+            for (index, name) in names.enumerated() {
+                guard let file = try? directory.descriptor.open(entry: name, O_RDONLY),
+                    let status = try? file.status(), let size = try? file.size()
+                else { continue }
+                segments.append(
+                    RetentionPlan.Segment(
+                        stream: stream, name: name, bytes: size, changedAt: .nanoseconds(status.changedAt),
+                        isBeingWritten: held && index == names.count - 1))
+            }
+            directory.close()
+        }
+        let plan = RetentionPlan(
+            segments: segments, maximumBytes: policy.maximumBytes, maximumAge: policy.maximumAge, now: now)
+        var result = RetentionResult(keptBytes: plan.keptBytes)
+        for segment in plan.deleted {
+            let path = path(of: segment.stream)
+            guard let directory = try? Self.openPrivate(path, creating: false) else { continue }
+            if (try? directory.descriptor.removeEntry(segment.name)) != nil {
+                result.deletedSegments += 1
+                result.deletedBytes += segment.bytes
+            }
+            // A stream without segments (and without a writer) goes.
+            let left = SegmentName.sorted((try? directory.descriptor.entryNames()) ?? [])
+            if left.isEmpty, !Self.isHeld(directory) {
+                try? directory.descriptor.removeEntry(JournalWriter.lockName)
+                directory.close()
+                _ = try? FileDescriptor.open(self.directory, O_RDONLY | O_DIRECTORY).removeDirectory(
+                    entry: segment.stream.topicDirectoryName + "/" + segment.stream.streamDirectoryName)
+            } else {
+                directory.close()
+            }
+        }
+        return result
+    }
+
+    /// The wall clock, as a duration since the epoch.
+    public static func wallClock() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
+    }
+
+    // MARK: Files
+
+    /// Whether a writer holds the stream whose directory is open (its lock file is locked).
+    static func isHeld(_ directory: borrowing PrivateDirectory) -> Bool {
+        guard let lock = try? directory.descriptor.open(entry: JournalWriter.lockName, O_RDWR) else {
+            return false
+        }
+        guard let taken = try? lock.tryLock() else { return true }
+        if taken { try? lock.unlock() }
+        return !taken
+    }
+
+    static func openPrivate(_ path: String, creating: Bool) throws(JournalError) -> PrivateDirectory {
+        do {
+            return try PrivateDirectory.open(path, creating: creating)
+        } catch {
+            if case .system(_, let errno) = error.reason, errno == .noSuchFile {
+                throw JournalError.notAJournal(path)
+            }
+            throw JournalError.unsafePath(error.description)
+        }
+    }
+
+    static func names(in path: String) throws(JournalError) -> [String] {
+        let directory = try openPrivate(path, creating: false)
+        let names: [String]
+        do {
+            names = try directory.descriptor.entryNames()
+        } catch {
+            throw JournalError.system(path: path, call: "readdir", message: error.description)
+        }
+        directory.close()
+        return names
+    }
+}
+
+extension JournalError {
+    /// The error for a failed call on `path`: ``diskFull(path:)`` for `ENOSPC` and `EDQUOT`.
+    static func from(_ error: Errno, path: String, call: String) -> JournalError {
+        if error.rawValue == ENOSPC || error.rawValue == EDQUOT { return .diskFull(path: path) }
+        return .system(path: path, call: call, message: error.description)
+    }
+}

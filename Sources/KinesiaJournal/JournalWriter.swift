@@ -1,0 +1,309 @@
+import Glibc
+package import KinesiaSystem
+
+/// Appends a stream's records, before they are published: one writer per stream, held by a
+/// lock (`flock` on the stream's `lock` file, released by the kernel even on `kill -9`).
+///
+/// Opening cuts a torn tail of the last segment (``recovery`` says how much, and how many
+/// damaged records it passed). ``append(sequence:frames:)`` writes one record (``JournalRecord``)
+/// at the end of the current segment, starting a new segment when the current one has reached
+/// ``JournalPolicy/segmentBytes`` (then runs the store's retention), and syncs as
+/// ``JournalPolicy/sync`` says. Call ``syncIfDue()`` when idle so that an interval policy holds
+/// on a quiet stream.
+///
+/// A failed write (a full disk, an I/O error) cuts what it wrote, **stops** the writer and
+/// throws; every later append throws ``JournalError/stopped(_:)`` at once, so a publisher logs
+/// the first error, counts the rest and goes on publishing. Nothing is retried.
+///
+/// Not `Sendable`: use it on one thread.
+///
+/// ```swift
+/// let writer = try store.openWriter(for: stream)
+/// if writer.recovery.cutBytes > 0 { log.warning("journal tail cut: \(writer.recovery)") }
+/// try writer.append(sequence: header.sequence, frames: frames)
+/// ```
+public final class JournalWriter {
+    /// The lock file's name in a stream directory.
+    static let lockName = "lock"
+
+    /// What opening found in the last segment.
+    public struct Recovery: Hashable, Sendable, CustomStringConvertible {
+        /// The segment it was found in (`nil`: the stream had none).
+        public var segment: String?
+        /// Bytes cut at the end (a torn or zero-filled tail).
+        public var cutBytes = 0
+        /// Damaged ranges passed in the last segment (never served).
+        public var damagedRanges = 0
+
+        /// `cut 37 bytes at the end of 00000000000000000000.journal`.
+        public var description: String {
+            guard let segment, cutBytes > 0 || damagedRanges > 0 else { return "clean" }
+            var parts: [String] = []
+            if cutBytes > 0 { parts.append("cut \(cutBytes) bytes of a torn tail") }
+            if damagedRanges > 0 { parts.append("\(damagedRanges) damaged range(s) skipped") }
+            return parts.joined(separator: ", ") + " in \(segment)"
+        }
+    }
+
+    /// The counters of a writer (for `health/`).
+    public struct Counters: Hashable, Sendable {
+        /// Records appended.
+        public var records = 0
+        /// Bytes appended.
+        public var bytes = 0
+        /// `fdatasync` calls.
+        public var syncs = 0
+        /// Segments started.
+        public var segments = 0
+        /// Appends refused because the writer had stopped.
+        public var refused = 0
+    }
+
+    /// A write function that replaces `pwrite` (tests inject a full disk with it).
+    package typealias WriteFunction = (_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, _ offset: Int) ->
+        (
+            written: Int, error: Errno?
+        )
+
+    /// The stream.
+    public let stream: JournalStream
+    /// The stream's directory.
+    public let path: String
+    /// What opening cut or passed.
+    public let recovery: Recovery
+    /// The last sequence number appended (or found on opening), `nil` for an empty stream.
+    public private(set) var lastSequence: UInt64?
+    /// Why the writer stopped (`nil` while it works).
+    public private(set) var stopReason: JournalError?
+    /// What it wrote.
+    public private(set) var counters = Counters()
+
+    /// Replaces `pwrite` (tests).
+    package var writeFunction: WriteFunction?
+    /// The clock of the sync schedule (tests replace it).
+    package var now: () -> Duration
+
+    private unowned let store: JournalStore
+    private let directory: PrivateDirectory
+    private let lock: FileDescriptor
+    private var segment: FileDescriptor?
+    private var segmentName: String?
+    private var segmentEnd = 0
+    private var segmentRecords = 0
+    private var schedule: SyncSchedule
+    private var buffer: [UInt8] = []
+
+    init(store: JournalStore, stream: JournalStream, path: String) throws(JournalError) {
+        self.store = store
+        self.stream = stream
+        self.path = path
+        let directory = try JournalStore.openPrivate(path, creating: true)
+        let lock: FileDescriptor
+        do {
+            lock = try directory.openFile(Self.lockName, O_RDWR | O_CREAT)
+        } catch {
+            throw JournalError.unsafePath(error.description)
+        }
+        let taken: Bool
+        do {
+            taken = try lock.tryLock()
+        } catch {
+            throw JournalError.from(error, path: path, call: "flock")
+        }
+        guard taken else { throw JournalError.inUse(path: path) }
+        let origin = ContinuousClock.now
+        now = { origin.duration(to: ContinuousClock.now) }
+        schedule = SyncSchedule(store.policy.sync)
+        let names: [String]
+        do {
+            names = SegmentName.sorted(try directory.descriptor.entryNames())
+        } catch {
+            throw JournalError.system(path: path, call: "readdir", message: error.description)
+        }
+        var recovery = Recovery()
+        var last: UInt64?
+        // The last segment: cut its tail, and carry on writing in it.
+        if let name = names.last {
+            recovery.segment = name
+            let file = try Self.open(directory, name, O_RDWR, path: path)
+            let bytes = try Self.readAll(file, path: path + "/" + name)
+            let scan = bytes.withUnsafeBytes { SegmentScan($0) }
+            recovery.damagedRanges = scan.damage.count
+            recovery.cutBytes = scan.tailBytes
+            last = scan.records.last?.sequence
+            if scan.hasHeader {
+                if scan.tailBytes > 0 {
+                    do {
+                        try file.truncate(to: scan.validEnd)
+                        try file.synchronizeData()
+                    } catch {
+                        throw JournalError.from(error, path: path + "/" + name, call: "ftruncate")
+                    }
+                }
+                segmentEnd = scan.validEnd
+                segmentRecords = scan.records.count
+                segment = consume file
+                segmentName = name
+            } else if scan.damage.isEmpty {
+                // A header cut short: the file holds nothing; start it again.
+                do {
+                    try file.truncate(to: 0)
+                } catch {
+                    throw JournalError.from(error, path: path + "/" + name, call: "ftruncate")
+                }
+                if let first = SegmentName.firstSequence(name), first > 0 { last = last ?? first - 1 }
+            }
+            // A segment without a valid header stays as it is (its damage is the readers' to
+            // report); the next append starts a new segment.
+        }
+        // The last sequence of an empty last segment is in the one before.
+        var index = names.count - 2
+        while last == nil, index >= 0 {
+            if let file = try? Self.open(directory, names[index], O_RDONLY, path: path),
+                let bytes = try? Self.readAll(file, path: path)
+            {
+                last = bytes.withUnsafeBytes { SegmentScan($0) }.records.last?.sequence
+            }
+            index -= 1
+        }
+        lastSequence = last
+        self.recovery = recovery
+        self.directory = directory
+        self.lock = lock
+    }
+
+    deinit {
+        if schedule.hasUnsyncedRecords, store.policy.sync != .never {
+            try? segment?.synchronizeData()
+        }
+    }
+
+    /// Appends the record of one published message.
+    ///
+    /// - Parameters:
+    ///   - sequence: Its sequence number: above ``lastSequence`` (gaps are allowed: a
+    ///     message that was never sent has no record).
+    ///   - frames: The ZeroMQ frames, byte for byte as they are published.
+    /// - Throws: ``JournalError/sequenceNotIncreasing(_:last:)`` (nothing written),
+    ///   ``JournalError/recordTooLarge(_:)``, ``JournalError/diskFull(path:)`` or
+    ///   ``JournalError/system(path:call:message:)`` (the writer stops),
+    ///   ``JournalError/stopped(_:)`` after a stop.
+    public func append(sequence: UInt64, frames: [[UInt8]]) throws(JournalError) {
+        if let stopReason {
+            counters.refused += 1
+            throw .stopped(stopReason.description)
+        }
+        if let lastSequence, sequence <= lastSequence {
+            throw .sequenceNotIncreasing(sequence, last: lastSequence)
+        }
+        try JournalRecord.encode(sequence: sequence, frames: frames, into: &buffer)
+        if segment == nil || (segmentRecords > 0 && segmentEnd + buffer.count > store.policy.segmentBytes) {
+            try startSegment(firstSequence: sequence)
+        }
+        let (written, error) = write(buffer, to: segment?.rawValue ?? -1, at: segmentEnd)
+        if let error {
+            // Nothing half-written stays: the tail goes back to the last whole record.
+            if written > 0 { try? segment?.truncate(to: segmentEnd) }
+            throw stop(JournalError.from(error, path: path + "/" + (segmentName ?? ""), call: "write"))
+        }
+        segmentEnd += buffer.count
+        segmentRecords += 1
+        lastSequence = sequence
+        counters.records += 1
+        counters.bytes += buffer.count
+        if schedule.appended(at: now()) { try sync() }
+    }
+
+    /// Syncs the records appended since the last sync when the policy says it is time (an
+    /// interval policy on a quiet stream). Cheap when there is nothing to do.
+    ///
+    /// - Throws: ``JournalError`` when the sync fails (the writer stops).
+    public func syncIfDue() throws(JournalError) {
+        guard stopReason == nil, schedule.isDue(at: now()) else { return }
+        try sync()
+    }
+
+    /// Syncs what was appended, whatever the policy (at a graceful stop).
+    ///
+    /// - Throws: ``JournalError`` when the sync fails (the writer stops).
+    public func flush() throws(JournalError) {
+        guard stopReason == nil, schedule.hasUnsyncedRecords else { return }
+        try sync()
+    }
+
+    private func sync() throws(JournalError) {
+        do {
+            try segment?.synchronizeData()
+        } catch {
+            throw stop(JournalError.from(error, path: path + "/" + (segmentName ?? ""), call: "fdatasync"))
+        }
+        counters.syncs += 1
+        schedule.synced(at: now())
+    }
+
+    private func write(_ bytes: [UInt8], to descriptor: Int32, at offset: Int) -> (
+        written: Int, error: Errno?
+    ) {
+        bytes.withUnsafeBytes { bytes in
+            if let writeFunction { return writeFunction(descriptor, bytes, offset) }
+            return FileDescriptor.write(descriptor: descriptor, bytes, at: offset)
+        }
+    }
+
+    private func stop(_ error: JournalError) -> JournalError {
+        stopReason = error
+        return error
+    }
+
+    /// Closes the current segment (synced unless the policy is `never`) and starts the one
+    /// whose first record is `firstSequence`, then applies retention.
+    private func startSegment(firstSequence: UInt64) throws(JournalError) {
+        if segment != nil {
+            if store.policy.sync != .never, schedule.hasUnsyncedRecords { try sync() }
+            segment = nil
+        }
+        let name = SegmentName.name(firstSequence: firstSequence)
+        let file: FileDescriptor
+        do {
+            file = try directory.descriptor.open(entry: name, O_RDWR | O_CREAT | O_TRUNC, permissions: 0o600)
+        } catch {
+            throw stop(JournalError.from(error, path: path + "/" + name, call: "open"))
+        }
+        let magic = JournalRecord.segmentMagic
+        let (_, error) = write(magic, to: file.rawValue, at: 0)
+        if let error {
+            try? file.truncate(to: 0)
+            throw stop(JournalError.from(error, path: path + "/" + name, call: "write"))
+        }
+        if store.policy.sync != .never {
+            // The new file's name must survive a power cut too.
+            try? directory.descriptor.synchronize()
+        }
+        segment = consume file
+        segmentName = name
+        segmentEnd = magic.count
+        segmentRecords = 0
+        counters.segments += 1
+        _ = try? store.enforceRetention()
+    }
+
+    private static func open(
+        _ directory: borrowing PrivateDirectory, _ name: String, _ flags: Int32, path: String
+    )
+        throws(JournalError) -> FileDescriptor
+    {
+        do {
+            return try directory.descriptor.open(entry: name, flags)
+        } catch {
+            throw JournalError.from(error, path: path + "/" + name, call: "open")
+        }
+    }
+
+    static func readAll(_ file: borrowing FileDescriptor, path: String) throws(JournalError) -> [UInt8] {
+        do {
+            return try file.read(upTo: try file.size(), at: 0)
+        } catch {
+            throw JournalError.from(error, path: path, call: "read")
+        }
+    }
+}

@@ -1,0 +1,323 @@
+import Foundation
+import Glibc
+import KinesiaSystem
+import KinesiaWire
+import Testing
+
+@testable import KinesiaJournal
+
+/// Writers and readers on real files in a temporary directory.
+struct JournalStoreTests {
+    private func withStore(
+        _ policy: JournalPolicy = JournalPolicy(sync: .never), _ body: (JournalStore, String) throws -> Void
+    ) throws {
+        let root = JournalFixtures.temporaryDirectory()
+        defer { JournalFixtures.remove(root) }
+        let store = try JournalStore(directory: root + "/state/journal", policy: policy)
+        try body(store, root)
+    }
+
+    @Test func appendedRecordsReadBackInOrderByteForByte() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<100 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(reader.firstSequence == 0)
+            #expect(reader.lastSequence == 99)
+            let batch = try reader.entries(from: 10, limit: 5)
+            #expect(batch == (10..<15).map { JournalEntry(sequence: $0, frames: JournalFixtures.frames($0)) })
+            #expect(try reader.allEntries().count == 100)
+            #expect(try reader.entries(from: 100, limit: 5).isEmpty)
+        }
+    }
+
+    @Test func theStoreListsItsStreams() throws {
+        try withStore { store, _ in
+            let event = JournalStream(
+                topic: try Topic.event(camera: "cam.1", session: "left"), streamID: StreamID(7))
+            let pose = JournalFixtures.stream
+            try store.openWriter(for: event).append(sequence: 0, frames: [[1]])
+            try store.openWriter(for: pose).append(sequence: 0, frames: [[1]])
+            #expect(try store.streams() == [event, pose])
+            #expect(store.path(of: event).hasSuffix("/event+cam.1+left/0000000000000007"))
+        }
+    }
+
+    @Test func directoriesAreOwnerOnlyAndFilesToo() throws {
+        try withStore { store, root in
+            try store.openWriter(for: JournalFixtures.stream).append(sequence: 0, frames: [[1]])
+            #expect(JournalFixtures.mode(root + "/state") == 0o700)
+            #expect(JournalFixtures.mode(store.directory) == 0o700)
+            #expect(JournalFixtures.mode(store.path(of: JournalFixtures.stream)) == 0o700)
+            for file in JournalFixtures.segments(store) { #expect(JournalFixtures.mode(file) == 0o600) }
+        }
+    }
+
+    @Test func refusesAStoreOthersCanWrite() throws {
+        let root = JournalFixtures.temporaryDirectory()
+        defer { JournalFixtures.remove(root) }
+        chmod(root, 0o777)
+        #expect {
+            try JournalStore(directory: root)
+        } throws: { error in
+            guard case .unsafePath(let message) = error as? JournalError else { return false }
+            return message.contains("0777")
+        }
+    }
+
+    @Test func aSecondWriterOfTheSameStreamIsRefused() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            #expect(throws: JournalError.inUse(path: store.path(of: JournalFixtures.stream))) {
+                try store.openWriter(for: JournalFixtures.stream)
+            }
+            _ = writer
+        }
+    }
+
+    @Test func sequenceNumbersMustIncrease() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 5, frames: [[1]])
+            #expect(throws: JournalError.sequenceNotIncreasing(5, last: 5)) {
+                try writer.append(sequence: 5, frames: [[1]])
+            }
+        }
+    }
+
+    @Test func aReopenedWriterContinuesAfterTheLastRecord() throws {
+        try withStore { store, _ in
+            do {
+                let writer = try store.openWriter(for: JournalFixtures.stream)
+                for sequence: UInt64 in 0..<10 {
+                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+                }
+            }
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            #expect(writer.lastSequence == 9)
+            #expect(writer.recovery.cutBytes == 0)
+            try writer.append(sequence: 10, frames: JournalFixtures.frames(10))
+            #expect(
+                try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                    == Array(0...10))
+        }
+    }
+
+    @Test func segmentsRollAtTheirSizeAndReadAcrossTheBoundary() throws {
+        try withStore(JournalPolicy(sync: .never, segmentBytes: 1000)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<50 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            let files = JournalFixtures.segments(store)
+            #expect(files.count >= 4)
+            for file in files { #expect(JournalFixtures.bytes(file).count <= 1000) }
+            #expect(files.first!.hasSuffix("/00000000000000000000.journal"))
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(
+                try reader.allEntries()
+                    == (0..<50).map { JournalEntry(sequence: $0, frames: JournalFixtures.frames($0)) })
+            #expect(try reader.entries(from: 20, limit: 30).map(\.sequence) == Array(20..<50))
+        }
+    }
+
+    @Test func retentionDeletesTheOldestSegmentsBeyondTheSizeLimit() throws {
+        try withStore(JournalPolicy(sync: .never, segmentBytes: 1000, maximumBytes: 3000)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<200 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            let files = JournalFixtures.segments(store)
+            let total = files.reduce(0) { $0 + JournalFixtures.bytes($1).count }
+            #expect(total <= 3000 + 1000)
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(reader.lastSequence == 199)
+            #expect((reader.firstSequence ?? 0) > 100)
+            #expect(try reader.entries(from: 0, limit: 1).first?.sequence == reader.firstSequence)
+        }
+    }
+
+    @Test func retentionByAgeRemovesAStreamNobodyWrites() throws {
+        try withStore(JournalPolicy(sync: .never, maximumAge: .seconds(60))) { store, _ in
+            do {
+                try store.openWriter(for: JournalFixtures.stream).append(sequence: 0, frames: [[1]])
+            }
+            let held = JournalStream(topic: JournalFixtures.stream.topic, streamID: StreamID(99))
+            let writer = try store.openWriter(for: held)
+            try writer.append(sequence: 0, frames: [[1]])
+            let result = try store.enforceRetention(now: JournalStore.wallClock() + .seconds(3600))
+            #expect(result.deletedSegments == 1)
+            #expect(try store.streams() == [held], "the held stream keeps its segment")
+        }
+    }
+
+    /// kill -9 or a power cut in the middle of a write: the next writer cuts the tail.
+    @Test(arguments: [1, 7, 8, 20, 51])
+    func aTornTailIsCutOnOpen(cut: Int) throws {
+        try withStore { store, _ in
+            do {
+                let writer = try store.openWriter(for: JournalFixtures.stream)
+                for sequence: UInt64 in 0..<5 {
+                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+                }
+            }
+            let file = JournalFixtures.segments(store)[0]
+            let bytes = JournalFixtures.bytes(file)
+            JournalFixtures.write(Array(bytes.dropLast(cut)), to: file)
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            #expect(writer.lastSequence == 3)
+            #expect(
+                writer.recovery.cutBytes == JournalRecord.encodedSize(of: JournalFixtures.frames(4)) - cut)
+            try writer.append(sequence: 4, frames: JournalFixtures.frames(4))
+            #expect(JournalFixtures.bytes(file) == bytes, "the record written again is the same bytes")
+        }
+    }
+
+    @Test func aZeroFilledTailIsCutOnOpen() throws {
+        try withStore { store, _ in
+            do {
+                let writer = try store.openWriter(for: JournalFixtures.stream)
+                for sequence: UInt64 in 0..<3 {
+                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+                }
+            }
+            let file = JournalFixtures.segments(store)[0]
+            let bytes = JournalFixtures.bytes(file)
+            JournalFixtures.write(bytes + [UInt8](repeating: 0, count: 512), to: file)
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            #expect(writer.recovery.cutBytes == 512)
+            #expect(writer.lastSequence == 2)
+            #expect(JournalFixtures.bytes(file).count == bytes.count)
+        }
+    }
+
+    /// A damaged record in the middle is never served: the reader skips it and counts it.
+    @Test func aCorruptMiddleRecordIsSkippedAndCounted() throws {
+        try withStore(JournalPolicy(sync: .never, segmentBytes: 600)) { store, _ in
+            do {
+                let writer = try store.openWriter(for: JournalFixtures.stream)
+                for sequence: UInt64 in 0..<30 {
+                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+                }
+            }
+            // The second record of the first segment, and the last of the second (a torn record
+            // in a segment that is not the last).
+            let files = JournalFixtures.segments(store)
+            var first = JournalFixtures.bytes(files[0])
+            let recordSize = JournalRecord.encodedSize(of: JournalFixtures.frames(0))
+            first[8 + recordSize + 30] ^= 0xFF
+            JournalFixtures.write(first, to: files[0])
+            let second = JournalFixtures.bytes(files[1])
+            JournalFixtures.write(Array(second.dropLast(3)), to: files[1])
+
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            let sequences = try reader.allEntries().map(\.sequence)
+            let lastOfTheSecond = second.withUnsafeBytes { SegmentScan($0) }.records.last!.sequence
+            #expect(!sequences.contains(1))
+            #expect(!sequences.contains(lastOfTheSecond))
+            #expect(sequences.count == 28)
+            #expect(reader.damagedRanges == 2)
+            for entry in try reader.allEntries() {
+                #expect(entry.frames == JournalFixtures.frames(entry.sequence))
+            }
+        }
+    }
+
+    @Test func aReaderFollowsAWriterAndIgnoresARecordUnderWay() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 0, frames: JournalFixtures.frames(0))
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(reader.lastSequence == 0)
+            try writer.append(sequence: 1, frames: JournalFixtures.frames(1))
+            // Half of the next record, as another process would see a write under way.
+            let file = JournalFixtures.segments(store)[0]
+            let before = JournalFixtures.bytes(file)
+            var record: [UInt8] = []
+            try JournalRecord.encode(sequence: 2, frames: JournalFixtures.frames(2), into: &record)
+            JournalFixtures.write(before + record.prefix(10), to: file)
+            #expect(try reader.entries(from: 1, limit: 10).map(\.sequence) == [1])
+            #expect(reader.damagedRanges == 0)
+            JournalFixtures.write(before + record, to: file)
+            #expect(try reader.entries(from: 2, limit: 10).map(\.sequence) == [2])
+        }
+    }
+
+    /// A full disk (ENOSPC after a partial write): the writer cuts what it wrote, stops, and
+    /// refuses every later record without touching the file.
+    @Test(arguments: [ENOSPC, EDQUOT])
+    func aFullDiskStopsJournalingAndLeavesNoTornRecord(code: Int32) throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 0, frames: JournalFixtures.frames(0))
+            let file = JournalFixtures.segments(store)[0]
+            let good = JournalFixtures.bytes(file)
+            writer.writeFunction = { descriptor, bytes, offset in
+                // Half goes in, then the disk is full.
+                let half = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count / 2)])
+                _ = FileDescriptor.write(descriptor: descriptor, half, at: offset)
+                return (half.count, Errno(rawValue: code))
+            }
+            #expect(throws: JournalError.diskFull(path: file)) {
+                try writer.append(sequence: 1, frames: JournalFixtures.frames(1))
+            }
+            #expect(writer.stopReason == .diskFull(path: file))
+            #expect(JournalFixtures.bytes(file) == good)
+            writer.writeFunction = nil
+            #expect(throws: JournalError.stopped(JournalError.diskFull(path: file).description)) {
+                try writer.append(sequence: 2, frames: JournalFixtures.frames(2))
+            }
+            #expect(writer.counters.refused == 1)
+            #expect(try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence) == [0])
+        }
+    }
+
+    @Test func aFullDiskWhenStartingASegmentStopsToo() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            writer.writeFunction = { _, _, _ in (0, Errno(rawValue: ENOSPC)) }
+            #expect {
+                try writer.append(sequence: 0, frames: JournalFixtures.frames(0))
+            } throws: { error in
+                if case .diskFull = error as? JournalError { return true }
+                return false
+            }
+            #expect(writer.stopReason != nil)
+        }
+    }
+
+    @Test func anAlwaysPolicySyncsEveryRecord() throws {
+        try withStore(JournalPolicy(sync: .always)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<5 { try writer.append(sequence: sequence, frames: [[1]]) }
+            #expect(writer.counters.syncs == 5)
+        }
+    }
+
+    @Test func anIntervalPolicySyncsWhenIdleAfterTheInterval() throws {
+        try withStore(JournalPolicy(sync: .interval(.milliseconds(200)))) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            var now = Duration.zero
+            writer.now = { now }
+            try writer.append(sequence: 0, frames: [[1]])
+            #expect(writer.counters.syncs == 1)
+            now = .milliseconds(10)
+            try writer.append(sequence: 1, frames: [[1]])
+            try writer.syncIfDue()
+            #expect(writer.counters.syncs == 1)
+            now = .milliseconds(210)
+            try writer.syncIfDue()
+            #expect(writer.counters.syncs == 2)
+        }
+    }
+
+    @Test func aReaderOfAMissingStreamSaysSo() throws {
+        try withStore { store, _ in
+            #expect(throws: JournalError.notAJournal(store.path(of: JournalFixtures.stream))) {
+                try store.openReader(for: JournalFixtures.stream)
+            }
+        }
+    }
+}
