@@ -33,6 +33,12 @@ public final class BusPublisher {
     /// The socket (for a ``Poller``).
     public let socket: ZMQSocket
 
+    /// Called with every message just before it is sent (after its sequence number is
+    /// taken): its topic, sequence number and frames, as they go on the wire. A process that
+    /// serves replay keeps them here (an ``InMemoryReplaySource``, a journal), so that what it
+    /// publishes is held before anyone can miss it.
+    public var recorder: ((_ topic: Topic, _ sequence: UInt64, _ frames: [[UInt8]]) -> Void)?
+
     private var encoder: WireEncoder
     private var frames: [[UInt8]] = [[], []]
     private var topicBytes: [Topic: [UInt8]] = [:]
@@ -136,6 +142,7 @@ public final class BusPublisher {
             topicBytes[topic] = bytes
             frames[0] = bytes
         }
+        if let recorder, let sequence = encoder.lastSequence(on: topic) { recorder(topic, sequence, frames) }
         if waitsForSubscribers { readSubscriptions() }
         return try socket.trySend(frames)
     }

@@ -118,7 +118,20 @@ public struct WorkerCommand: ParsableCommand {
         defer { subscriber.close() }
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
+        // Every event published is kept (the last 100,000 per session and run) and served to
+        // consumers that missed some (replay); the lead swaps in the journal here.
+        let replay = InMemoryReplaySource(capacityPerStream: InMemoryReplaySource.defaultCapacityPerStream)
+        let stream = publisher.streamID
+        publisher.recorder = { topic, sequence, frames in
+            guard topic.kind == .event else { return }
+            replay.append(topic: topic, stream: stream, sequence: sequence, frames: frames)
+        }
+        let server = try ReplayServer(
+            context: zmq, endpoint: try ReplayServer.endpoint(bus: bus, process: name))
+        defer { server.close() }
         var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
+        let endpoint = server.endpoint
+        health.replay = { ReplayAnnouncement(endpoint: endpoint, streams: replay.streams()) }
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)
@@ -157,7 +170,10 @@ public struct WorkerCommand: ParsableCommand {
             }
         }
 
-        func counters() -> [String: Int] { core.healthCounters(sequence: subscriber.tracker.totals) }
+        func counters() -> [String: Int] {
+            core.healthCounters(sequence: subscriber.tracker.totals).merging(server.counters) { own, _ in own
+            }
+        }
 
         log.info(
             "hosting "
@@ -165,8 +181,11 @@ public struct WorkerCommand: ParsableCommand {
                 .joined(separator: ", ") + " on \(bus)")
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
-            handle(delivery)
+            var poller = Poller()
+            poller.add(subscriber.socket, for: .readable)
+            poller.add(server.socket, for: .readable)
+            _ = try poller.poll(timeout: .milliseconds(100))
+            try server.serve(from: replay)
             // Drain what is already there before looking at the clock again.
             var burst = 0
             while burst < 10_000, let next = try subscriber.tryReceive() {
