@@ -20,7 +20,7 @@ or from the command line:
     python3 scripts/kinesia_wire.py check-replay REPLAY_JSON      # verify the replay vectors
 
 Replay (exactly-once consumers): encode_replay_request, decode_replay_reply and the
-ExactlyOnce state machine; scripts/examples/listen_events.py --from beginning uses them.
+ExactlyOnce state machine; scripts/examples/listen_exactly_once.py uses them with pyzmq.
 
 Decoding never trusts its input: every malformed payload raises WireError, whose `code` is the
 same as the Swift decoder's (`truncated`, `badMagic`, `nonFinite`, ...).

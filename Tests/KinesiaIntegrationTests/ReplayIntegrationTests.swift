@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import KinesiaBus
 import KinesiaClient
 import KinesiaMotion
@@ -146,5 +147,49 @@ struct ReplayIntegrationTests {
         let report = await health.wait(for: "worker") { ($0.counters["replay.served"] ?? 0) > 0 }
         #expect(report != nil, "no replay was served:\n\(topology.diagnostics)")
         #expect((report?.counters["publishFailures"] ?? 0) == 0, "\(String(describing: report))")
+    }
+
+    @Test func thePythonExampleStartedLateGetsExactlyTheEventsOfAnalyzeFromTheBeginning() async throws {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let python = try #require(
+            path.split(separator: ":").map { "\($0)/python3" }.first {
+                FileManager.default.isExecutableFile(atPath: $0)
+            }, "python3 is not installed: run scripts/setup")
+        let expected = try await Self.expected()
+        let total = expected.values.map(\.count).reduce(0, +)
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await Self.publishEverything(on: topology)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["PYTHONUNBUFFERED"] = "1"
+        let output = topology.directory + "/example.out"
+        let errors = topology.directory + "/example.err"
+        let example = try TestProcess(
+            executable: python,
+            arguments: [
+                PackagePaths.path("scripts/examples/listen_exactly_once.py"), "--bus", topology.bus, "--from",
+                "beginning",
+            ], environment: environment, standardOutput: output, standardError: errors)
+        defer { if example.isRunning { example.send(SIGKILL) } }
+        let printed = { TestProcess.readFile(output).split(separator: "\n").map(String.init) }
+        let all = await waitUntil(timeout: .seconds(30)) { printed().count >= total }
+        #expect(all, "\(TestProcess.readFile(errors))")
+        try await Task.sleep(for: .seconds(2))  // nothing more may come
+        example.send(SIGTERM)
+        _ = await example.waitForExit(timeout: .seconds(5))
+        var received: [String: [String]] = [:]
+        var sequences: [String: [UInt64]] = [:]
+        for line in printed() {
+            let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
+            try #require(parts.count == 3, "\(line)")
+            received[parts[0], default: []].append(parts[2])
+            sequences[parts[0], default: []].append(UInt64(parts[1]) ?? .max)
+        }
+        for (topic, lines) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(received[topic, default: []] == lines, "\(topic)")
+            #expect(sequences[topic, default: []] == Array(0..<UInt64(lines.count)), "\(topic)")
+        }
+        #expect(!TestProcess.readFile(errors).contains("Traceback"), "\(TestProcess.readFile(errors))")
     }
 }
