@@ -73,7 +73,10 @@ let package = Package(
         // Micro-benchmarks (run through scripts/bench, release builds).
         .executableTarget(
             name: "kinesia-bench",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI"],
+            dependencies: [
+                "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI",
+                "KinesiaClient",
+            ],
             swiftSettings: strictSettings),
 
         // Test support: processes started by tests (the same spawn as `kinesia up`), the package

@@ -7,6 +7,7 @@
 //   kinesia-bench analysis [--poses N] [--rounds N] [--exercise ID]
 //   kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
 //   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
+//   kinesia-bench replay [--events N] [--rounds R]
 //
 // probe and blast are the consumer and the load generator of scripts/bench_e2e.py.
 // Each benchmark prints one JSON object per line on standard output.
@@ -28,6 +29,8 @@ case "probe":
     exit(ProbeBench.main(Array(arguments.dropFirst())))
 case "blast":
     exit(BlastBench.main(Array(arguments.dropFirst())))
+case "replay":
+    exit(ReplayBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
         Data(
@@ -39,6 +42,7 @@ default:
                    kinesia-bench analysis [--poses N] [--rounds N] [--exercise ID]
                    kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
                    kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
+                   kinesia-bench replay [--events N] [--rounds R]
 
             """.utf8))
     exit(64)
