@@ -75,7 +75,7 @@ let package = Package(
             name: "kinesia-bench",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI",
-                "KinesiaClient",
+                "KinesiaClient", "KinesiaJournal",
             ],
             swiftSettings: strictSettings),
 
@@ -120,7 +120,7 @@ let package = Package(
             name: "KinesiaIntegrationTests",
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
-                "KinesiaTestSupport",
+                "KinesiaTestSupport", "KinesiaJournal",
             ],
             swiftSettings: strictSettings),
     ],

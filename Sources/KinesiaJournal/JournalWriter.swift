@@ -83,7 +83,7 @@ public final class JournalWriter {
     /// The clock of the sync schedule (tests replace it).
     package var now: () -> Duration
 
-    private unowned let store: JournalStore
+    private let store: JournalStore
     private let directory: PrivateDirectory
     private let lock: FileDescriptor
     private var segment: FileDescriptor?

@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import KinesiaCLI
+import KinesiaJournal
 import KinesiaMotion
 import KinesiaWire
 
@@ -55,13 +57,17 @@ enum WorkerPathBench {
 
         func measure(_ name: String, _ body: (Int) -> Int) {
             var samples: [Double] = []
+            var wallSamples: [Double] = []
             var checksum = 0
             _ = body(min(count, 1000))
             for _ in 0..<rounds {
                 let watch = Stopwatch()
                 checksum &+= body(count)
-                samples.append(watch.elapsed().cpu * 1e9 / Double(count))
+                let elapsed = watch.elapsed()
+                samples.append(elapsed.cpu * 1e9 / Double(count))
+                wallSamples.append(elapsed.wall * 1e9 / Double(count))
             }
+            wallSamples.sort()
             let before = counter.count
             checksum &+= body(count)
             let allocations = counter.count &- before
@@ -71,6 +77,7 @@ enum WorkerPathBench {
                 [
                     "ns_per_call": .double(samples[samples.count / 2], 1), "ns_min": .double(samples[0], 1),
                     "ns_max": .double(samples[samples.count - 1], 1),
+                    "wall_ns_per_call": .double(wallSamples[wallSamples.count / 2], 1),
                     "allocs_per_call": counter.isAvailable
                         ? .double(Double(allocations) / Double(count), 3) : .null,
                     "checksum": .int(checksum & 0xFFFF),
@@ -159,6 +166,68 @@ enum WorkerPathBench {
                 }
             }
             return sum
+        }
+        // The same again, each publication then encoded as the publisher does (its wire
+        // frames), without and with the journal the worker writes before publishing (fsync
+        // within 200 ms, the default; a temporary state directory): the journal's cost per pose,
+        // measured in the same run.
+        for journaling in [false, true] {
+            lap = 0
+            var journalCore = try WorkerCore(
+                sessions: [
+                    WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
+                    WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
+                ], snapshotRate: 15)
+            var template = Array("/tmp/kinesia-bench-journal.XXXXXX".utf8CString)
+            guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) != nil }) else {
+                throw JournalError.notAJournal("mkdtemp")
+            }
+            let directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try JournalStore(directory: directory + "/journal", policy: JournalPolicy())
+            var writers: [Topic: JournalWriter] = [:]
+            var encoder = WireEncoder(streamID: StreamID(7))
+            var frames: [[UInt8]] = [[], []]
+            var topicBytes: [Topic: [UInt8]] = [:]
+            measure(
+                journaling ? "decodeFlatPose+workerCore+encode+journal" : "decodeFlatPose+workerCore+encode"
+            ) {
+                calls in
+                var sum = 0
+                var flat = FlatPose()
+                for _ in 0..<calls {
+                    let slot = lap % payloads.count
+                    let shift = Double(lap / payloads.count) * loop.period
+                    let poseHeader = WireHeader(
+                        kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
+                    lap += 1
+                    guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
+                    flat.timestamp += shift
+                    journalCore.receive(
+                        flat, on: topic, header: poseHeader, sequence: .inOrder, into: &actions)
+                    for case .publish(let publication) in actions {
+                        let bytes = topicBytes[publication.topic] ?? publication.topic.bytes
+                        topicBytes[publication.topic] = bytes
+                        frames[0] = bytes
+                        guard
+                            let header = try? encoder.encode(
+                                json: Array(publication.json.utf8), on: publication.topic, into: &frames[1])
+                        else { continue }
+                        if journaling {
+                            let writer =
+                                writers[publication.topic]
+                                ?? (try? store.openWriter(
+                                    for: JournalStream(topic: publication.topic, streamID: StreamID(7))))
+                            writers[publication.topic] = writer
+                            try? writer?.append(sequence: header.sequence, frames: frames)
+                        }
+                        sum &+= frames[1].count
+                        journalCore.published(publication, outcome: .sent)
+                    }
+                }
+                for writer in writers.values { try? writer.syncIfDue() }
+                return sum
+            }
         }
         measure("encodeSnapshotJSON") { calls in
             var sum = 0

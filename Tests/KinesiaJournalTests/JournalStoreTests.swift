@@ -313,6 +313,23 @@ struct JournalStoreTests {
         }
     }
 
+    /// A writer keeps its store (its policy, its retention) as long as it lives.
+    @Test func aWriterOutlivesTheStoreValueThatOpenedIt() throws {
+        let root = JournalFixtures.temporaryDirectory()
+        defer { JournalFixtures.remove(root) }
+        var writer: JournalWriter?
+        do {
+            let store = try JournalStore(directory: root + "/journal", policy: JournalPolicy(sync: .always))
+            writer = try store.openWriter(for: JournalFixtures.stream)
+        }
+        try writer?.append(sequence: 0, frames: JournalFixtures.frames(0))
+        #expect(writer?.counters.syncs == 1)
+        writer = nil
+        let reader = try JournalReader(
+            directory: root + "/journal/pose+cam0/" + JournalFixtures.stream.streamDirectoryName)
+        #expect(reader.lastSequence == 0)
+    }
+
     @Test func aReaderOfAMissingStreamSaysSo() throws {
         try withStore { store, _ in
             #expect(throws: JournalError.notAJournal(store.path(of: JournalFixtures.stream))) {

@@ -9,9 +9,9 @@ public import KinesiaWire
 /// resume its streams.
 ///
 /// A journal failure never stops publishing: the first error of each stream is logged as a
-/// warning (a full disk says so), counted on `health/` (`journal.stopped`,
-/// `journal.errors.<code>`), and the stream is no longer journaled until the process restarts.
-/// A torn tail cut on opening is logged and counted (`journal.cutBytes`, `journal.recovered`).
+/// warning (a full disk says so), counted on `health/` (`journalStopped`,
+/// `journalErrors.<code>`), and the stream is no longer journaled until the process restarts.
+/// A torn tail cut on opening is logged and counted (`journalCutBytes`, `journalRecovered`).
 ///
 /// ```swift
 /// let journal = try PublishJournal(options: options, environment: env, log: log)
@@ -146,24 +146,24 @@ public final class PublishJournal {
         }
     }
 
-    /// The `journal.*` counters of `health/`: `journal.records`, `journal.bytes`,
-    /// `journal.syncs`, `journal.segments`, `journal.stopped` (streams no longer journaled),
-    /// `journal.errors` and `journal.errors.<code>` (`diskFull`...), `journal.recovered`
-    /// (streams whose tail was cut on opening) and `journal.cutBytes`.
+    /// The `journal*` counters of `health/`: `journalRecords`, `journalBytes`,
+    /// `journalSyncs`, `journalSegments`, `journalStopped` (streams no longer journaled),
+    /// `journalErrors` and `journalErrors.<code>` (`diskFull`...), `journalRecovered`
+    /// (streams whose tail was cut on opening) and `journalCutBytes`.
     public var healthCounters: [String: Int] {
         var values: [String: Int] = [
-            "journal.records": 0, "journal.bytes": 0, "journal.syncs": 0, "journal.segments": 0,
-            "journal.stopped": 0, "journal.recovered": recovered, "journal.cutBytes": cutBytes,
-            "journal.errors": errors.values.reduce(0, +),
+            "journalRecords": 0, "journalBytes": 0, "journalSyncs": 0, "journalSegments": 0,
+            "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,
+            "journalErrors": errors.values.reduce(0, +),
         ]
         for writer in writers.values {
-            values["journal.records", default: 0] += writer.counters.records
-            values["journal.bytes", default: 0] += writer.counters.bytes
-            values["journal.syncs", default: 0] += writer.counters.syncs
-            values["journal.segments", default: 0] += writer.counters.segments
-            if writer.stopReason != nil { values["journal.stopped", default: 0] += 1 }
+            values["journalRecords", default: 0] += writer.counters.records
+            values["journalBytes", default: 0] += writer.counters.bytes
+            values["journalSyncs", default: 0] += writer.counters.syncs
+            values["journalSegments", default: 0] += writer.counters.segments
+            if writer.stopReason != nil { values["journalStopped", default: 0] += 1 }
         }
-        for (code, count) in errors { values["journal.errors.\(code)"] = count }
+        for (code, count) in errors { values["journalErrors.\(code)"] = count }
         return values
     }
 
