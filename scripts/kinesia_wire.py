@@ -529,7 +529,7 @@ class ExactlyOnce:
     `cursor` maps keys to the last sequence delivered (store it; give it back to resume)."""
 
     def __init__(self, start="now", cursor=None, accepts=("",), max_buffered=4096,
-                 request_timeout=3.0, announcement_timeout=3.0):
+                 request_timeout=3.0, announcement_timeout=5.0):
         self.start, self.accepts = start, tuple(accepts)
         self.cursor = dict(cursor or {})
         self.max_buffered = max(1, max_buffered)

@@ -167,7 +167,7 @@ public struct ExactlyOnceStateMachine<Message> {
     public init(
         start: ReplayStart, cursor: ReplayCursor = ReplayCursor(), accepts: [TopicPrefix] = [.everything],
         maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-        announcementTimeout: Duration = .seconds(3)
+        announcementTimeout: Duration = .seconds(5)
     ) {
         self.start = start
         self.cursor = cursor

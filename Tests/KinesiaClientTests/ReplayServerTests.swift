@@ -135,4 +135,24 @@ struct ReplayServerTests {
         let replies = try harness.ask([valid])
         #expect(replies.count == 6)
     }
+
+    @Test func theEndpointIsAnOwnerOnlyIPCDirectoryOrATCPPortBesideALocalBroker() throws {
+        let directory = NSTemporaryDirectory() + "kinesia-replay-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ipc = try ReplayServer.endpoint(bus: try BusAddress(parsing: directory), process: "worker-1")
+        #expect(ipc == "ipc://\(directory)/replay/worker-1.sock")
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: directory + "/replay")[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+
+        let tcp = try ReplayServer.endpoint(
+            bus: try BusAddress(parsing: "tcp://127.0.0.1:5550"), process: "worker-1")
+        #expect(tcp == "tcp://127.0.0.1:*")
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let server = try ReplayServer(context: context, endpoint: tcp)
+        defer { server.close() }
+        let port = try #require(server.endpoint.split(separator: ":").last.flatMap { Int($0) })
+        #expect(server.endpoint == "tcp://127.0.0.1:\(port)" && port > 0)
+    }
 }

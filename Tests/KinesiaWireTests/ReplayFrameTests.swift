@@ -228,4 +228,24 @@ struct ReplayFrameTests {
             )
         }
     }
+
+    @Test func aSummarisedHealthReportKeepsItsReplayAnnouncementAndFits() throws {
+        let streams = try (0..<ReplayAnnouncement.maximumStreams).map {
+            ReplayStreamInfo(
+                topic: try .event(camera: "cam\($0)", session: "left"), stream: ReplayFixtures.stream,
+                first: 0,
+                last: 99_999)
+        }
+        let announcement = ReplayAnnouncement(
+            endpoint: "ipc:///run/kinesia/replay/worker-1.sock", streams: streams)
+        var counters: [String: Int] = [:]
+        for index in 0..<2000 { counters["counter\(index)"] = index }  // no totals to sum into
+        let report = HealthReport(
+            process: "worker-1", role: "worker", pid: 42, uptime: 1.5, counters: counters,
+            replay: announcement)
+        let (summary, omitted) = try report.summarised()
+        #expect(omitted > 0)
+        #expect(summary.replay == announcement)
+        #expect(try summary.json().count <= HealthReport.maximumJSONSize)
+    }
 }
