@@ -121,18 +121,21 @@ struct UpRecoveryTests {
         #expect(
             run.pids("worker").count == 1, "the worker should have survived the broker:\n\(run.diagnostics)")
 
-        // SIGKILL the worker: a new worker (a new stream id on the bus) whose snapshots arrive.
+        // SIGKILL the worker: a new worker whose snapshots arrive, on the same stream (its
+        // session's stream identity is kept in the state directory and resumed).
         let worker = try #require(run.pids("worker").first)
         kill(worker, SIGKILL)
+        let beforeWorker = run.snapshots.count
         let workerBack = await waitUntil(timeout: .seconds(30)) { run.pids("worker").count == 2 }
         #expect(workerBack, "the worker was not started again:\n\(run.diagnostics)")
         try #require(workerBack)
         #expect(run.pids("worker")[1] != worker)
         #expect(Self.isDead(worker))
         let newWorkerSnapshots = await waitUntil(timeout: .seconds(60)) {
-            run.snapshots.filter { $0.stream != firstWorkerStream }.count >= 10
+            run.snapshots.count >= beforeWorker + 10
         }
         #expect(newWorkerSnapshots, "no snapshots from the restarted worker:\n\(run.diagnostics)")
+        #expect(run.snapshots.dropFirst(beforeWorker).allSatisfy { $0.stream == firstWorkerStream })
         // Neither restart took the others down.
         #expect(run.pids("broker").count == 2 && run.pids("listen").count == 1, "\(run.diagnostics)")
 
