@@ -156,7 +156,11 @@ public struct WorkerCommand: ParsableCommand {
         var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
         if let replay {
             let endpoint = replay.server.endpoint
-            health.replay = { ReplayAnnouncement(endpoint: endpoint, streams: replay.source.streams()) }
+            // The event streams are announced (consumers follow them); snapshots are served when asked.
+            health.replay = {
+                ReplayAnnouncement(
+                    endpoint: endpoint, streams: replay.source.streams().filter { $0.topic.kind == .event })
+            }
         }
         let clock = ContinuousClock()
         let origin = clock.now
