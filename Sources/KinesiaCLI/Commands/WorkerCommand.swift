@@ -138,8 +138,14 @@ public struct WorkerCommand: ParsableCommand {
             context: zmq, bus: bus,
             prefixes: try core.cameras.map { (camera) throws(TopicError) in
                 try TopicPrefix.poses(camera: camera)
-            } + (state == nil ? [] : [.kind(.health)]))
+            })
         defer { subscriber.close() }
+        // Where the ingests serve their poses (health reports), on a subscriber of its own so
+        // that other processes' restarts never count in the pose counters.
+        let announcements = try state.map { _ in
+            try BusSubscriber(context: zmq, bus: bus, prefixes: [.kind(.health)])
+        }
+        defer { announcements?.close() }
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
         let replay: (source: JournalReplaySource, server: ReplayServer)? =
@@ -265,9 +271,11 @@ public struct WorkerCommand: ParsableCommand {
             var poller = Poller()
             poller.add(subscriber.socket, for: .readable)
             if let replay { poller.add(replay.server.socket, for: .readable) }
+            if let announcements { poller.add(announcements.socket, for: .readable) }
             for socket in poseReplay.sockets { poller.add(socket, for: .readable) }
             _ = try poller.poll(timeout: .milliseconds(100))
             if let replay { try replay.server.serve(from: replay.source) }
+            while let announcements, let next = try announcements.tryReceive() { handle(next) }
             handleReplies()
             // Drain what is already there before looking at the clock again.
             var burst = 0

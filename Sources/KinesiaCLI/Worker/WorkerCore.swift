@@ -485,6 +485,10 @@ public struct WorkerCore: Sendable {
         if let ordered {
             values["posesReplayed"] = ordered.values.reduce(0) { $0 + $1.feed.replayed }
             values["posesLost"] = Int(clamping: ordered.values.reduce(UInt64(0)) { $0 + $1.feed.lost })
+            // Gaps are filled by replay: what is missing for good is what no server had, and
+            // the holes seen live are `gapsSeen` (so `poses` + `gaps` is still what was sent).
+            values["gapsSeen"] = values["gaps"]
+            values["gaps"] = values["posesLost"]
             values["posesDeferred"] = ordered.values.reduce(0) { $0 + $1.feed.deferred }
             values["replayRequests"] = ordered.values.reduce(0) { $0 + $1.feed.requests }
             values["duplicates"] =
