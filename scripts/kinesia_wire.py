@@ -17,6 +17,10 @@ or from the command line:
     python3 scripts/kinesia_wire.py decode FILE [--topic TOPIC]   # print a payload as JSON
     python3 scripts/kinesia_wire.py check FIXTURES_DIR            # verify the test vectors
     python3 scripts/kinesia_wire.py encode-fixtures EXPECTED_JSON OUT_DIR
+    python3 scripts/kinesia_wire.py check-replay REPLAY_JSON      # verify the replay vectors
+
+Replay (exactly-once consumers): encode_replay_request, decode_replay_reply and the
+ExactlyOnce state machine; scripts/examples/listen_exactly_once.py uses them with pyzmq.
 
 Decoding never trusts its input: every malformed payload raises WireError, whose `code` is the
 same as the Swift decoder's (`truncated`, `badMagic`, `nonFinite`, ...).
@@ -404,6 +408,340 @@ class SequenceTracker:
         return f"gap:{missed}" if missed else "inOrder"
 
 
+# Replay (docs/wire-format.md, section "Replay"): a DEALER sends one request frame to a
+# publisher's ROUTER endpoint and reads back entries (the original frames, byte for byte), then
+# a batch end or stream end, or one error.
+
+REPLAY_MAGIC = b"KR"
+REPLAY_VERSION = 1
+REPLAY_MAX_BATCH = 256
+REPLAY_TYPES = {0x01: "request", 0x81: "entry", 0x82: "batchEnd", 0x83: "streamEnd", 0x8F: "error"}
+REPLAY_ERROR_CODES = {1: "malformedRequest", 2: "unsupportedVersion", 3: "unknownStream", 4: "notRetained"}
+REPLAY_ERROR_VALUES = {name: code for code, name in REPLAY_ERROR_CODES.items()}
+
+_REPLAY_REQUEST = struct.Struct("<2sBBIQQIB")      # 29 bytes, then the topic
+_REPLAY_ENTRY = struct.Struct("<2sBBIQQ")          # 24 bytes, then the original frames
+_REPLAY_END = struct.Struct("<2sBBIQQQQI")         # 44 bytes
+_REPLAY_ERROR = struct.Struct("<2sBBIBQQQ")        # 33 bytes, then the message text
+
+
+class ReplayError(ValueError):
+    """A malformed replay frame. `code` is the Swift ReplayFrameError.code."""
+
+    def __init__(self, code, detail=""):
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code = code
+
+
+def _replay_prefix(frame, expected):
+    if len(frame) < 4:
+        raise ReplayError("truncated", f"needs 4 bytes, has {len(frame)}")
+    if frame[:2] != REPLAY_MAGIC:
+        raise ReplayError("badMagic")
+    if frame[2] != REPLAY_VERSION:
+        raise ReplayError("unsupportedVersion", str(frame[2]))
+    kind = REPLAY_TYPES.get(frame[3])
+    if kind not in expected:
+        raise ReplayError("unexpectedType", f"0x{frame[3]:02x}")
+    return kind
+
+
+def _replay_need(frame, size):
+    if len(frame) < size:
+        raise ReplayError("truncated", f"needs {size} bytes, has {len(frame)}")
+
+
+def encode_replay_request(request_id, topic, stream_id, start, limit):
+    """One request frame: topic T, stream S (int, 16 hex digits, or None for the current
+    stream), from sequence `start`, at most `limit` entries."""
+    topic_bytes = parse_topic(topic)["topic"].encode("ascii")
+    if isinstance(stream_id, str):
+        stream_id = int(stream_id, 16)
+    return _REPLAY_REQUEST.pack(REPLAY_MAGIC, REPLAY_VERSION, 0x01, request_id, stream_id or 0,
+                                start, limit, len(topic_bytes)) + topic_bytes
+
+
+def decode_replay_request(frame):
+    """{"request_id", "topic", "stream_id" (16 hex digits, or None), "from", "limit"}."""
+    frame = bytes(frame)
+    _replay_prefix(frame, ("request",))
+    _replay_need(frame, _REPLAY_REQUEST.size)
+    _, _, _, request_id, stream_id, start, limit, length = _REPLAY_REQUEST.unpack_from(frame, 0)
+    _replay_need(frame, _REPLAY_REQUEST.size + length)
+    if len(frame) > _REPLAY_REQUEST.size + length:
+        raise ReplayError("trailingBytes", str(len(frame) - _REPLAY_REQUEST.size - length))
+    try:
+        topic = parse_topic(frame[_REPLAY_REQUEST.size:])["topic"]
+    except WireError as error:
+        raise ReplayError("invalidTopic", str(error)) from None
+    if limit == 0:
+        raise ReplayError("invalidLimit")
+    return {"request_id": request_id, "topic": topic,
+            "stream_id": f"{stream_id:016x}" if stream_id else None, "from": start, "limit": limit}
+
+
+def encode_replay_reply(reply):
+    """The frames of a reply dict as decode_replay_reply returns it."""
+    kind = reply["type"]
+    stream = int(reply["stream_id"], 16)
+    if kind == "entry":
+        head = _REPLAY_ENTRY.pack(REPLAY_MAGIC, REPLAY_VERSION, 0x81, reply["request_id"], stream,
+                                  reply["sequence"])
+        return [head] + [bytes(frame) for frame in reply["frames"]]
+    if kind in ("batchEnd", "streamEnd"):
+        code = 0x83 if reply["next"] > reply["last"] else 0x82
+        return [_REPLAY_END.pack(REPLAY_MAGIC, REPLAY_VERSION, code, reply["request_id"], stream,
+                                 reply["first"], reply["last"], reply["next"], reply["count"])]
+    text = reply["message"].encode("utf-8")[:256]
+    return [_REPLAY_ERROR.pack(REPLAY_MAGIC, REPLAY_VERSION, 0x8F, reply["request_id"],
+                               REPLAY_ERROR_VALUES[reply["code"]], stream, reply["first"],
+                               reply["last"]) + text]
+
+
+def decode_replay_reply(frames):
+    """A reply as a DEALER receives it: {"type": "entry"|"batchEnd"|"streamEnd"|"error", ...}.
+    An entry's "frames" are the original [topic, payload], for decode_message."""
+    frames = [bytes(frame) for frame in frames]
+    if not frames:
+        raise ReplayError("frameCount", "0")
+    head = frames[0]
+    kind = _replay_prefix(head, ("entry", "batchEnd", "streamEnd", "error"))
+    _replay_need(head, 8)
+    if kind == "entry":
+        _replay_need(head, _REPLAY_ENTRY.size)
+        if len(head) > _REPLAY_ENTRY.size:
+            raise ReplayError("trailingBytes")
+        _, _, _, request_id, stream, sequence = _REPLAY_ENTRY.unpack_from(head, 0)
+        if len(frames) < 2:
+            raise ReplayError("frameCount", str(len(frames)))
+        return {"type": kind, "request_id": request_id, "stream_id": f"{stream:016x}",
+                "sequence": sequence, "frames": frames[1:]}
+    if kind in ("batchEnd", "streamEnd"):
+        _replay_need(head, _REPLAY_END.size)
+        if len(head) > _REPLAY_END.size:
+            raise ReplayError("trailingBytes")
+        _, _, _, request_id, stream, first, last, next_, count = _REPLAY_END.unpack_from(head, 0)
+        if len(frames) != 1:
+            raise ReplayError("frameCount", str(len(frames)))
+        return {"type": kind, "request_id": request_id, "stream_id": f"{stream:016x}",
+                "first": first, "last": last, "next": next_, "count": count}
+    _replay_need(head, 9)
+    _replay_need(head, _REPLAY_ERROR.size)
+    _, _, _, request_id, code, stream, first, last = _REPLAY_ERROR.unpack_from(head, 0)
+    if len(frames) != 1:
+        raise ReplayError("frameCount", str(len(frames)))
+    if code not in REPLAY_ERROR_CODES:
+        raise ReplayError("unknownErrorCode", str(code))
+    text = head[_REPLAY_ERROR.size:]
+    try:
+        if len(text) > 256:
+            raise UnicodeError
+        message = text.decode("utf-8")
+    except UnicodeError:
+        raise ReplayError("invalidText") from None
+    return {"type": kind, "request_id": request_id, "code": REPLAY_ERROR_CODES[code],
+            "stream_id": f"{stream:016x}", "first": first, "last": last, "message": message}
+
+
+def replay_announcement(health_json_text):
+    """The "replay" field of a health report: {"endpoint", "streams": [{"topic", "stream",
+    "first", "last"}]}, or None when the process serves no replay."""
+    return json.loads(health_json_text).get("replay")
+
+
+class ExactlyOnce:
+    """The exactly-once decisions of the Swift ExactlyOnceStateMachine, with no I/O.
+
+    Feed it live messages (`received(..., live=True)`), replayed ones (`live=False`), replay
+    ends and errors, heartbeats (`announced`) and the time (`tick`); each call returns actions:
+    ("deliver", key, sequence, message), ("request", endpoint, request dict) to send with
+    encode_replay_request, ("lost", key, start, end) for sequences [start, end) that cannot be
+    had. A key is (topic, stream id as 16 hex digits). `start` is "beginning", "now" or an int.
+    `cursor` maps keys to the last sequence delivered (store it; give it back to resume)."""
+
+    def __init__(self, start="now", cursor=None, accepts=("",), max_buffered=4096,
+                 request_timeout=3.0, announcement_timeout=5.0):
+        self.start, self.accepts = start, tuple(accepts)
+        self.cursor = dict(cursor or {})
+        self.max_buffered = max(1, max_buffered)
+        self.request_timeout, self.announcement_timeout = request_timeout, announcement_timeout
+        self.streams, self.requests, self.next_id = {}, {}, 1
+        self.counters = {}
+
+    def _count(self, name, by=1):
+        self.counters[name] = self.counters.get(name, 0) + by
+
+    def _first(self, key, live=None, announced_last=None):
+        if key in self.cursor:
+            return self.cursor[key] + 1
+        if self.start == "beginning":
+            return 0
+        if self.start == "now":
+            return live if live is not None else announced_last + 1
+        return int(self.start)
+
+    def _new(self, next_):
+        return {"next": next_, "buffer": {}, "endpoint": None, "last": None, "suspect": None,
+                "pending": None, "hole_since": None, "unknown": False}
+
+    def _deliver(self, key, state, sequence, message, out):
+        out.append(("deliver", key, sequence, message))
+        state["next"] = sequence + 1
+        self.cursor[key] = sequence
+
+    def _drain(self, key, state, out):
+        while state["next"] in state["buffer"]:
+            self._deliver(key, state, state["next"], state["buffer"].pop(state["next"]), out)
+        if not state["buffer"] or min(state["buffer"]) == state["next"]:
+            state["hole_since"] = None
+
+    def _lose(self, key, start, end, out):
+        if end > start:
+            self._count("lost", end - start)
+            out.append(("lost", key, start, end))
+
+    def _skip(self, key, state, target, out):
+        for sequence in sorted(s for s in state["buffer"] if s < target):
+            message = state["buffer"].pop(sequence)
+            if sequence > state["next"]:
+                self._lose(key, state["next"], sequence, out)
+            if sequence >= state["next"]:
+                self._deliver(key, state, sequence, message, out)
+        if state["next"] < target:
+            self._lose(key, state["next"], target, out)
+            state["next"] = target
+        self._drain(key, state, out)
+
+    def _skip_hole(self, key, state, out):
+        if state["buffer"]:
+            self._skip(key, state, min(state["buffer"]), out)
+        elif state["last"] is not None and state["last"] >= state["next"]:
+            self._skip(key, state, state["last"] + 1, out)
+        state["hole_since"] = None
+
+    def _request_if_behind(self, key, state, now, out):
+        if state["pending"] is not None:
+            return
+        lowest = min(state["buffer"]) if state["buffer"] else None
+        behind_live = lowest is not None and state["next"] < lowest
+        behind_announced = state["last"] is not None and state["next"] <= state["last"]
+        if not (behind_live or behind_announced) or state["endpoint"] is None:
+            return
+        if state["unknown"]:
+            self._skip_hole(key, state, out)
+            return
+        limit = REPLAY_MAX_BATCH
+        if behind_live:
+            limit = min(limit, lowest - state["next"])
+        request_id = self.next_id
+        self.next_id = 1 if self.next_id == 0xFFFFFFFF else self.next_id + 1
+        request = {"request_id": request_id, "topic": key[0], "stream_id": key[1],
+                   "from": state["next"], "limit": limit}
+        state["pending"] = (request_id, now)
+        self.requests[request_id] = key
+        self._count("requests")
+        out.append(("request", state["endpoint"], request))
+
+    def received(self, key, sequence, message, live, now):
+        out = []
+        if key not in self.streams:
+            if not live:
+                return out
+            self.streams[key] = self._new(self._first(key, live=sequence))
+        state = self.streams[key]
+        if not live:
+            self._count("replayed")
+        if sequence < state["next"] or sequence in state["buffer"]:
+            self._count("duplicates")
+            return out
+        if sequence == state["next"]:
+            self._deliver(key, state, sequence, message, out)
+            self._drain(key, state, out)
+        elif len(state["buffer"]) < self.max_buffered:
+            state["buffer"][sequence] = message
+        else:
+            self._count("deferred")
+        if state["buffer"] and state["next"] < min(state["buffer"]) and state["hole_since"] is None:
+            state["hole_since"] = now
+        self._request_if_behind(key, state, now, out)
+        return out
+
+    def replay_ended(self, end, now):
+        out = []
+        key = self.requests.pop(end["request_id"], None)
+        if key is None or key not in self.streams:
+            return out
+        state = self.streams[key]
+        if state["pending"] and state["pending"][0] == end["request_id"]:
+            state["pending"] = None
+        state["last"] = max(state["last"] if state["last"] is not None else end["last"], end["last"])
+        if state["next"] < end["first"]:
+            self._skip(key, state, end["first"], out)
+        stream_end = end["next"] > end["last"]
+        if stream_end and state["buffer"]:
+            lowest = min(state["buffer"])
+            if state["last"] < state["next"] < lowest or end["last"] < state["next"] < lowest:
+                self._skip(key, state, lowest, out)
+        if end["count"] > 0 or stream_end:
+            self._request_if_behind(key, state, now, out)
+        return out
+
+    def replay_failed(self, failure, now):
+        out = []
+        key = self.requests.pop(failure["request_id"], None)
+        if key is None or key not in self.streams:
+            return out
+        state = self.streams[key]
+        if state["pending"] and state["pending"][0] == failure["request_id"]:
+            state["pending"] = None
+        if failure["code"] == "notRetained":
+            self._skip(key, state, failure["first"], out)
+            self._request_if_behind(key, state, now, out)
+        else:
+            state["unknown"] = True
+            self._skip_hole(key, state, out)
+        return out
+
+    def announced(self, announcement, now):
+        out = []
+        for info in announcement["streams"]:
+            if not any(info["topic"].startswith(prefix) for prefix in self.accepts):
+                continue
+            key = (info["topic"], info["stream"])
+            is_new = key not in self.streams
+            if is_new:
+                self.streams[key] = self._new(self._first(key, announced_last=info["last"]))
+            state = self.streams[key]
+            state["endpoint"] = announcement["endpoint"]
+            state["last"] = info["last"] if state["last"] is None else max(state["last"], info["last"])
+            if is_new or state["buffer"]:
+                self._request_if_behind(key, state, now, out)
+            elif info["last"] >= state["next"]:
+                if state["suspect"] is not None and state["suspect"] >= state["next"]:
+                    state["suspect"] = None
+                    self._request_if_behind(key, state, now, out)
+                else:
+                    state["suspect"] = info["last"]
+            else:
+                state["suspect"] = None
+        return out
+
+    def tick(self, now):
+        out = []
+        for key in sorted(self.streams):
+            state = self.streams[key]
+            pending = state["pending"]
+            if pending is not None and now - pending[1] >= self.request_timeout:
+                self.requests.pop(pending[0], None)
+                state["pending"] = None
+                self._count("retries")
+                self._request_if_behind(key, state, now, out)
+            if (state["endpoint"] is None and state["hole_since"] is not None
+                    and now - state["hole_since"] >= self.announcement_timeout):
+                self._skip_hole(key, state, out)
+        return out
+
+
 # The bus directory (the rule of `kinesia`'s BusAddress.prepare(): Sources/KinesiaClient)
 
 
@@ -525,6 +863,65 @@ def _check(directory):
     return 0
 
 
+def _check_replay(path):
+    """Checks the replay vectors (Tests/KinesiaWireTests/Fixtures/replay.json) both ways."""
+    with open(path, encoding="utf-8") as file:
+        vectors = json.load(file)
+    failures, checked = [], 0
+    for entry in vectors["requests"]:
+        checked += 1
+        frame = bytes.fromhex(entry["hex"])
+        try:
+            decoded = decode_replay_request(frame)
+        except ReplayError as error:
+            if error.code != entry.get("error"):
+                failures.append(f"{entry['name']}: {error.code}, expected {entry.get('error')}")
+            continue
+        if "error" in entry:
+            failures.append(f"{entry['name']}: decoded, expected {entry['error']}")
+            continue
+        expected = {"request_id": entry["request_id"], "topic": entry["topic"],
+                    "stream_id": entry["stream_id"], "from": int(entry["from"]),
+                    "limit": entry["limit"]}
+        if decoded != expected:
+            failures.append(f"{entry['name']}: {decoded} != {expected}")
+        encoded = encode_replay_request(decoded["request_id"], decoded["topic"],
+                                        decoded["stream_id"], decoded["from"], decoded["limit"])
+        if encoded != frame:
+            failures.append(f"{entry['name']}: Python encodes {encoded.hex()}")
+    for entry in vectors["replies"]:
+        checked += 1
+        frames = [bytes.fromhex(frame) for frame in entry["frames"]]
+        try:
+            reply = decode_replay_reply(frames)
+        except ReplayError as error:
+            failures.append(f"{entry['name']}: {error}")
+            continue
+        for field, value in entry.items():
+            if field in ("name", "frames"):
+                continue
+            got = reply.get(field)
+            if str(got) != str(value):
+                failures.append(f"{entry['name']}: {field} {got!r} != {value!r}")
+        if reply["type"] == "entry":
+            decode_message(reply["frames"][0], reply["frames"][1])
+        if encode_replay_reply(reply) != frames:
+            failures.append(f"{entry['name']}: Python encodes other frames")
+        fixed = _REPLAY_ERROR.size if reply["type"] == "error" else len(frames[0])
+        for cut in range(fixed):   # an error's text is free in length: cut its fixed part
+            try:
+                decode_replay_reply([frames[0][:cut]] + frames[1:])
+                failures.append(f"{entry['name']}: cut at {cut} decoded")
+            except ReplayError:
+                pass
+    for failure in failures:
+        print(f"FAIL {failure}", file=sys.stderr)
+    if failures:
+        return 1
+    print(f"{checked} replay vectors ok")
+    return 0
+
+
 def _encode_fixtures(expected_path, directory):
     with open(expected_path, encoding="utf-8") as file:
         expected = json.load(file)
@@ -558,7 +955,8 @@ def _decode_file(path, topic):
 def main(argv):
     usage = ("usage: kinesia_wire.py decode FILE [--topic TOPIC]\n"
              "       kinesia_wire.py check FIXTURES_DIR\n"
-             "       kinesia_wire.py encode-fixtures EXPECTED_JSON OUT_DIR")
+             "       kinesia_wire.py encode-fixtures EXPECTED_JSON OUT_DIR\n"
+             "       kinesia_wire.py check-replay REPLAY_JSON")
     if len(argv) >= 2 and argv[0] == "decode":
         topic = None
         if len(argv) == 4 and argv[2] == "--topic":
@@ -569,6 +967,8 @@ def main(argv):
         return _decode_file(argv[1], topic)
     if len(argv) == 2 and argv[0] == "check":
         return _check(argv[1])
+    if len(argv) == 2 and argv[0] == "check-replay":
+        return _check_replay(argv[1])
     if len(argv) == 3 and argv[0] == "encode-fixtures":
         return _encode_fixtures(argv[1], argv[2])
     if argv and argv[0] in ("-h", "--help", "help"):

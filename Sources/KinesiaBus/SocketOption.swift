@@ -231,6 +231,10 @@ extension WriteOnlySocketOption where Value == [UInt8] {
 }
 
 extension WriteOnlySocketOption where Value == Bool {
+    /// ROUTER: a message to a peer whose queue is full (or that is not connected) is refused
+    /// (`EAGAIN` with a non-blocking send, `EHOSTUNREACH`) instead of dropped silently
+    /// (`ZMQ_ROUTER_MANDATORY`).
+    public static var routerMandatory: Self { Self(name: ZMQ_ROUTER_MANDATORY, codec: .bool) }
     /// `ZMQ_XPUB_NODROP`: an XPUB blocks (or returns would-block) at the high-water mark instead
     /// of dropping. One slow subscriber then stalls all of them.
     public static var xpubNoDrop: Self { Self(name: ZMQ_XPUB_NODROP, codec: .bool) }

@@ -80,6 +80,11 @@ public struct HealthPublisher {
         started = clock.now
     }
 
+    /// Where the process serves replay, and where its streams stand: read at every report and
+    /// sent in its `"replay"` field (the replay heartbeat, ``ReplayAnnouncement``); `nil` for a
+    /// process that serves no replay.
+    public var replay: (() -> ReplayAnnouncement)?
+
     /// Seconds since this value was made (the process's start, near enough).
     public var uptime: Double {
         let elapsed = clock.now - started
@@ -91,7 +96,8 @@ public struct HealthPublisher {
         var counters = counters.merging(constantCounters) { given, _ in given }
         if failures > 0 { counters[Self.failuresCounterName] = failures }
         return HealthReport(
-            process: process, role: role, pid: Int(getpid()), uptime: uptime, counters: counters)
+            process: process, role: role, pid: Int(getpid()), uptime: uptime, counters: counters,
+            replay: replay?())
     }
 
     /// Publishes when the interval has passed since the last report (or none was sent).

@@ -63,7 +63,7 @@ extension HealthReport {
             // digits may grow, is reserved at its largest).
             var kept: [String: Int] = [Self.omittedCountersName: Int.max]
             size = try HealthReport(
-                process: process, role: role, pid: pid, uptime: uptime, counters: kept
+                process: process, role: role, pid: pid, uptime: uptime, counters: kept, replay: replay
             ).json().count
             for name in summary.counters.keys.sorted() where name != Self.omittedCountersName {
                 let cost = Self.encodedSize(name: name, value: summary.counters[name]!)

@@ -22,14 +22,22 @@ public struct HealthReport: Hashable, Sendable {
     public var uptime: Double
     /// Named counters: messages sent, received, dropped per reason, gaps...
     public var counters: [String: Int]
+    /// Where the process answers replay requests, and the last sequence number of each stream
+    /// it holds (the heartbeat that lets a receiver see a loss at the end of a quiet stream);
+    /// `nil` for a process that serves no replay (`"replay"` is then absent from the JSON).
+    public var replay: ReplayAnnouncement?
 
     /// Creates a report.
-    public init(process: String, role: String, pid: Int, uptime: Double, counters: [String: Int]) {
+    public init(
+        process: String, role: String, pid: Int, uptime: Double, counters: [String: Int],
+        replay: ReplayAnnouncement? = nil
+    ) {
         self.process = process
         self.role = role
         self.pid = pid
         self.uptime = uptime
         self.counters = counters
+        self.replay = replay
     }
 
     /// The report as JSON, keys sorted.
@@ -45,6 +53,10 @@ public struct HealthReport: Hashable, Sendable {
         }
         out += "},\"pid\":" + String(pid) + ",\"process\":"
         JSONWriter.appendString(process, to: &out)
+        if let replay {
+            out += ",\"replay\":"
+            replay.appendJSON(to: &out)
+        }
         out += ",\"role\":"
         JSONWriter.appendString(role, to: &out)
         out += ",\"uptime\":" + JSONWriter.compactNumber(uptime) + "}"
@@ -62,9 +74,13 @@ public struct HealthReport: Hashable, Sendable {
             for name in counterFields.members.keys {
                 counters[name] = try counterFields.integer(name)
             }
+            let replay = try fields.optionalObject("replay").map { (object) throws(JSONShapeError) in
+                try ReplayAnnouncement(fields: object)
+            }
             self.init(
                 process: try fields.string("process"), role: try fields.string("role"),
-                pid: try fields.integer("pid"), uptime: try fields.number("uptime"), counters: counters)
+                pid: try fields.integer("pid"), uptime: try fields.number("uptime"), counters: counters,
+                replay: replay)
         } catch let error as JSONSyntaxError {
             throw .invalidJSON(error.description)
         } catch let error as JSONShapeError {

@@ -9,6 +9,7 @@
 //   kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
 //   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
 //   kinesia-bench voice [--rounds N]
+//   kinesia-bench replay [--events N] [--rounds R]
 //
 // probe and blast are the consumer and the load generator of scripts/bench_e2e.py.
 // Each benchmark prints one JSON object per line on standard output.
@@ -34,6 +35,8 @@ case "blast":
     exit(BlastBench.main(Array(arguments.dropFirst())))
 case "voice":
     exit(VoiceBench.main(Array(arguments.dropFirst())))
+case "replay":
+    exit(ReplayBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
         Data(
@@ -47,6 +50,7 @@ default:
                    kinesia-bench probe --bus DIR --sessions N [--seconds S] [--warmup S]
                    kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
                    kinesia-bench voice [--rounds N]
+                   kinesia-bench replay [--events N] [--rounds R]
 
             """.utf8))
     exit(64)

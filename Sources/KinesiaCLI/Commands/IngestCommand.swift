@@ -62,6 +62,11 @@ public struct IngestCommand: ParsableCommand {
                 help: "With --pace recording (or a video file given as camera:): play this many times faster."
             ),
             .flag("loop", \.loop, help: "Start over at the end, timestamps still increasing."),
+            .flag(
+                "keep-serving", \.keepServing,
+                help:
+                    "At the end of a recording or simulation, keep answering replay requests for its poses "
+                    + "until SIGINT/SIGTERM (for workers that restart later); the stream is not ended."),
             .option(
                 "wait-seconds", \.waitSeconds, valueName: "s",
                 help: "How long to wait for a subscriber before sending anyway (0: do not wait)."),
@@ -91,6 +96,8 @@ public struct IngestCommand: ParsableCommand {
     public var speed = 1.0
     /// `--loop`.
     public var loop = false
+    /// `--keep-serving`.
+    public var keepServing = false
     /// `--wait-seconds`.
     public var waitSeconds = 30.0
     /// `--bus`.
@@ -143,7 +150,8 @@ public struct IngestCommand: ParsableCommand {
             onWarning: { log.warning($0) })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
-            busDescription: bus.description, loop: loop, journal: journal, insecure: insecure)
+            busDescription: bus.description, loop: loop, journal: journal, keepServing: keepServing,
+            insecure: insecure)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value
@@ -162,6 +170,7 @@ public struct IngestCommand: ParsableCommand {
         var loop = false
         var journal = JournalOptions()
         var insecure = false
+        var keepServing = false
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -211,9 +220,35 @@ public struct IngestCommand: ParsableCommand {
         let topic = settings.topic
         let (journal, resumeAfter) = try Self.journal(
             settings, source: source, publisher: publisher, context: context)
+        // The pose journal is served through replay (workers fill gaps and replay a session's
+        // poses from it after a restart), announced on health/.
+        let replay: (source: JournalReplaySource, server: ReplayServer)? =
+            try journal.map { journal in
+                (
+                    JournalReplaySource(
+                        store: journal.store, current: [topic: publisher.streamID(on: topic)]),
+                    try ReplayServer(
+                        context: zmq, endpoint: try ReplayServer.endpoint(bus: bus, process: settings.name))
+                )
+            }
+        defer { replay?.server.close() }
+        if let replay {
+            let endpoint = replay.server.endpoint
+            health.replay = { ReplayAnnouncement(endpoint: endpoint, streams: replay.source.streams()) }
+        }
+        func serveReplay() {
+            guard let replay else { return }
+            do {
+                try replay.server.serve(from: replay.source)
+            } catch {
+                log.warning("replay: \(error)")
+            }
+        }
         func report() -> [String: Int] {
-            guard let journal else { return counters.dictionary }
-            return counters.dictionary.merging(journal.healthCounters) { own, _ in own }
+            var values = counters.dictionary
+            if let journal { values.merge(journal.healthCounters) { own, _ in own } }
+            if let replay { values.merge(replay.server.counters) { own, _ in own } }
+            return values
         }
         // Whether a subscription to the topic ever reached the ingest: the only thing a
         // publisher can know about delivery (it never knows whether a pose arrived).
@@ -229,6 +264,7 @@ public struct IngestCommand: ParsableCommand {
                     counters.discarded += source.discardBufferedLivePoses()
                     counters.detector = source.detectorCounters
                     health.publishIfDue(counters: { report() }, via: publisher)
+                    serveReplay()
                     return stop.isRequested
                 })
             counters.discarded += source.discardBufferedLivePoses()
@@ -252,6 +288,7 @@ public struct IngestCommand: ParsableCommand {
 
         loop: while !stop.isRequested {
             journal?.syncIfDue()
+            serveReplay()
             counters.detector = source.detectorCounters
             health.publishIfDue(counters: { report() }, via: publisher)
             if clock.now - lastProgress >= .seconds(5) {
@@ -284,8 +321,9 @@ public struct IngestCommand: ParsableCommand {
                     switch pace.schedule(pose.timestamp, now: clock.now) {
                     case .at(let due):
                         while !stop.isRequested, clock.now < due {
-                            sleepThread(min(clock.now.duration(to: due), .milliseconds(100)))
+                            sleepThread(min(clock.now.duration(to: due), .milliseconds(20)))
                             health.publishIfDue(counters: { report() }, via: publisher)
+                            serveReplay()
                         }
                         if stop.isRequested { break loop }
                     case .jump(let from, let to):
@@ -303,6 +341,7 @@ public struct IngestCommand: ParsableCommand {
                         counters.paused += 1
                         while !queued, !stop.isRequested {
                             sleepThread(.milliseconds(1))
+                            serveReplay()
                             queued = try publisher.resend()
                         }
                     }
@@ -315,7 +354,20 @@ public struct IngestCommand: ParsableCommand {
         }
         counters.detector = source.detectorCounters
         // A source read to its end ends its stream: the next start begins a new one.
-        journal?.finish(ended: !stop.isRequested && failure == nil)
+        if settings.keepServing, failure == nil, replay != nil {
+            // The stream stays open (not ended): a restart resumes it, skips every pose, and
+            // serves again.
+            journal?.finish(ended: false)
+            log.info("end of \(settings.source): serving its poses through replay until stopped")
+            while !stop.isRequested {
+                journal?.syncIfDue()
+                health.publishIfDue(counters: { report() }, via: publisher)
+                serveReplay()
+                sleepThread(.milliseconds(20))
+            }
+        } else {
+            journal?.finish(ended: !stop.isRequested && failure == nil)
+        }
         health.publish(counters: report(), via: publisher)
         if let summary = source.detectorSummary { log.info(summary) }
         if let failure { throw CLIError.failure(failure) }

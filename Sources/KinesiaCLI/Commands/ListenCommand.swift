@@ -1,6 +1,6 @@
 import Foundation
 import KinesiaBus
-import KinesiaClient
+public import KinesiaClient
 import KinesiaMotion
 public import KinesiaWire
 
@@ -32,7 +32,11 @@ public struct ListenCommand: ParsableCommand {
             Prefixes are matched byte for byte, as ZeroMQ does: end them with / (event/cam1/) so \
             that cam1 does not also match cam10. No prefix: every message. --format json prints \
             one object per line: topic, stream, seq, then the payload's fields. Gaps, sender \
-            restarts and malformed messages are reported on standard error.
+            restarts and malformed messages are reported on standard error. With --from, every \
+            event of the sessions followed (default prefix event/) is printed exactly once and in \
+            order per session: what was missed (a late start, a slow terminal, a lost message) is \
+            fetched from the worker's replay endpoint; what cannot be had any more is reported on \
+            standard error.
             """)
 
     /// The options.
@@ -44,6 +48,11 @@ public struct ListenCommand: ParsableCommand {
             .option("count", \.count, valueName: "n", help: "Exit after N messages."),
             .option(
                 "idle", \.idle, valueName: "seconds", help: "Exit after this long with nothing received."),
+            .option(
+                "from", \.from, valueName: "beginning|now|n",
+                help:
+                    "Exactly once, in order per session: start at each stream's beginning, now, or sequence N."
+            ),
             BusProcess.busArgument(\.bus),
         ] + BusSecurityOptions.clientArguments(\.security)
     }
@@ -60,6 +69,8 @@ public struct ListenCommand: ParsableCommand {
     public var bus: String?
     /// `--key`, `--server-key`, `--insecure`.
     var security = BusSecurityOptions()
+    /// `--from`.
+    public var from: String?
 
     /// A command with every default.
     public init() {}
@@ -68,6 +79,55 @@ public struct ListenCommand: ParsableCommand {
     public func validate() throws(CLIError) {
         if let count, count < 1 { throw CLIError.usage("--count must be at least 1, got \(count)") }
         if let idle, idle <= 0 { throw CLIError.usage("--idle must be positive, got \(idle)") }
+        _ = try replayStart()
+        if from != nil { _ = try exactlyOncePrefixes() }
+    }
+
+    /// `--from` as a ``ReplayStart`` (`nil` without `--from`).
+    /// - Throws: ``CLIError/usage(_:)`` for anything but `beginning`, `now` or a sequence number.
+    public func replayStart() throws(CLIError) -> ReplayStart? {
+        guard let from else { return nil }
+        switch from {
+        case "beginning": return .beginning
+        case "now": return .now
+        default:
+            guard let sequence = UInt64(from) else {
+                throw CLIError.usage(
+                    "--from takes beginning, now or a sequence number, got \(from.quotedExcerpt())")
+            }
+            return .sequence(sequence)
+        }
+    }
+
+    /// The prefixes followed exactly once: whole topic components of events or snapshots
+    /// (`event/`, `event/cam0/`, `event/cam0/left/`); `event/` when none is given.
+    /// - Throws: ``CLIError/usage(_:)`` for another prefix.
+    public func exactlyOncePrefixes() throws(CLIError) -> [TopicPrefix] {
+        guard !prefixes.isEmpty else { return [.kind(.event)] }
+        var result: [TopicPrefix] = []
+        for text in prefixes {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            let kind = parts.first.flatMap { Topic.Kind(rawValue: $0) }
+            let prefix: TopicPrefix?
+            switch (kind, parts.count) {
+            case (.some(let kind), 2) where (kind == .event || kind == .snapshot) && parts[1].isEmpty:
+                prefix = .kind(kind)
+            case (.some(.event), 3) where parts[2].isEmpty: prefix = try? .events(camera: parts[1])
+            case (.some(.snapshot), 3) where parts[2].isEmpty: prefix = try? .snapshots(camera: parts[1])
+            case (.some(.event), 4) where parts[3].isEmpty:
+                prefix = (try? Topic.event(camera: parts[1], session: parts[2]))?.prefix
+            case (.some(.snapshot), 4) where parts[3].isEmpty:
+                prefix = (try? Topic.snapshot(camera: parts[1], session: parts[2]))?.prefix
+            default: prefix = nil
+            }
+            guard let prefix else {
+                throw CLIError.usage(
+                    "with --from, give event or snapshot prefixes of whole names (event/, event/cam0/, "
+                        + "event/cam0/left/), got \(text.quotedExcerpt())")
+            }
+            result.append(prefix)
+        }
+        return result
     }
 
     /// Prints messages until `--count`, `--idle` or a signal.
@@ -80,6 +140,10 @@ public struct ListenCommand: ParsableCommand {
     }
 
     private func listen(bus: BusAddress, stop: StopToken, context: CommandContext) throws {
+        if let start = try replayStart() {
+            try listenExactlyOnce(bus: bus, start: start, stop: stop, context: context)
+            return
+        }
         let log = context.logger
         let output = context.standardOutput
         let zmq = try ZMQContext()
@@ -144,6 +208,52 @@ public struct ListenCommand: ParsableCommand {
                 "\(subscriber.decodeErrorCount) malformed messages: "
                     + subscriber.decodeErrors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
                     .joined(separator: " "))
+        }
+    }
+
+    private func listenExactlyOnce(
+        bus: BusAddress, start: ReplayStart, stop: StopToken, context: CommandContext
+    ) throws {
+        let log = context.logger
+        let output = context.standardOutput
+        let topics = try exactlyOncePrefixes()
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let subscriber = try ExactlyOnceSubscriber(context: zmq, bus: bus, topics: topics, from: start)
+        defer { subscriber.close() }
+        log.info(
+            "listening to \(topics.map(\.string).joined(separator: ", ")) exactly once from \(from ?? "") on \(bus)"
+        )
+        let clock = ContinuousClock()
+        var lastReceived = clock.now
+        var printed = 0
+        while !stop.isRequested {
+            if let count, printed >= count { break }
+            if let idle, clock.now - lastReceived >= .seconds(double: idle) {
+                log.info("nothing for \(idle) s: exiting")
+                break
+            }
+            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+            switch delivery {
+            case .message(let message), .health(let message):
+                lastReceived = clock.now
+                output.write((format == .json ? Self.json(message) : Self.text(message)) + "\n")
+                output.flush()
+                printed += 1
+            case .lost(let topic, let sequences):
+                log.warning(
+                    "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
+                        + "(not retained, or the sender serves no replay)")
+            case .malformed(let topic, let reason):
+                log.warning(
+                    "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)")
+            }
+        }
+        output.flush()
+        let counters = subscriber.machine.counters
+        if !counters.isEmpty {
+            log.info(
+                counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }
     }
 

@@ -120,44 +120,68 @@ public struct WorkerCommand: ParsableCommand {
         journalOptions: JournalOptions, stop: StopToken, context: CommandContext
     ) throws {
         let log = context.logger
-        var core = try WorkerCore(sessions: specs, snapshotRate: snapshotRate)
-
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let publisher = try BusPublisher(
             context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
         // Each session's events and snapshots are journaled before they are published, on a
-        // stream that survives restarts (a new one with --new-session).
-        let journal =
+        // stream that survives restarts (a new one with --new-session); the journal is served
+        // through replay, and poses are analysed exactly once and in order (PoseFeed): a
+        // restarted worker replays its sessions' poses from their start and publishes only what
+        // it had not.
+        let state =
             try journalOptions.disabled
             ? nil
-            : Self.journal(
-                specs, options: journalOptions, bus: bus, publisher: publisher, context: context)
+            : Self.journal(specs, options: journalOptions, bus: bus, publisher: publisher, context: context)
+        let journal = state?.journal
+        var core = try WorkerCore(
+            sessions: specs, snapshotRate: snapshotRate,
+            identities: state?.identities
+                ?? specs.map { _ in WorkerCore.SessionIdentity(stream: publisher.streamID) },
+            resume: state?.segments)
         let subscriber = try BusSubscriber(
             context: zmq, bus: bus,
             prefixes: try core.cameras.map { (camera) throws(TopicError) in
                 try TopicPrefix.poses(camera: camera)
             })
         defer { subscriber.close() }
+        // Where the ingests serve their poses (health reports), on a subscriber of its own so
+        // that other processes' restarts never count in the pose counters.
+        let announcements = try state.map { _ in
+            try BusSubscriber(context: zmq, bus: bus, prefixes: [.kind(.health)])
+        }
+        defer { announcements?.close() }
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
+        let replay: (source: JournalReplaySource, server: ReplayServer)? =
+            try journal.map { journal in
+                (
+                    JournalReplaySource(store: journal.store, current: state!.current),
+                    try ReplayServer(
+                        context: zmq, endpoint: try ReplayServer.endpoint(bus: bus, process: name))
+                )
+            }
+        defer { replay?.server.close() }
+        let poseReplay = PoseReplayClient(context: zmq)
+        defer { poseReplay.close() }
         var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
         if insecure { health.constantCounters["insecure"] = 1 }
+        if let replay {
+            let endpoint = replay.server.endpoint
+            // The event streams are announced (consumers follow them); snapshots are served when asked.
+            health.replay = {
+                ReplayAnnouncement(
+                    endpoint: endpoint, streams: replay.source.streams().filter { $0.topic.kind == .event })
+            }
+        }
+        let clock = ContinuousClock()
+        let origin = clock.now
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)
 
-        func handle(_ delivery: BusSubscriber.Delivery) {
-            switch delivery {
-            case .malformed(let topic, let reason):
-                core.receiveMalformed(topic: topic, reason: reason, into: &actions)
-            case .message:
-                // Poses come as .flatPose; the subscription has no other kind.
-                return
-            case .flatPose(let topic, let header, let pose, let result):
-                core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
-            }
+        func perform() {
             for action in actions {
                 switch action {
                 case .publish(let publication):
@@ -166,7 +190,54 @@ public struct WorkerCommand: ParsableCommand {
                     log.warning(notice.description)
                 case .notice(let notice):
                     log.notice(notice.description)
+                case .record(let camera, let segments):
+                    // Before anything the pose causes is published.
+                    do {
+                        try state?.starts.save(
+                            camera: camera, sessions: state!.streams(camera), segments: segments)
+                    } catch {
+                        log.error("\(error)")
+                    }
+                case .requestPoses(let camera, let request):
+                    poseReplay.send(camera: camera, request, now: clock.now - origin)
                 }
+            }
+        }
+
+        func handle(_ delivery: BusSubscriber.Delivery) {
+            switch delivery {
+            case .malformed(let topic, let reason):
+                core.receiveMalformed(topic: topic, reason: reason, into: &actions)
+            case .message(let message, _):
+                // Health reports: where the ingests serve their poses.
+                if case .health(let report) = message.body, let announcement = report.replay {
+                    poseReplay.announced(announcement, now: clock.now - origin)
+                }
+                return
+            case .flatPose(let topic, let header, let pose, let result):
+                if state != nil {
+                    core.receiveLive(pose, on: topic, header: header, into: &actions)
+                } else {
+                    core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
+                }
+            }
+            perform()
+        }
+
+        func handleReplies() {
+            for reply in poseReplay.receive(now: clock.now - origin) {
+                switch reply {
+                case .pose(let camera, let stream, let sequence, let pose):
+                    core.receiveReplayed(
+                        pose, camera: camera, stream: stream, sequence: sequence, into: &actions)
+                case .ended(let camera, let stream, let last):
+                    core.replayEnded(camera: camera, stream: stream, last: last, into: &actions)
+                case .failed(let camera, let stream, let first):
+                    core.replayFailed(camera: camera, stream: stream, first: first, into: &actions)
+                case .timedOut(let camera):
+                    core.replayTimedOut(camera: camera, into: &actions)
+                }
+                perform()
             }
         }
 
@@ -174,6 +245,11 @@ public struct WorkerCommand: ParsableCommand {
             do {
                 let queued = try publisher.publish(
                     json: publication.json, kind: publication.kind, on: publication.topic)
+                if state != nil, publisher.lastSequence(on: publication.topic) != publication.sequence {
+                    log.error(
+                        "\(publication.topic): published as #\(publisher.lastSequence(on: publication.topic) ?? 0), "
+                            + "the analysis numbered it #\(publication.sequence)")
+                }
                 return queued ? .sent : .notQueued
             } catch let error as WireError {
                 return .failed(reason: error.code)
@@ -183,20 +259,31 @@ public struct WorkerCommand: ParsableCommand {
         }
 
         func counters() -> [String: Int] {
-            let values = core.healthCounters(sequence: subscriber.tracker.totals)
-            guard let journal else { return values }
-            return values.merging(journal.healthCounters) { own, _ in own }
+            var values = core.healthCounters(sequence: subscriber.tracker.totals)
+            values["catchingUp"] = core.isCatchingUp ? 1 : 0
+            if let journal { values.merge(journal.healthCounters) { own, _ in own } }
+            if let replay { values.merge(replay.server.counters) { own, _ in own } }
+            return values
         }
 
         log.info(
             "hosting "
                 + specs.map { "\($0.camera)/\($0.name)=\($0.analysisText)" }
                 .joined(separator: ", ") + " on \(bus)")
+        core.start(into: &actions)
+        perform()
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
             journal?.syncIfDue()
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
-            handle(delivery)
+            var poller = Poller()
+            poller.add(subscriber.socket, for: .readable)
+            if let replay { poller.add(replay.server.socket, for: .readable) }
+            if let announcements { poller.add(announcements.socket, for: .readable) }
+            for socket in poseReplay.sockets { poller.add(socket, for: .readable) }
+            _ = try poller.poll(timeout: .milliseconds(100))
+            if let replay { try replay.server.serve(from: replay.source) }
+            while let announcements, let next = try announcements.tryReceive() { handle(next) }
+            handleReplies()
             // Drain what is already there before looking at the clock again.
             var burst = 0
             while burst < 10_000, let next = try subscriber.tryReceive() {
@@ -205,7 +292,6 @@ public struct WorkerCommand: ParsableCommand {
             }
         }
         // Graceful: finish the poses already received (at most half a second), then report.
-        let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(500))
         while clock.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
         // Analytics sessions end their set: the final summaries go out before the report.
@@ -222,16 +308,33 @@ public struct WorkerCommand: ParsableCommand {
                 + "\(core.publishFailureCount) failed publishes")
     }
 
+    /// What the state directory gives a worker: the journal, each session's identity and last
+    /// journaled sequence numbers, and each camera's recorded session starts.
+    private struct State {
+        var journal: PublishJournal
+        var identities: [WorkerCore.SessionIdentity]
+        var segments: [String: [PoseSegment]]
+        var starts: SessionStarts
+        var current: [Topic: StreamID]
+        var streamsByCamera: [String: [StreamID]]
+
+        func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
+    }
+
     /// Opens the state directory and attaches each session's event and snapshot topics to its
     /// stream identity (`session+<camera>+<name>`): resumed when the session is the same
     /// exercise and side (and thresholds), new otherwise.
     private static func journal(
         _ specs: [WorkerSession], options: JournalOptions, bus: BusAddress, publisher: BusPublisher,
         context: CommandContext
-    ) throws -> PublishJournal {
+    ) throws -> State {
         let log = context.logger
         let journal = try PublishJournal(
             options: options, environment: context.environment, bus: bus.description, log: log)
+        var identities: [WorkerCore.SessionIdentity] = []
+        var current: [Topic: StreamID] = [:]
+        var streamsByCamera: [String: [StreamID]] = [:]
+        var resumedByCamera: [String: Bool] = [:]
         for spec in specs {
             let event = try Topic.event(camera: spec.camera, session: spec.name)
             let snapshot = try Topic.snapshot(camera: spec.camera, session: spec.name)
@@ -243,9 +346,30 @@ public struct WorkerCommand: ParsableCommand {
                 attached.resumed
                     ? "session \(spec.camera)/\(spec.name): resuming stream \(attached.stream) \(last)"
                     : "session \(spec.camera)/\(spec.name): new stream \(attached.stream)")
+            identities.append(
+                WorkerCore.SessionIdentity(
+                    stream: attached.stream,
+                    lastEvent: attached.resumed ? attached.lastSequences[event] ?? nil : nil,
+                    lastSnapshot: attached.resumed ? attached.lastSequences[snapshot] ?? nil : nil))
+            current[event] = attached.stream
+            current[snapshot] = attached.stream
+            streamsByCamera[spec.camera, default: []].append(attached.stream)
+            resumedByCamera[spec.camera] = (resumedByCamera[spec.camera] ?? true) && attached.resumed
         }
         journal.install(on: publisher)
+        let starts = try SessionStarts(state: journal.stateDirectory)
+        var segments: [String: [PoseSegment]] = [:]
+        for (camera, streams) in streamsByCamera where resumedByCamera[camera] == true {
+            segments[camera] = try starts.load(camera: camera, sessions: streams)
+            if let recorded = segments[camera], !recorded.isEmpty {
+                log.info(
+                    "\(camera): replaying the sessions' poses from \(recorded.map(\.description).joined(separator: ", "))"
+                )
+            }
+        }
         log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
-        return journal
+        return State(
+            journal: journal, identities: identities, segments: segments, starts: starts, current: current,
+            streamsByCamera: streamsByCamera)
     }
 }

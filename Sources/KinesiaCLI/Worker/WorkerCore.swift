@@ -46,6 +46,20 @@ public import KinesiaWire
 ///   the camera's poses and publish each of its records on `event/<camera>/<session>/` as the
 ///   JSON line of ``AnalyticsJSON`` at the pose's timestamp; they publish no snapshot. A sender
 ///   restart whose time starts over starts their time base over too, keeping their sets.
+/// - **Identity and numbering**: each session publishes its events and snapshots under its own
+///   stream id (``SessionIdentity/stream``, kept in the state directory across restarts), and
+///   the core numbers them itself, per topic from 0, in the order the analysis finds them. So
+///   the same poses give the same events with the same sequence numbers.
+/// - **Restart without loss or repeat** (the worker was given its state, see
+///   ``init(sessions:snapshotRate:identities:resume:)``): poses go through a ``PoseFeed`` per
+///   camera, which replays each session's recorded pose segments from their start before it
+///   joins the live poses, and fills every gap through replay before analysing further. The
+///   regenerated events and snapshots whose sequence number is not above the last the session
+///   journaled (``SessionIdentity/lastEvent``, ``SessionIdentity/lastSnapshot``) were
+///   published before the restart: they are counted (`regenerated`) and not published again.
+///   A new session (no segments for its camera) starts at the first pose it receives, and the
+///   core asks the shell to record that start (``Action/record(camera:segments:)``) before
+///   anything it causes is published.
 /// - **Malformed messages** are counted by reason (``BusDecodeFailure/code``); the first ten of
 ///   each reason and every thousandth after are worth a warning.
 ///
@@ -67,6 +81,32 @@ public struct WorkerCore: Sendable {
         case publish(Publication)
         /// Tell the operator (a log line).
         case notice(Notice)
+        /// Keep the pose segments of `camera`'s sessions in the state directory now, before
+        /// the actions that follow.
+        case record(camera: String, segments: [PoseSegment])
+        /// Ask the replay server that announced the stream for `camera`'s poses; answer with
+        /// ``WorkerCore/receiveReplayed(_:camera:stream:sequence:into:)``,
+        /// ``WorkerCore/replayEnded(camera:stream:last:into:)`` or
+        /// ``WorkerCore/replayFailed(camera:stream:first:into:)``.
+        case requestPoses(camera: String, PoseReplayRequest)
+    }
+
+    /// Who a session is across restarts, and what it already published: kept in the state
+    /// directory.
+    public struct SessionIdentity: Hashable, Sendable {
+        /// The stream id of the session's events and snapshots.
+        public var stream: StreamID
+        /// The last event sequence number journaled (`nil`: none).
+        public var lastEvent: UInt64?
+        /// The last snapshot sequence number journaled (`nil`: none).
+        public var lastSnapshot: UInt64?
+
+        /// Makes an identity.
+        public init(stream: StreamID, lastEvent: UInt64? = nil, lastSnapshot: UInt64? = nil) {
+            self.stream = stream
+            self.lastEvent = lastEvent
+            self.lastSnapshot = lastSnapshot
+        }
     }
 
     /// One JSON line to publish.
@@ -77,12 +117,18 @@ public struct WorkerCore: Sendable {
         public var topic: Topic
         /// The JSON line (``MotionJSON``), without a newline.
         public var json: String
+        /// The session's stream id (``SessionIdentity/stream``).
+        public var stream: StreamID
+        /// The sequence number on `topic`: per session and topic, from 0.
+        public var sequence: UInt64
 
         /// Makes a publication.
-        public init(kind: PayloadKind, topic: Topic, json: String) {
+        public init(kind: PayloadKind, topic: Topic, json: String, stream: StreamID, sequence: UInt64) {
             self.kind = kind
             self.topic = topic
             self.json = json
+            self.stream = stream
+            self.sequence = sequence
         }
     }
 
@@ -115,10 +161,15 @@ public struct WorkerCore: Sendable {
         /// `timeRestarted` names the sessions whose time base starts over at `time`, keeping
         /// their counts (empty: every session carries on as it was).
         case senderRestarted(topic: Topic, stream: StreamID, time: Double, timeRestarted: [String])
+        /// Poses of `topic`'s stream `stream` that no replay server holds: skipped.
+        case posesLost(topic: Topic, stream: StreamID, sequences: Range<UInt64>)
 
         /// Whether it is a warning (bad input) rather than a notice.
         public var isWarning: Bool {
-            if case .malformed = self { true } else { false }
+            switch self {
+            case .malformed, .posesLost: true
+            default: false
+            }
         }
 
         /// The log line.
@@ -128,6 +179,9 @@ public struct WorkerCore: Sendable {
                 "dropped a malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)) (\(seen) so far): \(reason)"
             case .gap(let topic, let missed, let sequence):
                 "\(topic): \(missed) poses missing before #\(sequence)"
+            case .posesLost(let topic, let stream, let sequences):
+                "\(topic) stream \(stream): poses #\(sequences.lowerBound)...#\(sequences.upperBound - 1) "
+                    + "cannot be replayed: skipped (the analysis goes on without them)"
             case .senderRestarted(let topic, let stream, let time, let restarted):
                 "\(topic): the sender restarted (stream \(stream)); "
                     + (restarted.isEmpty
@@ -149,6 +203,16 @@ public struct WorkerCore: Sendable {
         var throttle: SnapshotThrottle
         let eventTopic: Topic
         let snapshotTopic: Topic
+        let identity: SessionIdentity
+        var nextEvent: UInt64 = 0
+        var nextSnapshot: UInt64 = 0
+    }
+
+    /// One camera's poses in order, when the worker restarts without loss (see
+    /// ``init(sessions:snapshotRate:identities:resume:)``).
+    private struct Camera {
+        let topic: Topic
+        var feed: PoseFeed<FlatPose>
     }
 
     /// The sessions, in the order given.
@@ -170,34 +234,58 @@ public struct WorkerCore: Sendable {
     public private(set) var publishFailures: [String: Int] = [:]
     /// Messages that could not be decoded, by ``BusDecodeFailure/code``.
     public private(set) var decodeErrors: [String: Int] = [:]
+    /// Events and snapshots found again after a restart and not published again (they were).
+    public private(set) var regenerated = 0
 
     private var hosted: [Hosted]
     private let byCamera: [String: [Int]]
+    /// `nil`: poses are analysed as they come (``receive(_:on:header:sequence:into:)``).
+    private var ordered: [String: Camera]?
 
     /// Hosts `sessions`.
     /// - Parameters:
     ///   - sessions: The sessions (camera and name unique together, as
     ///     ``WorkerCommand/parsedSessions()`` checks).
     ///   - snapshotRate: Snapshots per second of pose time, at most (positive).
+    ///   - identities: Each session's identity, in the order of `sessions` (`nil`: stream ids
+    ///     1, 2, 3... and nothing published yet, for tests).
+    ///   - resume: `nil`: poses are analysed as they arrive, gaps are counted
+    ///     (``receive(_:on:header:sequence:into:)``). Otherwise every pose is analysed exactly
+    ///     once and in order (``receiveLive(_:on:header:into:)`` and the replay calls), and
+    ///     the dictionary gives each camera's recorded pose segments (a camera without any
+    ///     starts new sessions at its first pose; call ``start(into:)`` once first).
     /// - Throws: ``TopicError`` when a camera or session name cannot make a topic.
-    public init(sessions: [WorkerSession], snapshotRate: Double) throws(TopicError) {
+    public init(
+        sessions: [WorkerSession], snapshotRate: Double, identities: [SessionIdentity]? = nil,
+        resume: [String: [PoseSegment]]? = nil
+    ) throws(TopicError) {
         self.sessions = sessions
         self.snapshotRate = snapshotRate
         var hosted: [Hosted] = []
         var byCamera: [String: [Int]] = [:]
-        for spec in sessions {
+        for (index, spec) in sessions.enumerated() {
             byCamera[spec.camera, default: []].append(hosted.count)
+            let identity = identities?[index] ?? SessionIdentity(stream: StreamID(UInt64(index + 1)))
             hosted.append(
                 Hosted(
                     spec: spec, analyzer: MotionAnalyzer(exercise: spec.exercise, side: spec.side ?? .left),
                     analytics: spec.analysis == .analytics ? MotionAnalytics(exercise: spec.exercise) : nil,
                     throttle: SnapshotThrottle(rate: snapshotRate),
                     eventTopic: try Topic.event(camera: spec.camera, session: spec.name),
-                    snapshotTopic: try Topic.snapshot(camera: spec.camera, session: spec.name)))
+                    snapshotTopic: try Topic.snapshot(camera: spec.camera, session: spec.name),
+                    identity: identity))
         }
         self.hosted = hosted
         self.byCamera = byCamera
         cameras = byCamera.keys.sorted()
+        if let resume {
+            var ordered: [String: Camera] = [:]
+            for camera in cameras {
+                ordered[camera] = Camera(
+                    topic: try Topic.pose(camera: camera), feed: PoseFeed(segments: resume[camera] ?? []))
+            }
+            self.ordered = ordered
+        }
     }
 
     /// All decode errors.
@@ -213,6 +301,103 @@ public struct WorkerCore: Sendable {
             session.analytics == nil
         else { return nil }
         return session.analyzer.snapshot
+    }
+
+    /// The recorded pose segments of `camera`'s sessions (empty before the first pose, or
+    /// when poses are not ordered).
+    public func segments(camera: String) -> [PoseSegment] {
+        ordered?[camera]?.feed.segments ?? []
+    }
+
+    /// Whether some camera is still replaying its sessions' poses.
+    public var isCatchingUp: Bool {
+        ordered?.values.contains { $0.feed.isCatchingUp } ?? false
+    }
+
+    // MARK: Ordered deliveries (restart without loss)
+
+    /// The first replay requests of resumed cameras. Call once, before any delivery.
+    public mutating func start(into actions: inout [Action]) {
+        actions.removeAll(keepingCapacity: true)
+        for camera in cameras {
+            guard let outputs = ordered?[camera]?.feed.start() else { continue }
+            perform(outputs, camera: camera, into: &actions)
+        }
+    }
+
+    /// A pose received live on `pose/<camera>/` (every one, gaps and duplicates included: the
+    /// feed judges them by sequence number).
+    public mutating func receiveLive(
+        _ pose: FlatPose, on topic: Topic, header: WireHeader, into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        guard let camera = topic.camera, ordered?[camera] != nil else { return }
+        let outputs = ordered![camera]!.feed.live(
+            stream: header.streamID, sequence: header.sequence, pose: pose)
+        perform(outputs, camera: camera, into: &actions)
+    }
+
+    /// A pose from a replay reply for `camera`.
+    public mutating func receiveReplayed(
+        _ pose: FlatPose, camera: String, stream: StreamID, sequence: UInt64, into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        guard ordered?[camera] != nil else { return }
+        let outputs = ordered![camera]!.feed.replayed(stream: stream, sequence: sequence, pose: pose)
+        perform(outputs, camera: camera, into: &actions)
+    }
+
+    /// The end of a replay reply for `camera`: the server holds `stream` through `last`.
+    public mutating func replayEnded(
+        camera: String, stream: StreamID, last: UInt64?, into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        guard ordered?[camera] != nil else { return }
+        let outputs = ordered![camera]!.feed.replayEnded(stream: stream, last: last)
+        perform(outputs, camera: camera, into: &actions)
+    }
+
+    /// The replay server does not hold what was asked for `camera`: `first` is the first
+    /// sequence number it holds, `nil` when it does not know the stream (or none answered).
+    public mutating func replayFailed(
+        camera: String, stream: StreamID, first: UInt64?, into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        guard ordered?[camera] != nil else { return }
+        let outputs = ordered![camera]!.feed.replayFailed(stream: stream, first: first)
+        perform(outputs, camera: camera, into: &actions)
+    }
+
+    /// The replay request of `camera` got no answer in time: it is asked again.
+    public mutating func replayTimedOut(camera: String, into actions: inout [Action]) {
+        actions.removeAll(keepingCapacity: true)
+        guard ordered?[camera] != nil else { return }
+        let outputs = ordered![camera]!.feed.timedOut()
+        perform(outputs, camera: camera, into: &actions)
+    }
+
+    /// The feed's outputs as actions, the poses analysed.
+    private mutating func perform(
+        _ outputs: [PoseFeed<FlatPose>.Output], camera: String, into actions: inout [Action]
+    ) {
+        guard let indices = byCamera[camera], let topic = ordered?[camera]?.topic else { return }
+        for output in outputs {
+            switch output {
+            case .record(let segments):
+                actions.append(.record(camera: camera, segments: segments))
+            case .request(let request):
+                actions.append(.requestPoses(camera: camera, request))
+            case .lost(let stream, let sequences):
+                actions.append(.notice(.posesLost(topic: topic, stream: stream, sequences: sequences)))
+            case .analyse(let stream, _, let pose, let opensStream):
+                if opensStream {
+                    senderRestarted(
+                        indices, topic: topic, stream: stream, time: pose.timestamp, into: &actions)
+                }
+                poses &+= 1
+                for index in indices { analyze(pose, session: index, into: &actions) }
+            }
+        }
     }
 
     // MARK: Deliveries
@@ -312,7 +497,7 @@ public struct WorkerCore: Sendable {
     public func healthCounters(sequence totals: SequenceTotals) -> [String: Int] {
         var values: [String: Int] = [
             "poses": poses, "events": events, "snapshots": snapshots, "sessions": hosted.count,
-            "timeBaseRestarts": timeBaseRestarts,
+            "timeBaseRestarts": timeBaseRestarts, "regenerated": regenerated,
             "gaps": Int(clamping: totals.missing), "restarts": Int(clamping: totals.restarts),
             "duplicates": Int(clamping: totals.duplicates), "decodeErrors": decodeErrorCount,
             "publishFailures": publishFailureCount,
@@ -329,6 +514,18 @@ public struct WorkerCore: Sendable {
             }
         }
         values["rejected"] = rejected
+        if let ordered {
+            values["posesReplayed"] = ordered.values.reduce(0) { $0 + $1.feed.replayed }
+            values["posesLost"] = Int(clamping: ordered.values.reduce(UInt64(0)) { $0 + $1.feed.lost })
+            // Gaps are filled by replay: what is missing for good is what no server had, and
+            // the holes seen live are `gapsSeen` (so `poses` + `gaps` is still what was sent).
+            values["gapsSeen"] = values["gaps"]
+            values["gaps"] = values["posesLost"]
+            values["posesDeferred"] = ordered.values.reduce(0) { $0 + $1.feed.deferred }
+            values["replayRequests"] = ordered.values.reduce(0) { $0 + $1.feed.requests }
+            values["duplicates"] =
+                Int(clamping: totals.duplicates) + ordered.values.reduce(0) { $0 + $1.feed.duplicates }
+        }
         return values
     }
 
@@ -377,16 +574,30 @@ public struct WorkerCore: Sendable {
         let acceptedBefore = hosted[index].analyzer.lastAcceptedTime
         let found = hosted[index].analyzer.process(pose)
         for event in found {
+            let sequence = hosted[index].nextEvent
+            hosted[index].nextEvent &+= 1
+            if let last = hosted[index].identity.lastEvent, sequence <= last {
+                regenerated &+= 1
+                continue
+            }
             actions.append(
                 .publish(
                     Publication(
                         kind: .event, topic: hosted[index].eventTopic,
-                        json: MotionJSON.encode(event, at: pose.timestamp))))
+                        json: MotionJSON.encode(event, at: pose.timestamp),
+                        stream: hosted[index].identity.stream,
+                        sequence: sequence)))
         }
         // Rejected or held: no snapshot. The snapshot is the state after the last pose
         // analysed (this one, or a held one it confirmed while it is held in turn).
         guard let time = hosted[index].analyzer.lastAcceptedTime, time != acceptedBefore else { return }
         guard hosted[index].throttle.shouldPublish(hosted[index].analyzer.snapshot, at: time) else {
+            return
+        }
+        let sequence = hosted[index].nextSnapshot
+        hosted[index].nextSnapshot &+= 1
+        if let last = hosted[index].identity.lastSnapshot, sequence <= last {
+            regenerated &+= 1
             return
         }
         var snapshot = hosted[index].analyzer.snapshot
@@ -395,6 +606,7 @@ public struct WorkerCore: Sendable {
             .publish(
                 Publication(
                     kind: .snapshot, topic: hosted[index].snapshotTopic,
-                    json: MotionJSON.encode(snapshot, at: time))))
+                    json: MotionJSON.encode(snapshot, at: time), stream: hosted[index].identity.stream,
+                    sequence: sequence)))
     }
 }

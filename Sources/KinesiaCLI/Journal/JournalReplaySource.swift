@@ -1,0 +1,77 @@
+public import KinesiaJournal
+public import KinesiaWire
+
+/// A process's journals as a ``ReplaySource``: what a ``ReplayServer`` answers replay requests
+/// from, so that what was published is served from disk and survives restarts (the ingest
+/// serves its camera's poses, a worker its sessions' events and snapshots).
+///
+/// Every stream of the store whose topic is one of ``topics`` is served, older streams
+/// included (a worker resuming a session replays the pose streams it read, not only the newest);
+/// a request that names no stream gets the process's current stream of the topic. Readers are
+/// opened on first use and follow the writers: a record is served as soon as it is journaled.
+/// A damaged record is never served (``JournalReader`` skips it; the receiver sees it missing).
+///
+/// Not `Sendable`: use it on the server's thread.
+///
+/// ```swift
+/// let source = JournalReplaySource(store: journal.store, current: [topic: attached.stream])
+/// try server.serve(from: source)
+/// health.replay = { ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()) }
+/// ```
+public final class JournalReplaySource: ReplaySource {
+    /// The journals.
+    public let store: JournalStore
+    /// The process's current stream of each topic it publishes.
+    public private(set) var current: [Topic: StreamID]
+    /// The topics served.
+    public var topics: Set<Topic> { Set(current.keys) }
+
+    private var readers: [JournalStream: JournalReader] = [:]
+
+    /// Serves `current`'s topics from `store`.
+    public init(store: JournalStore, current: [Topic: StreamID]) {
+        self.store = store
+        self.current = current
+    }
+
+    /// The current streams, with their first and last journaled sequence numbers (streams with
+    /// no record yet are left out).
+    public func streams() -> [ReplayStreamInfo] {
+        current.sorted { $0.key.string < $1.key.string }.compactMap { topic, stream in
+            info(JournalStream(topic: topic, streamID: stream))
+        }
+    }
+
+    /// Where `stream` (`nil`: the current one) of `topic` stands.
+    public func stream(topic: Topic, stream: StreamID?) -> ReplayStreamInfo? {
+        guard current[topic] != nil, let id = stream ?? current[topic] else { return nil }
+        return info(JournalStream(topic: topic, streamID: id))
+    }
+
+    /// At most `limit` journaled entries of the stream from `from`.
+    public func entries(topic: Topic, stream: StreamID?, from: UInt64, limit: Int) throws(ReplaySourceError)
+        -> [ReplayEntry]
+    {
+        guard current[topic] != nil, let id = stream ?? current[topic],
+            let reader = reader(JournalStream(topic: topic, streamID: id))
+        else { throw .unknownStream }
+        guard let first = reader.firstSequence, let last = reader.lastSequence else { return [] }
+        guard from >= first else { throw .notRetained(first: first, last: last) }
+        guard limit > 0, let found = try? reader.entries(from: from, limit: limit) else { return [] }
+        return found.map { ReplayEntry(sequence: $0.sequence, frames: $0.frames) }
+    }
+
+    private func info(_ stream: JournalStream) -> ReplayStreamInfo? {
+        guard let reader = reader(stream) else { return nil }
+        try? reader.refresh()
+        guard let first = reader.firstSequence, let last = reader.lastSequence else { return nil }
+        return ReplayStreamInfo(topic: stream.topic, stream: stream.streamID, first: first, last: last)
+    }
+
+    private func reader(_ stream: JournalStream) -> JournalReader? {
+        if let reader = readers[stream] { return reader }
+        guard let reader = try? store.openReader(for: stream) else { return nil }
+        readers[stream] = reader
+        return reader
+    }
+}

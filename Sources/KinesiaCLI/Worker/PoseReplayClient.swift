@@ -1,0 +1,158 @@
+import KinesiaBus
+import KinesiaClient
+import KinesiaMotion
+import KinesiaWire
+
+/// The worker's side of pose replay: sends the ``WorkerCore``'s pose requests to the replay
+/// server that announced the stream (an ingest, on `health/`), and turns the replies into what
+/// the core is told. The I/O shell of ``PoseFeed``'s decisions; it decides nothing but timing:
+/// a request unanswered for ``requestTimeout`` is reported timed out, a stream no server
+/// announced for ``announcementTimeout`` is reported unknown.
+///
+/// Not `Sendable`: use it on the worker's loop thread.
+final class PoseReplayClient {
+    /// What a server answered (or the time said).
+    enum Reply {
+        /// A replayed pose.
+        case pose(camera: String, stream: StreamID, sequence: UInt64, pose: FlatPose)
+        /// The end of a batch: the server holds the stream through `last`.
+        case ended(camera: String, stream: StreamID, last: UInt64?)
+        /// The server does not hold it: `first` held, or `nil` (unknown stream, no server).
+        case failed(camera: String, stream: StreamID, first: UInt64?)
+        /// No answer in time: ask again.
+        case timedOut(camera: String)
+    }
+
+    let requestTimeout: Duration = .seconds(3)
+    let announcementTimeout: Duration = .seconds(10)
+
+    private struct Pending {
+        var camera: String
+        var request: PoseReplayRequest
+        var endpoint: String?
+        var since: Duration
+        var id: UInt32
+    }
+
+    private let context: ZMQContext
+    private var endpoints: [StreamID: String] = [:]
+    private var dealers: [String: ZMQSocket] = [:]
+    private var pending: [String: Pending] = [:]
+    private var nextID: UInt32 = 1
+    private var frames: [[UInt8]] = []
+    /// Replies that could not be read.
+    private(set) var malformedReplies = 0
+
+    init(context: ZMQContext) {
+        self.context = context
+    }
+
+    /// The sockets to poll for replies.
+    var sockets: [ZMQSocket] { Array(dealers.values) }
+
+    /// Learns where pose streams are served; sends the requests that waited for it.
+    func announced(_ announcement: ReplayAnnouncement, now: Duration) {
+        for info in announcement.streams where info.topic.kind == .pose {
+            endpoints[info.stream] = announcement.endpoint
+        }
+        for (camera, waiting) in pending where waiting.endpoint == nil {
+            if endpoints[waiting.request.stream] != nil { send(camera: camera, waiting.request, now: now) }
+        }
+    }
+
+    /// Sends (or, with no server known yet for the stream, keeps) `request` for `camera`; it
+    /// replaces the camera's request under way.
+    func send(camera: String, _ request: PoseReplayRequest, now: Duration) {
+        let id = nextID
+        nextID &+= 1
+        var entry = Pending(camera: camera, request: request, endpoint: nil, since: now, id: id)
+        if let endpoint = endpoints[request.stream], let dealer = dealer(for: endpoint),
+            let topic = try? Topic.pose(camera: camera)
+        {
+            var limit = UInt64(ReplayFormat.maximumBatch)
+            if let through = request.through {
+                limit = min(limit, through >= request.from ? through - request.from + 1 : 1)
+            }
+            let frame = ReplayRequest(
+                requestID: id, topic: topic, stream: request.stream, from: request.from, limit: UInt32(limit)
+            ).encoded()
+            _ = try? dealer.trySend([frame])
+            entry.endpoint = endpoint
+        }
+        pending[camera] = entry
+    }
+
+    /// The replies waiting now, and the requests whose time is up.
+    func receive(now: Duration) -> [Reply] {
+        var replies: [Reply] = []
+        for dealer in dealers.values {
+            var budget = 4096
+            while budget > 0, (try? dealer.tryReceive(into: &frames)) == true {
+                budget -= 1
+                guard let reply = try? ReplayReply.decode(frames) else {
+                    malformedReplies += 1
+                    continue
+                }
+                guard let camera = pending.first(where: { $0.value.id == reply.requestID })?.key else {
+                    continue
+                }
+                switch reply {
+                case .entry(let entry):
+                    guard entry.frames.count == 2, let decoded = try? PoseCodec.decode(entry.frames[1]) else {
+                        malformedReplies += 1
+                        continue
+                    }
+                    pending[camera]?.since = now
+                    replies.append(
+                        .pose(
+                            camera: camera, stream: entry.stream, sequence: entry.sequence,
+                            pose: FlatPose(decoded.pose)))
+                case .end(let end):
+                    pending[camera] = nil
+                    replies.append(.ended(camera: camera, stream: end.stream, last: end.last))
+                case .error(let failure):
+                    pending[camera] = nil
+                    replies.append(
+                        .failed(
+                            camera: camera, stream: failure.stream,
+                            first: failure.code == .notRetained ? failure.first : nil))
+                }
+            }
+        }
+        for (camera, waiting) in pending {
+            if waiting.endpoint == nil, now - waiting.since >= announcementTimeout {
+                pending[camera] = nil
+                replies.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
+            } else if waiting.endpoint != nil, now - waiting.since >= requestTimeout {
+                pending[camera] = nil
+                replies.append(.timedOut(camera: camera))
+            }
+        }
+        return replies
+    }
+
+    /// Closes the sockets.
+    func close() {
+        for dealer in dealers.values { dealer.close() }
+        dealers = [:]
+    }
+
+    private func dealer(for endpoint: String) -> ZMQSocket? {
+        if let existing = dealers[endpoint] { return existing }
+        guard endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"), dealers.count < 64,
+            let socket = try? ZMQSocket(.dealer, context: context)
+        else { return nil }
+        do {
+            try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
+            try socket.set(.receiveHighWaterMark, ReplayServer.highWaterMark)
+            try socket.set(.reconnectIntervalMax, .seconds(1))
+            try socket.set(.linger, .zero)
+            try socket.connect(endpoint)
+        } catch {
+            socket.close()
+            return nil
+        }
+        dealers[endpoint] = socket
+        return socket
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+import KinesiaMotion
+import KinesiaSystem
+import KinesiaWire
+
+/// Where each camera's sessions started, in a worker's state directory: the pose segments a
+/// restarted worker replays (``PoseSegment``), kept in `STATE/starts/<camera>.json` (0600,
+/// replaced atomically by a rename, synced) as
+/// `{"segments":[{"first":0,"stream":"<16 hex>"}],"sessions":["<16 hex>",...]}`.
+///
+/// `sessions` are the stream ids of the camera's sessions when the segments were recorded: the
+/// segments are resumed only for the same sessions (a new session, `--new-session`, or another
+/// exercise starts new streams, and then starts at its first pose).
+struct SessionStarts {
+    /// `STATE/starts`.
+    let directory: String
+
+    init(state: String) throws(CLIError) {
+        directory = state + "/starts"
+        do {
+            try PrivateDirectory.open(directory, creating: true).close()
+        } catch {
+            throw CLIError.failure("state directory: \(error)")
+        }
+    }
+
+    /// The segments recorded for `camera`, when they were recorded for these `sessions`.
+    func load(camera: String, sessions: [StreamID]) throws(CLIError) -> [PoseSegment] {
+        let name = camera + ".json"
+        let bytes: [UInt8]
+        do {
+            let opened = try PrivateDirectory.open(directory, creating: false)
+            guard try opened.checkEntry(name) != nil else { return [] }
+            let file = try opened.openFile(name, O_RDONLY)
+            bytes = (try? file.read(upTo: 1 << 20, at: 0)) ?? []
+        } catch {
+            throw CLIError.failure("session starts: \(error)")
+        }
+        do {
+            let fields = try JSONFields(JSONParser.parse(bytes: bytes), what: "session starts")
+            try fields.rejectUnknownKeys(allowed: ["segments", "sessions"])
+            let recorded = try fields.strings("sessions").compactMap { (text: String) -> StreamID? in
+                UInt64(text, radix: 16).map { StreamID($0) }
+            }
+            guard recorded == sessions else { return [] }
+            var segments: [PoseSegment] = []
+            for (index, value) in try fields.array("segments").enumerated() {
+                let item = try JSONFields(
+                    value, what: "a segment", path: fields.path("segments") + [.index(index)])
+                try item.rejectUnknownKeys(allowed: ["stream", "first", "last"])
+                guard let stream = UInt64(try item.string("stream"), radix: 16), stream != 0 else {
+                    throw item.error("stream", "\"stream\" must be 16 hexadecimal digits")
+                }
+                let first = try item.integer("first")
+                let last = item.has("last") ? try item.integer("last") : nil
+                guard first >= 0, (last ?? first) >= first else {
+                    throw item.error("first", "a segment's sequence numbers are never negative nor reversed")
+                }
+                segments.append(
+                    PoseSegment(stream: StreamID(stream), first: UInt64(first), last: last.map(UInt64.init)))
+            }
+            return segments
+        } catch {
+            throw CLIError.failure(
+                "\(directory)/\(name) is not a record of session starts (\(error)): remove it or give --new-session"
+            )
+        }
+    }
+
+    /// Records `segments` for `camera`'s `sessions`.
+    func save(camera: String, sessions: [StreamID], segments: [PoseSegment]) throws(CLIError) {
+        var json = "{\"segments\":["
+        json += segments.map { segment in
+            "{\"first\":\(segment.first)" + (segment.last.map { ",\"last\":\($0)" } ?? "")
+                + ",\"stream\":\"\(segment.stream)\"}"
+        }.joined(separator: ",")
+        json += "],\"sessions\":[" + sessions.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n"
+        do {
+            let opened = try PrivateDirectory.open(directory, creating: false)
+            let temporary = camera + ".json.new"
+            let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            try file.write(Array(json.utf8), at: 0)
+            try file.synchronizeData()
+            try file.close()
+            try opened.descriptor.renameEntry(temporary, to: camera + ".json")
+        } catch {
+            throw CLIError.failure(
+                "cannot record where \(camera)'s sessions started in \(directory): \(error)")
+        }
+    }
+}

@@ -1,0 +1,412 @@
+public import KinesiaWire
+
+/// Where a consumer starts on a stream it has no cursor position for.
+public enum ReplayStart: Hashable, Sendable {
+    /// From the first message of every stream (what is no longer retained is reported lost).
+    case beginning
+    /// From the first message received live; a stream only announced starts after its last.
+    case now
+    /// From this sequence number on every stream.
+    case sequence(UInt64)
+}
+
+/// One stream of one topic: a session's events from one run of its publisher.
+public struct ReplayStreamKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The topic (`event/cam0/left/`).
+    public var topic: Topic
+    /// The publisher's stream id.
+    public var stream: StreamID
+
+    /// Makes a key.
+    public init(topic: Topic, stream: StreamID) {
+        self.topic = topic
+        self.stream = stream
+    }
+
+    /// `"event/cam0/left/ 0123456789abcdef"`.
+    public var description: String { "\(topic) \(stream)" }
+
+    /// By topic, then stream.
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.topic.string, lhs.stream) < (rhs.topic.string, rhs.stream)
+    }
+}
+
+/// The durable position of an exactly-once consumer: per stream, the last sequence number
+/// delivered to the application. Store ``description`` (one line per stream) and give it back
+/// with ``init(parsing:)`` to resume where the application stopped, with nothing twice.
+///
+/// ```swift
+/// try cursor.description.write(toFile: path, atomically: true, encoding: .utf8)
+/// let resumed = try ReplayCursor(parsing: String(contentsOfFile: path, encoding: .utf8))
+/// ```
+public struct ReplayCursor: Hashable, Sendable, CustomStringConvertible {
+    /// The last sequence number delivered, per stream.
+    public var delivered: [ReplayStreamKey: UInt64]
+
+    /// A cursor with the given positions (empty: nothing delivered yet).
+    public init(delivered: [ReplayStreamKey: UInt64] = [:]) {
+        self.delivered = delivered
+    }
+
+    /// Lines `TOPIC STREAM SEQUENCE` (stream in 16 hex digits), sorted.
+    public var description: String {
+        delivered.keys.sorted().map { "\($0.topic) \($0.stream) \(delivered[$0]!)\n" }.joined()
+    }
+
+    /// Reads the lines ``description`` writes (blank lines are ignored).
+    /// - Throws: ``ReplayCursorError`` naming the line that does not read.
+    public init(parsing text: String) throws(ReplayCursorError) {
+        var delivered: [ReplayStreamKey: UInt64] = [:]
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let fields = line.split(separator: " ")
+            if fields.isEmpty { continue }
+            guard fields.count == 3, let topic = try? Topic(parsing: String(fields[0])),
+                fields[1].utf8.count == 16, let stream = UInt64(fields[1], radix: 16), stream != 0,
+                let sequence = UInt64(fields[2])
+            else { throw ReplayCursorError(line: index + 1) }
+            delivered[ReplayStreamKey(topic: topic, stream: StreamID(stream))] = sequence
+        }
+        self.init(delivered: delivered)
+    }
+}
+
+/// A cursor line that does not read as `TOPIC STREAM SEQUENCE`.
+public struct ReplayCursorError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The line (from 1).
+    public var line: Int
+
+    /// The error of line `line`.
+    public init(line: Int) {
+        self.line = line
+    }
+
+    /// A sentence.
+    public var description: String {
+        "cursor line \(line) is not 'TOPIC STREAM SEQUENCE' (a topic, 16 hex digits, a number)"
+    }
+}
+
+/// The decisions of an exactly-once consumer, with no I/O: given messages received live, replayed
+/// messages, replay ends and errors, announcements (heartbeats) and the time, it says what to
+/// deliver, what to ask a replay server for, and what is lost for good.
+///
+/// Per stream (``ReplayStreamKey``) it keeps the next sequence number to deliver. A message
+/// with that number is delivered, followed by the buffered ones that come after it; an older
+/// one is a duplicate and dropped; a newer one is buffered (at most `maximumBuffered` per stream;
+/// beyond that it is dropped, to be fetched by replay later) and a replay of the hole is asked
+/// for, from the endpoint the stream's publisher announced, one request of at most
+/// ``ReplayFormat/maximumBatch`` entries at a time per stream (the client's credit). A batch end
+/// that leaves the stream behind asks for the next batch. An announcement whose `last` is ahead
+/// of what was delivered, twice in a row, asks for the tail of a stream that went quiet.
+/// Messages the server no longer holds, or a stream it does not know, are reported as
+/// ``Action/lost(_:sequences:)`` and skipped, so that delivery goes on.
+///
+/// `Message` is what the caller delivers (a decoded ``BusMessage`` in ``ExactlyOnceMessages``);
+/// the machine never looks inside it. Time is a `Duration` since any fixed origin, given by the
+/// caller.
+///
+/// ```swift
+/// var machine = ExactlyOnceStateMachine<String>(start: .beginning, accepts: [.kind(.event)])
+/// for action in machine.announced(announcement, now: .seconds(1)) { perform(action) }
+/// for action in machine.received(key, sequence: 7, message: "…", live: true, now: .seconds(1)) { ... }
+/// ```
+public struct ExactlyOnceStateMachine<Message> {
+    /// What the caller must do.
+    public enum Action {
+        /// Hand `message` (sequence `sequence` of `key`) to the application, now, in this order.
+        case deliver(ReplayStreamKey, sequence: UInt64, message: Message)
+        /// Send `request` to the replay server at `endpoint`.
+        case request(endpoint: String, ReplayRequest)
+        /// These sequence numbers of `key` cannot be had: tell the application, go on.
+        case lost(ReplayStreamKey, sequences: Range<UInt64>)
+    }
+
+    /// Counters: `duplicates`, `replayed`, `deferred` (live messages not buffered for lack of
+    /// room, fetched later), `requests`, `retries`, `lost` (messages).
+    public private(set) var counters: [String: Int] = [:]
+    /// Where the application stands (only streams something was delivered of, plus the
+    /// positions it was made with).
+    public private(set) var cursor: ReplayCursor
+
+    private struct Pending {
+        var requestID: UInt32
+        var request: ReplayRequest
+        var sentAt: Duration
+    }
+
+    private struct StreamState {
+        var next: UInt64
+        var buffer: [UInt64: Message] = [:]
+        var endpoint: String?
+        var announcedLast: UInt64?
+        var suspectedTail: UInt64?
+        var pending: Pending?
+        var holeSince: Duration?
+        var unknownToServer = false
+    }
+
+    private let start: ReplayStart
+    private let accepts: [TopicPrefix]
+    private let maximumBuffered: Int
+    private let requestTimeout: Duration
+    private let announcementTimeout: Duration
+    private var streams: [ReplayStreamKey: StreamState] = [:]
+    private var requests: [UInt32: ReplayStreamKey] = [:]
+    private var nextRequestID: UInt32 = 1
+
+    /// Makes a machine.
+    /// - Parameters:
+    ///   - start: Where streams without a cursor position start.
+    ///   - cursor: Positions to resume from (the last delivered sequence, per stream).
+    ///   - accepts: The topics of interest (announced streams of other topics are ignored).
+    ///   - maximumBuffered: The most live messages held per stream while a hole is filled.
+    ///   - requestTimeout: A request without an answer for this long is sent again.
+    ///   - announcementTimeout: A hole in a stream whose publisher announced no replay endpoint
+    ///     for this long is reported lost.
+    public init(
+        start: ReplayStart, cursor: ReplayCursor = ReplayCursor(), accepts: [TopicPrefix] = [.everything],
+        maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
+        announcementTimeout: Duration = .seconds(5)
+    ) {
+        self.start = start
+        self.cursor = cursor
+        self.accepts = accepts
+        self.maximumBuffered = Swift.max(1, maximumBuffered)
+        self.requestTimeout = requestTimeout
+        self.announcementTimeout = announcementTimeout
+    }
+
+    /// The streams followed, with the next sequence number each expects.
+    public var positions: [ReplayStreamKey: UInt64] { streams.mapValues(\.next) }
+
+    /// A message of `key` numbered `sequence`: received `live` from the bus, or from a replay.
+    public mutating func received(
+        _ key: ReplayStreamKey, sequence: UInt64, message: Message, live: Bool, now: Duration
+    ) -> [Action] {
+        var actions: [Action] = []
+        if streams[key] == nil {
+            guard live else { return [] }  // a reply for a stream no longer followed
+            streams[key] = StreamState(next: firstSequence(of: key, live: sequence))
+        }
+        var state = streams.removeValue(forKey: key)!
+        defer { streams[key] = state }
+        if !live { count("replayed") }
+        if sequence < state.next {
+            count("duplicates")
+            return []
+        }
+        if sequence == state.next {
+            deliver(key, sequence, message, in: &state, into: &actions)
+            drain(key, &state, into: &actions)
+        } else if state.buffer[sequence] != nil {
+            count("duplicates")
+        } else if state.buffer.count < maximumBuffered {
+            state.buffer[sequence] = message
+        } else {
+            count("deferred")
+        }
+        if state.next < (state.buffer.keys.min() ?? 0), state.holeSince == nil { state.holeSince = now }
+        requestIfBehind(key, &state, now: now, into: &actions)
+        return actions
+    }
+
+    /// A replay batch ended: ask for the next one when the stream is still behind.
+    public mutating func replayEnded(_ end: ReplayBatchEnd, now: Duration) -> [Action] {
+        guard let key = requests.removeValue(forKey: end.requestID),
+            var state = streams.removeValue(forKey: key)
+        else { return [] }
+        defer { streams[key] = state }
+        var actions: [Action] = []
+        if state.pending?.requestID == end.requestID { state.pending = nil }
+        state.announcedLast = Swift.max(state.announcedLast ?? end.last, end.last)
+        if state.next < end.first {
+            skip(key, to: end.first, in: &state, into: &actions)
+        }
+        if end.isStreamEnd, let lowest = state.buffer.keys.min(), state.next < lowest, state.next > end.last {
+            // The server has nothing more, yet there is a hole before what was received live:
+            // those messages are not to be had.
+            skip(key, to: lowest, in: &state, into: &actions)
+        }
+        if end.count > 0 || end.isStreamEnd {
+            requestIfBehind(key, &state, now: now, into: &actions)
+        }
+        return actions
+    }
+
+    /// A replay request was refused: what it asked for that cannot be had is reported lost.
+    public mutating func replayFailed(_ failure: ReplayFailure, now: Duration) -> [Action] {
+        guard let key = requests.removeValue(forKey: failure.requestID),
+            var state = streams.removeValue(forKey: key)
+        else { return [] }
+        defer { streams[key] = state }
+        var actions: [Action] = []
+        if state.pending?.requestID == failure.requestID { state.pending = nil }
+        switch failure.code {
+        case .notRetained:
+            skip(key, to: failure.first, in: &state, into: &actions)
+            requestIfBehind(key, &state, now: now, into: &actions)
+        case .unknownStream, .malformedRequest, .unsupportedVersion:
+            state.unknownToServer = true
+            skipHole(key, &state, into: &actions)
+        }
+        return actions
+    }
+
+    /// A publisher's heartbeat: its replay endpoint and where each of its streams stands.
+    /// Streams of accepted topics not followed yet are followed from here (``ReplayStart``).
+    public mutating func announced(_ announcement: ReplayAnnouncement, now: Duration) -> [Action] {
+        var actions: [Action] = []
+        for info in announcement.streams where accepts.contains(where: { $0.matches(info.topic) }) {
+            let key = ReplayStreamKey(topic: info.topic, stream: info.stream)
+            var isNew = false
+            if streams[key] == nil {
+                isNew = true
+                streams[key] = StreamState(next: firstSequence(of: key, announcedLast: info.last))
+            }
+            var state = streams.removeValue(forKey: key)!
+            state.endpoint = announcement.endpoint
+            state.announcedLast = Swift.max(state.announcedLast ?? info.last, info.last)
+            if isNew || !state.buffer.isEmpty {
+                requestIfBehind(key, &state, now: now, into: &actions)
+            } else if info.last >= state.next {
+                // Behind an idle stream: ask when the next heartbeat still says so (the live
+                // messages may simply be on their way).
+                if let suspected = state.suspectedTail, suspected >= state.next {
+                    state.suspectedTail = nil
+                    requestIfBehind(key, &state, now: now, into: &actions)
+                } else {
+                    state.suspectedTail = info.last
+                }
+            } else {
+                state.suspectedTail = nil
+            }
+            streams[key] = state
+        }
+        return actions
+    }
+
+    /// The passing of time: requests without an answer are sent again; holes in streams whose
+    /// publisher never announced a replay endpoint are reported lost.
+    public mutating func tick(now: Duration) -> [Action] {
+        var actions: [Action] = []
+        for key in streams.keys.sorted() {
+            var state = streams.removeValue(forKey: key)!
+            if let pending = state.pending, now - pending.sentAt >= requestTimeout {
+                requests[pending.requestID] = nil
+                state.pending = nil
+                count("retries")
+                requestIfBehind(key, &state, now: now, into: &actions)
+            }
+            if state.endpoint == nil, let since = state.holeSince, now - since >= announcementTimeout {
+                skipHole(key, &state, into: &actions)
+            }
+            streams[key] = state
+        }
+        return actions
+    }
+
+    // MARK: - Decisions
+
+    private func firstSequence(of key: ReplayStreamKey, live sequence: UInt64) -> UInt64 {
+        if let delivered = cursor.delivered[key] { return delivered &+ 1 }
+        switch start {
+        case .beginning: return 0
+        case .now: return sequence
+        case .sequence(let first): return first
+        }
+    }
+
+    private func firstSequence(of key: ReplayStreamKey, announcedLast last: UInt64) -> UInt64 {
+        if let delivered = cursor.delivered[key] { return delivered &+ 1 }
+        switch start {
+        case .beginning: return 0
+        case .now: return last &+ 1
+        case .sequence(let first): return first
+        }
+    }
+
+    private mutating func deliver(
+        _ key: ReplayStreamKey, _ sequence: UInt64, _ message: Message, in state: inout StreamState,
+        into actions: inout [Action]
+    ) {
+        actions.append(.deliver(key, sequence: sequence, message: message))
+        state.next = sequence &+ 1
+        cursor.delivered[key] = sequence
+    }
+
+    private mutating func drain(
+        _ key: ReplayStreamKey, _ state: inout StreamState, into actions: inout [Action]
+    ) {
+        while let message = state.buffer.removeValue(forKey: state.next) {
+            deliver(key, state.next, message, in: &state, into: &actions)
+        }
+        if state.buffer.isEmpty || state.next == state.buffer.keys.min() { state.holeSince = nil }
+    }
+
+    /// Gives up on everything before `target` that is not buffered: delivers the buffered
+    /// messages below it in order, reports the holes between them lost.
+    private mutating func skip(
+        _ key: ReplayStreamKey, to target: UInt64, in state: inout StreamState, into actions: inout [Action]
+    ) {
+        for sequence in state.buffer.keys.filter({ $0 < target }).sorted() {
+            if sequence > state.next { lose(key, state.next..<sequence, into: &actions) }
+            if sequence >= state.next {
+                deliver(
+                    key, sequence, state.buffer.removeValue(forKey: sequence)!, in: &state, into: &actions)
+            } else {
+                state.buffer[sequence] = nil
+            }
+        }
+        if state.next < target {
+            lose(key, state.next..<target, into: &actions)
+            state.next = target
+        }
+        drain(key, &state, into: &actions)
+    }
+
+    /// Gives up on the hole before the first buffered message (or up to the announced last).
+    private mutating func skipHole(
+        _ key: ReplayStreamKey, _ state: inout StreamState, into actions: inout [Action]
+    ) {
+        if let lowest = state.buffer.keys.min() {
+            skip(key, to: lowest, in: &state, into: &actions)
+        } else if let last = state.announcedLast, last >= state.next {
+            skip(key, to: last &+ 1, in: &state, into: &actions)
+        }
+        state.holeSince = nil
+    }
+
+    private mutating func lose(_ key: ReplayStreamKey, _ range: Range<UInt64>, into actions: inout [Action]) {
+        guard !range.isEmpty else { return }
+        counters["lost", default: 0] += Int(clamping: range.count)
+        actions.append(.lost(key, sequences: range))
+    }
+
+    private mutating func requestIfBehind(
+        _ key: ReplayStreamKey, _ state: inout StreamState, now: Duration, into actions: inout [Action]
+    ) {
+        guard state.pending == nil else { return }
+        let lowest = state.buffer.keys.min()
+        let behindLive = lowest.map { state.next < $0 } ?? false
+        let behindAnnounced = state.announcedLast.map { state.next <= $0 } ?? false
+        guard behindLive || behindAnnounced else { return }
+        guard let endpoint = state.endpoint else { return }  // wait for the announcement
+        if state.unknownToServer {
+            skipHole(key, &state, into: &actions)
+            return
+        }
+        var limit = ReplayFormat.maximumBatch
+        if let lowest, behindLive { limit = UInt32(Swift.min(UInt64(limit), lowest - state.next)) }
+        let id = nextRequestID
+        nextRequestID = nextRequestID == UInt32.max ? 1 : nextRequestID + 1
+        let request = ReplayRequest(
+            requestID: id, topic: key.topic, stream: key.stream, from: state.next, limit: limit)
+        state.pending = Pending(requestID: id, request: request, sentAt: now)
+        requests[id] = key
+        count("requests")
+        actions.append(.request(endpoint: endpoint, request))
+    }
+
+    private mutating func count(_ name: String) { counters[name, default: 0] += 1 }
+}

@@ -1,0 +1,218 @@
+public import KinesiaBus
+public import KinesiaWire
+
+/// Receives the messages of some topics exactly once and in order per stream, on the caller's
+/// thread: a ``BusSubscriber`` for the live messages and the publishers' heartbeats
+/// (`health/`), one DEALER per replay endpoint, and an ``ExactlyOnceStateMachine`` that
+/// decides. ``ExactlyOnceMessages`` runs one on a thread of its own; `kinesia listen --from`
+/// runs one in its loop.
+///
+/// Nothing is read while the caller does not call ``receive(timeout:)``: a slow caller lets
+/// its subscriber's queue fill (the broker then drops live messages for it alone) and gets
+/// them back by replay, one batch at a time.
+///
+/// Not `Sendable`: use it on the thread that made it.
+///
+/// ```swift
+/// let subscriber = try ExactlyOnceSubscriber(context: context, bus: bus, topics: [.kind(.event)], from: .beginning)
+/// while let delivery = try subscriber.receive(timeout: .milliseconds(100)) {
+///     if case .message(let message) = delivery { print(message.topic, message.header.sequence) }
+/// }
+/// ```
+public final class ExactlyOnceSubscriber {
+    /// The most replay endpoints one subscriber connects to.
+    public static let maximumEndpoints = 64
+
+    /// What one receive produced.
+    public enum Delivery {
+        /// The next message of its stream (never twice, never out of order within the stream).
+        case message(WireMessage)
+        /// A health report (only when the topics followed include it).
+        case health(WireMessage)
+        /// Sequence numbers of `topic` that cannot be had: not retained any more, or their
+        /// publisher serves no replay.
+        case lost(topic: Topic, sequences: Range<UInt64>)
+        /// A live message that did not decode.
+        case malformed(topic: String, reason: BusDecodeFailure)
+    }
+
+    /// The decisions (its counters and cursor).
+    public private(set) var machine: ExactlyOnceStateMachine<WireMessage>
+    /// Replies that did not read as the replay protocol, or replayed messages that did not
+    /// match their entry.
+    public private(set) var malformedReplies = 0
+
+    private let subscriber: BusSubscriber
+    private let context: ZMQContext
+    private let topics: [TopicPrefix]
+    private let wantsHealth: Bool
+    private var dealers: [String: ZMQSocket] = [:]
+    private var ready: [Delivery] = []
+    private var readIndex = 0
+    private var frames: [[UInt8]] = []
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
+
+    /// Connects to the bus and follows `topics`.
+    /// - Parameters:
+    ///   - context: The context of the sockets.
+    ///   - bus: The bus.
+    ///   - topics: The prefixes followed.
+    ///   - from: Where streams without a cursor position start.
+    ///   - cursor: Positions to resume from.
+    ///   - maximumBuffered: The most live messages held per stream while a hole is filled.
+    ///   - highWaterMark: The subscriber's receive high-water mark.
+    /// - Throws: ``ZMQError``.
+    public init(
+        context: ZMQContext, bus: BusAddress, topics: [TopicPrefix], from start: ReplayStart,
+        cursor: ReplayCursor = ReplayCursor(), maximumBuffered: Int = 4096,
+        highWaterMark: Int32 = BusSubscriber.defaultHighWaterMark
+    ) throws(ZMQError) {
+        self.context = context
+        self.topics = topics
+        wantsHealth = topics.contains { $0.matches(topicFrame: Array("health/x/".utf8)) }
+        subscriber = try BusSubscriber(
+            context: context, bus: bus, prefixes: topics + [.kind(.health)], highWaterMark: highWaterMark)
+        _ = try subscriber.waitForConnection(timeout: .zero)
+        machine = ExactlyOnceStateMachine(
+            start: start, cursor: cursor, accepts: topics, maximumBuffered: maximumBuffered)
+        origin = clock.now
+    }
+
+    /// The positions of what was delivered.
+    public var cursor: ReplayCursor { machine.cursor }
+
+    /// Closes every socket.
+    public func close() {
+        subscriber.close()
+        for dealer in dealers.values { dealer.close() }
+        dealers = [:]
+    }
+
+    /// The next delivery, waiting at most `timeout`.
+    /// - Returns: `nil` when nothing came in time.
+    /// - Throws: ``ZMQError`` (``ZMQError/terminated`` when the context shuts down).
+    public func receive(timeout: Duration) throws(ZMQError) -> Delivery? {
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            if let next = takeReady() { return next }
+            var poller = Poller()
+            poller.add(subscriber.socket, for: .readable)
+            let endpoints = Array(dealers.keys)
+            for endpoint in endpoints { poller.add(dealers[endpoint]!, for: .readable) }
+            let remaining = clock.now.duration(to: deadline)
+            _ = try poller.poll(timeout: Swift.max(.zero, Swift.min(remaining, .milliseconds(100))))
+            // Replies first: they fill the holes that live messages wait behind.
+            for endpoint in endpoints {
+                guard let dealer = dealers[endpoint] else { continue }
+                var budget = 512
+                while budget > 0, try dealer.tryReceive(into: &frames) {
+                    budget -= 1
+                    try replayed(frames)
+                }
+            }
+            var budget = 512
+            while budget > 0, let delivery = try subscriber.tryReceive() {
+                budget -= 1
+                try live(delivery)
+            }
+            try perform(machine.tick(now: now()))
+            if let next = takeReady() { return next }
+            if remaining <= .zero { return nil }
+        }
+    }
+
+    private func takeReady() -> Delivery? {
+        guard readIndex < ready.count else { return nil }
+        defer {
+            readIndex += 1
+            if readIndex == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readIndex = 0
+            }
+        }
+        return ready[readIndex]
+    }
+
+    private func now() -> Duration { clock.now - origin }
+
+    private func perform(_ actions: [ExactlyOnceStateMachine<WireMessage>.Action]) throws(ZMQError) {
+        for action in actions {
+            switch action {
+            case .deliver(_, _, let message):
+                ready.append(.message(message))
+            case .lost(let key, let sequences):
+                ready.append(.lost(topic: key.topic, sequences: sequences))
+            case .request(let endpoint, let request):
+                guard let dealer = try dealer(for: endpoint) else { continue }
+                // A request that cannot be queued now is sent again after the machine's timeout.
+                _ = try? dealer.trySend([request.encoded()])
+            }
+        }
+    }
+
+    private func dealer(for endpoint: String) throws(ZMQError) -> ZMQSocket? {
+        if let existing = dealers[endpoint] { return existing }
+        guard endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"),
+            dealers.count < Self.maximumEndpoints
+        else { return nil }
+        let socket = try ZMQSocket(.dealer, context: context)
+        try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
+        try socket.set(.receiveHighWaterMark, ReplayServer.highWaterMark)
+        try socket.set(.reconnectIntervalMax, .seconds(1))
+        do {
+            try socket.connect(endpoint)
+        } catch {
+            socket.close()
+            return nil
+        }
+        dealers[endpoint] = socket
+        return socket
+    }
+
+    private func live(_ delivery: BusSubscriber.Delivery) throws(ZMQError) {
+        switch delivery {
+        case .malformed(let topic, let reason):
+            ready.append(.malformed(topic: topic, reason: reason))
+        case .flatPose:
+            return
+        case .message(let message, _):
+            if case .health(let report) = message.body {
+                if let announcement = report.replay {
+                    try perform(machine.announced(announcement, now: now()))
+                }
+                if wantsHealth { ready.append(.health(message)) }
+                return
+            }
+            guard topics.contains(where: { $0.matches(message.topic) }) else { return }
+            let key = ReplayStreamKey(topic: message.topic, stream: message.header.streamID)
+            try perform(
+                machine.received(
+                    key, sequence: message.header.sequence, message: message, live: true, now: now()))
+        }
+    }
+
+    private func replayed(_ frames: [[UInt8]]) throws(ZMQError) {
+        guard let reply = try? ReplayReply.decode(frames) else {
+            malformedReplies += 1
+            return
+        }
+        switch reply {
+        case .entry(let entry):
+            guard entry.frames.count == 2,
+                let message = try? WireMessage.decode(topic: entry.frames[0], payload: entry.frames[1]),
+                message.header.streamID == entry.stream, message.header.sequence == entry.sequence
+            else {
+                malformedReplies += 1
+                return
+            }
+            let key = ReplayStreamKey(topic: message.topic, stream: entry.stream)
+            try perform(
+                machine.received(key, sequence: entry.sequence, message: message, live: false, now: now()))
+        case .end(let end):
+            try perform(machine.replayEnded(end, now: now()))
+        case .error(let failure):
+            try perform(machine.replayFailed(failure, now: now()))
+        }
+    }
+}

@@ -1,0 +1,134 @@
+public import KinesiaBus
+import KinesiaSystem
+public import KinesiaWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Answers replay requests on a ROUTER socket from a ``ReplaySource`` (see
+/// ``ReplayResponder`` for the answers, `docs/wire-format.md` for the frames).
+///
+/// Flow control is the client's credit: each request asks for at most
+/// ``ReplayFormat/maximumBatch`` entries and the server sends nothing it was not asked for, so
+/// what waits for one client is bounded by the requests it has outstanding. The ROUTER is
+/// `ZMQ_ROUTER_MANDATORY`: a reply that does not fit in a client's queue (a client that asked
+/// for more than it reads) is refused at once, the rest of that batch is dropped and counted
+/// (`replayDropped`), and the client asks again after its timeout. The server never blocks and
+/// never queues without bound. Request frames larger than ``WireFormat/maximumFrameSize`` are
+/// refused by libzmq (`ZMQ_MAXMSGSIZE`), like on every receiving socket.
+///
+/// Not `Sendable`: poll ``socket`` and call ``serve(from:budget:)`` on one thread, the thread
+/// that appends to the source.
+///
+/// ```swift
+/// let server = try ReplayServer(context: context, endpoint: ReplayServer.endpoint(bus: bus, process: name))
+/// _ = try server.serve(from: source)   // whenever server.socket is readable
+/// ```
+public final class ReplayServer {
+    /// The send high-water mark per client: four full batches.
+    public static let highWaterMark: Int32 = 4 * (Int32(ReplayFormat.maximumBatch) + 1)
+
+    /// The ROUTER socket (for a ``Poller``).
+    public let socket: ZMQSocket
+    /// The endpoint bound, as clients connect to it (the port chosen for a `tcp://...:*`).
+    public let endpoint: String
+    /// Requests by outcome (`served`, `malformedRequest`, `unknownStream`, `notRetained`...),
+    /// entries sent, replies dropped at a full client queue.
+    public private(set) var counters: [String: Int] = [:]
+
+    private var frames: [[UInt8]] = []
+
+    /// Binds a ROUTER at `endpoint`.
+    /// - Throws: ``ZMQError``.
+    public init(context: ZMQContext, endpoint: String) throws(ZMQError) {
+        socket = try ZMQSocket(.router, context: context)
+        try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
+        try socket.set(.sendHighWaterMark, Self.highWaterMark)
+        try socket.set(.routerMandatory, true)
+        var bound = try socket.bind(endpoint)
+        if bound.hasPrefix("tcp://0.0.0.0:"), let host = Self.hostName() {
+            bound = "tcp://\(host):" + bound.dropFirst("tcp://0.0.0.0:".count)
+        }
+        self.endpoint = bound
+    }
+
+    /// Where a process named `process` serves replay on `bus`: `ipc://DIR/replay/<process>.sock`
+    /// in a bus directory (the `replay` directory is made owner-only, 0700), or a port the
+    /// system chooses on the broker's host over TCP (`tcp://127.0.0.1:*` for a local broker,
+    /// every interface otherwise, announced with this host's name).
+    /// - Throws: ``BusAddressError/directoryUnusable(_:reason:)`` when the directory cannot be
+    ///   made private.
+    public static func endpoint(bus: BusAddress, process: String) throws(BusAddressError) -> String {
+        switch bus.kind {
+        case .directory(let path):
+            let directory = path + "/replay"
+            do {
+                let opened = try PrivateDirectory.open(directory, creating: true)
+                opened.close()
+            } catch {
+                throw .directoryUnusable(directory, reason: error.description)
+            }
+            return "ipc://\(directory)/\(process).sock"
+        case .tcp(let host, _):
+            let local = host == "127.0.0.1" || host == "localhost" || host == "::1"
+            return local ? "tcp://\(host == "::1" ? "[::1]" : "127.0.0.1"):*" : "tcp://0.0.0.0:*"
+        }
+    }
+
+    /// Answers the requests waiting now (at most `budget` of them, so that a flood of requests
+    /// does not starve the caller's other work).
+    /// - Returns: The requests answered.
+    /// - Throws: ``ZMQError`` when the socket fails (not when a client is gone or full).
+    @discardableResult
+    public func serve(from source: some ReplaySource, budget: Int = 16) throws(ZMQError) -> Int {
+        var handled = 0
+        while handled < budget, try socket.tryReceive(into: &frames) {
+            handled += 1
+            // A DEALER's message arrives as [identity, request]; anything else is not a request.
+            guard frames.count == 2 else {
+                count("malformedRequest")
+                if frames.count >= 1 {
+                    let failure = ReplayFailure(
+                        requestID: 0, code: .malformedRequest, stream: StreamID(0), first: 0, last: 0,
+                        message: "a request is one frame, got \(frames.count - 1)")
+                    _ = try send([frames[0]] + ReplayReply.error(failure).frames())
+                }
+                continue
+            }
+            let identity = frames[0]
+            let (replies, outcome) = ReplayResponder.answer(frames[1], from: source)
+            count(outcome)
+            for (index, reply) in replies.enumerated() {
+                guard try send([identity] + reply.frames()) else {
+                    counters["replayDropped", default: 0] += replies.count - index
+                    break
+                }
+                if case .entry = reply { counters["replayEntries", default: 0] += 1 }
+            }
+        }
+        return handled
+    }
+
+    /// Closes the socket.
+    public func close() { socket.close() }
+
+    private func count(_ outcome: String) {
+        counters["replay." + outcome, default: 0] += 1
+    }
+
+    /// Sends without waiting; `false` when the client's queue is full or the client is gone.
+    private func send(_ message: [[UInt8]]) throws(ZMQError) -> Bool {
+        do {
+            return try socket.trySend(message)
+        } catch .hostUnreachable {
+            return false
+        }
+    }
+
+    private static func hostName() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,188 @@
+import KinesiaMotion
+import KinesiaSimulation
+import KinesiaWire
+import Testing
+
+@testable import KinesiaCLI
+
+/// A worker killed at any moment and restarted with what its state directory kept (each
+/// session's identity and last journaled sequence numbers, each camera's pose segments)
+/// publishes, with the run before the kill, exactly what one run without a fault publishes:
+/// the same events and snapshots, with the same stream ids and sequence numbers, none twice.
+/// Driven with no I/O: the replay server is the list of poses the ingest journaled.
+struct WorkerRestartTests {
+    private static let sessions = ["cam0/left=shoulderAbduction:left", "cam0/right=shoulderAbduction:right"]
+    private static let identities = [
+        WorkerCore.SessionIdentity(stream: StreamID(0x51)),
+        WorkerCore.SessionIdentity(stream: StreamID(0x52)),
+    ]
+    private static let poseStream = StreamID(0xCA)
+
+    /// One published message, as a consumer identifies it.
+    private struct Published: Hashable, CustomStringConvertible {
+        var topic: String
+        var stream: StreamID
+        var sequence: UInt64
+        var json: String
+
+        var description: String { "\(topic) \(stream) #\(sequence) \(json)" }
+    }
+
+    /// A worker process: its core, what it published, what its state directory holds.
+    private struct Worker {
+        var core: WorkerCore
+        var published: [Published] = []
+        /// The last sequence number journaled per topic (journaled before each publish).
+        var journaled: [String: UInt64] = [:]
+        var segments: [PoseSegment] = []
+        var requests: [PoseReplayRequest] = []
+        private var actions: [WorkerCore.Action] = []
+
+        init(identities: [WorkerCore.SessionIdentity], segments: [PoseSegment]?) throws {
+            let specs = try WorkerRestartTests.sessions.map {
+                try WorkerSession(parsing: $0, defaultCamera: nil)
+            }
+            core = try WorkerCore(
+                sessions: specs, snapshotRate: 15, identities: identities,
+                resume: segments.map { ["cam0": $0] } ?? [:])
+            self.segments = segments ?? []
+            core.start(into: &actions)
+            perform()
+        }
+
+        mutating func live(_ poses: [Pose], _ range: Range<Int>) throws {
+            for index in range {
+                let header = WireHeader(
+                    kind: .pose, streamID: WorkerRestartTests.poseStream, sequence: UInt64(index), sentAt: 0)
+                core.receiveLive(
+                    FlatPose(poses[index]), on: try Topic.pose(camera: "cam0"), header: header, into: &actions
+                )
+                perform()
+            }
+        }
+
+        /// Answers the requests made so far from the journal (`held` poses), in batches of 64.
+        mutating func serveReplay(_ poses: [Pose], held: Int) {
+            while !requests.isEmpty {
+                let request = requests.removeFirst()
+                let last = UInt64(held - 1)
+                var sequence = request.from
+                var sent = 0
+                while sequence <= min(request.through ?? last, last), sent < 64 {
+                    core.receiveReplayed(
+                        FlatPose(poses[Int(sequence)]), camera: "cam0", stream: request.stream,
+                        sequence: sequence,
+                        into: &actions)
+                    perform()
+                    sequence += 1
+                    sent += 1
+                }
+                core.replayEnded(camera: "cam0", stream: request.stream, last: last, into: &actions)
+                perform()
+            }
+        }
+
+        private mutating func perform() {
+            for action in actions {
+                switch action {
+                case .publish(let publication):
+                    journaled[publication.topic.string] = publication.sequence
+                    published.append(
+                        Published(
+                            topic: publication.topic.string, stream: publication.stream,
+                            sequence: publication.sequence, json: publication.json))
+                    core.published(publication, outcome: .sent)
+                case .record(_, let segments): self.segments = segments
+                case .requestPoses(_, let request): requests.append(request)
+                case .notice: break
+                }
+            }
+        }
+
+        /// The identities a restart reads back from the state directory.
+        var identitiesAfterRestart: [WorkerCore.SessionIdentity] {
+            WorkerRestartTests.identities.enumerated().map { index, identity in
+                let name = index == 0 ? "left" : "right"
+                return WorkerCore.SessionIdentity(
+                    stream: identity.stream, lastEvent: journaled["event/cam0/\(name)/"],
+                    lastSnapshot: journaled["snapshot/cam0/\(name)/"])
+            }
+        }
+    }
+
+    private static func poses() throws -> [Pose] {
+        var options = SimulationOptions(seed: 5)
+        options.frameRate = 30
+        return try ExerciseSimulator(exercise: .shoulderAbduction, options: options).run().poses
+    }
+
+    private static func reference(_ poses: [Pose]) throws -> [Published] {
+        var worker = try Worker(identities: identities, segments: nil)
+        try worker.live(poses, 0..<poses.count)
+        return worker.published
+    }
+
+    @Test func aRestartedWorkerPublishesWhatWasMissingWithTheSameNumbersAndNothingTwice() throws {
+        let poses = try Self.poses()
+        let reference = try Self.reference(poses)
+        #expect(reference.contains { $0.json.contains("\"repCompleted\"") })
+        // Kill points all along the session, at least one in every second of it.
+        for kill in stride(from: 1, to: poses.count, by: 61) {
+            var before = try Worker(identities: Self.identities, segments: nil)
+            try before.live(poses, 0..<kill)
+            #expect(before.segments == [PoseSegment(stream: Self.poseStream, first: 0)])
+
+            // The ingest went on meanwhile: `kill + 10` poses are journaled; the restarted
+            // worker subscribes first and holds the live poses while it replays.
+            let held = min(poses.count, kill + 10)
+            var after = try Worker(identities: before.identitiesAfterRestart, segments: before.segments)
+            #expect(after.requests == [PoseReplayRequest(stream: Self.poseStream, from: 0)])
+            try after.live(poses, held..<min(poses.count, held + 5))
+            after.serveReplay(poses, held: min(poses.count, held + 5))
+            try after.live(poses, min(poses.count, held + 5)..<poses.count)
+
+            let both = before.published + after.published
+            #expect(
+                both == reference,
+                "kill after pose \(kill): \(both.count) published, \(reference.count) expected")
+            #expect(after.core.regenerated == before.published.count, "kill after pose \(kill)")
+            #expect(after.core.isCatchingUp == false)
+        }
+    }
+
+    @Test func aKillBetweenTheJournalAndTheSendLeavesTheEventToReplayNotToTheRestart() throws {
+        let poses = try Self.poses()
+        let reference = try Self.reference(poses)
+        // The pose that completes the first rep: its event was journaled, then the worker died
+        // before sending it.
+        var probe = try Worker(identities: Self.identities, segments: nil)
+        var kill = 0
+        while kill < poses.count, !probe.published.contains(where: { $0.json.contains("\"repCompleted\"") }) {
+            try probe.live(poses, kill..<(kill + 1))
+            kill += 1
+        }
+        var sent = probe.published
+        let unsent = sent.removeLast()
+
+        var after = try Worker(identities: probe.identitiesAfterRestart, segments: probe.segments)
+        after.serveReplay(poses, held: poses.count)
+        #expect(!after.published.contains(unsent), "a journaled message is never published twice")
+        // A consumer gets it from the worker's journal (replay); with it, nothing is missing.
+        #expect(sent + [unsent] + after.published == reference)
+    }
+
+    @Test func posesLostOnTheWayAreReplayedBeforeTheAnalysisGoesOn() throws {
+        let poses = try Self.poses()
+        let reference = try Self.reference(poses)
+        var worker = try Worker(identities: Self.identities, segments: nil)
+        // Every 40th pose and a run of 50 never arrive live (a full queue, a broker restart).
+        let dropped = Set(stride(from: 40, to: poses.count, by: 40)).union(200..<250)
+        for index in 0..<poses.count where !dropped.contains(index) {
+            try worker.live(poses, index..<(index + 1))
+            worker.serveReplay(poses, held: index + 1)
+        }
+        #expect(worker.published == reference)
+        #expect(worker.core.healthCounters(sequence: SequenceTotals())["posesReplayed"] == dropped.count)
+        #expect(worker.core.healthCounters(sequence: SequenceTotals())["posesLost"] == 0)
+    }
+}

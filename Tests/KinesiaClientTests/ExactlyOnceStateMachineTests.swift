@@ -1,0 +1,218 @@
+import KinesiaClient
+import KinesiaWire
+import Testing
+
+/// The exactly-once decisions with no I/O: messages in, deliveries, requests and losses out.
+struct ExactlyOnceStateMachineTests {
+    typealias Machine = ExactlyOnceStateMachine<String>
+
+    static let topic = try! Topic.event(camera: "cam0", session: "left")
+    static let stream = StreamID(0x0123_4567_89AB_CDEF)
+    static let key = ReplayStreamKey(topic: topic, stream: stream)
+    static let endpoint = "ipc:///tmp/bus/replay/worker.sock"
+
+    static func announcement(first: UInt64 = 0, last: UInt64) -> ReplayAnnouncement {
+        ReplayAnnouncement(
+            endpoint: endpoint,
+            streams: [ReplayStreamInfo(topic: topic, stream: stream, first: first, last: last)])
+    }
+
+    /// The messages delivered by `actions`, as their sequence numbers.
+    static func delivered(_ actions: [Machine.Action]) -> [UInt64] {
+        actions.compactMap { if case .deliver(_, let sequence, _) = $0 { sequence } else { nil } }
+    }
+
+    static func requests(_ actions: [Machine.Action]) -> [ReplayRequest] {
+        actions.compactMap { if case .request(_, let request) = $0 { request } else { nil } }
+    }
+
+    static func lost(_ actions: [Machine.Action]) -> [Range<UInt64>] {
+        actions.compactMap { if case .lost(_, let range) = $0 { range } else { nil } }
+    }
+
+    static func live(_ machine: inout Machine, _ sequence: UInt64, at now: Duration = .zero) -> [Machine
+        .Action]
+    {
+        machine.received(key, sequence: sequence, message: "#\(sequence)", live: true, now: now)
+    }
+
+    static func replay(
+        _ machine: inout Machine, _ sequences: ClosedRange<UInt64>, for request: ReplayRequest, last: UInt64
+    )
+        -> [Machine.Action]
+    {
+        var actions: [Machine.Action] = []
+        for sequence in sequences {
+            actions += machine.received(
+                key, sequence: sequence, message: "#\(sequence)", live: false, now: .zero)
+        }
+        actions += machine.replayEnded(
+            ReplayBatchEnd(
+                requestID: request.requestID, stream: stream, first: 0, last: last,
+                next: sequences.upperBound + 1,
+                count: UInt32(sequences.count)), now: .zero)
+        return actions
+    }
+
+    @Test func inOrderLiveMessagesAreDeliveredAtOnceWithNoRequest() {
+        var machine = Machine(start: .now)
+        var all: [Machine.Action] = []
+        for sequence in 5...9 { all += Self.live(&machine, UInt64(sequence)) }
+        #expect(Self.delivered(all) == [5, 6, 7, 8, 9])
+        #expect(Self.requests(all).isEmpty)
+        #expect(machine.cursor.delivered[Self.key] == 9)
+    }
+
+    @Test func aLateJoinFromTheBeginningAsksForTheStartAndDeliversInOrder() throws {
+        var machine = Machine(start: .beginning)
+        // Sequence 600 arrives live before any heartbeat: buffered, nothing to ask yet.
+        var actions = Self.live(&machine, 600)
+        #expect(Self.delivered(actions).isEmpty)
+        #expect(Self.requests(actions).isEmpty)
+        actions = machine.announced(Self.announcement(last: 600), now: .zero)
+        let first = try #require(Self.requests(actions).first)
+        #expect(first.from == 0 && first.limit == 256 && first.stream == Self.stream)
+        actions = Self.replay(&machine, 0...255, for: first, last: 600)
+        #expect(Self.delivered(actions) == Array(0...255))
+        let second = try #require(Self.requests(actions).first)
+        #expect(second.from == 256 && second.limit == 256)
+        actions = Self.replay(&machine, 256...511, for: second, last: 600)
+        let third = try #require(Self.requests(actions).first)
+        #expect(third.from == 512 && third.limit == 88)  // only up to the buffered 600
+        actions = Self.replay(&machine, 512...599, for: third, last: 600)
+        #expect(Self.delivered(actions) == Array(512...600))
+        #expect(Self.requests(actions).isEmpty)
+        #expect(machine.cursor.delivered[Self.key] == 600)
+    }
+
+    @Test func duplicatesFromLiveAndReplayAreDroppedAndCounted() throws {
+        var machine = Machine(start: .now)
+        _ = Self.live(&machine, 0)
+        // No endpoint yet: no request. Announce it.
+        #expect(Self.requests(Self.live(&machine, 3)).isEmpty)
+        let asked = machine.announced(Self.announcement(last: 3), now: .zero)
+        let replayRequest = try #require(Self.requests(asked).first)
+        #expect(replayRequest.from == 1 && replayRequest.limit == 2)
+        var all = Self.replay(&machine, 1...3, for: replayRequest, last: 3)  // 3 twice: buffered and replayed
+        all += Self.live(&machine, 2)  // late live copy
+        all += Self.live(&machine, 4)
+        #expect(Self.delivered(all) == [1, 2, 3, 4])
+        #expect(machine.counters["duplicates"] == 2)
+    }
+
+    @Test func aQuietStreamsLostTailIsAskedForAfterTwoHeartbeats() throws {
+        var machine = Machine(start: .now)
+        _ = Self.live(&machine, 0)
+        _ = Self.live(&machine, 1)
+        // The publisher sent 2...4, all lost; then it went quiet.
+        #expect(Self.requests(machine.announced(Self.announcement(last: 4), now: .seconds(1))).isEmpty)
+        let request = try #require(
+            Self.requests(machine.announced(Self.announcement(last: 4), now: .seconds(2))).first)
+        #expect(request.from == 2)
+        let actions = Self.replay(&machine, 2...4, for: request, last: 4)
+        #expect(Self.delivered(actions) == [2, 3, 4])
+    }
+
+    @Test func sequencesNoLongerRetainedAreReportedLostAndDeliveryGoesOn() throws {
+        var machine = Machine(start: .beginning)
+        let request = try #require(
+            Self.requests(machine.announced(Self.announcement(first: 100, last: 120), now: .zero)).first)
+        #expect(request.from == 0)
+        let failure = ReplayFailure(
+            requestID: request.requestID, code: .notRetained, stream: Self.stream, first: 100, last: 120,
+            message: "")
+        let actions = machine.replayFailed(failure, now: .zero)
+        #expect(Self.lost(actions) == [0..<100])
+        let next = try #require(Self.requests(actions).first)
+        #expect(next.from == 100)
+        #expect(machine.counters["lost"] == 100)
+    }
+
+    @Test func anUnknownStreamSkipsTheHoleAndDeliversWhatWasBuffered() throws {
+        var machine = Machine(start: .now)
+        _ = Self.live(&machine, 0)
+        _ = machine.announced(Self.announcement(last: 0), now: .zero)
+        let actions = Self.live(&machine, 5)
+        let request = try #require(Self.requests(actions).first)
+        let failure = ReplayFailure(
+            requestID: request.requestID, code: .unknownStream, stream: Self.stream, first: 0, last: 0,
+            message: "")
+        let after = machine.replayFailed(failure, now: .zero)
+        #expect(Self.lost(after) == [1..<5])
+        #expect(Self.delivered(after) == [5])
+    }
+
+    @Test func anUnansweredRequestIsSentAgainAfterTheTimeout() throws {
+        var machine = Machine(start: .now, requestTimeout: .seconds(3))
+        _ = Self.live(&machine, 0)
+        _ = machine.announced(Self.announcement(last: 0), now: .zero)
+        let first = try #require(Self.requests(Self.live(&machine, 2, at: .seconds(1))).first)
+        #expect(Self.requests(machine.tick(now: .seconds(2))).isEmpty)
+        let again = try #require(Self.requests(machine.tick(now: .seconds(4))).first)
+        #expect(again.from == first.from && again.requestID != first.requestID)
+        // The late answer to the first request is ignored; the second fills the hole.
+        #expect(
+            machine.replayEnded(
+                ReplayBatchEnd(
+                    requestID: first.requestID, stream: Self.stream, first: 0, last: 2, next: 2, count: 1),
+                now: .seconds(4)
+            ).isEmpty)
+        let actions = Self.replay(&machine, 1...1, for: again, last: 2)
+        #expect(Self.delivered(actions) == [1, 2])
+        #expect(machine.counters["retries"] == 1)
+    }
+
+    @Test func aHoleFromAPublisherWithoutReplayIsReportedLostAfterTheAnnouncementTimeout() {
+        var machine = Machine(start: .now, announcementTimeout: .seconds(3))
+        _ = Self.live(&machine, 0, at: .zero)
+        _ = Self.live(&machine, 4, at: .seconds(1))
+        #expect(Self.lost(machine.tick(now: .seconds(2))).isEmpty)
+        let actions = machine.tick(now: .seconds(5))
+        #expect(Self.lost(actions) == [1..<4])
+        #expect(Self.delivered(actions) == [4])
+    }
+
+    @Test func aCursorResumesAfterTheLastDeliveredAndAStartAtNowSkipsTheHistory() throws {
+        let cursor = ReplayCursor(delivered: [Self.key: 41])
+        var resumed = Machine(start: .now, cursor: cursor)
+        let request = try #require(
+            Self.requests(resumed.announced(Self.announcement(last: 50), now: .zero)).first)
+        #expect(request.from == 42)
+
+        var now = Machine(start: .now)
+        #expect(Self.requests(now.announced(Self.announcement(last: 50), now: .zero)).isEmpty)
+        #expect(Self.delivered(Self.live(&now, 51)) == [51])
+
+        var fromSequence = Machine(start: .sequence(10))
+        let fromTen = try #require(
+            Self.requests(fromSequence.announced(Self.announcement(last: 50), now: .zero)).first)
+        #expect(fromTen.from == 10)
+    }
+
+    @Test func theBufferIsBoundedAndWhatDoesNotFitIsFetchedLater() throws {
+        var machine = Machine(start: .now, maximumBuffered: 4)
+        _ = Self.live(&machine, 0)
+        _ = machine.announced(Self.announcement(last: 0), now: .zero)
+        var actions: [Machine.Action] = []
+        for sequence in 2...10 { actions += Self.live(&machine, UInt64(sequence)) }
+        #expect(machine.counters["deferred"] == 5)  // 2...5 buffered, 6...10 not
+        let request = try #require(Self.requests(actions).first)
+        #expect(request.from == 1 && request.limit == 1)
+        actions = Self.replay(&machine, 1...1, for: request, last: 10)
+        #expect(Self.delivered(actions) == [1, 2, 3, 4, 5])
+        let rest = try #require(Self.requests(actions).first)
+        #expect(rest.from == 6)
+        actions = Self.replay(&machine, 6...10, for: rest, last: 10)
+        #expect(Self.delivered(actions) == [6, 7, 8, 9, 10])
+    }
+
+    @Test func aCursorReadsBackWhatItWrites() throws {
+        let other = ReplayStreamKey(topic: try .event(camera: "cam1", session: "right"), stream: StreamID(7))
+        let cursor = ReplayCursor(delivered: [Self.key: 41, other: 0])
+        #expect(
+            cursor.description
+                == "event/cam0/left/ 0123456789abcdef 41\nevent/cam1/right/ 0000000000000007 0\n")
+        #expect(try ReplayCursor(parsing: cursor.description) == cursor)
+        #expect(throws: ReplayCursorError(line: 2)) { try ReplayCursor(parsing: "\nevent/cam0/ x 1\n") }
+    }
+}

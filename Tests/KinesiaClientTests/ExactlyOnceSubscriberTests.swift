@@ -1,0 +1,79 @@
+import Foundation
+import KinesiaBus
+import KinesiaClient
+import KinesiaWire
+import Testing
+
+/// ``ExactlyOnceSubscriber`` over real sockets: a stand-in broker that loses two messages in
+/// three, repeats some, never sends the tail, and announces a real ``ReplayServer``: every
+/// message comes out once, in order, from the beginning.
+struct ExactlyOnceSubscriberTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aLossyLiveStreamIsDeliveredWholeOnceAndInOrderThroughReplay() async throws {
+        let broker = try FakeBroker()
+        let topic = try Topic.event(camera: "cam0", session: "left")
+        let count = 1000
+        let source = InMemoryReplaySource()
+        var published: [[[UInt8]]] = []
+        var encoder = WireEncoder(streamID: Sent.stream)
+        var payload: [UInt8] = []
+        for index in 0..<count {
+            try encoder.encode(
+                json: Array("{\"type\":\"holdStarted\",\"t\":\(index)}".utf8), on: topic, into: &payload)
+            published.append([topic.bytes, payload])
+            source.append(
+                topic: topic, stream: Sent.stream, sequence: UInt64(index), frames: [topic.bytes, payload])
+        }
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let server = try ReplayServer(context: context, endpoint: "ipc://\(broker.directory)/replay.sock")
+        defer { server.close() }
+        let subscriber = try ExactlyOnceSubscriber(
+            context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning)
+        defer { subscriber.close() }
+        #expect(try await broker.waitUntil { $0.subscriptions.contains("event/") })
+
+        // Live: only every third message, some twice (the subscriber's sequence tracker drops
+        // the copies), none of the last hundred.
+        for index in stride(from: 2, to: count - 100, by: 3) {
+            try broker.send(published[index])
+            if index % 7 == 0 { try broker.send(published[index]) }
+        }
+        var healthEncoder = WireEncoder(streamID: StreamID(42))
+        var healthPayload: [UInt8] = []
+        let report = HealthReport(
+            process: "worker", role: "worker", pid: 1, uptime: 1, counters: [:],
+            replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
+        let healthTopic = try Topic.health(process: "worker")
+
+        var delivered: [[UInt8]] = []
+        var lost = 0
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(30))
+        var nextHeartbeat = clock.now
+        while delivered.count < count, clock.now < deadline {
+            if clock.now >= nextHeartbeat {
+                try healthEncoder.encode(json: try report.json(), on: healthTopic, into: &healthPayload)
+                try broker.send([healthTopic.bytes, healthPayload])
+                nextHeartbeat = clock.now.advanced(by: .milliseconds(200))
+            }
+            try server.serve(from: source)
+            while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
+                switch delivery {
+                case .message(let message):
+                    let (_, bytes) = try message.encode()
+                    delivered.append(bytes)
+                case .lost: lost += 1
+                case .health, .malformed: break
+                }
+            }
+        }
+        #expect(lost == 0)
+        #expect(delivered.count == count)
+        #expect(delivered == published.map { $0[1] })
+        #expect(subscriber.machine.counters["replayed", default: 0] >= count * 2 / 3)
+        #expect(
+            subscriber.cursor.delivered[ReplayStreamKey(topic: topic, stream: Sent.stream)]
+                == UInt64(count - 1))
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import KinesiaBus
+import KinesiaClient
+import KinesiaWire
+import Testing
+
+/// The replay server over real sockets (a ROUTER in this process, DEALER clients): batches
+/// bounded by the request, the original frames byte for byte, errors for what it cannot serve,
+/// and hostile requests answered and counted, never a crash.
+struct ReplayServerTests {
+    static let topic = try! Topic.event(camera: "cam0", session: "left")
+
+    /// A server over inproc with `count` events of one stream, and a connected DEALER.
+    final class Harness {
+        let context: ZMQContext
+        let server: ReplayServer
+        let client: ZMQSocket
+        let source = InMemoryReplaySource(capacityPerStream: 1000)
+        var published: [[[UInt8]]] = []
+
+        init(count: Int) throws {
+            context = try ZMQContext()
+            server = try ReplayServer(context: context, endpoint: "inproc://replay-\(UUID().uuidString)")
+            client = try ZMQSocket(.dealer, context: context)
+            try client.connect(server.endpoint)
+            var encoder = WireEncoder(streamID: Sent.stream)
+            var payload: [UInt8] = []
+            for index in 0..<count {
+                try encoder.encode(
+                    json: Array("{\"type\":\"formFault\",\"t\":\(index)}".utf8), on: ReplayServerTests.topic,
+                    into: &payload)
+                let frames = [ReplayServerTests.topic.bytes, payload]
+                published.append(frames)
+                source.append(
+                    topic: ReplayServerTests.topic, stream: Sent.stream, sequence: UInt64(index),
+                    frames: frames)
+            }
+        }
+
+        deinit {
+            client.close()
+            server.close()
+            context.terminate()
+        }
+
+        /// Sends `frames` and serves; returns the replies until an end or an error.
+        func ask(_ frames: [[UInt8]]) throws -> [ReplayReply] {
+            try client.send(frames)
+            var replies: [ReplayReply] = []
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .seconds(5))
+            while clock.now < deadline {
+                try server.serve(from: source)
+                while let received = try client.tryReceive() {
+                    let reply = try ReplayReply.decode(received)
+                    replies.append(reply)
+                    if case .entry = reply { continue }
+                    return replies
+                }
+                usleep(1000)
+            }
+            return replies
+        }
+    }
+
+    @Test func aRequestGetsAtMostItsLimitInOrderByteForByteThenAnEnd() throws {
+        let harness = try Harness(count: 600)
+        let request = ReplayRequest(
+            requestID: 5, topic: Self.topic, stream: Sent.stream, from: 10, limit: 1000)
+        let replies = try harness.ask([request.encoded()])
+        let entries = replies.compactMap { if case .entry(let entry) = $0 { entry } else { nil } }
+        #expect(entries.count == 256)  // the server's batch, however much was asked
+        #expect(entries.map(\.sequence) == Array(10..<266))
+        #expect(entries.map(\.frames) == Array(harness.published[10..<266]))
+        #expect(entries.allSatisfy { $0.requestID == 5 })
+        guard case .end(let end) = replies.last else {
+            Issue.record("no end: \(String(describing: replies.last))")
+            return
+        }
+        #expect(end.next == 266 && end.last == 599 && !end.isStreamEnd && end.count == 256)
+
+        let tail = try harness.ask([
+            ReplayRequest(requestID: 6, topic: Self.topic, stream: nil, from: 590, limit: 256).encoded()
+        ])
+        guard case .end(let last) = tail.last else {
+            Issue.record("no end")
+            return
+        }
+        #expect(tail.count == 11 && last.isStreamEnd && last.next == 600)
+    }
+
+    @Test func unknownStreamsAndForgottenSequencesAreClearErrors() throws {
+        let harness = try Harness(count: 1500)  // the ring holds the last 1000: 500...1499
+        let old = try harness.ask([
+            ReplayRequest(requestID: 1, topic: Self.topic, stream: Sent.stream, from: 0, limit: 10).encoded()
+        ])
+        #expect(old.count == 1)
+        guard case .error(let failure) = old.first else { return }
+        #expect(failure.code == .notRetained && failure.first == 500 && failure.last == 1499)
+
+        let other = try harness.ask([
+            ReplayRequest(requestID: 2, topic: Self.topic, stream: StreamID(99), from: 0, limit: 10).encoded()
+        ])
+        guard case .error(let unknown) = other.first else { return }
+        #expect(unknown.code == .unknownStream && unknown.requestID == 2)
+        #expect(harness.server.counters["replay.notRetained"] == 1)
+        #expect(harness.server.counters["replay.unknownStream"] == 1)
+    }
+
+    @Test func hostileRequestsGetAnErrorAreCountedAndTheServerGoesOn() throws {
+        let harness = try Harness(count: 10)
+        var generator = SystemRandomNumberGenerator()
+        let valid = ReplayRequest(requestID: 3, topic: Self.topic, stream: nil, from: 0, limit: 5).encoded()
+        var hostile: [[[UInt8]]] = [[[]], [Array("hello".utf8)], [valid, valid], [Array(valid.prefix(12))]]
+        for _ in 0..<200 {
+            var frame = valid
+            frame[Int.random(in: 0..<frame.count, using: &generator)] ^= UInt8.random(
+                in: 1...255, using: &generator)
+            if Bool.random(using: &generator) {
+                frame = Array(frame.prefix(Int.random(in: 0..<frame.count, using: &generator)))
+            }
+            hostile.append([frame])
+        }
+        var errors = 0
+        for frames in hostile {
+            let replies = try harness.ask(frames)
+            #expect(!replies.isEmpty, "no answer to \(frames)")
+            if case .error = replies.last { errors += 1 }
+        }
+        #expect(errors >= 4)
+        let refused = ["malformedRequest", "unsupportedVersion", "unknownStream", "notRetained"]
+            .map { harness.server.counters["replay.\($0)"] ?? 0 }.reduce(0, +)
+        #expect(refused == errors)
+        // Still serving.
+        let replies = try harness.ask([valid])
+        #expect(replies.count == 6)
+    }
+
+    @Test func theEndpointIsAnOwnerOnlyIPCDirectoryOrATCPPortBesideALocalBroker() throws {
+        let directory = NSTemporaryDirectory() + "kinesia-replay-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ipc = try ReplayServer.endpoint(bus: try BusAddress(parsing: directory), process: "worker-1")
+        #expect(ipc == "ipc://\(directory)/replay/worker-1.sock")
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: directory + "/replay")[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+
+        let tcp = try ReplayServer.endpoint(
+            bus: try BusAddress(parsing: "tcp://127.0.0.1:5550"), process: "worker-1")
+        #expect(tcp == "tcp://127.0.0.1:*")
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let server = try ReplayServer(context: context, endpoint: tcp)
+        defer { server.close() }
+        let port = try #require(server.endpoint.split(separator: ":").last.flatMap { Int($0) })
+        #expect(server.endpoint == "tcp://127.0.0.1:\(port)" && port > 0)
+    }
+}

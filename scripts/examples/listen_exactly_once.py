@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Prints every Kinesia event of the sessions it follows exactly once, in order per session,
+however late it starts: what it missed is fetched from the workers' replay endpoints.
+
+    python3 scripts/examples/listen_exactly_once.py --from beginning
+    python3 scripts/examples/listen_exactly_once.py --from now --prefix event/cam1/
+    python3 scripts/examples/listen_exactly_once.py --cursor cursor.txt   # resume where it stopped
+
+The Python counterpart of `kinesia listen --from`: a SUB socket for the events and the health
+reports (their "replay" field announces each worker's replay endpoint and the last sequence
+number of each of its streams), a DEALER per replay endpoint, and kinesia_wire.ExactlyOnce for
+the decisions (docs/wire-format.md, section 11). Prints `TOPIC SEQUENCE JSON` per event (the
+JSON as the worker sent it). With
+--cursor FILE it starts after what the file says was printed, and rewrites the file at the end.
+Needs pyzmq (scripts/setup installs it).
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kinesia_wire as kw  # noqa: E402
+from listen_events import subscriber_endpoint  # noqa: E402
+
+
+def read_cursor(path):
+    cursor = {}
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as file:
+            for line in file:
+                if line.strip():
+                    topic, stream, sequence = line.split()
+                    cursor[(topic, stream)] = int(sequence)
+    return cursor
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Print Kinesia events exactly once.")
+    parser.add_argument("--bus", help="tcp://HOST:PORT, or a bus directory (default: IPC)")
+    parser.add_argument("--prefix", default="event/", help="events followed (default event/)")
+    parser.add_argument("--from", dest="start", default="now", help="beginning, now or a sequence number")
+    parser.add_argument("--cursor", help="a file with the last sequence printed per stream")
+    args = parser.parse_args()
+    start = args.start if args.start in ("beginning", "now") else int(args.start)
+    try:
+        import zmq
+    except ImportError:
+        raise SystemExit("pyzmq is not installed: run scripts/setup (or pip install pyzmq)")
+
+    context = zmq.Context()
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
+    for prefix in (args.prefix, "health/"):
+        sub.setsockopt(zmq.SUBSCRIBE, prefix.encode())
+    sub.connect(subscriber_endpoint(args.bus))
+    poller = zmq.Poller()
+    poller.register(sub, zmq.POLLIN)
+    dealers = {}
+    machine = kw.ExactlyOnce(start=start, cursor=read_cursor(args.cursor), accepts=(args.prefix,))
+    origin = time.monotonic()
+    print(f"listening to {args.prefix!r} exactly once from {args.start}", file=sys.stderr, flush=True)
+
+    def perform(actions):
+        for action in actions:
+            if action[0] == "deliver":
+                _, key, sequence, message = action
+                try:
+                    json.loads(message["json"])  # strict: no raw control character gets through
+                except ValueError as error:
+                    print(f"skipped: {key[0]} #{sequence}: not JSON ({error})", file=sys.stderr)
+                    continue
+                print(key[0], sequence, message["json"], flush=True)
+            elif action[0] == "lost":
+                print(f"{action[1][0]}: #{action[2]}..<#{action[3]} cannot be had any more",
+                      file=sys.stderr, flush=True)
+            else:
+                _, endpoint, request = action
+                if endpoint not in dealers:
+                    if not endpoint.startswith(("ipc://", "tcp://")) or len(dealers) >= 64:
+                        continue
+                    dealer = context.socket(zmq.DEALER)
+                    dealer.setsockopt(zmq.LINGER, 0)
+                    dealer.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
+                    dealer.connect(endpoint)
+                    poller.register(dealer, zmq.POLLIN)
+                    dealers[endpoint] = dealer
+                dealers[endpoint].send(kw.encode_replay_request(
+                    request["request_id"], request["topic"], request["stream_id"], request["from"],
+                    request["limit"]))
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            ready = dict(poller.poll(100))
+            now = time.monotonic() - origin
+            for dealer in list(dealers.values()):
+                while dealer in ready and dealer.poll(0):
+                    try:
+                        reply = kw.decode_replay_reply(dealer.recv_multipart())
+                        if reply["type"] == "entry":
+                            message = kw.decode_message(*reply["frames"])
+                            if (message["header"]["stream_id"] != reply["stream_id"]
+                                    or message["header"]["sequence"] != reply["sequence"]):
+                                continue
+                            key = (message["topic"], reply["stream_id"])
+                            perform(machine.received(key, reply["sequence"], message, False, now))
+                        elif reply["type"] == "error":
+                            perform(machine.replay_failed(reply, now))
+                        else:
+                            perform(machine.replay_ended(reply, now))
+                    except (kw.ReplayError, kw.WireError, ValueError) as error:
+                        print(f"skipped a replay reply: {error}", file=sys.stderr)
+            while sub.poll(0):
+                frames = sub.recv_multipart()
+                try:
+                    message = kw.decode_message(*frames) if len(frames) == 2 else None
+                except kw.WireError as error:
+                    print(f"skipped: {error}", file=sys.stderr)
+                    continue
+                if message is None:
+                    continue
+                if message["header"]["kind"] == "health":
+                    announcement = kw.replay_announcement(message["json"])
+                    if announcement:
+                        perform(machine.announced(announcement, now))
+                elif message["topic"].startswith(args.prefix):
+                    key = (message["topic"], message["header"]["stream_id"])
+                    perform(machine.received(key, message["header"]["sequence"], message, True, now))
+            perform(machine.tick(now))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if args.cursor:
+            with open(args.cursor, "w", encoding="utf-8") as file:
+                for (topic, stream), sequence in sorted(machine.cursor.items()):
+                    file.write(f"{topic} {stream} {sequence}\n")
+        print(f"counters {machine.counters}", file=sys.stderr)
+        for socket in [sub, *dealers.values()]:
+            socket.close()
+        context.term()
+
+
+if __name__ == "__main__":
+    main()
