@@ -56,7 +56,10 @@ struct VoiceIntegrationTests {
         let output = topology.directory + "/voice"
         let voice = try topology.start(
             "voice",
-            ["voice", "--camera", "cam0", "--session", "left", "--language", "en", "--output", output])
+            [
+                "voice", "--camera", "cam0", "--session", "left", "--language", "en", "--engine", "command",
+                "--output", output,
+            ])
         #expect(await voice.waitForError(containing: "connected"), "\(voice.diagnostics)")
         _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "left=squat:left"])
         let ingest = try topology.start(
@@ -100,10 +103,11 @@ struct VoiceIntegrationTests {
         // fresh engine per cue; libespeak-ng in one process carries state between utterances).
         for utterance in said {
             let reference = topology.directory + "/reference.wav"
+            let text = topology.directory + "/reference.txt"
+            try Data(utterance.text.utf8).write(to: URL(fileURLWithPath: text))
             let espeak = try TestProcess(
-                executable: "/usr/bin/espeak-ng",
-                arguments: ["-v", "en-us", "-w", reference, utterance.text],
-                environment: ProcessInfo.processInfo.environment)
+                executable: "/usr/bin/espeak-ng", arguments: ["-v", "en-us", "-w", reference],
+                environment: [:], standardInput: text)
             #expect(await espeak.waitForExit(timeout: .seconds(30)) == 0)
             let theirs = try Data(contentsOf: URL(fileURLWithPath: reference))
             let ours = try Data(contentsOf: URL(fileURLWithPath: output + "/" + utterance.file))

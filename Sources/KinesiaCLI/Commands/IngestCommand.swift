@@ -150,8 +150,8 @@ public struct IngestCommand: ParsableCommand {
             onWarning: { log.warning($0) })
         let settings = Settings(
             topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
-            busDescription: bus.description, loop: loop, journal: journal, keepServing: keepServing,
-            insecure: insecure)
+            busDescription: bus.description, loop: loop, journal: journal, insecure: insecure,
+            keepServing: keepServing)
         let sendable = UncheckedSource(value: poses)
         try await BusProcess.run(context: context) { stop in
             var poses = sendable.value

@@ -442,12 +442,9 @@ public struct WorkerCore: Sendable {
                 let records = hosted[index].analytics?.finish()
             else { continue }
             for record in records {
-                actions.append(
-                    .publish(
-                        Publication(
-                            kind: .event, topic: hosted[index].eventTopic,
-                            json: AnalyticsJSON.encode(record, at: time))
-                    ))
+                if let action = analyticsPublication(AnalyticsJSON.encode(record, at: time), session: index) {
+                    actions.append(action)
+                }
             }
         }
     }
@@ -555,6 +552,21 @@ public struct WorkerCore: Sendable {
             .notice(.senderRestarted(topic: topic, stream: stream, time: time, timeRestarted: restarted)))
     }
 
+    /// An analytics record as a publication, numbered on the session's event topic like its
+    /// motion events; `nil` when a restart regenerated it and it was published before.
+    private mutating func analyticsPublication(_ json: String, session index: Int) -> Action? {
+        let sequence = hosted[index].nextEvent
+        hosted[index].nextEvent &+= 1
+        if let last = hosted[index].identity.lastEvent, sequence <= last {
+            regenerated &+= 1
+            return nil
+        }
+        return .publish(
+            Publication(
+                kind: .event, topic: hosted[index].eventTopic, json: json, stream: hosted[index].identity.stream,
+                sequence: sequence))
+    }
+
     /// One session's analysis of a pose: its events, then its snapshot when due.
     ///
     /// The events of a pose the analyzer held (a jump ahead in time) come with the pose that
@@ -563,11 +575,11 @@ public struct WorkerCore: Sendable {
         if hosted[index].analytics != nil {
             guard let records = hosted[index].analytics?.process(pose) else { return }
             for record in records {
-                actions.append(
-                    .publish(
-                        Publication(
-                            kind: .event, topic: hosted[index].eventTopic,
-                            json: AnalyticsJSON.encode(record, at: pose.timestamp))))
+                if let action = analyticsPublication(
+                    AnalyticsJSON.encode(record, at: pose.timestamp), session: index)
+                {
+                    actions.append(action)
+                }
             }
             return
         }
