@@ -563,7 +563,8 @@ public struct WorkerCore: Sendable {
         }
         return .publish(
             Publication(
-                kind: .event, topic: hosted[index].eventTopic, json: json, stream: hosted[index].identity.stream,
+                kind: .event, topic: hosted[index].eventTopic, json: json,
+                stream: hosted[index].identity.stream,
                 sequence: sequence))
     }
 
