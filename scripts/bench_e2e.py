@@ -111,8 +111,13 @@ def split(cameras, workers):
     return [[k for k in range(cameras) if k % workers == w] for w in range(workers)]
 
 
-def swift_worker(bus, cameras, name, snapshot_rate=None):
-    command = [KINESIA, "worker", "--bus", bus.dir, "--name", name]
+def journal_flags(bus, journal):
+    """Journaling as deployed (a state directory in the bus's private directory), or off."""
+    return ["--state", os.path.join(bus.dir, "state")] if journal else ["--no-journal"]
+
+
+def swift_worker(bus, cameras, name, snapshot_rate=None, journal=True):
+    command = [KINESIA, "worker", "--bus", bus.dir, "--name", name] + journal_flags(bus, journal)
     for k in cameras:
         command += ["--session", f"cam{k}/left={EXERCISE}:left",
                     "--session", f"cam{k}/right={EXERCISE}:right"]
@@ -129,15 +134,16 @@ def python_worker(bus, cameras, name):
 # End to end
 
 
-def e2e_ours(cameras, workers, seconds, warmup):
+def e2e_ours(cameras, workers, seconds, warmup, journal=True):
     bus = Bus()
     try:
-        worker_processes = [swift_worker(bus, group, f"worker{w}", snapshot_rate=1000)
+        worker_processes = [swift_worker(bus, group, f"worker{w}", snapshot_rate=1000, journal=journal)
                             for w, group in enumerate(split(cameras, workers))]
         time.sleep(0.5)
         ingests = [bus.start([KINESIA, "ingest", "--bus", bus.dir, "--camera", f"cam{k}",
                               "--source", f"sim:{EXERCISE},fps=60,seed={k + 1}", "--loop",
-                              "--wait-seconds", "20", "--name", f"ingest{k}"], f"ingest{k}")
+                              "--wait-seconds", "20", "--name", f"ingest{k}"]
+                             + journal_flags(bus, journal), f"ingest{k}")
                    for k in range(cameras)]
         # Every process up and sending before the probe's clock starts.
         time.sleep(1.0 + 0.03 * cameras)
@@ -171,6 +177,13 @@ def run_e2e(args):
         for cameras in args.cameras:
             workers = 1 if cameras == 1 else 2
             say(f"e2e round {round_index + 1}/{args.rounds}: {cameras} cameras, {workers} workers")
+            if args.journal_cost:
+                # The journal's cost: the same run without journaling (the default journals).
+                bare = e2e_ours(cameras, workers, args.seconds, args.warmup, journal=False)
+                bare.update({"impl": "kinesia-no-journal", "bench": "e2e", "cameras": cameras,
+                             "workers": workers, "round": round_index})
+                emit(bare)
+                results.append(bare)
             ours = e2e_ours(cameras, workers, args.seconds, args.warmup)
             if ours.get("pose_bytes_mean"):
                 sizes["pose"] = round(ours["pose_bytes_mean"])
@@ -218,6 +231,12 @@ def run_e2e(args):
         summary["kinesia_worker_missing"] = sum(r.get("worker_missing", 0) for r in mine)
         summary["c_expected_answers"] = sum(r["expected_answers"] for r in base)
         summary["c_lost_answers"] = sum(r["lost_answers"] for r in base)
+        bare = [r["snapshot_median_us"] for r in results if r["impl"] == "kinesia-no-journal"
+                and r["cameras"] == cameras and r.get("snapshot_median_us") is not None]
+        if bare and summary.get("kinesia_median_us"):
+            summary["kinesia_no_journal_median_us"] = statistics.median(bare)
+            summary["journal_median_ratio"] = round(summary["kinesia_median_us"]
+                                                    / statistics.median(bare), 3)
         emit(summary)
 
 
@@ -334,6 +353,8 @@ def main():
     parser.add_argument("--step-seconds", type=float, help="blast time per throughput step")
     parser.add_argument("--start-rate", type=int, default=25_000)
     parser.add_argument("--bisect", type=int, help="bisection steps after the first loss")
+    parser.add_argument("--no-journal-cost", dest="journal_cost", action="store_false",
+                        help="skip the e2e runs without journaling (the journal's latency cost)")
     parser.add_argument("--skip-e2e", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--no-build", action="store_true")
