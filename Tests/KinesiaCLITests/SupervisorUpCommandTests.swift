@@ -116,16 +116,23 @@ struct SupervisorUpCommandTests {
     static func stopSlowChild(with signals: [Int32]) async throws -> (log: [String], stops: [String]) {
         let scratch = try Scratch()
         let script = """
-            trap 'sleep 0.5; echo slow >> \(scratch.path("stops")); exit 0' TERM
+            trap 'sleep 3; echo slow >> \(scratch.path("stops")); exit 0' TERM
             echo ready > \(scratch.path("ready"))
             while :; do sleep 0.05; done
             """
         let up = try startUp(
             #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))]}"#, in: scratch)
         #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
-        for signal in signals {
+        for (index, signal) in signals.enumerated() {
             up.send(signal)
-            try await Task.sleep(for: .milliseconds(50))
+            // Two signals sent before `up` took the first would merge into one pending signal:
+            // each next one goes once the shutdown is under way (the child takes 3 s to stop).
+            if index == 0 {
+                #expect(
+                    await SupervisorProcessTests.eventually {
+                        scratch.lines("up.log").contains { $0.contains("stopping slow") }
+                    })
+            }
         }
         #expect(await SupervisorProcessTests.eventually { !up.isRunning })
         #expect(up.exitStatus == 0)

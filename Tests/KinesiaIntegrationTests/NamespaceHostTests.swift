@@ -190,7 +190,9 @@ struct NamespaceHostTests {
         let run = try await deployment.runPipeline()
         #expect(run.received == run.expected, "\(deployment.diagnostics)")
         python.send(SIGTERM)
-        #expect(await python.waitForExit(timeout: .seconds(5)) == 0, "\(output())")
+        // It stops on SIGTERM (through `ip netns exec` and `timeout`, whose own status may vary
+        // with who gets the signal first); what matters is what it printed: nothing received.
+        #expect(await python.waitForExit(timeout: .seconds(20)) != nil, "\(output())")
         #expect(output().contains("received 0 messages"), "\(output())")
         #expect(plain.isRunning, "\(plain.diagnostics)")
         #expect(plain.output == "", "a client without keys received messages")

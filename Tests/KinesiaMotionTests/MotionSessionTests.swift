@@ -128,7 +128,7 @@ struct MotionSessionTests {
         session.start(with: PoseList(frames: poses))
         #expect(session.snapshot.isRunning)
         // The provider ends by itself: the session stops running.
-        #expect(await waitUntil(timeout: .seconds(10)) { !session.snapshot.isRunning })
+        #expect(await waitUntil(timeout: .seconds(120)) { !session.snapshot.isRunning })
         #expect(session.snapshot.repCount == 1)
         #expect(session.snapshot.rejectedCount == 1)
 
@@ -195,7 +195,7 @@ struct MotionSessionTests {
         }
         session.start(with: PoseList(frames: later))
         #expect(await waitUntil(timeout: .seconds(10)) { ended.isSet })
-        #expect(await waitUntil(timeout: .seconds(10)) { !session.snapshot.isRunning })
+        #expect(await waitUntil(timeout: .seconds(120)) { !session.snapshot.isRunning })
         // Only the new source was read after it started: its reps, and no pose of either
         // source dropped as going back in time, as interleaved poses of the two would be.
         #expect(session.snapshot.repCount == 1)

@@ -411,7 +411,7 @@ struct SeedContractTests {
         let camera = PoseList(frames: Self.abductionSet())
         session.start(with: camera)  // turns on
         #expect(session.snapshot.isRunning)
-        #expect(await waitUntil(timeout: .seconds(10)) { !session.snapshot.isRunning })
+        #expect(await waitUntil(timeout: .seconds(120)) { !session.snapshot.isRunning })
         #expect(session.snapshot.repCount == 1)
         session.start(with: EndlessProvider())
         #expect(session.snapshot.isRunning)
