@@ -69,13 +69,7 @@ public struct HapticCommand: ParsableCommand {
 
     /// Checks the names and that exactly one device is given.
     public func validate() throws(CLIError) {
-        guard !camera.isEmpty else { throw CLIError.usage("--camera is required") }
-        guard Topic.isValidName(camera) else {
-            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
-        }
-        if let session, !Topic.isValidName(session) {
-            throw CLIError.usage(Topic.invalidNameMessage(session, role: "session"))
-        }
+        try CueTarget(camera: camera, session: session).validate()
         switch (device, serial) {
         case (nil, nil):
             throw CLIError.usage("give a device: --device /dev/input/eventN or --serial /dev/ttyX")
@@ -121,20 +115,7 @@ public struct HapticCommand: ParsableCommand {
         let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let mapping = try loadMapping()
         let output = HapticOutput(device: try openDevice())
-        let topics: [TopicPrefix]
-        do {
-            if let session {
-                topics = [
-                    .kind(.health),
-                    .topic(try Topic.event(camera: camera, session: session)),
-                    .topic(try Topic.snapshot(camera: camera, session: session)),
-                ]
-            } else {
-                topics = [try .events(camera: camera), try .snapshots(camera: camera), .kind(.health)]
-            }
-        } catch {
-            throw CLIError.usage(error.description)
-        }
+        let topics = try CueTarget(camera: camera, session: session).topics()
         let log = context.logger
         let what = session.map { "session \(camera)/\($0)" } ?? "camera \(camera)"
         let target = serial.map { "serial \($0)" } ?? "evdev \(device ?? "")"

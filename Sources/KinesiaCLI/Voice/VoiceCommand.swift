@@ -81,13 +81,7 @@ public struct VoiceCommand: ParsableCommand {
 
     /// Checks the names.
     public func validate() throws(CLIError) {
-        guard !camera.isEmpty else { throw CLIError.usage("--camera is required") }
-        guard Topic.isValidName(camera) else {
-            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
-        }
-        if let session, !Topic.isValidName(session) {
-            throw CLIError.usage(Topic.invalidNameMessage(session, role: "session"))
-        }
+        try CueTarget(camera: camera, session: session).validate()
     }
 
     /// The texts: `--texts FILE`, else the built-in ones of `--language`.
@@ -108,28 +102,11 @@ public struct VoiceCommand: ParsableCommand {
         }
     }
 
-    /// The topics: the events and snapshots of the camera, or of the session, and the health
-    /// reports (the first one tells that the subscription is in place).
-    func topics() throws(CLIError) -> [TopicPrefix] {
-        do {
-            guard let session else {
-                return [try .events(camera: camera), try .snapshots(camera: camera), .kind(.health)]
-            }
-            return [
-                .kind(.health),
-                .topic(try Topic.event(camera: camera, session: session)),
-                .topic(try Topic.snapshot(camera: camera, session: session)),
-            ]
-        } catch {
-            throw CLIError.usage(error.description)
-        }
-    }
-
     /// Speaks until SIGINT or SIGTERM, then decides what still waits and exits.
     public func run(context: CommandContext) async throws {
         let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let texts = try loadTexts()
-        let topics = try topics()
+        let topics = try CueTarget(camera: camera, session: session).topics()
         let sink: VoiceSink
         if let output {
             sink = .directory(try VoiceOutputDirectory(path: output))
