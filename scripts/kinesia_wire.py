@@ -582,7 +582,7 @@ class ExactlyOnce:
 
     def _new(self, next_):
         return {"next": next_, "buffer": {}, "endpoint": None, "last": None, "suspect": None,
-                "pending": None, "hole_since": None, "unknown": False}
+                "pending": None, "hole_since": None, "unknown": False, "deferred_while_asking": False}
 
     def _deliver(self, key, state, sequence, message, out):
         out.append(("deliver", key, sequence, message))
@@ -638,6 +638,7 @@ class ExactlyOnce:
         request = {"request_id": request_id, "topic": key[0], "stream_id": key[1],
                    "from": state["next"], "limit": limit}
         state["pending"] = (request_id, now)
+        state["deferred_while_asking"] = False
         self.requests[request_id] = key
         self._count("requests")
         out.append(("request", state["endpoint"], request))
@@ -661,6 +662,8 @@ class ExactlyOnce:
             state["buffer"][sequence] = message
         else:
             self._count("deferred")
+            if state["pending"] is not None:
+                state["deferred_while_asking"] = True
         if state["buffer"] and state["next"] < min(state["buffer"]) and state["hole_since"] is None:
             state["hole_since"] = now
         self._request_if_behind(key, state, now, out)
@@ -677,6 +680,10 @@ class ExactlyOnce:
         state["last"] = max(state["last"] if state["last"] is not None else end["last"], end["last"])
         if state["next"] < end["first"]:
             self._skip(key, state, end["first"], out)
+        if state["next"] < end["next"] and not state["deferred_while_asking"]:
+            # The server went past these without sending them (a damaged journal record):
+            # asking again would get the same answer for ever. They are lost.
+            self._skip(key, state, end["next"], out)
         stream_end = end["next"] > end["last"]
         if stream_end and state["buffer"]:
             lowest = min(state["buffer"])

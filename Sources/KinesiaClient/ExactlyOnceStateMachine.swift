@@ -99,7 +99,8 @@ public struct ReplayCursorError: Error, Hashable, Sendable, CustomStringConverti
 /// ``ReplayFormat/maximumBatch`` entries at a time per stream (the client's credit). A batch end
 /// that leaves the stream behind asks for the next batch. An announcement whose `last` is ahead
 /// of what was delivered, twice in a row, asks for the tail of a stream that went quiet.
-/// Messages the server no longer holds, or a stream it does not know, are reported as
+/// Messages the server no longer holds, messages a batch went past without sending (damaged in
+/// the server's journal), or a stream it does not know, are reported as
 /// ``Action/lost(_:sequences:)`` and skipped, so that delivery goes on.
 ///
 /// `Message` is what the caller delivers (a decoded ``BusMessage`` in ``ExactlyOnceMessages``);
@@ -144,6 +145,9 @@ public struct ExactlyOnceStateMachine<Message> {
         var pending: Pending?
         var holeSince: Duration?
         var unknownToServer = false
+        /// Whether a message was dropped for lack of room since the last request was sent (a
+        /// replayed one among them, maybe: the batch cannot tell what the server skipped).
+        var deferredWhileAsking = false
     }
 
     private let start: ReplayStart
@@ -205,6 +209,7 @@ public struct ExactlyOnceStateMachine<Message> {
             state.buffer[sequence] = message
         } else {
             count("deferred")
+            if state.pending != nil { state.deferredWhileAsking = true }
         }
         if state.next < (state.buffer.keys.min() ?? 0), state.holeSince == nil { state.holeSince = now }
         requestIfBehind(key, &state, now: now, into: &actions)
@@ -222,6 +227,11 @@ public struct ExactlyOnceStateMachine<Message> {
         state.announcedLast = Swift.max(state.announcedLast ?? end.last, end.last)
         if state.next < end.first {
             skip(key, to: end.first, in: &state, into: &actions)
+        }
+        if state.next < end.next, !state.deferredWhileAsking {
+            // The server went past these without sending them (a damaged journal record, never
+            // served): asking again would get the same answer, for ever. They are lost.
+            skip(key, to: end.next, in: &state, into: &actions)
         }
         if end.isStreamEnd, let lowest = state.buffer.keys.min(), state.next < lowest, state.next > end.last {
             // The server has nothing more, yet there is a hole before what was received live:
@@ -403,6 +413,7 @@ public struct ExactlyOnceStateMachine<Message> {
         let request = ReplayRequest(
             requestID: id, topic: key.topic, stream: key.stream, from: state.next, limit: limit)
         state.pending = Pending(requestID: id, request: request, sentAt: now)
+        state.deferredWhileAsking = false
         requests[id] = key
         count("requests")
         actions.append(.request(endpoint: endpoint, request))

@@ -128,6 +128,51 @@ struct ExactlyOnceStateMachineTests {
         #expect(machine.counters["lost"] == 100)
     }
 
+    /// A record damaged in the server's journal is never served: the batch goes past it. The
+    /// consumer reports it lost once and goes on, instead of asking for it for ever.
+    @Test func aSequenceTheServerSkippedIsReportedLostOnceInsteadOfAskedForAgain() throws {
+        var machine = Machine(start: .beginning)
+        let request = try #require(
+            Self.requests(machine.announced(Self.announcement(last: 9), now: .zero)).first)
+        var actions: [Machine.Action] = []
+        for sequence in [0, 1, 2, 3, 4, 6, 7, 8, 9] as [UInt64] {  // 5 is damaged
+            actions += machine.received(
+                Self.key, sequence: sequence, message: "#\(sequence)", live: false, now: .zero)
+        }
+        actions += machine.replayEnded(
+            ReplayBatchEnd(
+                requestID: request.requestID, stream: Self.stream, first: 0, last: 9, next: 10, count: 9),
+            now: .zero)
+        #expect(Self.delivered(actions) == [0, 1, 2, 3, 4, 6, 7, 8, 9])
+        #expect(Self.lost(actions) == [5..<6])
+        #expect(Self.requests(actions).isEmpty)
+        #expect(machine.counters["lost"] == 1)
+        #expect(machine.cursor.delivered[Self.key] == 9)
+    }
+
+    /// Entries dropped for lack of room may be what the batch went past: nothing is declared
+    /// lost then, the consumer asks again.
+    @Test func aBatchWhoseEntriesDidNotFitIsAskedForAgainNotDeclaredLost() throws {
+        var machine = Machine(start: .beginning, maximumBuffered: 2)
+        let request = try #require(
+            Self.requests(machine.announced(Self.announcement(last: 9), now: .zero)).first)
+        var actions: [Machine.Action] = []
+        // 0 is late; 1...9 arrive first and only two of them fit.
+        for sequence in 1...9 as ClosedRange<UInt64> {
+            actions += machine.received(
+                Self.key, sequence: sequence, message: "#\(sequence)", live: false, now: .zero)
+        }
+        actions += machine.received(Self.key, sequence: 0, message: "#0", live: false, now: .zero)
+        actions += machine.replayEnded(
+            ReplayBatchEnd(
+                requestID: request.requestID, stream: Self.stream, first: 0, last: 9, next: 10, count: 10),
+            now: .zero)
+        #expect(Self.delivered(actions) == [0, 1, 2])
+        #expect(Self.lost(actions).isEmpty)
+        let again = try #require(Self.requests(actions).first)
+        #expect(again.from == 3)
+    }
+
     @Test func anUnknownStreamSkipsTheHoleAndDeliversWhatWasBuffered() throws {
         var machine = Machine(start: .now)
         _ = Self.live(&machine, 0)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KinesiaBus
 import KinesiaClient
+import KinesiaJournal
 import KinesiaMotion
 import KinesiaTestSupport
 import KinesiaWire
@@ -70,6 +71,45 @@ struct ReplayIntegrationTests {
             "now", ["event/", "--from", "now", "--format", "json", "--idle", "3"])
         #expect(await now.waitForExit(timeout: .seconds(20)) == 0, "\(now.diagnostics)")
         #expect(now.outputLines.isEmpty)
+    }
+
+    /// A flipped byte in the middle of the worker's event journal (a bad disk block): the
+    /// damaged event is never served, and a listener from the beginning reports it lost once and
+    /// prints every other event, in order, instead of asking for it for ever.
+    @Test func aDamagedJournalRecordIsReportedLostOnceAndEveryOtherEventIsPrinted() async throws {
+        let expected = try await Self.expected()
+        let total = expected.values.map(\.count).reduce(0, +)
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        #expect(try await Self.publishEverything(on: topology) == total)
+
+        // The left session's event journal, in the default state directory of the test.
+        let state = topology.directory + "/state"
+        let files = FileManager.default.enumerator(atPath: state)?.compactMap { $0 as? String } ?? []
+        let segment = try #require(
+            files.first { $0.contains("event+\(Self.source.camera)+left/") && $0.hasSuffix(".journal") },
+            "\(files)")
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state + "/" + segment)))
+        let scan = bytes.withUnsafeBytes { SegmentScan($0) }
+        let left = "event/\(Self.source.camera)/left/"
+        #expect(scan.records.count == expected[left]?.count)
+        let damaged = scan.records[scan.records.count / 2]
+        bytes[damaged.offset + damaged.size - 2] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: state + "/" + segment))
+
+        let listener = try await topology.startListener(
+            "late", ["event/", "--from", "beginning", "--format", "json"])
+        let idle = await listener.waitForIdleOutput(lines: total - 1, quiet: .seconds(3))
+        #expect(idle, "late listener:\n\(topology.diagnostics)")
+        #expect(await listener.stop() == 0, "\(listener.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)
+        var leftExpected = expected[left] ?? []
+        leftExpected.remove(at: Int(damaged.sequence))
+        #expect(received[left, default: []] == leftExpected)
+        let right = "event/\(Self.source.camera)/right/"
+        #expect(received[right, default: []] == expected[right])
+        let lost = "#\(damaged.sequence)..<#\(damaged.sequence + 1) cannot be had any more"
+        #expect(listener.errorText.components(separatedBy: lost).count == 2, "\(listener.diagnostics)")
     }
 
     @Test func aSlowConsumerCatchesUpByReplayWithoutSlowingAFastOneOrBlockingThePublishers() async throws {

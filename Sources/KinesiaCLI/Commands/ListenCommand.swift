@@ -243,7 +243,7 @@ public struct ListenCommand: ParsableCommand {
             case .lost(let topic, let sequences):
                 log.warning(
                     "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
-                        + "(not retained, or the sender serves no replay)")
+                        + "(not retained, damaged in the sender's journal, or the sender serves no replay)")
             case .malformed(let topic, let reason):
                 log.warning(
                     "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)")

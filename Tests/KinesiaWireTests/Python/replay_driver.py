@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the ExactlyOnce state machine of scripts/kinesia_wire.py with no I/O, for the Swift
 tests (PythonReplayTests): a simulated publisher with a replay server, a lossy live path
-(drops, duplicates, a late join, a quiet tail, a retention window), and the machine must hand
+(drops, duplicates, a late join, a quiet tail, a retention window, a record damaged in the
+server's journal), and the machine must hand
 on every message exactly once and in order. Prints one line per scenario, then "ok"."""
 
 import os
@@ -17,7 +18,7 @@ KEY = (TOPIC, STREAM)
 ENDPOINT = "ipc:///tmp/bus/replay/worker.sock"
 
 
-def serve(request, published, first):
+def serve(request, published, first, damaged=()):
     """The replay server's answer to a request, as decoded replies (through the codec)."""
     frame = kw.encode_replay_request(request["request_id"], request["topic"], request["stream_id"],
                                      request["from"], request["limit"])
@@ -30,18 +31,20 @@ def serve(request, published, first):
     end = min(last, request["from"] + min(request["limit"], kw.REPLAY_MAX_BATCH) - 1)
     replies = []
     for sequence in range(request["from"], end + 1):
+        if sequence in damaged:  # never served: the batch goes past it
+            continue
         entry = {"type": "entry", "request_id": request["request_id"], "stream_id": STREAM,
                  "sequence": sequence, "frames": [TOPIC.encode(), b"payload%d" % sequence]}
         replies.append(kw.decode_replay_reply(kw.encode_replay_reply(entry)))
     next_ = end + 1 if end >= request["from"] else max(request["from"], first)
     done = {"type": "batchEnd", "request_id": request["request_id"], "stream_id": STREAM,
             "first": first, "last": last, "next": min(next_, last + 1),
-            "count": max(0, end - request["from"] + 1)}
+            "count": sum(1 for s in range(request["from"], end + 1) if s not in damaged)}
     replies.append(kw.decode_replay_reply(kw.encode_replay_reply(done)))
     return replies
 
 
-def run(seed, start, count, drop, join_at, first=0):
+def run(seed, start, count, drop, join_at, first=0, damaged=()):
     rng = random.Random(seed)
     machine = kw.ExactlyOnce(start=start, accepts=("event/",), max_buffered=64)
     delivered, lost, queue, live = [], [], [], []
@@ -59,7 +62,7 @@ def run(seed, start, count, drop, join_at, first=0):
     def answer_requests(published):
         while queue:
             request = queue.pop(0)
-            for reply in serve(request, published, first):
+            for reply in serve(request, published, first, damaged):
                 if reply["type"] == "entry":
                     perform(machine.received(KEY, reply["sequence"], reply["frames"][1], False, now))
                 elif reply["type"] == "error":
@@ -98,13 +101,16 @@ def main():
         ("late join from the beginning", dict(seed=2, start="beginning", count=3000, drop=0.2, join_at=1500)),
         ("retention window", dict(seed=3, start="beginning", count=2000, drop=0.1, join_at=1000, first=500)),
         ("from a sequence", dict(seed=4, start=700, count=2000, drop=0.5, join_at=0)),
+        ("damaged record", dict(seed=5, start="beginning", count=2000, drop=0.2, join_at=1000, damaged=(400,))),
     ]
     failed = False
     for name, args in scenarios:
         delivered, lost, machine, first_live = run(**args)
         begin = {"now": first_live, "beginning": args.get("first", 0)}.get(args["start"], args["start"])
-        expected = [b"payload%d" % sequence for sequence in range(begin, args["count"])]
+        damaged = args.get("damaged", ())
+        expected = [b"payload%d" % sequence for sequence in range(begin, args["count"]) if sequence not in damaged]
         expected_lost = [(0, args["first"])] if args.get("first") else []
+        expected_lost += [(sequence, sequence + 1) for sequence in damaged]
         ok = delivered == expected and lost == expected_lost
         failed |= not ok
         print(f"{'ok' if ok else 'FAIL'} {name}: {len(delivered)} delivered, lost {lost}, {machine.counters}")
