@@ -46,6 +46,7 @@ public final class ExactlyOnceSubscriber {
     private let context: ZMQContext
     private let topics: [TopicPrefix]
     private let wantsHealth: Bool
+    private let asksForReplay: Bool
     private var dealers: [String: ZMQSocket] = [:]
     private var ready: [Delivery] = []
     private var readIndex = 0
@@ -70,6 +71,7 @@ public final class ExactlyOnceSubscriber {
     ) throws(ZMQError) {
         self.context = context
         self.topics = topics
+        asksForReplay = ReplayServer.servesReplay(on: bus)
         wantsHealth = topics.contains { $0.matches(topicFrame: Array("health/x/".utf8)) }
         subscriber = try BusSubscriber(
             context: context, bus: bus, prefixes: topics + [.kind(.health)], highWaterMark: highWaterMark)
@@ -153,7 +155,8 @@ public final class ExactlyOnceSubscriber {
 
     private func dealer(for endpoint: String) throws(ZMQError) -> ZMQSocket? {
         if let existing = dealers[endpoint] { return existing }
-        guard endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"),
+        // Never in clear text beside a CURVE bus, whatever a heartbeat announces.
+        guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"),
             dealers.count < Self.maximumEndpoints
         else { return nil }
         let socket = try ZMQSocket(.dealer, context: context)

@@ -55,11 +55,16 @@ public final class ReplayServer {
 
     /// Where a process named `process` serves replay on `bus`: `ipc://DIR/replay/<process>.sock`
     /// in a bus directory (the `replay` directory is made owner-only, 0700), or a port the
-    /// system chooses on the broker's host over TCP (`tcp://127.0.0.1:*` for a local broker,
-    /// every interface otherwise, announced with this host's name).
+    /// system chooses on the broker's host over a TCP bus run `--insecure` (`tcp://127.0.0.1:*`
+    /// for a local broker, every interface otherwise, announced with this host's name).
+    ///
+    /// `nil` on a TCP bus with CURVE keys: a replay endpoint of its own would be outside the
+    /// broker's authentication and encryption, so none is served there (yet) and consumers on
+    /// such a bus report what they miss as lost (`docs/threat-model.md`).
     /// - Throws: ``BusAddressError/directoryUnusable(_:reason:)`` when the directory cannot be
     ///   made private.
-    public static func endpoint(bus: BusAddress, process: String) throws(BusAddressError) -> String {
+    public static func endpoint(bus: BusAddress, process: String) throws(BusAddressError) -> String? {
+        guard servesReplay(on: bus) else { return nil }
         switch bus.kind {
         case .directory(let path):
             let directory = path + "/replay"
@@ -75,6 +80,10 @@ public final class ReplayServer {
             return local ? "tcp://\(host == "::1" ? "[::1]" : "127.0.0.1"):*" : "tcp://0.0.0.0:*"
         }
     }
+
+    /// Whether replay is served and asked for on `bus`: on an IPC bus and a TCP bus run
+    /// `--insecure`, not on a TCP bus with CURVE keys (see ``endpoint(bus:process:)``).
+    public static func servesReplay(on bus: BusAddress) -> Bool { bus.credentials == nil }
 
     /// Answers the requests waiting now (at most `budget` of them, so that a flood of requests
     /// does not starve the caller's other work).

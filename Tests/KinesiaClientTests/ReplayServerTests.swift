@@ -145,8 +145,9 @@ struct ReplayServerTests {
             try FileManager.default.attributesOfItem(atPath: directory + "/replay")[.posixPermissions] as? Int
         #expect(mode == 0o700)
 
-        let tcp = try ReplayServer.endpoint(
-            bus: try BusAddress(parsing: "tcp://127.0.0.1:5550"), process: "worker-1")
+        let tcp = try #require(
+            try ReplayServer.endpoint(
+                bus: try BusAddress(parsing: "tcp://127.0.0.1:5550"), process: "worker-1"))
         #expect(tcp == "tcp://127.0.0.1:*")
         let context = try ZMQContext()
         defer { context.terminate() }
@@ -154,5 +155,18 @@ struct ReplayServerTests {
         defer { server.close() }
         let port = try #require(server.endpoint.split(separator: ":").last.flatMap { Int($0) })
         #expect(server.endpoint == "tcp://127.0.0.1:\(port)" && port > 0)
+    }
+
+    /// On a TCP bus with CURVE keys a replay endpoint would be outside the broker's
+    /// authentication: none is served, none is asked for.
+    @Test func noReplayIsServedOrAskedForOnACURVEBus() throws {
+        var curve = try BusAddress(parsing: "tcp://10.0.0.2:5550")
+        #expect(ReplayServer.servesReplay(on: curve))
+        let broker = try CurveKeyPair.generate()
+        curve.credentials = BusCredentials(
+            key: BusKey(name: "ward", role: .consumer, keyPair: try CurveKeyPair.generate()),
+            serverKey: BusPublicKey(name: "broker", role: .broker, key: broker.publicKey))
+        #expect(!ReplayServer.servesReplay(on: curve))
+        #expect(try ReplayServer.endpoint(bus: curve, process: "worker-1") == nil)
     }
 }

@@ -108,6 +108,9 @@ struct NamespaceHostTests {
             seen.count * 10 >= coordinates.count * 9, "\(seen.count) of \(coordinates.count) coordinates seen"
         )
         #expect(deployment.brokerCounter("insecure") == 1)
+        // On a bus run --insecure the worker serves replay on a port of its own, in clear text
+        // like the rest (the control of the CURVE test's check).
+        #expect(!(try deployment.listeningTCPSockets(on: "worker")).isEmpty)
     }
 
     @Test func curveBetweenHostsCarriesTheEventsOfAnalyzeAndTheCaptureShowsNothing() async throws {
@@ -125,6 +128,8 @@ struct NamespaceHostTests {
         #expect(capture.occurrences(ofLittleEndian: coordinates).isEmpty)
         #expect(deployment.brokerCounter("insecure") == nil)
         #expect((deployment.brokerCounter("admitted.ingest") ?? 0) >= 1, "\(deployment.diagnostics)")
+        // No port outside the broker's authentication: the worker serves no replay of its own.
+        #expect(try deployment.listeningTCPSockets(on: "worker") == [], "\(deployment.diagnostics)")
     }
 
     // MARK: - Who is refused
@@ -511,6 +516,21 @@ final class HostDeployment {
 
     /// What every process wrote on standard error.
     var diagnostics: String { topology.diagnostics }
+
+    /// The TCP sockets listening on host `name` (`ss -ltnH` there), one line each.
+    func listeningTCPSockets(on name: String) throws -> [String] {
+        let launcher = network.launcher(for: name)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: launcher[0])
+        process.arguments = Array(launcher.dropFirst()) + ["ss", "-ltnH"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "ss on \(name)")
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
 
     /// Stops the processes, then deletes the hosts.
     func tearDown() {

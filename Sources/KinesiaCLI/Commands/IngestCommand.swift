@@ -223,12 +223,15 @@ public struct IngestCommand: ParsableCommand {
         // The pose journal is served through replay (workers fill gaps and replay a session's
         // poses from it after a restart), announced on health/.
         let replay: (source: JournalReplaySource, server: ReplayServer)? =
-            try journal.map { journal in
-                (
+            try journal.flatMap { journal in
+                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: settings.name) else {
+                    log.warning(ReplayServer.notServedOnCURVE)
+                    return nil
+                }
+                return (
                     JournalReplaySource(
                         store: journal.store, current: [topic: publisher.streamID(on: topic)]),
-                    try ReplayServer(
-                        context: zmq, endpoint: try ReplayServer.endpoint(bus: bus, process: settings.name))
+                    try ReplayServer(context: zmq, endpoint: endpoint)
                 )
             }
         defer { replay?.server.close() }

@@ -155,15 +155,18 @@ public struct WorkerCommand: ParsableCommand {
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
         let replay: (source: JournalReplaySource, server: ReplayServer)? =
-            try journal.map { journal in
-                (
+            try journal.flatMap { journal in
+                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: name) else {
+                    log.warning(ReplayServer.notServedOnCURVE)
+                    return nil
+                }
+                return (
                     JournalReplaySource(store: journal.store, current: state!.current),
-                    try ReplayServer(
-                        context: zmq, endpoint: try ReplayServer.endpoint(bus: bus, process: name))
+                    try ReplayServer(context: zmq, endpoint: endpoint)
                 )
             }
         defer { replay?.server.close() }
-        let poseReplay = PoseReplayClient(context: zmq)
+        let poseReplay = PoseReplayClient(context: zmq, bus: bus)
         defer { poseReplay.close() }
         var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
         if insecure { health.constantCounters["insecure"] = 1 }

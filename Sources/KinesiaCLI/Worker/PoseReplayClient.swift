@@ -35,6 +35,7 @@ final class PoseReplayClient {
     }
 
     private let context: ZMQContext
+    private let asksForReplay: Bool
     private var endpoints: [StreamID: String] = [:]
     private var dealers: [String: ZMQSocket] = [:]
     private var pending: [String: Pending] = [:]
@@ -43,8 +44,10 @@ final class PoseReplayClient {
     /// Replies that could not be read.
     private(set) var malformedReplies = 0
 
-    init(context: ZMQContext) {
+    /// A client on `bus` (which says whether replay is asked for: not on a CURVE bus).
+    init(context: ZMQContext, bus: BusAddress) {
         self.context = context
+        asksForReplay = ReplayServer.servesReplay(on: bus)
     }
 
     /// The sockets to poll for replies.
@@ -139,7 +142,7 @@ final class PoseReplayClient {
 
     private func dealer(for endpoint: String) -> ZMQSocket? {
         if let existing = dealers[endpoint] { return existing }
-        guard endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"), dealers.count < 64,
+        guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"), dealers.count < 64,
             let socket = try? ZMQSocket(.dealer, context: context)
         else { return nil }
         do {
