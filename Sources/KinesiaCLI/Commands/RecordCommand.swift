@@ -1,8 +1,6 @@
 import Foundation
-import KinesiaAnalytics
 import KinesiaBus
 import KinesiaClient
-import KinesiaMotion
 import KinesiaStore
 import KinesiaWire
 

@@ -50,7 +50,6 @@ struct Recorder {
     var snapshotsSkipped = 0
     var malformed = 0
     var missing: UInt64 = 0
-    var restarts = 0
 
     /// A recorder that thins snapshots at `snapshotInterval`, taking up where `restoring` (each
     /// stream's last snapshot stored, ``RecordStore/lastKeptSnapshots()``) left off.
@@ -63,11 +62,11 @@ struct Recorder {
     }
 
     /// `stored`, `duplicates`, `snapshotsSkipped`, `malformed`, `gaps` (messages that cannot be
-    /// had any more), `restarts`.
+    /// had any more).
     var counters: [String: Int] {
         [
             "stored": stored, "duplicates": duplicates, "snapshotsSkipped": snapshotsSkipped,
-            "malformed": malformed, "gaps": Int(clamping: missing), "restarts": restarts,
+            "malformed": malformed, "gaps": Int(clamping: missing),
         ]
     }
 
@@ -102,7 +101,7 @@ struct Recorder {
         case .gap(let gap):
             switch gap {
             case .missed(_, let count, _): missing += count
-            case .senderRestarted: restarts += 1
+            case .senderRestarted: break  // a new stream: followed from its start, nothing lost
             case .overflow(let dropped): missing += UInt64(dropped)
             }
             return .warn("\(gap)")
