@@ -189,6 +189,9 @@ struct RecordCrashTests {
             }
             try await Task.sleep(for: .seconds(1))
             try await b.startRecorder()
+            // It read its cursor back: every stream it had stored resumes after its last row.
+            let restarted = try #require(b.recorder)
+            #expect(restarted.errorText.contains("(resuming "), "\(restarted.diagnostics)")
         }
         #expect(
             b.ingest?.isRunning == true && !b.ingest!.errorText.contains("serving its poses"),
