@@ -11,8 +11,14 @@ public import KinesiaMotion
 /// - **Exactly once**: every row is keyed by its sender's stream id, topic and sequence number
 ///   (`PRIMARY KEY`, `INSERT OR IGNORE`), so a message delivered twice (a replay, a restarted
 ///   recorder reading again) is stored once.
-/// - **Cursor**: `streams` keeps, for each topic and stream, the last sequence number stored,
-///   where a recorder that restarts can ask a replay to resume (``cursor()``).
+/// - **Cursor**: `streams` keeps, for each topic and stream, the last sequence number stored
+///   (or skipped on purpose), where a recorder that restarts asks a replay to resume
+///   (``cursor()``). ``insert(_:key:)`` and ``advanceCursor(_:)`` move it in the transaction
+///   that stores the row, so after a crash (kill -9, a power cut after `synchronous=NORMAL`'s
+///   last sync) the cursor and the rows agree: what was not committed is neither stored nor
+///   counted as seen, and is asked for again.
+/// - **Thinning state**: ``lastKeptSnapshots()`` gives, per snapshot stream, the last snapshot
+///   stored, from which a recorder that restarts takes up its choice of snapshots to keep.
 /// - Inserts are batched in transactions by the caller (``begin()``, ``commit()``).
 ///
 /// The schema is in `docs/record-schema.md`.
@@ -73,6 +79,34 @@ public final class RecordStore {
         public var streamID: UInt64
         /// The last sequence number stored (or skipped on purpose: snapshots between two kept).
         public var lastSequence: UInt64
+    }
+
+    /// The last snapshot stored of one stream: where the thinning of that stream stands.
+    public struct KeptSnapshot: Hashable, Sendable {
+        /// Makes a value.
+        public init(
+            topic: String, streamID: UInt64, sequence: UInt64, t: Double, repCount: Int, rejectedCount: Int
+        ) {
+            self.topic = topic
+            self.streamID = streamID
+            self.sequence = sequence
+            self.t = t
+            self.repCount = repCount
+            self.rejectedCount = rejectedCount
+        }
+
+        /// The topic, `snapshot/<camera>/<session>/`.
+        public var topic: String
+        /// The sender's stream id.
+        public var streamID: UInt64
+        /// Its sequence number (the highest stored of the stream).
+        public var sequence: UInt64
+        /// Its pose time.
+        public var t: Double
+        /// Its rep count.
+        public var repCount: Int
+        /// Its rejected-rep count.
+        public var rejectedCount: Int
     }
 
     /// The schema, one migration per version: `migrations[0]` makes version 1 from an empty file.
@@ -262,6 +296,22 @@ public final class RecordStore {
             Cursor(
                 topic: $0.text(0), streamID: UInt64(bitPattern: $0.integer(1)),
                 lastSequence: UInt64(bitPattern: $0.integer(2)))
+        }
+    }
+
+    /// Per snapshot stream, the snapshot stored with the highest sequence number (the last one
+    /// kept: a stream's messages are stored in order), by topic then stream id.
+    public func lastKeptSnapshots() throws(SQLiteError) -> [KeptSnapshot] {
+        try statement(
+            "SELECT s.topic, s.stream_id, s.sequence, s.t, s.rep_count, s.rejected_count FROM snapshots s "
+                + "JOIN (SELECT topic, stream_id, max(sequence) AS last FROM snapshots GROUP BY topic, stream_id) k "
+                + "ON s.topic = k.topic AND s.stream_id = k.stream_id AND s.sequence = k.last "
+                + "ORDER BY s.topic, s.stream_id"
+        ).rows {
+            KeptSnapshot(
+                topic: $0.text(0), streamID: UInt64(bitPattern: $0.integer(1)),
+                sequence: UInt64(bitPattern: $0.integer(2)), t: $0.real(3) ?? 0, repCount: Int($0.integer(4)),
+                rejectedCount: Int($0.integer(5)))
         }
     }
 

@@ -40,7 +40,9 @@ struct ReplayIntegrationTests {
         let report = await health.wait(for: "worker") { $0.counters["poses"] == poses }
         #expect(report != nil, "\(topology.diagnostics)")
         // The worker announces its replay endpoint and where its event streams stand.
-        let announced = await health.wait(for: "worker") { ($0.replay?.streams.count ?? 0) == 2 }
+        let announced = await health.wait(for: "worker") {
+            ($0.replay?.streams.filter { $0.topic.kind == .event }.count ?? 0) == 2
+        }
         #expect(announced?.replay?.endpoint.hasPrefix("ipc://\(topology.bus)/replay/") == true)
         return report?.counters["events"] ?? 0
     }

@@ -106,6 +106,64 @@ struct RecordStoreTests {
             ])
     }
 
+    /// A recorder killed with a transaction open (the store dropped without a commit, as kill -9
+    /// leaves it) loses the rows and their cursor together: what the cursor says was seen is
+    /// stored, and nothing stored is missing from the cursor.
+    @Test func anUncommittedTransactionLosesItsRowsAndItsCursorTogether() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        do {
+            let store = try RecordStore(path: path)
+            try store.begin()
+            for sequence: UInt64 in 0...3 {
+                try store.insert(.event(t: Double(sequence), .holdStarted), key: Self.key(sequence))
+            }
+            try store.commit()
+            try store.begin()
+            for sequence: UInt64 in 4...9 {
+                try store.insert(.event(t: Double(sequence), .holdStarted), key: Self.key(sequence))
+            }
+            try store.advanceCursor(Self.key(12, session: "right"))
+            // No commit: the connection goes away with its transaction open.
+        }
+        let reopened = try RecordStore(path: path)
+        #expect(try reopened.count("events") == 4)
+        #expect(
+            try reopened.cursor() == [
+                .init(topic: "event/cam0/left/", streamID: 0xfeed_0000_0000_0001, lastSequence: 3)
+            ])
+    }
+
+    /// Each snapshot stream's last stored snapshot: where a restarted recorder's thinning goes on.
+    @Test func theLastKeptSnapshotOfEachStreamIsItsHighestSequence() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let store = try RecordStore(path: path)
+        func snapshot(_ sequence: UInt64, stream: UInt64, t: Double, reps: Int) throws {
+            var value = MotionSnapshot()
+            value.repCount = reps
+            value.rejectedCount = 1
+            try store.insert(
+                .snapshot(t: t, value),
+                key: RecordStore.Key(
+                    streamID: stream, topic: "snapshot/cam0/left/", sequence: sequence, camera: "cam0",
+                    session: "left"))
+        }
+        try snapshot(0, stream: 1, t: 0.5, reps: 0)
+        try snapshot(7, stream: 1, t: 1.5, reps: 2)
+        try snapshot(3, stream: 1, t: 1.0, reps: 1)
+        try snapshot(2, stream: 2, t: 9.0, reps: 4)
+        #expect(
+            try store.lastKeptSnapshots() == [
+                .init(
+                    topic: "snapshot/cam0/left/", streamID: 1, sequence: 7, t: 1.5, repCount: 2,
+                    rejectedCount: 1),
+                .init(
+                    topic: "snapshot/cam0/left/", streamID: 2, sequence: 2, t: 9.0, repCount: 4,
+                    rejectedCount: 1),
+            ])
+    }
+
     @Test func snapshotsAndAnalyticsReadBackInTimeOrder() throws {
         let (path, done) = try Self.temporaryDatabase()
         defer { done() }

@@ -1,33 +1,51 @@
 import Foundation
-import KinesiaAnalytics
 import KinesiaBus
 import KinesiaClient
-import KinesiaMotion
 import KinesiaStore
 import KinesiaWire
 
-/// `kinesia record --db FILE [--camera ID...]`: stores the bus's events, analytics records and
-/// periodic snapshots in SQLite, each once.
+/// `kinesia record --db FILE [--camera ID...] [--from beginning|now]`: stores the bus's events,
+/// analytics records and periodic snapshots in SQLite, each exactly once, across its own crashes
+/// and those of the publishers.
 ///
-/// It subscribes `event/<camera>/` and `snapshot/<camera>/` for each `--camera` (every camera
-/// without one), decodes each message as ``BusMessage/messages(from:)`` does, and stores it in a
-/// ``RecordStore`` keyed by its sender's stream id, topic and sequence number, so that a message
-/// delivered twice is stored once. Snapshots are kept at most every `--snapshot-interval`
-/// seconds of pose time per session (and at every change of the rep counts), enough for the
-/// report's angle chart. Inserts are committed in batches (every 256 messages or 200 ms).
-/// Malformed messages and gaps are counted, logged and reported on `health/<name>/`; nothing is
-/// fatal but a database that cannot be written.
+/// It follows `event/<camera>/` and `snapshot/<camera>/` for each `--camera` (every camera
+/// without one) through an ``ExactlyOnceSubscriber``: every message of every stream, in order,
+/// once, what was missed live fetched from its publisher's replay endpoint. Its durable cursor is
+/// the database (``RecordWriter``): the rows and each stream's last sequence number are committed
+/// together (every 256 messages or 200 ms), and a restarted recorder resumes every stream it
+/// knows after what it stored. Streams it does not know start at their beginning (`--from
+/// beginning`, the default) or with the first message received (`--from now`). Snapshots are kept
+/// at most every `--snapshot-interval` seconds of pose time per stream (and at every change of
+/// the rep counts), the same ones across restarts. Messages that cannot be had any more, and
+/// malformed ones, are counted, logged and reported on `health/<name>/`; nothing is fatal but a
+/// database that cannot be written.
 public struct RecordCommand: ParsableCommand {
+    /// Where streams the database does not know yet start.
+    public enum From: String, CaseIterable, Sendable, ExpressibleByArgument {
+        /// At their first message still held by their publisher.
+        case beginning
+        /// At the first message received.
+        case now
+
+        /// As a ``ReplayStart``.
+        var replayStart: ReplayStart { self == .beginning ? .beginning : .now }
+    }
+
     /// `record`, with its help.
     public static let configuration = CommandConfiguration(
         name: "record", summary: "Store events, analytics and periodic snapshots in an SQLite database.",
         discussion: """
-            Subscribes event/<camera>/ and snapshot/<camera>/ for each --camera (every camera \
-            without one) and stores each message once, keyed by its sender's stream id, topic and \
-            sequence number (a replay or a restart never doubles a rep). The database is in WAL \
-            mode (kinesia report can read it while it records); its schema is migrated on open \
-            (PRAGMA user_version) and described in docs/record-schema.md. Malformed messages and \
-            gaps are counted on health/<name>/. Stops on SIGINT/SIGTERM after committing.
+            Follows event/<camera>/ and snapshot/<camera>/ for each --camera (every camera \
+            without one) exactly once: every message of every stream, in order, once, what was \
+            missed live (a late start, a restart of the recorder or of a worker) fetched from the \
+            worker's replay endpoint. Rows are keyed by their sender's stream id, topic and \
+            sequence number, and each stream's last sequence number (the cursor, table streams) is \
+            committed with the rows: after a crash, record started again on the same --db resumes \
+            every stream after what it stored; --from says where streams it does not know start. \
+            The database is in WAL mode (kinesia report can read it while it records); its schema \
+            is migrated on open (PRAGMA user_version) and described in docs/record-schema.md. \
+            Messages that cannot be had any more and malformed ones are counted on \
+            health/<name>/. Stops on SIGINT/SIGTERM after committing.
             """)
 
     /// The options.
@@ -38,6 +56,11 @@ public struct RecordCommand: ParsableCommand {
                 help: "The SQLite database (created if missing)."),
             .option(
                 "camera", \.cameras, valueName: "id", help: "A camera to record (default: every camera)."),
+            .option(
+                "from", \.from, valueName: "beginning|now",
+                help:
+                    "Where streams the database does not know start: their first message still held, or now (a stored cursor always wins)."
+            ),
             .option(
                 "snapshot-interval", \.snapshotInterval, valueName: "seconds",
                 help: "Keep a session's snapshot at most this often, in pose time (count changes always)."),
@@ -50,6 +73,8 @@ public struct RecordCommand: ParsableCommand {
     public var database: String?
     /// `--camera` values.
     public var cameras: [String] = []
+    /// `--from`.
+    public var from = From.beginning
     /// `--snapshot-interval`.
     public var snapshotInterval = 0.2
     /// `--bus`.
@@ -106,146 +131,52 @@ public struct RecordCommand: ParsableCommand {
         _ database: String, bus: BusAddress, name: String, stop: StopToken, context: CommandContext
     ) throws {
         let log = context.logger
-        let store = try RecordStore(path: database)
+        let clock = ContinuousClock()
+        let origin = clock.now
+        func now() -> Duration { clock.now - origin }
+        let writer = try RecordWriter(path: database, snapshotInterval: snapshotInterval, now: now())
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let publisher = try BusPublisher(
             context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
-        let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: try prefixes())
+        let subscriber = try ExactlyOnceSubscriber(
+            context: zmq, bus: bus, topics: try prefixes(), from: from.replayStart, cursor: writer.cursor)
         defer { subscriber.close() }
         var health = try HealthPublisher(process: name, role: "record", problems: { log.warning($0) })
-        var recorder = Recorder(snapshotInterval: snapshotInterval)
-        let clock = ContinuousClock()
-        var lastCommit = clock.now
-        var pending = 0
-
-        func commit() throws {
-            try store.commit()
-            pending = 0
-            lastCommit = clock.now
+        func counters() -> [String: Int] {
+            var values = writer.recorder.counters
+            for (counter, value) in subscriber.machine.counters { values["replay.\(counter)"] = value }
+            return values
         }
-        func handle(_ delivery: BusSubscriber.Delivery) throws {
-            for message in BusMessage.messages(from: delivery) {
-                switch recorder.decide(message) {
-                case .store(let payload, let key):
-                    try store.begin()
-                    if try store.insert(payload, key: key) {
-                        recorder.stored += 1
-                    } else {
-                        recorder.duplicates += 1
-                    }
-                    pending += 1
-                case .skip(let key):
-                    try store.begin()
-                    try store.advanceCursor(key)
-                    pending += 1
-                case .warn(let text):
-                    log.warning(text)
-                case .none:
-                    break
-                }
-            }
-            if pending >= 256 || (pending > 0 && clock.now - lastCommit >= .milliseconds(200)) {
-                try commit()
-            }
+        func handle(_ delivery: ExactlyOnceSubscriber.Delivery) throws {
+            for warning in try writer.handle(delivery, now: now()) { log.warning(warning) }
         }
 
+        let known = writer.cursor.delivered.count
         log.info(
-            "recording \(cameras.isEmpty ? "every camera" : cameras.joined(separator: ", ")) on \(bus) into \(database)"
+            "recording \(cameras.isEmpty ? "every camera" : cameras.joined(separator: ", ")) on \(bus) into \(database) "
+                + (known == 0
+                    ? "(new streams from \(from.rawValue))"
+                    : "(resuming \(known) stream\(known == 1 ? "" : "s") after their last stored message; new ones from \(from.rawValue))")
         )
         while !stop.isRequested {
-            health.publishIfDue(counters: { recorder.counters }, via: publisher)
-            if pending > 0, clock.now - lastCommit >= .milliseconds(200) { try commit() }
+            health.publishIfDue(counters: counters, via: publisher)
+            try writer.commitIfDue(now: now())
             guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
             try handle(delivery)
-            var burst = 0
-            while burst < 10_000, let next = try subscriber.tryReceive() {
-                try handle(next)
-                burst += 1
-            }
         }
+        // What is already here is stored before stopping.
         let deadline = clock.now.advanced(by: .milliseconds(500))
-        while clock.now < deadline, let next = try subscriber.tryReceive() { try handle(next) }
-        try commit()
-        try store.close()
-        health.publish(counters: recorder.counters, via: publisher)
+        while clock.now < deadline, let next = try subscriber.receive(timeout: .milliseconds(20)) {
+            try handle(next)
+        }
+        try writer.close()
+        health.publish(counters: counters(), via: publisher)
+        let recorder = writer.recorder
         log.info(
             "stopped: \(recorder.stored) stored, \(recorder.duplicates) already stored, "
                 + "\(recorder.snapshotsSkipped) snapshots skipped, \(recorder.malformed) malformed, \(recorder.missing) missing"
         )
-    }
-}
-
-/// What `kinesia record` does with each message, with no I/O: store it, skip it (a snapshot
-/// between two kept ones: its cursor still moves), or warn; and the counters.
-struct Recorder {
-    /// What to do with a message.
-    enum Decision {
-        /// Store the payload under the key.
-        case store(RecordStore.Payload, RecordStore.Key)
-        /// Do not store it, but move the stream's cursor.
-        case skip(RecordStore.Key)
-        /// Tell the operator.
-        case warn(String)
-    }
-
-    let snapshotInterval: Double
-    /// Per session (`camera/session`): the pose time and counts of the last snapshot kept.
-    private var lastKept: [String: (t: Double, counts: (Int, Int))] = [:]
-    var stored = 0
-    var duplicates = 0
-    var snapshotsSkipped = 0
-    var malformed = 0
-    var missing: UInt64 = 0
-    var restarts = 0
-
-    init(snapshotInterval: Double) {
-        self.snapshotInterval = snapshotInterval
-    }
-
-    var counters: [String: Int] {
-        [
-            "stored": stored, "duplicates": duplicates, "snapshotsSkipped": snapshotsSkipped,
-            "malformed": malformed, "gaps": Int(clamping: missing), "restarts": restarts,
-        ]
-    }
-
-    static func key(_ message: some BusTopicMessage) -> RecordStore.Key {
-        RecordStore.Key(
-            streamID: message.streamID.rawValue, topic: message.topic.string, sequence: message.sequence,
-            camera: message.camera, session: message.session)
-    }
-
-    mutating func decide(_ message: BusMessage) -> Decision? {
-        switch message {
-        case .event(let e):
-            return .store(.event(t: e.t, e.event), Self.key(e))
-        case .analytics(let a):
-            return .store(.analytics(t: a.t, a.record), Self.key(a))
-        case .snapshot(let s):
-            let id = s.camera + "/" + s.session
-            let counts = (s.snapshot.repCount, s.snapshot.rejectedCount)
-            if let last = lastKept[id], last.counts == counts, s.t >= last.t, s.t - last.t < snapshotInterval
-            {
-                snapshotsSkipped += 1
-                return .skip(Self.key(s))
-            }
-            lastKept[id] = (s.t, counts)
-            return .store(.snapshot(t: s.t, s.snapshot), Self.key(s))
-        case .malformed(let bad):
-            malformed += 1
-            return malformed <= 10 || malformed % 1000 == 0
-                ? .warn("malformed message: \(bad) (\(malformed) so far)") : nil
-        case .gap(let gap):
-            switch gap {
-            case .missed(_, let count, _): missing += count
-            case .senderRestarted: restarts += 1
-            case .overflow(let dropped): missing += UInt64(dropped)
-            }
-            return .warn("\(gap)")
-        case .health, .pose:
-            return nil
-        }
     }
 }

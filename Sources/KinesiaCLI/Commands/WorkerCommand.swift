@@ -172,10 +172,14 @@ public struct WorkerCommand: ParsableCommand {
         if insecure { health.constantCounters["insecure"] = 1 }
         if let replay {
             let endpoint = replay.server.endpoint
-            // The event streams are announced (consumers follow them); snapshots are served when asked.
+            // Event and snapshot streams are announced: a consumer that follows snapshots
+            // exactly once (kinesia record) needs their endpoint and last sequence number too.
             health.replay = {
                 ReplayAnnouncement(
-                    endpoint: endpoint, streams: replay.source.streams().filter { $0.topic.kind == .event })
+                    endpoint: endpoint,
+                    streams: replay.source.streams().filter {
+                        $0.topic.kind == .event || $0.topic.kind == .snapshot
+                    })
             }
         }
         let clock = ContinuousClock()
