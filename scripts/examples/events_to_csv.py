@@ -75,10 +75,13 @@ class Number(str):
     """A JSON number, kept as the text the worker wrote (Swift's shortest round-trip form)."""
 
 
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
 def parse_json(text):
-    """The payload's JSON, numbers as Number. Raises ValueError."""
-    return json.loads(text, parse_float=Number, parse_int=Number,
-                      parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    """The payload's JSON, numbers as Number. Raises ValueError (NaN and Infinity too)."""
+    return json.loads(text, parse_float=Number, parse_int=Number, parse_constant=_refuse_constant)
 
 
 def cell(value):
@@ -156,7 +159,8 @@ def motion_row(stream, sequence, text, state):
         fields["value"] = _need(event.get("value"), "number", "value")
     counts = state.advance(event_type)
     if counts:
-        fields["repNumber"], fields["cleanCount"], fields["hold"] = str(counts[0]), str(counts[1]), counts[2]
+        fields["repNumber"], fields["cleanCount"] = str(counts[0]), str(counts[1])
+        fields["hold"] = counts[2]
     state.sequence = sequence
     return [cell(fields.get(column)) for column in MOTION_COLUMNS]
 
@@ -231,7 +235,8 @@ def read_session_csv(data):
     if kind is None:
         raise DamagedFile("its header is not events_to_csv's")
     keep, streams = records[0][0], {}
-    stream_at, sequence_at, type_at = header.index("stream"), header.index("sequence"), header.index("type")
+    stream_at, sequence_at = header.index("stream"), header.index("sequence")
+    type_at = header.index("type")
     for index, (end, row) in enumerate(records[1:], start=1):
         valid = (len(row) == len(header) and len(row[stream_at]) == 16
                  and all(c in "0123456789abcdef" for c in row[stream_at])
@@ -290,8 +295,14 @@ class SessionFiles:
         of each of its streams into `cursor`."""
         if topic in self.sessions:
             return
-        parsed = kw.parse_topic(topic)
-        name = f"{parsed['camera']}-{parsed['session']}.csv"
+        try:
+            parsed = kw.parse_topic(topic)
+            name = f"{parsed['camera']}-{parsed['session']}.csv"
+        except (kw.WireError, KeyError, TypeError, AttributeError) as error:
+            self.report(f"refused: an event topic {topic!r}: {error}")
+            self.count("refused")
+            self.sessions[topic] = None
+            return
         if name in self.claimed:
             self.report(f"refused: {topic} would write to {name}, which holds {self.claimed[name]}")
             self.count("refused")
@@ -327,10 +338,7 @@ class SessionFiles:
             self.count("refusedEvents")
             return
         kind = kind_of(text)
-        if session["kind"] is None:
-            session["kind"] = kind
-            session["pending"].append(HEADERS[kind])
-        if kind != session["kind"]:
+        if session["kind"] not in (None, kind):
             self.report(f"skipped: {topic} #{sequence}: a {kind} record in a {session['kind']} file")
             self.count("malformed")
             return
@@ -344,6 +352,9 @@ class SessionFiles:
             self.report(f"skipped: {topic} #{sequence}: {error}")
             self.count("malformed")
             return
+        if session["kind"] is None:  # the first valid row sets the file's kind and header
+            session["kind"] = kind
+            session["pending"].append(HEADERS[kind])
         session["pending"].append(row)
         self.count("rows")
 
@@ -375,7 +386,8 @@ class SessionFiles:
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Write Kinesia events to one CSV per session, exactly once.")
+    parser = argparse.ArgumentParser(
+        description="Write Kinesia events to one CSV file per session, exactly once.")
     parser.add_argument("--bus", help="tcp://HOST:PORT, or a bus directory (default: IPC)")
     parser.add_argument("--out", required=True, help="the directory of the CSV files (made if missing)")
     parser.add_argument("--camera", help="only this camera's sessions (default: every camera)")
@@ -385,7 +397,8 @@ def main():
                         help="over TCP: this consumer's secret key file (default $KINESIA_KEY)")
     parser.add_argument("--server-key", default=os.environ.get("KINESIA_SERVER_KEY"),
                         help="over TCP: the broker's public key file (default $KINESIA_SERVER_KEY)")
-    parser.add_argument("--insecure", action="store_true", default=os.environ.get("KINESIA_INSECURE") == "1",
+    parser.add_argument("--insecure", action="store_true",
+                        default=os.environ.get("KINESIA_INSECURE") == "1",
                         help="allow a TCP bus without keys (no encryption, no authentication)")
     args = parser.parse_args()
     prefix = "event/"

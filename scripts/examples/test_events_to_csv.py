@@ -19,10 +19,12 @@ EVENTS = [
     '{"type":"setupChanged","t":0.5,"issues":["tooFar"]}',
     '{"type":"repCompleted","t":2.5,"rep":{"peak":92.5,"faults":[],"start":1.0,"end":2.5}}',
     '{"type":"formFault","t":3.0,"fault":"keepTrunkUpright"}',
-    '{"type":"repRejected","t":4.25,"rep":{"peak":80.0,"faults":["keepTrunkUpright","tooFast"],"start":3.0,"end":4.25}}',
+    '{"type":"repRejected","t":4.25,"rep":{"peak":80.0,"faults":["keepTrunkUpright","tooFast"],'
+    '"start":3.0,"end":4.25}}',
     '{"type":"holdStarted","t":5.0}',
     '{"type":"repCompleted","t":35.0,"rep":{"peak":95.0,"faults":[],"start":5.0,"end":35.0}}',
-    '{"type":"visibilityChanged","t":36.0,"visibility":{"isVisible":false,"missingJoints":["leftHip","leftKnee"]}}',
+    '{"type":"visibilityChanged","t":36.0,"visibility":{"isVisible":false,'
+    '"missingJoints":["leftHip","leftKnee"]}}',
     '{"type":"baselineCompleted","t":40.0,"value":1e-05}',
 ]
 
@@ -47,14 +49,15 @@ class RowTests(unittest.TestCase):
         _, rows, _ = motion_file()
         c = self.column
         self.assertEqual(c(rows[0], "setupIssues"), "tooFar")
-        self.assertEqual([c(rows[1], n) for n in ("repNumber", "cleanCount", "hold", "peak", "duration")],
-                         ["1", "1", "false", "92.5", "1.5"])
+        self.assertEqual([c(rows[1], n) for n in ("repNumber", "cleanCount", "hold", "peak",
+                                                  "duration")], ["1", "1", "false", "92.5", "1.5"])
         self.assertEqual(c(rows[2], "faults"), "keepTrunkUpright")
         self.assertEqual([c(rows[3], n) for n in ("repNumber", "cleanCount", "faults", "peak")],
                          ["2", "1", "keepTrunkUpright;tooFast", "80.0"])
         self.assertEqual([c(rows[5], n) for n in ("repNumber", "cleanCount", "hold", "duration")],
                          ["3", "2", "true", "30.0"])
-        self.assertEqual([c(rows[6], n) for n in ("isVisible", "missingJoints")], ["false", "leftHip;leftKnee"])
+        self.assertEqual([c(rows[6], n) for n in ("isVisible", "missingJoints")],
+                         ["false", "leftHip;leftKnee"])
         self.assertEqual(c(rows[7], "value"), "1e-05")  # as written, never reformatted
         self.assertEqual([c(row, "json") for row in rows], EVENTS)
         self.assertEqual([c(row, "sequence") for row in rows], [str(i) for i in range(len(EVENTS))])
@@ -72,12 +75,13 @@ class RowTests(unittest.TestCase):
                          ["newKind", "7", '{"type":"newKind","t":7,"x":1}'])
 
     def test_analytics_records_fill_their_columns(self):
-        text = ('{"type":"repSymmetry","t":20.0,"set":1,"pair":2,"left":{"rep":2,"peak":90.0,"range":88.0,'
-                '"timeUnderTension":2.5},"right":{"rep":2,"peak":80.0,"range":77.0,"timeUnderTension":2.0},'
+        text = ('{"type":"repSymmetry","t":20.0,"set":1,"pair":2,"left":{"rep":2,"peak":90.0,'
+                '"range":88.0,"timeUnderTension":2.5},"right":{"rep":2,"peak":80.0,"range":77.0,'
+                '"timeUnderTension":2.0},'
                 '"peakDifference":10.0,"rangeRatio":0.875,"tempoRatio":null}')
         row = dict(zip(e2c.ANALYTICS_COLUMNS, e2c.analytics_row(STREAM, 9, text)))
-        self.assertEqual((row["left.peak"], row["right.range"], row["peakDifference"], row["tempoRatio"]),
-                         ("90.0", "77.0", "10.0", ""))
+        self.assertEqual((row["left.peak"], row["right.range"], row["peakDifference"],
+                          row["tempoRatio"]), ("90.0", "77.0", "10.0", ""))
         self.assertEqual(e2c.kind_of(text), "analytics")
         with self.assertRaises(ValueError):
             e2c.analytics_row(STREAM, 9, '{"type":"repSymmetry","t":1}')
@@ -116,7 +120,8 @@ class CursorTests(unittest.TestCase):
 
     def test_streams_are_counted_apart(self):
         state_a, state_b = e2c.StreamState(), e2c.StreamState()
-        rows = [e2c.motion_row(STREAM, 0, EVENTS[1], state_a), e2c.motion_row(OTHER, 7, EVENTS[1], state_b),
+        rows = [e2c.motion_row(STREAM, 0, EVENTS[1], state_a),
+                e2c.motion_row(OTHER, 7, EVENTS[1], state_b),
                 e2c.motion_row(STREAM, 1, EVENTS[3], state_a)]
         _, _, streams = e2c.read_session_csv(write([e2c.MOTION_COLUMNS] + rows))
         self.assertEqual({key: (s.sequence, s.reps) for key, s in streams.items()},
