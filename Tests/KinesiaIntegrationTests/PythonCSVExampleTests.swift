@@ -125,6 +125,17 @@ struct PythonCSVExampleTests {
         }
     }
 
+    /// The Python unit tests of the rows and of the cursor read back from a file (also run by
+    /// scripts/test), so that `swift test` fails when they do.
+    @Test func thePythonUnitTestsOfTheRowsAndTheCursorPass() throws {
+        let (status, output) = try TestProcess.run(
+            try Self.python(),
+            ["-m", "unittest", "discover", "-s", PackagePaths.path("scripts/examples"), "-p", "test_*.py"],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("\nOK"), "\(output)")
+    }
+
     @Test(.timeLimit(.minutes(5)))
     func theCSVsHoldAnalyzesEventsAndAConsumerKilledTwiceEndsWithTheSameFiles() async throws {
         let left = try await Oracle.events(source: Self.source, exercise: "squat", side: "left")
