@@ -181,19 +181,36 @@ struct PythonCSVExampleTests {
         defer { if crashing.isRunning { _ = crashing.send(SIGKILL) } }
         #expect(await ingest.waitForExit(timeout: .seconds(120)) == 0, "\(ingest.diagnostics)")
 
-        // Both have every motion event before the worker stops (its replay endpoint goes with
-        // it); its graceful stop publishes the analytics' final set summaries, live.
-        let motionDone = await waitUntil(timeout: .seconds(60)) {
-            [steadyOut, crashingOut].allSatisfy {
-                Self.csv($0, "cam0-left.csv").count == left.count + 1
-                    && Self.csv($0, "cam0-right.csv").count == right.count + 1
+        // Both have every event the worker published before it stops (its replay endpoint goes
+        // with it): the last sequence of each stream, as a heartbeat sent after the last pose
+        // was analysed announces it. Its graceful stop then publishes the analytics' final set
+        // summaries, live.
+        let poses = try PoseCount.of(Self.source)
+        let analysed = await health.wait(for: "worker", timeout: .seconds(60)) {
+            $0.counters["poses"] == poses
+        }
+        let since = try #require(analysed, "\(topology.diagnostics)").uptime
+        let announced = await health.wait(for: "worker") {
+            $0.uptime > since + 1 && ($0.replay?.streams.count ?? 0) >= 3
+        }
+        let published = try #require(announced?.replay?.streams, "\(topology.diagnostics)")
+        let streams = Dictionary(
+            published.map { ($0.topic.string, $0.stream.description) },
+            uniquingKeysWith: { first, _ in first })
+        func lastSequence(_ directory: String, _ session: String) -> String? {
+            Self.csv(directory, "cam0-\(session).csv").last?.dropFirst().first
+        }
+        let caughtUp = await waitUntil(timeout: .seconds(60)) {
+            published.filter { $0.topic.kind == .event }.allSatisfy { stream in
+                let session = stream.topic.string.split(separator: "/").last.map(String.init) ?? ""
+                return [steadyOut, crashingOut].allSatisfy { lastSequence($0, session) == "\(stream.last)" }
             }
         }
-        #expect(motionDone, "\(Self.errors("crashing-3", in: topology))\n\(topology.diagnostics)")
-        let announced = await health.wait(for: "worker") { ($0.replay?.streams.count ?? 0) >= 3 }
-        let streams = Dictionary(
-            (announced?.replay?.streams ?? []).map { ($0.topic.string, $0.stream.description) },
-            uniquingKeysWith: { first, _ in first })
+        #expect(caughtUp, "\(Self.errors("crashing-3", in: topology))\n\(topology.diagnostics)")
+        for directory in [steadyOut, crashingOut] {
+            #expect(Self.csv(directory, "cam0-left.csv").count == left.count + 1)
+            #expect(Self.csv(directory, "cam0-right.csv").count == right.count + 1)
+        }
         #expect(await worker.stop() == 0, "\(worker.diagnostics)")
         let files = ["cam0-analytics.csv", "cam0-left.csv", "cam0-right.csv"]
         func contents(_ directory: String) -> [String] {
