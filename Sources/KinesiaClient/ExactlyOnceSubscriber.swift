@@ -181,7 +181,9 @@ public final class ExactlyOnceSubscriber {
             return
         case .message(let message, _):
             if case .health(let report) = message.body {
-                if let announcement = report.replay {
+                // On a CURVE bus, a heartbeat announcing a replay endpoint is ignored (none is
+                // served there: it would be outside the broker's authentication).
+                if let announcement = report.replay, asksForReplay {
                     try perform(machine.announced(announcement, now: now()))
                 }
                 if wantsHealth { ready.append(.health(message)) }
