@@ -174,6 +174,29 @@ struct DemoIntegrationTests {
         for pid in pids { #expect(!ConsumerTestPaths.isAlive(pid), "pid \(pid) outlived the demo") }
     }
 
+    /// Whether this machine has a sound output `kinesia voice` could play on.
+    static var hasSoundOutput: Bool {
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? ""
+        let devices = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/snd")) ?? []
+        return devices.contains { $0.hasPrefix("pcmC") }
+            || ProcessInfo.processInfo.environment["PULSE_SERVER"] != nil
+            || (!runtime.isEmpty
+                && (FileManager.default.fileExists(atPath: runtime + "/pulse/native")
+                    || FileManager.default.fileExists(atPath: runtime + "/pipewire-0")))
+    }
+
+    @Test(.enabled(if: !hasSoundOutput, "this machine has a sound output"))
+    func speakWithoutASoundOutputFailsBeforeStartingAnything() async throws {
+        let directory = try ConsumerTestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.path + "/out"
+        let run = try await ConsumerTestPaths.run(["demo", "--speak", "--plain", "--out", out])
+        #expect(run.status == 1)
+        #expect(run.error.contains("no audio output on this machine"), "\(run.error)")
+        #expect(!run.output.contains("demo: started"), "\(run.output)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     @Test func badOptionsAreUsageErrors() async throws {
         let run = try await ConsumerTestPaths.run(["demo", "--seconds", "0"])
         #expect(run.status == 64)

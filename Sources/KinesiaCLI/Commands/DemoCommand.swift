@@ -117,12 +117,15 @@ public struct DemoCommand: ParsableCommand {
         var processes = [
             ProcessSpec(name: "broker", command: ["broker"], role: .broker, environment: logLevel)
         ]
-        for side in ["left", "right", Self.analyticsSession] {
+        // One worker per session; a session's name is its kind (`left=ID:left`).
+        for session in ["left", "right", Self.analyticsSession] {
             processes.append(
                 ProcessSpec(
-                    name: "worker-\(side)",
-                    command: ["worker", "--camera", camera, "--session", "\(side)=\(exercise.id):\(side)"]
-                        + state("worker-\(side)"),
+                    name: "worker-\(session)",
+                    command: [
+                        "worker", "--camera", camera, "--session", "\(session)=\(exercise.id):\(session)",
+                    ]
+                        + state("worker-\(session)"),
                     role: .worker, environment: logLevel))
         }
         processes.append(
@@ -167,13 +170,13 @@ public struct DemoCommand: ParsableCommand {
     ///   `--speak` finds no sound output, a process of the demo failed, or nothing was heard from
     ///   the workers.
     public func run(context: CommandContext) async throws {
-        let output = DemoOutput.resolve(
-            self.output, currentDirectory: FileManager.default.currentDirectoryPath, now: Date())
-        try output.prepare()
         if speak {
             // Said now rather than by a voice process that fails and is restarted in vain.
             _ = try AudioPlayer.locate(environment: context.environment)
         }
+        let output = DemoOutput.resolve(
+            self.output, currentDirectory: FileManager.default.currentDirectoryPath, now: Date())
+        try output.prepare()
         // Before any child exists: a signal from now on stops the demo, it does not end it.
         let signals = SignalStream([.interrupt, .terminate, .hangup])
         let directory: IPCDirectory
