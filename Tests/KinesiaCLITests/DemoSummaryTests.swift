@@ -152,8 +152,8 @@ struct DemoSummaryTests {
         #expect(
             DemoSummary.voiceLines(utterances, directory: "/out/voice") == [
                 "Voice (kinesia voice --output /out/voice): 2 utterances",
-                "  0001.wav  left   repCounted                  \"1\"",
-                "  0002.wav  right  repRejected                 \"That one does not count. Keep your trunk upright\"",
+                "  0001.wav  left   \"1\" (repCounted)",
+                "  0002.wav  right  \"That one does not count. Keep your trunk upright\" (repRejected)",
             ])
     }
 

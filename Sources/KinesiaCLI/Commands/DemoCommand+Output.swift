@@ -157,7 +157,7 @@ enum DemoSummary {
         return lines
     }
 
-    /// The texts spoken, one line each: file, session, cue, text.
+    /// The texts spoken, one line each: file, session, text, and what the cue is about.
     static func voiceLines(_ utterances: [DemoUtterance], directory: String) -> [String] {
         var lines = [
             "Voice (kinesia voice --output \(directory)): "
@@ -165,8 +165,9 @@ enum DemoSummary {
         ]
         for utterance in utterances {
             lines.append(
-                ("  " + utterance.file.padded(10) + utterance.session.padded(7) + utterance.cue.padded(28)
-                    + "\"" + utterance.text + "\"").droppingTrailingSpaces())
+                "  " + utterance.file.padded(10) + utterance.session.padded(7) + "\"" + utterance.text
+                    + "\" ("
+                    + utterance.cue + ")")
         }
         return lines
     }
