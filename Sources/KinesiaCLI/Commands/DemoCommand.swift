@@ -73,8 +73,10 @@ public struct DemoCommand: ParsableCommand {
         ]
     }
 
-    /// `--seconds`.
-    public var seconds = 30.0
+    /// `--seconds`: 32 by default, a stop between two reps of the default exercise and seed
+    /// (the right side's 4th rep ends at 29.9 s of pose time, the left side's 5th at 34.0 s), so
+    /// that a late or early stop by a fraction of a second never changes the reps counted.
+    public var seconds = 32.0
     /// `--exercise`.
     public var exercise = Exercise.named("shoulderAbduction")!
     /// `--seed`.
