@@ -39,7 +39,7 @@ struct WatchCommandTests {
 
     @Test func demoDefaultsToHalfAMinuteOfShoulderAbductionWithSeedSeven() throws {
         let demo = try DemoCommand.parse([])
-        #expect(demo.seconds == 30)
+        #expect(demo.seconds == 32)
         #expect(demo.exercise.id == "shoulderAbduction")
         #expect(demo.seed == 7)
     }

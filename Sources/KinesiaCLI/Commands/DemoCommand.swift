@@ -1,7 +1,10 @@
 import Foundation
+import KinesiaAnalytics
 import KinesiaBus
 import KinesiaClient
 public import KinesiaMotion
+import KinesiaReport
+import KinesiaStore
 import KinesiaSystem
 import KinesiaWire
 import Synchronization
@@ -9,13 +12,21 @@ import Synchronization
 /// `kinesia demo`: the whole fan-out on one box, for a newcomer, with one command.
 ///
 /// In a private temporary bus directory it starts, as real child processes of the same
-/// executable and under the ``Supervisor`` of `kinesia up`: a broker, a left and a right worker
-/// (`--session left=EXERCISE:left`, `--session right=EXERCISE:right`, one process each) and an
-/// ingest of the built-in simulator (`sim:EXERCISE,side=both,seed=N`, at the recording's pace,
-/// looping). It shows the live view of `kinesia watch` in the foreground for `--seconds`
-/// (counted from the moment the ingest starts), then stops everything gracefully (intake
-/// first, the broker last), prints each session's summary (clean reps, rejected reps with their
-/// faults, the best value, the events received) and exits 0.
+/// executable and under the ``Supervisor`` of `kinesia up`: a broker; a left, a right and an
+/// analytics worker (`--session left=EXERCISE:left`, `right=EXERCISE:right`,
+/// `analytics=EXERCISE:analytics`, one process each); the consumers `kinesia record --db` and
+/// `kinesia voice --output` (and, with `--speak`, a second voice that plays the cues aloud); and
+/// an ingest of the built-in simulator (`sim:EXERCISE,side=both,seed=N`, at the recording's
+/// pace, looping). It shows the live view of `kinesia watch` in the foreground for `--seconds`
+/// (counted from the moment the ingest starts), then stops everything gracefully (intake first,
+/// then the workers, the consumers, the broker last), writes the report of the recorded
+/// sessions as `kinesia report` does, prints each session's summary (clean reps, rejected reps
+/// with their faults, the best value, the events received), the analytics figures, the texts
+/// spoken and where the files are, and exits 0.
+///
+/// The database, the report and the WAV files are kept in `--out DIR` (default
+/// `./kinesia-demo-YYYYMMDD-HHMMSS`); the bus directory, with the journals of the ingest and the
+/// workers, is private and removed at the end.
 ///
 /// The same seed gives the same poses, so the same reps in every run. Control-C stops early and
 /// still prints the summary; a second Control-C kills the children at once. No child outlives
@@ -24,12 +35,17 @@ import Synchronization
 public struct DemoCommand: ParsableCommand {
     /// `demo`, with its help.
     public static let configuration = CommandConfiguration(
-        name: "demo", summary: "Run a broker, an ingest and two workers with the live view, then summarise.",
+        name: "demo",
+        summary: "Run a broker, an ingest, workers and consumers with the live view, then summarise.",
         discussion: """
-            Starts, in a temporary bus directory, a broker, a left and a right worker and an \
-            ingest of a simulated exercise (repeatable: seeded), shows the live view for \
-            --seconds, stops everything and prints each session's reps, faults, best value and \
-            events. When standard output is not a terminal (or with --plain), prints progress \
+            Starts, in a temporary bus directory, a broker, a left, a right and an analytics \
+            worker, kinesia record and kinesia voice (writing WAV files), and an ingest of a \
+            simulated exercise (repeatable: seeded); shows the live view for --seconds, stops \
+            everything, writes the HTML report and prints each session's reps, faults, best value \
+            and events, the analytics (fatigue trend, symmetry), the texts spoken and where the \
+            files are. The database, report and WAV files stay in --out DIR (default \
+            ./kinesia-demo-YYYYMMDD-HHMMSS). --speak also plays the cues aloud (needs a sound \
+            output). When standard output is not a terminal (or with --plain), prints progress \
             lines instead of redrawing. Needs nothing beyond the build.
             """)
 
@@ -45,21 +61,37 @@ public struct DemoCommand: ParsableCommand {
             .option(
                 "seed", \.seed, valueName: "n",
                 help: "The simulator's seed (the same seed gives the same reps)."),
+            .option(
+                "out", \.output, valueName: "dir",
+                help: "Where to keep the database, report and WAV files (default ./kinesia-demo-<time>)."),
+            .flag(
+                "speak", \.speak,
+                help:
+                    "Also play the voice cues aloud (PulseAudio, PipeWire or ALSA; WAV files are written anyway)."
+            ),
             .flag("plain", \.plain, help: "Print lines instead of redrawing, even on a terminal."),
         ]
     }
 
-    /// `--seconds`.
-    public var seconds = 30.0
+    /// `--seconds`: 32 by default, a stop between two reps of the default exercise and seed
+    /// (the right side's 4th rep ends at 29.9 s of pose time, the left side's 5th at 34.0 s), so
+    /// that a late or early stop by a fraction of a second never changes the reps counted.
+    public var seconds = 32.0
     /// `--exercise`.
     public var exercise = Exercise.named("shoulderAbduction")!
     /// `--seed`.
     public var seed = 7
+    /// `--out`: `nil` for `./kinesia-demo-YYYYMMDD-HHMMSS`.
+    public var output: String?
+    /// `--speak`.
+    public var speak = false
     /// `--plain`.
     public var plain = false
 
     /// The camera of the demo.
     static let camera = "cam0"
+    /// The analytics session's name.
+    static let analyticsSession = "analytics"
 
     /// A command with every default.
     public init() {}
@@ -70,23 +102,47 @@ public struct DemoCommand: ParsableCommand {
         guard seconds.isFinite, seconds > 0, seconds <= 86_400 else {
             throw CLIError.usage("--seconds must be more than 0 and at most 86400")
         }
+        if let output, output.isEmpty { throw CLIError.usage("--out needs a directory") }
     }
 
-    /// The processes of the demo, on the bus `directory`.
-    func topology(bus directory: String) -> Topology {
+    /// The processes of the demo, on the bus `directory`, keeping what the consumers make in
+    /// `output`.
+    ///
+    /// The ingest and the workers journal in the bus directory (`--state BUS/state/NAME`), so
+    /// that their journals go with it; each in a directory of its own, as a worker records its
+    /// sessions' starts per camera (`STATE/starts/<camera>.json`), which two workers of the
+    /// same camera must not share.
+    func topology(bus directory: String, output: DemoOutput) -> Topology {
         let camera = Self.camera
         let logLevel = ["KINESIA_LOG_LEVEL": "warning"]
+        let state = { (name: String) in ["--state", directory + "/state/" + name] }
         var processes = [
             ProcessSpec(name: "broker", command: ["broker"], role: .broker, environment: logLevel)
         ]
-        for side in [BodySide.left, .right] {
+        // One worker per session; a session's name is its kind (`left=ID:left`).
+        for session in ["left", "right", Self.analyticsSession] {
             processes.append(
                 ProcessSpec(
-                    name: "worker-\(side.rawValue)",
+                    name: "worker-\(session)",
                     command: [
-                        "worker", "--camera", camera, "--session",
-                        "\(side.rawValue)=\(exercise.id):\(side.rawValue)",
-                    ], role: .worker, environment: logLevel))
+                        "worker", "--camera", camera, "--session", "\(session)=\(exercise.id):\(session)",
+                    ]
+                        + state("worker-\(session)"),
+                    role: .worker, environment: logLevel))
+        }
+        processes.append(
+            ProcessSpec(
+                name: "record", command: ["record", "--db", output.database, "--camera", camera],
+                role: .consumer, environment: logLevel))
+        processes.append(
+            ProcessSpec(
+                name: "voice", command: ["voice", "--camera", camera, "--output", output.voice],
+                role: .consumer, environment: logLevel))
+        if speak {
+            processes.append(
+                ProcessSpec(
+                    name: "voice-aloud", command: ["voice", "--camera", camera], role: .consumer,
+                    environment: logLevel))
         }
         processes.append(
             ProcessSpec(
@@ -94,7 +150,7 @@ public struct DemoCommand: ParsableCommand {
                 command: [
                     "ingest", "--camera", camera, "--source", "sim:\(exercise.id),side=both,seed=\(seed)",
                     "--pace", "recording", "--loop",
-                ], role: .ingest, environment: logLevel))
+                ] + state("ingest-\(camera)"), role: .ingest, environment: logLevel))
         return Topology(
             bus: directory, processes: processes, shutdown: ShutdownPolicy(deadline: .seconds(5)),
             restart: RestartLimits(maxRestarts: 3), startup: StartupPolicy(settle: .milliseconds(300)))
@@ -112,9 +168,17 @@ public struct DemoCommand: ParsableCommand {
     }
 
     /// Runs the demo.
-    /// - Throws: ``CLIError/failure(_:)`` when the bus directory cannot be made, a process of
-    ///   the demo failed, or nothing was heard from the workers.
+    /// - Throws: ``CLIError/failure(_:)`` when the output or bus directory cannot be made,
+    ///   `--speak` finds no sound output, a process of the demo failed, or nothing was heard from
+    ///   the workers.
     public func run(context: CommandContext) async throws {
+        if speak {
+            // Said now rather than by a voice process that fails and is restarted in vain.
+            _ = try AudioPlayer.locate(environment: context.environment)
+        }
+        let output = DemoOutput.resolve(
+            self.output, currentDirectory: FileManager.default.currentDirectoryPath, now: Date())
+        try output.prepare()
         // Before any child exists: a signal from now on stops the demo, it does not end it.
         let signals = SignalStream([.interrupt, .terminate, .hangup])
         let directory: IPCDirectory
@@ -130,11 +194,11 @@ public struct DemoCommand: ParsableCommand {
         } catch {
             throw CLIError.failure(error.description)
         }
-        let topology = self.topology(bus: directory.path)
+        let topology = self.topology(bus: directory.path, output: output)
         try? topology.validate()
 
-        let output = context.standardOutput
-        let redraw = !plain && Terminal.isRedrawable(output, environment: context.environment)
+        let standardOutput = context.standardOutput
+        let redraw = !plain && Terminal.isRedrawable(standardOutput, environment: context.environment)
         let log = Mutex<[String]>([])
         let (ingestStarted, ingestStartedContinuation) = AsyncStream<Void>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
@@ -144,8 +208,8 @@ public struct DemoCommand: ParsableCommand {
             if redraw {
                 log.withLock { $0 = Array(($0 + ["demo: \(event)"]).suffix(4)) }
             } else {
-                output.write("demo: \(event)\n")
-                output.flush()
+                standardOutput.write("demo: \(event)\n")
+                standardOutput.flush()
             }
         }
 
@@ -157,9 +221,9 @@ public struct DemoCommand: ParsableCommand {
             title: { elapsed in "kinesia demo \(exerciseID) | \(Int(elapsed)) s" },
             footer: { log.withLock { $0 } }, printsFinalView: false)
         if !redraw {
-            output.write(
+            standardOutput.write(
                 "demo: \(exerciseID) on a simulated camera (seed \(seed)) for \(WatchRenderer.number(seconds, 0)) s, "
-                    + "bus \(bus)\n")
+                    + "bus \(bus), output \(output.directory)\n")
         }
         let stop = StopToken()
         let interrupted = StopToken()
@@ -201,12 +265,23 @@ public struct DemoCommand: ParsableCommand {
             throw CLIError.failure("cannot read the bus: \(error)")
         }
 
-        output.write(
+        // Every consumer has stopped: the database is complete and the WAV files written.
+        let consumers = Self.readConsumers(output, log: context.logger)
+
+        standardOutput.write(
             "\nSummary of \(exerciseID) (seed \(seed))"
                 + (interrupted.signal.map { ", stopped early by \($0)" } ?? "")
                 + ":\n")
-        output.write(WatchRenderer.summaryLines(state, labels: labels).joined(separator: "\n") + "\n")
-        output.flush()
+        var lines = Self.sessionBlocks(
+            WatchRenderer.summaryLines(state, labels: labels),
+            leaving: WatchState.SessionID(camera: Self.camera, session: Self.analyticsSession))
+        lines += DemoSummary.analyticsLines(
+            consumers.analytics, session: "\(Self.camera)/\(Self.analyticsSession)")
+        lines += DemoSummary.voiceLines(consumers.utterances, directory: output.voice)
+        lines += DemoSummary.fileLines(
+            output, recorded: consumers.recorded, report: consumers.report, wavFiles: consumers.wavFiles)
+        standardOutput.write(lines.joined(separator: "\n") + "\n")
+        standardOutput.flush()
         guard status == 0 else {
             throw CLIError.failure(
                 "a process of the demo failed (exit status \(status)); see the lines above")
@@ -214,6 +289,67 @@ public struct DemoCommand: ParsableCommand {
         guard !state.sessions.isEmpty else {
             throw CLIError.failure("no event or snapshot arrived from the workers")
         }
+        guard consumers.recorded != nil, consumers.report != nil else {
+            throw CLIError.failure("the recording or its report failed; see the lines above")
+        }
+    }
+
+    /// What the consumers left in the output directory.
+    struct Consumers {
+        /// The database's row counts; `nil` when it cannot be read.
+        var recorded: (events: Int, snapshots: Int, analytics: Int)?
+        /// The analytics session's records, in pose-time order.
+        var analytics: [AnalyticsRecord] = []
+        /// The report's sessions and their judged reps; `nil` when it was not written.
+        var report: [(session: String, reps: Int)]?
+        /// The utterances of `utterances.jsonl`.
+        var utterances: [DemoUtterance] = []
+        /// The WAV files in the voice directory.
+        var wavFiles = 0
+    }
+
+    /// Reads the database back, writes the report from it (what `kinesia report --db DB
+    /// --camera cam0 --out report.html` does) and reads the voice's utterances.
+    static func readConsumers(_ output: DemoOutput, log: Logger) -> Consumers {
+        var consumers = Consumers()
+        do {
+            let store = try RecordStore(path: output.database)
+            defer { try? store.close() }
+            consumers.recorded = (
+                try store.count("events"), try store.count("snapshots"), try store.count("analytics")
+            )
+            consumers.analytics = try store.analytics(camera: camera, session: analyticsSession).map(\.record)
+            do {
+                let report = try ReportCommand.report(from: store, camera: camera, sessions: [])
+                try Data(ReportPage.render(report).utf8).write(
+                    to: URL(fileURLWithPath: output.report), options: .atomic)
+                consumers.report = report.sessions.map { ($0.name, $0.reps.count) }
+            } catch {
+                log.error("cannot write the report \(output.report): \(error)")
+            }
+        } catch {
+            log.error("cannot read the database \(output.database): \(error)")
+        }
+        let utterances =
+            (try? String(contentsOfFile: output.voice + "/utterances.jsonl", encoding: .utf8)) ?? ""
+        consumers.utterances = DemoUtterance.parse(jsonLines: utterances)
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: output.voice)) ?? []
+        consumers.wavFiles = files.filter { $0.hasSuffix(".wav") }.count
+        return consumers
+    }
+
+    /// The summary's session blocks without `session`'s (the analytics session, summarised from
+    /// its records instead of as reps it does not count).
+    static func sessionBlocks(_ lines: [String], leaving session: WatchState.SessionID) -> [String] {
+        var kept: [String] = []
+        var skipping = false
+        for line in lines {
+            if !line.hasPrefix(" ") {
+                skipping = line == session.description || line.hasPrefix(session.description + " (")
+            }
+            if !skipping { kept.append(line) }
+        }
+        return kept
     }
 
     /// Runs `body` on a thread of its own (libzmq sockets block and stay on one thread).
