@@ -4,8 +4,10 @@ import KinesiaSystem
 import KinesiaWire
 
 /// Where each camera's sessions started, in a worker's state directory: the pose segments a
-/// restarted worker replays (``PoseSegment``), kept in `STATE/starts/<camera>.json` (0600,
-/// replaced atomically by a rename, synced) as
+/// restarted worker replays (``PoseSegment``), kept in `STATE/starts/<camera>+<first session's
+/// stream id>.json` (one file per worker and camera, so that the workers of one camera, a left
+/// and a right one, never overwrite each other's; 0600, replaced atomically by a rename,
+/// synced) as
 /// `{"segments":[{"first":0,"stream":"<16 hex>"}],"sessions":["<16 hex>",...]}`.
 ///
 /// `sessions` are the stream ids of the camera's sessions when the segments were recorded: the
@@ -24,13 +26,22 @@ struct SessionStarts {
         }
     }
 
+    /// The file of `camera`'s `sessions`.
+    static func fileName(camera: String, sessions: [StreamID]) -> String {
+        camera + (sessions.first.map { "+\($0)" } ?? "") + ".json"
+    }
+
     /// The segments recorded for `camera`, when they were recorded for these `sessions`.
     func load(camera: String, sessions: [StreamID]) throws(CLIError) -> [PoseSegment] {
-        let name = camera + ".json"
+        var name = Self.fileName(camera: camera, sessions: sessions)
         let bytes: [UInt8]
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
-            guard try opened.checkEntry(name) != nil else { return [] }
+            if try opened.checkEntry(name) == nil {
+                // The one file per camera of earlier versions, used when its sessions are these.
+                name = camera + ".json"
+                guard try opened.checkEntry(name) != nil else { return [] }
+            }
             let file = try opened.openFile(name, O_RDONLY)
             bytes = (try? file.read(upTo: 1 << 20, at: 0)) ?? []
         } catch {
@@ -77,12 +88,13 @@ struct SessionStarts {
         json += "],\"sessions\":[" + sessions.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n"
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
-            let temporary = camera + ".json.new"
+            let name = Self.fileName(camera: camera, sessions: sessions)
+            let temporary = name + ".new"
             let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
             try file.write(Array(json.utf8), at: 0)
             try file.synchronizeData()
             try file.close()
-            try opened.descriptor.renameEntry(temporary, to: camera + ".json")
+            try opened.descriptor.renameEntry(temporary, to: name)
         } catch {
             throw CLIError.failure(
                 "cannot record where \(camera)'s sessions started in \(directory): \(error)")

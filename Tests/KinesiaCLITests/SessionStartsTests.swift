@@ -1,0 +1,45 @@
+import Foundation
+import KinesiaWire
+import Testing
+
+@testable import KinesiaCLI
+
+/// Where sessions started, kept per worker and camera in the state directory.
+struct SessionStartsTests {
+    static func stateDirectory() -> String {
+        let directory = NSTemporaryDirectory() + "kinesia-starts-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// A left and a right worker of one camera share a state directory (the default one): each
+    /// gets back its own segments, never the other's.
+    @Test func twoWorkersOfOneCameraKeepTheirOwnStarts() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let left = [StreamID(0x1111)]
+        let right = [StreamID(0x2222)]
+        let poses = StreamID(0xABCD)
+        let starts = try SessionStarts(state: state)
+        try starts.save(camera: "cam0", sessions: left, segments: [PoseSegment(stream: poses, first: 3)])
+        try starts.save(camera: "cam0", sessions: right, segments: [PoseSegment(stream: poses, first: 9)])
+        #expect(try starts.load(camera: "cam0", sessions: left) == [PoseSegment(stream: poses, first: 3)])
+        #expect(try starts.load(camera: "cam0", sessions: right) == [PoseSegment(stream: poses, first: 9)])
+        // Other sessions (a new patient) start afresh.
+        #expect(try starts.load(camera: "cam0", sessions: [StreamID(0x3333)]) == [])
+        #expect(try starts.load(camera: "cam1", sessions: left) == [])
+    }
+
+    /// The one file per camera of earlier versions is still read, for its own sessions only.
+    @Test func theFileOfEarlierVersionsIsReadForItsSessions() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let starts = try SessionStarts(state: state)
+        let json = #"{"segments":[{"first":5,"stream":"000000000000abcd"}],"sessions":["0000000000001111"]}"#
+        try json.write(toFile: state + "/starts/cam0.json", atomically: false, encoding: .utf8)
+        #expect(
+            try starts.load(camera: "cam0", sessions: [StreamID(0x1111)])
+                == [PoseSegment(stream: StreamID(0xABCD), first: 5)])
+        #expect(try starts.load(camera: "cam0", sessions: [StreamID(0x2222)]) == [])
+    }
+}
