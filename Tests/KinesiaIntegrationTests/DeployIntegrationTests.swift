@@ -51,8 +51,9 @@ struct DeployIntegrationTests {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(90)
         while clock.now < deadline, !received.contains("PULSE ") {
-            received += try terminal.readAvailable(timeout: .milliseconds(200))
-            await Task.yield()
+            let read = try terminal.readAvailable(timeout: .milliseconds(200))
+            received += read
+            if read.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(received.hasPrefix("HELLO kinesia-haptic 1\n"), "\(received)\n\(up.diagnostics)")
         #expect(received.contains("PULSE "), "\(up.diagnostics)")

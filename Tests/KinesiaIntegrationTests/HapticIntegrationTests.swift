@@ -22,9 +22,10 @@ struct HapticIntegrationTests {
             let clock = ContinuousClock()
             let deadline = clock.now + timeout
             while clock.now < deadline {
-                received += try terminal.readAvailable(timeout: .milliseconds(100))
+                let read = try terminal.readAvailable(timeout: .milliseconds(100))
+                received += read
                 if received.contains(text) { return true }
-                await Task.yield()
+                if read.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
             }
             return received.contains(text)
         }

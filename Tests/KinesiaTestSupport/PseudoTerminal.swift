@@ -1,4 +1,5 @@
 import CKinesiaPseudoTerminal
+import Glibc
 package import KinesiaSystem
 
 /// A pseudo-terminal pair standing in for a serial wearable: the test holds the controller
@@ -34,14 +35,21 @@ package struct PseudoTerminal: ~Copyable {
     }
 
     /// What arrives within `timeout` (at least what is there), as text; empty when nothing came.
+    /// Before the other side is first opened, and after it is closed, the controller reads
+    /// `EIO` (and polls as readable at once): that is nothing, not an error.
     package func readAvailable(timeout: Duration) throws -> String {
         var bytes: [UInt8] = []
         var wait = timeout
-        while try controller.waitUntilReadable(timeout: wait) {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            guard case .bytes(let read) = try controller.read(into: &buffer), read > 0 else { break }
-            bytes += buffer.prefix(read)
-            wait = .zero
+        do {
+            while try controller.waitUntilReadable(timeout: wait) {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                guard case .bytes(let read) = try controller.read(into: &buffer), read > 0 else { break }
+                bytes += buffer.prefix(read)
+                wait = .zero
+            }
+        } catch {
+            // EIO: no one has the other side open.
+            guard error.rawValue == EIO else { throw error }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

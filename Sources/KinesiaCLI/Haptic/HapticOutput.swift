@@ -99,7 +99,8 @@ final class HapticOutput: @unchecked Sendable {
             case .open: break  // only from tick, handled by poll
             case .close: device = nil
             case .report(let text):
-                if isReady { logger.info("\(name): \(text)") } else { logger.warning("\(name): \(text)") }
+                // The problems name the device's path; the news that it is ready does not.
+                if isReady { logger.info("\(name): \(text)") } else { logger.warning(text) }
             }
         }
     }
