@@ -31,30 +31,21 @@ public struct HapticCommand: ParsableCommand {
 
     /// The options.
     public static var arguments: [Argument<HapticCommand>] {
-        [
-            .option("camera", \.camera, valueName: "id", help: "The camera whose events are played."),
-            .option(
-                "session", \.session, valueName: "name",
-                help: "Only this session's events (default: every session of the camera)."),
-            .option(
-                "device", \.device, valueName: "path",
-                help: "An evdev input device with a rumble motor (/dev/input/eventN)."),
-            .option(
-                "serial", \.serial, valueName: "path",
-                help: "A serial port with a wearable speaking the line protocol (/dev/ttyACM0)."),
-            .option("baud", \.baud, valueName: "rate", help: "The serial port's speed."),
-            .option(
-                "mapping", \.mapping, valueName: "file",
-                help: "A mapping file (default: the built-in one, docs/haptic-mapping.md)."),
-            BusProcess.busArgument(\.bus),
-            BusProcess.nameArgument(\.name, example: "haptic-<pid>"),
-        ] + BusSecurityOptions.clientArguments(\.security)
+        CueConsumerOptions.targetArguments(\.options, done: "played")
+            + [
+                .option(
+                    "device", \.device, valueName: "path",
+                    help: "An evdev input device with a rumble motor (/dev/input/eventN)."),
+                .option(
+                    "serial", \.serial, valueName: "path",
+                    help: "A serial port with a wearable speaking the line protocol (/dev/ttyACM0)."),
+                .option("baud", \.baud, valueName: "rate", help: "The serial port's speed."),
+                .option(
+                    "mapping", \.mapping, valueName: "file",
+                    help: "A mapping file (default: the built-in one, docs/haptic-mapping.md)."),
+            ] + CueConsumerOptions.busArguments(\.options, role: "haptic")
     }
 
-    /// `--camera`.
-    public var camera = ""
-    /// `--session`.
-    public var session: String?
     /// `--device`.
     public var device: String?
     /// `--serial`.
@@ -63,19 +54,16 @@ public struct HapticCommand: ParsableCommand {
     public var baud = 115_200
     /// `--mapping`.
     public var mapping: String?
-    /// `--bus`.
-    public var bus: String?
-    /// `--name`.
-    public var name: String?
-    /// `--key`, `--server-key`, `--insecure`.
-    var security = BusSecurityOptions()
+
+    /// `--camera`, `--session`, `--bus`, `--name`, `--key`, `--server-key`, `--insecure`.
+    var options = CueConsumerOptions()
 
     /// A command with every default.
     public init() {}
 
     /// Checks the names and that exactly one device is given.
     public func validate() throws(CLIError) {
-        try CueTarget(camera: camera, session: session).validate()
+        try options.target.validate()
         switch (device, serial) {
         case (nil, nil):
             throw CLIError.usage("give a device: --device /dev/input/eventN or --serial /dev/ttyX")
@@ -107,15 +95,11 @@ public struct HapticCommand: ParsableCommand {
 
     /// Plays until SIGINT or SIGTERM.
     public func run(context: CommandContext) async throws {
-        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
-        let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: BusProcess.derivedName("haptic", "\(getpid())"))
+        let consumer = try options.consumer(role: "haptic", context: context)
+        let bus = consumer.bus
         let mapping = try loadMapping()
         let target = serial.map { "serial \($0)" } ?? "evdev \(device ?? "")"
         let openDevice = self.openDevice
-        let consumer = CueConsumer(
-            target: CueTarget(camera: camera, session: session), role: "haptic", name: name, bus: bus,
-            insecure: insecure)
         try await consumer.run(context: context) { log in
             log.info("playing \(consumer.what) on \(target) from \(bus)")
             return HapticPlayer(

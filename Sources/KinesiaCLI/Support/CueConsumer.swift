@@ -154,3 +154,59 @@ struct CueConsumer {
         }
     }
 }
+
+/// The options every cue consumer takes: what it follows (`--camera`, `--session`), the bus,
+/// its name on `health/`, and the bus's security.
+struct CueConsumerOptions: Hashable, Sendable {
+    /// `--camera`.
+    var camera = ""
+    /// `--session`.
+    var session: String?
+    /// `--bus`.
+    var bus: String?
+    /// `--name`.
+    var name: String?
+    /// `--key`, `--server-key`, `--insecure`.
+    var security = BusSecurityOptions()
+
+    /// What is followed.
+    var target: CueTarget { CueTarget(camera: camera, session: session) }
+
+    /// `--camera` and `--session`.
+    /// - Parameter done: What the consumer does with the events (`spoken`, `played`).
+    static func targetArguments<Command>(
+        _ keyPath: WritableKeyPath<Command, CueConsumerOptions>, done: String
+    )
+        -> [Argument<Command>]
+    {
+        [
+            .option(
+                "camera", keyPath.appending(path: \.camera), valueName: "id",
+                help: "The camera whose events are \(done)."),
+            .option(
+                "session", keyPath.appending(path: \.session), valueName: "name",
+                help: "Only this session's events (default: every session of the camera)."),
+        ]
+    }
+
+    /// `--bus`, `--name` and the security options.
+    /// - Parameter role: The default name's prefix (`voice`: `voice-<pid>`).
+    static func busArguments<Command>(_ keyPath: WritableKeyPath<Command, CueConsumerOptions>, role: String)
+        -> [Argument<Command>]
+    {
+        [
+            BusProcess.busArgument(keyPath.appending(path: \.bus)),
+            BusProcess.nameArgument(keyPath.appending(path: \.name), example: "\(role)-<pid>"),
+        ] + BusSecurityOptions.clientArguments(keyPath.appending(path: \.security))
+    }
+
+    /// The consumer of these options: the bus resolved (with its keys), the name given or
+    /// `$KINESIA_PROCESS_NAME` or `ROLE-<pid>`.
+    /// - Throws: ``CLIError`` for a bad bus, name or key.
+    func consumer(role: String, context: CommandContext) throws(CLIError) -> CueConsumer {
+        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
+        let name = try BusProcess.processName(
+            name, environment: context.environment, fallback: BusProcess.derivedName(role, "\(getpid())"))
+        return CueConsumer(target: target, role: role, name: name, bus: bus, insecure: insecure)
+    }
+}

@@ -41,34 +41,30 @@ public struct VoiceCommand: ParsableCommand {
 
     /// The options.
     public static var arguments: [Argument<VoiceCommand>] {
-        [
-            .option("camera", \.camera, valueName: "id", help: "The camera whose events are spoken."),
-            .option(
-                "session", \.session, valueName: "name",
-                help: "Only this session's events (default: every session of the camera)."),
-            .option("language", \.language, valueName: "code", help: "The language of the cues."),
-            .option(
-                "texts", \.texts, valueName: "file",
-                help: "A texts file to use instead of the built-in one of --language."),
-            .option(
-                "engine", \.engine, valueName: "engine",
-                help: "libespeak-ng in the process, or the espeak-ng command per cue (docs/voice-texts.md)."),
-            .option(
-                "output", \.output, valueName: "dir",
-                help: "Write each utterance as DIR/NNNN.wav (and DIR/utterances.jsonl) instead of playing it."
-            ),
-            .option(
-                "fallback-output", \.fallbackOutput, valueName: "dir",
-                help: "Where to write the utterances (as --output does) when this machine cannot play sound."),
-            BusProcess.busArgument(\.bus),
-            BusProcess.nameArgument(\.name, example: "voice-<pid>"),
-        ] + BusSecurityOptions.clientArguments(\.security)
+        CueConsumerOptions.targetArguments(\.options, done: "spoken")
+            + [
+                .option("language", \.language, valueName: "code", help: "The language of the cues."),
+                .option(
+                    "texts", \.texts, valueName: "file",
+                    help: "A texts file to use instead of the built-in one of --language."),
+                .option(
+                    "engine", \.engine, valueName: "engine",
+                    help:
+                        "libespeak-ng in the process, or the espeak-ng command per cue (docs/voice-texts.md)."
+                ),
+                .option(
+                    "output", \.output, valueName: "dir",
+                    help:
+                        "Write each utterance as DIR/NNNN.wav (and DIR/utterances.jsonl) instead of playing it."
+                ),
+                .option(
+                    "fallback-output", \.fallbackOutput, valueName: "dir",
+                    help:
+                        "Where to write the utterances (as --output does) when this machine cannot play sound."
+                ),
+            ] + CueConsumerOptions.busArguments(\.options, role: "voice")
     }
 
-    /// `--camera`.
-    public var camera = ""
-    /// `--session`.
-    public var session: String?
     /// `--language`.
     public var language = VoiceLanguage.english
     /// `--texts`.
@@ -79,19 +75,16 @@ public struct VoiceCommand: ParsableCommand {
     public var fallbackOutput: String?
     /// `--engine`.
     public var engine = VoiceEngine.library
-    /// `--bus`.
-    public var bus: String?
-    /// `--name`.
-    public var name: String?
-    /// `--key`, `--server-key`, `--insecure`.
-    var security = BusSecurityOptions()
+
+    /// `--camera`, `--session`, `--bus`, `--name`, `--key`, `--server-key`, `--insecure`.
+    var options = CueConsumerOptions()
 
     /// A command with every default.
     public init() {}
 
     /// Checks the names.
     public func validate() throws(CLIError) {
-        try CueTarget(camera: camera, session: session).validate()
+        try options.target.validate()
     }
 
     /// The texts: `--texts FILE`, else the built-in ones of `--language`.
@@ -125,15 +118,11 @@ public struct VoiceCommand: ParsableCommand {
 
     /// Speaks until SIGINT or SIGTERM, then decides what still waits and exits.
     public func run(context: CommandContext) async throws {
-        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
-        let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: BusProcess.derivedName("voice", "\(getpid())"))
+        let consumer = try options.consumer(role: "voice", context: context)
+        let bus = consumer.bus
         let texts = try loadTexts()
         let (sink, fallback) = try sink(context: context)
         let engine = self.engine
-        let consumer = CueConsumer(
-            target: CueTarget(camera: camera, session: session), role: "voice", name: name, bus: bus,
-            insecure: insecure)
         try await consumer.run(context: context) { log in
             let speaker = try VoiceSpeaker(
                 texts: texts, engine: engine, sink: sink, noSoundOutput: fallback, logger: log)
