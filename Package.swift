@@ -134,9 +134,10 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // Test support: processes started by tests (the same spawn as `kinesia up`), the package
-        // root, the built `kinesia`, a seeded generator, the `.process` tag.
+        // root, the built `kinesia`, a seeded generator, the `.process` tag, a pseudo-terminal pair.
         .target(
-            name: "KinesiaTestSupport", dependencies: ["KinesiaSystem"], path: "Tests/KinesiaTestSupport",
+            name: "KinesiaTestSupport", dependencies: ["KinesiaSystem", "CKinesiaPseudoTerminal"],
+            path: "Tests/KinesiaTestSupport",
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaMotionTests",
@@ -195,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "KinesiaHapticTests",
             dependencies: [
-                "KinesiaHaptic", "KinesiaMotion", "KinesiaSystem", "CKinesiaEvdev", "CKinesiaPseudoTerminal",
+                "KinesiaHaptic", "KinesiaMotion", "KinesiaSystem", "CKinesiaEvdev", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         // Slow: starts real `kinesia` processes over real sockets.

@@ -40,6 +40,39 @@ struct StatusTableTests {
             ])
     }
 
+    /// The consumers of `deploy/local.json` after the workers, by name; what each did and the
+    /// state of its output lead its other counters (a wide table is read from the left).
+    @Test func theConsumersFollowTheWorkersWithWhatTheyDidFirst() {
+        let lines = StatusTable.render([
+            HealthReport(
+                process: "voice", role: "voice", pid: 4260, uptime: 40,
+                counters: [
+                    "events": 11, "gaps": 0, "malformed": 0, "spoken": 8, "noSoundOutput": 1,
+                    "speechErrors": 0,
+                    "repeated": 3, "stale": 0,
+                ]),
+            HealthReport(
+                process: "haptic", role: "haptic", pid: 4262, uptime: 40,
+                counters: [
+                    "events": 11, "gaps": 0, "played": 0, "deviceReady": 0, "deviceMissing": 1, "lost": 9,
+                    "deviceErrors": 0, "deviceOpens": 0,
+                ]),
+            HealthReport(
+                process: "record", role: "record", pid: 4258, uptime: 40,
+                counters: ["gaps": 0, "stored": 228, "duplicates": 0, "malformed": 0]),
+            HealthReport(
+                process: "worker-sides", role: "worker", pid: 4250, uptime: 40, counters: ["events": 26]),
+        ])
+        #expect(
+            lines == [
+                "process       role     pid  uptime  events  gaps  other",
+                "worker-sides  worker  4250    40 s      26     -",
+                "haptic        haptic  4262    40 s      11     0  played 0  deviceReady 0  deviceMissing 1  lost 9  deviceErrors 0  deviceOpens 0",
+                "record        record  4258    40 s       -     0  stored 228  duplicates 0  malformed 0",
+                "voice         voice   4260    40 s      11     0  spoken 8  noSoundOutput 1  speechErrors 0  malformed 0  repeated 3  stale 0",
+            ])
+    }
+
     @Test func dottedDetailsAreSummedOnlyWhenTheirTotalIsMissing() {
         let totals = StatusTable.render([
             HealthReport(

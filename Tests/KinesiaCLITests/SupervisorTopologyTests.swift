@@ -17,22 +17,30 @@ struct SupervisorTopologyTests {
         #expect(topology.bus == nil)
         #expect(
             topology.processes.map(\.name) == [
-                "broker", "worker-sides", "listen", "ingest",
+                "broker", "worker-sides", "listen", "record", "voice", "haptic", "ingest",
             ])
-        #expect(topology.processes.map(\.role) == [.broker, .worker, .consumer, .ingest])
+        #expect(
+            topology.processes.map(\.role) == [
+                .broker, .worker, .consumer, .consumer, .consumer, .consumer, .ingest,
+            ])
         #expect(
             topology.processes[1].command == [
                 "worker", "--camera", "cam0", "--session", "left=shoulderAbduction:left", "--session",
-                "right=shoulderAbduction:right",
+                "right=shoulderAbduction:right", "--session", "analytics=shoulderAbduction:analytics",
             ])
+        // The consumers of the design: the record, the voice (files when there is no sound
+        // output) and the haptic wearable on a serial port.
+        #expect(topology.processes[3].command.starts(with: ["record", "--db"]))
+        #expect(topology.processes[4].command.contains("--fallback-output"))
+        #expect(topology.processes[5].command.starts(with: ["haptic", "--camera", "cam0", "--serial"]))
         #expect(topology.shutdown.deadline == .seconds(5))
         #expect(
             topology.restart
                 == RestartLimits(
                     initialDelay: .milliseconds(200), maxDelay: .seconds(5), maxRestarts: 5,
                     window: .seconds(60)))
-        // The ingest starts last, after every worker and the listener.
-        #expect(topology.startDependencies()[3] == [0, 1, 2])
+        // The ingest starts last, after every worker and consumer.
+        #expect(topology.startDependencies()[6] == [0, 1, 2, 3, 4, 5])
     }
 
     @Test func fillsDefaultsAndInfersRolesFromTheSubcommand() throws {

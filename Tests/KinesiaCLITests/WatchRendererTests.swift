@@ -53,6 +53,23 @@ struct WatchRendererTests {
             lines[header + 2] == "worker-cam0-left  worker  4250         12 s  poses 1200  events 14  gaps 0")
     }
 
+    @Test func aConsumersLineShowsWhatItDidAndItsOutputFirst() {
+        var fixtures = WatchFixtures()
+        var state = WatchState()
+        state.apply(
+            fixtures.health(
+                "haptic", role: "haptic", pid: 4262, uptime: 40,
+                counters: [
+                    "events": 11, "gaps": 0, "played": 0, "deviceMissing": 1, "deviceReady": 0, "lost": 9,
+                ]),
+            at: 1)
+        let lines = WatchRenderer.processLines(state, now: 1)
+        #expect(
+            lines.last
+                == "haptic   haptic  4262         40 s  events 11  gaps 0  played 0  deviceReady 0  deviceMissing 1  lost 9"
+        )
+    }
+
     @Test func aProcessSilentForMoreThanThreeSecondsIsMarkedStale() {
         let lines = WatchRenderer.render(busyState(), now: 5.5, width: 120)
         #expect(lines.contains { $0.hasPrefix("broker ") && $0.contains("STALE 4 s") })

@@ -1,40 +1,14 @@
 import CKinesiaEvdev
-import CKinesiaPseudoTerminal
 import Foundation
 import Glibc
 import KinesiaSystem
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaHaptic
 
 /// The serial path through a real pseudo-terminal pair: the wearable's end reads the exact lines.
 struct SerialHapticDeviceTests {
-    /// A pseudo-terminal: the controller side (the "wearable") and the path of the other side.
-    struct PseudoTerminal: ~Copyable {
-        let controller: FileDescriptor
-        let path: String
-
-        init() throws {
-            var name = [CChar](repeating: 0, count: 64)
-            let fd = kinesia_open_pseudo_terminal(&name, name.count)
-            guard fd >= 0 else { throw Errno.current }
-            controller = FileDescriptor(owning: fd)
-            path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-
-        /// Reads until `count` bytes came, or 5 s passed.
-        func read(_ count: Int) throws -> String {
-            var bytes: [UInt8] = []
-            while bytes.count < count {
-                guard try controller.waitUntilReadable(timeout: .seconds(5)) else { break }
-                var buffer = [UInt8](repeating: 0, count: count - bytes.count)
-                guard case .bytes(let read) = try controller.read(into: &buffer) else { break }
-                bytes += buffer.prefix(read)
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-    }
-
     @Test func theWearableReadsTheGreetingThenEachPatternsLinesAndStopOnClose() throws {
         let terminal = try PseudoTerminal()
         var device: SerialHapticDevice? = try SerialHapticDevice(path: terminal.path)

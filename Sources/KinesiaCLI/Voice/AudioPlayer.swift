@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Chosen by what is there: `paplay` with a PulseAudio (or PipeWire-Pulse) server, `pw-play`
 /// with a PipeWire server, `aplay` with an ALSA device (`/dev/snd`). No server and no device:
-/// ``locate(environment:)`` fails saying so, and that `--output DIR` writes files instead.
+/// ``find(environment:soundDevices:)`` fails saying so, and that `--output DIR` writes files instead.
 struct AudioPlayer: Sendable {
     /// The program's name (`paplay`).
     var name: String
@@ -18,10 +18,17 @@ struct AudioPlayer: Sendable {
     /// The environment it runs with.
     var environment: [String: String]
 
-    /// The player for this machine.
-    /// - Throws: ``CLIError/failure(_:)`` when there is no sound output or no player for it.
+    /// Why this machine cannot play sound, and what to do about it.
+    struct Unavailable: Error, Hashable, Sendable {
+        /// What is missing: no sound output, or no player for it.
+        var reason: String
+        /// What to install or to use instead.
+        var remedy: String
+    }
+
+    /// The player for this machine, or why there is none.
     /// - Parameter soundDevices: The ALSA device directory.
-    static func locate(environment: [String: String], soundDevices: String = "/dev/snd") throws(CLIError)
+    static func find(environment: [String: String], soundDevices: String = "/dev/snd") throws(Unavailable)
         -> AudioPlayer
     {
         let files = FileManager.default
@@ -43,13 +50,16 @@ struct AudioPlayer: Sendable {
             }
         }
         guard pulse || pipewire || alsa else {
-            throw CLIError.failure(
-                "no audio output on this machine (no PulseAudio or PipeWire server, no ALSA device in \(soundDevices)): "
-                    + "use --output DIR to write each utterance as a WAV file instead")
+            throw Unavailable(
+                reason:
+                    "no audio output on this machine (no PulseAudio or PipeWire server, no ALSA device in \(soundDevices))",
+                remedy: "use --output DIR to write each utterance as a WAV file instead")
         }
-        throw CLIError.failure(
-            "no audio player found for the sound output here: install pulseaudio-utils (paplay), "
-                + "pipewire-bin (pw-play) or alsa-utils (aplay), or use --output DIR")
+        throw Unavailable(
+            reason: "no audio player found for the sound output here",
+            remedy:
+                "install pulseaudio-utils (paplay), pipewire-bin (pw-play) or alsa-utils (aplay), or use --output DIR"
+        )
     }
 
     /// The first executable `name` on `PATH`.
@@ -86,20 +96,26 @@ struct AudioPlayer: Sendable {
 
 /// Plays WAV files one after the other on a serial queue of its own, so that receiving events
 /// never waits for the sound: the voice never talks over itself, and the bus is read on time.
+/// A file the player fails on is counted (``failures``) and told to `failed`; the next one is
+/// played all the same.
 final class SerialAudioOutput: Sendable {
     private let player: AudioPlayer
     private let queue = DispatchQueue(label: "kinesia.voice.player")
-    private let failure = Mutex<CLIError?>(nil)
+    private let failureCount = Mutex(0)
+    private let failed: @Sendable (CLIError) -> Void
     private let directory: String
 
-    /// - Parameter directory: Where the WAV files wait until played (removed after).
-    init(player: AudioPlayer, directory: String) {
+    /// - Parameters:
+    ///   - directory: Where the WAV files wait until played (removed after).
+    ///   - failed: Told each failure of the player, on the player's queue.
+    init(player: AudioPlayer, directory: String, failed: @escaping @Sendable (CLIError) -> Void) {
         self.player = player
         self.directory = directory
+        self.failed = failed
     }
 
-    /// The player's first failure, once it happened.
-    var firstFailure: CLIError? { failure.withLock { $0 } }
+    /// How many files the player failed on.
+    var failures: Int { failureCount.withLock { $0 } }
 
     /// Queues `bytes` (a WAV file) to be played after what is queued.
     /// - Parameter started: Called on the player's queue just before the player starts.
@@ -112,7 +128,8 @@ final class SerialAudioOutput: Sendable {
             do throws(CLIError) {
                 try self.player.play(file)
             } catch {
-                self.failure.withLock { if $0 == nil { $0 = error } }
+                self.failureCount.withLock { $0 += 1 }
+                self.failed(error)
             }
         }
     }

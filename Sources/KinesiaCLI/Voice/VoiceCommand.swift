@@ -34,115 +34,103 @@ public struct VoiceCommand: ParsableCommand {
             One utterance at a time; setup before form before counts; a cue that waited too long is \
             dropped, and the same text is not repeated within 5 s (all in pose time). --output DIR \
             writes each utterance as DIR/NNNN.wav with DIR/utterances.jsonl instead of playing it. \
-            --texts FILE reads edited texts (docs/voice-texts.md).
+            --texts FILE reads edited texts (docs/voice-texts.md). Without a sound output it exits \
+            1, unless --fallback-output DIR says where to write the utterances instead. Counters \
+            (spoken, stale, repeated, speechErrors...) on health/<name>/.
             """)
 
     /// The options.
     public static var arguments: [Argument<VoiceCommand>] {
-        [
-            .option("camera", \.camera, valueName: "id", help: "The camera whose events are spoken."),
-            .option(
-                "session", \.session, valueName: "name",
-                help: "Only this session's events (default: every session of the camera)."),
-            .option("language", \.language, valueName: "code", help: "The language of the cues."),
-            .option(
-                "texts", \.texts, valueName: "file",
-                help: "A texts file to use instead of the built-in one of --language."),
-            .option(
-                "engine", \.engine, valueName: "engine",
-                help: "libespeak-ng in the process, or the espeak-ng command per cue (docs/voice-texts.md)."),
-            .option(
-                "output", \.output, valueName: "dir",
-                help: "Write each utterance as DIR/NNNN.wav (and DIR/utterances.jsonl) instead of playing it."
-            ),
-            BusProcess.busArgument(\.bus),
-        ] + BusSecurityOptions.clientArguments(\.security)
+        CueConsumerOptions.targetArguments(\.options, done: "spoken")
+            + [
+                .option("language", \.language, valueName: "code", help: "The language of the cues."),
+                .option(
+                    "texts", \.texts, valueName: "file",
+                    help: "A texts file to use instead of the built-in one of --language."),
+                .option(
+                    "engine", \.engine, valueName: "engine",
+                    help:
+                        "libespeak-ng in the process, or the espeak-ng command per cue (docs/voice-texts.md)."
+                ),
+                .option(
+                    "output", \.output, valueName: "dir",
+                    help:
+                        "Write each utterance as DIR/NNNN.wav (and DIR/utterances.jsonl) instead of playing it."
+                ),
+                .option(
+                    "fallback-output", \.fallbackOutput, valueName: "dir",
+                    help:
+                        "Where to write the utterances (as --output does) when this machine cannot play sound."
+                ),
+            ] + CueConsumerOptions.busArguments(\.options, role: "voice")
     }
 
-    /// `--camera`.
-    public var camera = ""
-    /// `--session`.
-    public var session: String?
     /// `--language`.
     public var language = VoiceLanguage.english
     /// `--texts`.
     public var texts: String?
     /// `--output`.
     public var output: String?
+    /// `--fallback-output`.
+    public var fallbackOutput: String?
     /// `--engine`.
     public var engine = VoiceEngine.library
-    /// `--bus`.
-    public var bus: String?
-    /// `--key`, `--server-key`, `--insecure`.
-    var security = BusSecurityOptions()
+
+    /// `--camera`, `--session`, `--bus`, `--name`, `--key`, `--server-key`, `--insecure`.
+    var options = CueConsumerOptions()
 
     /// A command with every default.
     public init() {}
 
     /// Checks the names.
     public func validate() throws(CLIError) {
-        try CueTarget(camera: camera, session: session).validate()
+        try options.target.validate()
     }
 
     /// The texts: `--texts FILE`, else the built-in ones of `--language`.
     /// - Throws: ``CLIError/failure(_:)`` naming the file and what is wrong in it.
     func loadTexts() throws(CLIError) -> VoiceTexts {
+        let language = self.language
+        return try CueConsumer.loadDataFile(
+            texts, what: "texts", builtIn: { try VoiceTexts.builtIn(language) },
+            parse: { try VoiceTexts(json: $0, source: $1) })
+    }
+
+    /// Where the utterances go: `--output DIR`, else the sound output, else
+    /// `--fallback-output DIR` (saying so); the second value tells that the fallback was taken.
+    /// - Throws: ``CLIError/failure(_:)`` when there is no sound output and no fallback, or a
+    ///   directory cannot be used.
+    func sink(context: CommandContext) throws(CLIError) -> (VoiceSink, fallback: Bool) {
+        if let output { return (.directory(try VoiceOutputDirectory(path: output)), false) }
         do {
-            guard let texts else { return try VoiceTexts.builtIn(language) }
-            guard let data = FileManager.default.contents(atPath: texts) else {
-                throw CLIError.failure("cannot read the texts file \(texts)")
-            }
-            return try VoiceTexts(json: Array(data), source: texts)
-        } catch let error as VoiceTextsError {
-            throw CLIError.failure(error.description)
-        } catch let error as CLIError {
-            throw error
+            return (.player(try AudioPlayer.find(environment: context.environment)), false)
         } catch {
-            throw CLIError.failure("\(error)")
+            guard let fallbackOutput else {
+                throw CLIError.failure(
+                    error.reason + ": " + error.remedy + ", or --fallback-output DIR to do so only then")
+            }
+            context.logger.warning(
+                "\(error.reason): writing each utterance to \(fallbackOutput) instead of playing it "
+                    + "(--fallback-output; health/<name>/ reports noSoundOutput 1)")
+            return (.directory(try VoiceOutputDirectory(path: fallbackOutput)), true)
         }
     }
 
     /// Speaks until SIGINT or SIGTERM, then decides what still waits and exits.
     public func run(context: CommandContext) async throws {
-        let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
+        let consumer = try options.consumer(role: "voice", context: context)
+        let bus = consumer.bus
         let texts = try loadTexts()
-        let topics = try CueTarget(camera: camera, session: session).topics()
-        let sink: VoiceSink
-        if let output {
-            sink = .directory(try VoiceOutputDirectory(path: output))
-        } else {
-            sink = .player(try AudioPlayer.locate(environment: context.environment))
-        }
-        let log = context.logger
+        let (sink, fallback) = try sink(context: context)
         let engine = self.engine
-        let what = session.map { "session \(camera)/\($0)" } ?? "camera \(camera)"
-        let signals = SignalStream([.interrupt, .terminate])
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await signal in signals {
-                    log.info("\(signal): stopping")
-                    return
-                }
-            }
-            group.addTask {
-                let speaker = try VoiceSpeaker(texts: texts, engine: engine, sink: sink, logger: log)
-                defer { speaker.close() }
-                log.info(
-                    "speaking \(what) in \(texts.language) (espeak-ng voice \(texts.espeakVoice), \(engine)) on \(bus)"
-                        + (sink.directoryPath.map { ", writing to \($0)" }
-                            ?? ", playing with \(sink.playerName)"))
-                do {
-                    for try await message in BusMessages(bus: bus, topics: topics) {
-                        try speaker.handle(message)
-                    }
-                } catch let error as CancellationError {
-                    throw error
-                }
-                try speaker.finish()
-            }
-            try await group.next()
-            group.cancelAll()
-            try await group.waitForAll()
+        try await consumer.run(context: context) { log in
+            let speaker = try VoiceSpeaker(
+                texts: texts, engine: engine, sink: sink, noSoundOutput: fallback, logger: log)
+            log.info(
+                "speaking \(consumer.what) in \(texts.language) (espeak-ng voice \(texts.espeakVoice), \(engine)) on \(bus)"
+                    + (sink.directoryPath.map { ", writing to \($0)" } ?? ", playing with \(sink.playerName)")
+            )
+            return speaker
         }
     }
 }

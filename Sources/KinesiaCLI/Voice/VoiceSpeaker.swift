@@ -7,11 +7,13 @@ import KinesiaWire
 
 /// The shell of `kinesia voice`: feeds the bus's events and snapshots to a ``VoiceTimeline``
 /// and performs what it decides (synthesize with libespeak-ng, then write or play), logging
-/// each utterance with its latency and each dropped cue with why.
+/// each utterance with its latency and each dropped cue with why, and counting them for
+/// `health/<name>/`.
 ///
-/// Owns the speech engine (libespeak-ng's one engine, or the command): made, used and closed by
-/// the task that consumes the bus.
-final class VoiceSpeaker {
+/// Owns the speech engine (libespeak-ng's one engine, or the command): made, used and closed on
+/// the consumer's bus thread (``CueConsumer``). A cue that cannot be synthesized, written or
+/// played is logged and counted (`speechErrors`); the voice goes on with the next one.
+final class VoiceSpeaker: CueHandler {
     private var timeline: VoiceTimeline
     private let texts: VoiceTexts
     private let synthesizer: any SpeechEngine
@@ -23,16 +25,25 @@ final class VoiceSpeaker {
     /// When the latest event of each pose time arrived (for the latency of its cues).
     private var arrivals: [Double: ContinuousClock.Instant] = [:]
     private var played = 0
-    private var connected = false
-    /// Utterances spoken, and cues dropped.
+    /// Utterances spoken (written or queued for the player).
     private(set) var spoken = 0
-    private(set) var dropped = 0
+    /// Cues dropped, by reason (`stale`, `repeated`, `superseded`, `queueFull`).
+    private(set) var dropped: [String: Int] = [:]
+    /// Cues that could not be synthesized or written.
+    private(set) var speechErrors = 0
+    /// Whether the utterances go to files because this machine cannot play sound.
+    let noSoundOutput: Bool
 
+    /// - Parameter noSoundOutput: The sink is a directory in place of the sound output
+    ///   (`--fallback-output`): reported as `noSoundOutput 1`.
     /// - Throws: ``CLIError/failure(_:)`` when libespeak-ng cannot start with the texts' voice.
-    init(texts: VoiceTexts, engine: VoiceEngine, sink: VoiceSink, logger: Logger) throws(CLIError) {
+    init(texts: VoiceTexts, engine: VoiceEngine, sink: VoiceSink, noSoundOutput: Bool = false, logger: Logger)
+        throws(CLIError)
+    {
         self.texts = texts
         self.sink = sink
         self.logger = logger
+        self.noSoundOutput = noSoundOutput
         timeline = VoiceTimeline(planner: VoiceCuePlanner(texts: texts))
         do {
             switch engine {
@@ -46,72 +57,92 @@ final class VoiceSpeaker {
             let directory = NSTemporaryDirectory() + "kinesia-voice-\(getpid())"
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             playDirectory = directory
-            audio = SerialAudioOutput(player: player, directory: directory)
+            audio = SerialAudioOutput(player: player, directory: directory) { [logger] error in
+                logger.warning("speech error: \(error)")
+            }
         } else {
             playDirectory = nil
             audio = nil
         }
     }
 
-    /// Waits for the last sound and frees the engine.
-    func close() {
+    deinit {
         audio?.drain()
         if let playDirectory { try? FileManager.default.removeItem(atPath: playDirectory) }
         synthesizer.close()
     }
 
-    /// One message of the bus.
-    /// - Throws: When an utterance cannot be written or played.
-    func handle(_ message: BusMessage) throws {
-        if let failure = audio?.firstFailure { throw failure }
-        let actions: [VoiceCuePlanner.Action]
-        switch message {
-        case .event(let event):
-            arrivals[event.t] = clock.now
-            if arrivals.count > 256, let oldest = arrivals.keys.min() { arrivals[oldest] = nil }
-            actions = try timeline.receive(event.event, session: event.session, at: event.t, speak: speak)
-        case .snapshot(let snapshot):
-            actions = try timeline.tick(snapshot.t, speak: speak)
-        case .gap(.senderRestarted(let topic, _)):
-            if topic.kind == .event, let session = topic.session {
-                timeline.sessionRestarted(session)
-                logger.notice("\(topic): the worker restarted; the counts of \(session) start again")
-            }
-            actions = []
-        case .gap(let gap):
-            logger.warning("gap: \(gap)")
-            actions = []
-        case .malformed(let bad):
-            logger.warning("malformed message: \(bad)")
-            actions = []
-        case .health:
-            if !connected {
-                connected = true
-                logger.info("connected: the bus's health reports come through")
-            }
-            actions = []
-        case .pose, .analytics:
-            actions = []
+    /// The counters of `health/<name>/`.
+    var counters: [String: Int] {
+        var counters = [
+            "spoken": spoken, "speechErrors": speechErrors + (audio?.failures ?? 0),
+            "noSoundOutput": noSoundOutput ? 1 : 0,
+        ]
+        for reason in ["stale", "repeated", "superseded", "queueFull"] {
+            counters[reason] = dropped[reason, default: 0]
         }
-        report(actions)
+        return counters
     }
 
+    func receive(_ event: BusEvent) {
+        arrivals[event.t] = clock.now
+        if arrivals.count > 256, let oldest = arrivals.keys.min() { arrivals[oldest] = nil }
+        report(timeline.receive(event.event, session: event.session, at: event.t, speak: speak))
+    }
+
+    func receive(_ snapshot: BusSnapshot) {
+        report(timeline.tick(snapshot.t, speak: speak))
+    }
+
+    func senderRestarted(_ topic: Topic) -> Bool {
+        guard topic.kind == .event, let session = topic.session else { return false }
+        timeline.sessionRestarted(session)
+        logger.notice("\(topic): the worker restarted; the counts of \(session) start again")
+        return true
+    }
+
+    func idle() {}
+
     /// The end: decides what still waits, then waits for the last sound.
-    func finish() throws {
-        report(try timeline.finish(speak: speak))
+    func finish() {
+        report(timeline.finish(speak: speak))
         audio?.drain()
-        logger.info("\(spoken) utterances, \(dropped) cues dropped")
+        let drops = dropped.values.reduce(0, +)
+        logger.info(
+            "\(spoken) utterances, \(drops) cues dropped, \(counters["speechErrors"] ?? 0) speech errors")
     }
 
     private func report(_ actions: [VoiceCuePlanner.Action]) {
         for case .drop(let cue, let reason) in actions {
-            dropped += 1
+            dropped[Self.name(reason), default: 0] += 1
             logger.info("dropped \(cue.text.quotedExcerpt()) (\(cue.session), \(cue.subject)): \(reason)")
         }
     }
 
-    /// Synthesizes a cue, writes or queues it; returns its length in seconds.
-    private func speak(_ cue: VoiceCue) throws -> Double {
+    /// The counter of a drop reason.
+    static func name(_ reason: VoiceCuePlanner.DropReason) -> String {
+        switch reason {
+        case .stale: "stale"
+        case .repeated: "repeated"
+        case .superseded: "superseded"
+        case .queueFull: "queueFull"
+        }
+    }
+
+    /// Synthesizes a cue, writes or queues it; returns its length in seconds (0 when it failed:
+    /// the voice is free again at once).
+    private func speak(_ cue: VoiceCue) -> Double {
+        do {
+            return try speakOrThrow(cue)
+        } catch {
+            speechErrors += 1
+            logger.warning(
+                "speech error: \(cue.text.quotedExcerpt()) (\(cue.session), \(cue.subject)): \(error)")
+            return 0
+        }
+    }
+
+    private func speakOrThrow(_ cue: VoiceCue) throws -> Double {
         let arrival = arrivals[cue.receivedAt]
         let audio = try synthesizer.synthesize(cue.text)
         spoken += 1

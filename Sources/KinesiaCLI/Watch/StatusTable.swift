@@ -14,7 +14,8 @@ public import KinesiaWire
 /// process's name, role, pid and uptime; then the usual counters
 /// (``WatchRenderer/preferredCounters``: poses, events, gaps, decode errors...) that any
 /// process reports, one column each, `-` where a process does not report it; then `other`, the
-/// remaining counters of each process as `name value`. Detail counters with a dotted name
+/// remaining counters of each process as `name value`, those that say most about its role first
+/// (``WatchRenderer/roleCounters``: `stored`, `spoken`, `played`, `deviceMissing`...). Detail counters with a dotted name
 /// (`decodeErrors.truncated`) are left out when their total (`decodeErrors`) is reported, and
 /// summed into it otherwise. Numbers are right-aligned. Names come from the bus: their control
 /// characters are escaped. Pure: no I/O, tested directly.
@@ -34,9 +35,11 @@ public enum StatusTable {
         let grouped = rows.map { totals($0.counters) }
         let reported = Set(grouped.flatMap(\.keys))
         let columns = WatchRenderer.preferredCounters.filter(reported.contains)
-        let others = grouped.map { counters in
-            WatchRenderer.orderedCounterNames(counters.keys.filter { !columns.contains($0) })
-                .map { "\($0.escapingControlCharacters) \(counters[$0]!)" }.joined(separator: "  ")
+        let others = zip(rows, grouped).map { report, counters in
+            WatchRenderer.orderedCounterNames(
+                counters.keys.filter { !columns.contains($0) }, role: report.role
+            )
+            .map { "\($0.escapingControlCharacters) \(counters[$0]!)" }.joined(separator: "  ")
         }
         let hasOthers = others.contains { !$0.isEmpty }
 

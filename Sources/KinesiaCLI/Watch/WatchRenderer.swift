@@ -33,6 +33,14 @@ public enum WatchRenderer {
         "fpsOut", "framesDropped",
     ]
 
+    /// The counters that say most about a consumer of each role (what it did, and the state of
+    /// its output), shown right after the usual ones so that a narrow terminal still shows them.
+    static let roleCounters: [String: [String]] = [
+        "record": ["stored", "duplicates"],
+        "voice": ["spoken", "noSoundOutput", "speechErrors"],
+        "haptic": ["played", "deviceReady", "deviceMissing", "lost", "deviceErrors"],
+    ]
+
     // MARK: - The full view
 
     /// The whole view, each line at most `width` characters.
@@ -146,7 +154,7 @@ public enum WatchRenderer {
             lines.append(
                 names[index].padded(nameWidth) + "  " + roles[index].padded(roleWidth) + "  "
                     + String(process.report.pid).padded(7) + "  " + uptime.leftPadded(8) + "  "
-                    + counters(process.report.counters))
+                    + counters(process.report.counters, role: process.report.role))
         }
         return lines
     }
@@ -165,20 +173,24 @@ public enum WatchRenderer {
             + percent
     }
 
-    /// The counters as `name value` pairs: the usual ones first, then the others by name;
-    /// dotted details (`decodeErrors.truncated`) only as part of their total (see
-    /// ``StatusTable``).
-    public static func counters(_ counters: [String: Int]) -> String {
+    /// The counters as `name value` pairs: the usual ones first, then those of the role
+    /// (``roleCounters``), then the others by name; dotted details (`decodeErrors.truncated`)
+    /// only as part of their total (see ``StatusTable``).
+    public static func counters(_ counters: [String: Int], role: String? = nil) -> String {
         let totals = StatusTable.totals(counters)
-        return orderedCounterNames(totals.keys).map { "\($0.escapingControlCharacters) \(totals[$0]!)" }
-            .joined(separator: "  ")
+        return orderedCounterNames(totals.keys, role: role).map {
+            "\($0.escapingControlCharacters) \(totals[$0]!)"
+        }
+        .joined(separator: "  ")
     }
 
-    /// Counter names, the ``preferredCounters`` first, then the others in alphabetical order.
-    static func orderedCounterNames(_ names: some Sequence<String>) -> [String] {
-        names.sorted { lhs, rhs in
-            let left = preferredCounters.firstIndex(of: lhs) ?? preferredCounters.count
-            let right = preferredCounters.firstIndex(of: rhs) ?? preferredCounters.count
+    /// Counter names: the ``preferredCounters`` first, then the role's ``roleCounters``, then
+    /// the others in alphabetical order.
+    static func orderedCounterNames(_ names: some Sequence<String>, role: String? = nil) -> [String] {
+        let leading = preferredCounters + (role.flatMap { roleCounters[$0] } ?? [])
+        return names.sorted { lhs, rhs in
+            let left = leading.firstIndex(of: lhs) ?? leading.count
+            let right = leading.firstIndex(of: rhs) ?? leading.count
             return (left, lhs) < (right, rhs)
         }
     }
