@@ -5,7 +5,7 @@
 /// | --- | --- |
 /// | ingest key | `pose/`, `health/` |
 /// | worker key | `event/`, `snapshot/`, `health/` |
-/// | consumer key | nothing (subscribes only) |
+/// | consumer key | `health/` (its own status report, so that `kinesia status` lists it) |
 /// | broker key | `health/` |
 /// | trusted (same user over IPC, `--insecure` TCP) | everything |
 ///
@@ -79,7 +79,7 @@ public enum BusRights {
         case .role(.ingest): kind == .pose || kind == .health
         case .role(.worker): kind == .event || kind == .snapshot || kind == .health
         case .role(.broker): kind == .health
-        case .role(.consumer): false
+        case .role(.consumer): kind == .health
         }
     }
 

@@ -37,6 +37,8 @@ struct SessionStartsTests {
         let starts = try SessionStarts(state: state)
         let json = #"{"segments":[{"first":5,"stream":"000000000000abcd"}],"sessions":["0000000000001111"]}"#
         try json.write(toFile: state + "/starts/cam0.json", atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o600], ofItemAtPath: state + "/starts/cam0.json")
         #expect(
             try starts.load(camera: "cam0", sessions: [StreamID(0x1111)])
                 == [PoseSegment(stream: StreamID(0xABCD), first: 5)])

@@ -11,7 +11,7 @@ struct BusRightsTests {
     @Test(arguments: [
         (BusPeer.role(.ingest), ["pose/cam0/", "health/worker-1/"]),
         (BusPeer.role(.worker), ["event/cam0/left/", "snapshot/cam0/left/", "health/worker-1/"]),
-        (BusPeer.role(.consumer), []),
+        (BusPeer.role(.consumer), ["health/worker-1/"]),
         (BusPeer.role(.broker), ["health/worker-1/"]),
         (BusPeer.trusted, topics),
     ])

@@ -174,7 +174,11 @@ public struct DemoCommand: ParsableCommand {
     public func run(context: CommandContext) async throws {
         if speak {
             // Said now rather than by a voice process that fails and is restarted in vain.
-            _ = try AudioPlayer.locate(environment: context.environment)
+            do {
+                _ = try AudioPlayer.find(environment: context.environment)
+            } catch {
+                throw CLIError.failure("--speak: \(error.reason): play the WAV files the demo writes instead")
+            }
         }
         let output = DemoOutput.resolve(
             self.output, currentDirectory: FileManager.default.currentDirectoryPath, now: Date())
