@@ -359,12 +359,18 @@ class SessionFiles:
         self.count("rows")
 
     def flush(self):
-        """Writes every pending row: one write, flush and fsync per file."""
+        """Writes every pending row: one write, flush and fsync per file.
+
+        A batch is taken off `pending` before it is written, so a write or fsync that raises
+        never leaves it to be written a second time by a later flush (a write cut in the middle
+        leaves a torn last row, which the next start cuts; delivery resumes after the row
+        before it)."""
         for session in self.sessions.values():
             if not session or not session["pending"]:
                 continue
+            pending, session["pending"] = session["pending"], []
             text = io.StringIO()
-            csv.writer(text, lineterminator="\n").writerows(session["pending"])
+            csv.writer(text, lineterminator="\n").writerows(pending)
             if session["file"] is None:
                 created = not os.path.exists(session["path"])
                 session["file"] = open(session["path"], "a", encoding="utf-8", newline="")
@@ -377,7 +383,6 @@ class SessionFiles:
             session["file"].write(text.getvalue())
             session["file"].flush()
             os.fsync(session["file"].fileno())
-            session["pending"] = []
 
     def close(self):
         for session in self.sessions.values():
@@ -522,20 +527,23 @@ def main():
             count("malformed")
             report(f"skipped: {error}")
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # SIGTERM and Ctrl-C end the loop between two batches, never in the middle of one: a handler
+    # that raised (sys.exit, KeyboardInterrupt) could interrupt flush() after a batch was written
+    # and before it was marked written, and the final flush wrote it again.
+    stop = []
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda signum, _frame: stop.append(signum))
     try:
-        while True:
+        while not stop:
             ready = dict(poller.poll(100))
             now = time.monotonic() - origin
             for dealer in list(dealers.values()):
                 while dealer in ready and dealer.poll(0):
                     replayed(dealer.recv_multipart(), now)
-            while sub.poll(0):
+            while not stop and sub.poll(0):
                 live(sub.recv_multipart(), now)
             perform(machine.tick(now))
             files.flush()
-    except KeyboardInterrupt:
-        pass
     finally:
         try:
             files.flush()

@@ -7,8 +7,11 @@ back from a CSV file (the torn last row, damaged files, the counts a restart res
 import csv
 import io
 import os
+import stat
 import sys
+import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import events_to_csv as e2c  # noqa: E402
@@ -134,6 +137,32 @@ class CursorTests(unittest.TestCase):
         for bad in [b"name,age\nann,3\n", damaged, b"\xff\xfe" + data]:
             with self.assertRaises(e2c.DamagedFile):
                 e2c.read_session_csv(bad)
+
+
+class FlushTests(unittest.TestCase):
+    def test_a_batch_interrupted_after_its_write_is_not_written_again(self):
+        # SIGTERM or a disk error after the rows are written, while they are fsynced: the
+        # program's last flush (on its way out) must not append them a second time.
+        with tempfile.TemporaryDirectory() as directory:
+            files = e2c.SessionFiles(directory, lambda _: None, lambda *_: None)
+            topic = "event/cam0/left/"
+            files.load(topic, {})
+            files.deliver(topic, STREAM, 3, EVENTS[4])
+            files.deliver(topic, STREAM, 4, EVENTS[7])
+            real_fsync = os.fsync
+
+            def interrupted(descriptor):
+                real_fsync(descriptor)
+                if not stat.S_ISDIR(os.fstat(descriptor).st_mode):  # the file, not --out
+                    raise KeyboardInterrupt
+
+            with mock.patch("os.fsync", interrupted), self.assertRaises(KeyboardInterrupt):
+                files.flush()
+            files.flush()
+            files.close()
+            with open(os.path.join(directory, "cam0-left.csv"), newline="") as file:
+                sequences = [row[1] for row in csv.reader(file)]
+            self.assertEqual(sequences, ["sequence", "3", "4"])
 
 
 if __name__ == "__main__":
