@@ -211,7 +211,7 @@ struct ReplayIntegrationTests {
             executable: python,
             arguments: [
                 PackagePaths.path("scripts/examples/listen_exactly_once.py"), "--bus", topology.bus, "--from",
-                "beginning",
+                "beginning", "--cursor", topology.directory + "/cursor.txt",
             ], environment: environment, standardOutput: output, standardError: errors)
         defer { if example.isRunning { example.send(SIGKILL) } }
         let printed = { TestProcess.readFile(output).split(separator: "\n").map(String.init) }
@@ -233,5 +233,26 @@ struct ReplayIntegrationTests {
             #expect(sequences[topic, default: []] == Array(0..<UInt64(lines.count)), "\(topic)")
         }
         #expect(!TestProcess.readFile(errors).contains("Traceback"), "\(TestProcess.readFile(errors))")
+
+        // Stopped by SIGTERM, it saved where it stands: the last sequence printed per stream. A
+        // second run from that cursor prints nothing again.
+        let cursor = Set(TestProcess.readFile(topology.directory + "/cursor.txt").split(separator: "\n"))
+        #expect(cursor.count == expected.count, "\(cursor)")
+        for (topic, lines) in expected {
+            #expect(
+                cursor.contains { $0.hasPrefix(topic + " ") && $0.hasSuffix(" \(lines.count - 1)") },
+                "\(cursor)")
+        }
+        let again = try TestProcess(
+            executable: python,
+            arguments: [
+                PackagePaths.path("scripts/examples/listen_exactly_once.py"), "--bus", topology.bus, "--from",
+                "beginning", "--cursor", topology.directory + "/cursor.txt",
+            ], environment: environment, standardOutput: output + ".2", standardError: errors + ".2")
+        defer { if again.isRunning { again.send(SIGKILL) } }
+        try await Task.sleep(for: .seconds(4))
+        again.send(SIGTERM)
+        #expect(await again.waitForExit(timeout: .seconds(5)) == 0, "\(TestProcess.readFile(errors + ".2"))")
+        #expect(TestProcess.readFile(output + ".2") == "", "printed again after its cursor")
     }
 }

@@ -94,13 +94,17 @@ def main():
                     request["request_id"], request["topic"], request["stream_id"], request["from"],
                     request["limit"]))
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # A signal stops the loop between two messages, never in the middle of printing what the
+    # machine has already counted as delivered: the cursor saved below is exactly what was printed.
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
     try:
-        while True:
+        while not stopping:
             ready = dict(poller.poll(100))
             now = time.monotonic() - origin
             for dealer in list(dealers.values()):
-                while dealer in ready and dealer.poll(0):
+                while not stopping and dealer in ready and dealer.poll(0):
                     try:
                         reply = kw.decode_replay_reply(dealer.recv_multipart())
                         if reply["type"] == "entry":
@@ -116,7 +120,7 @@ def main():
                             perform(machine.replay_ended(reply, now))
                     except (kw.ReplayError, kw.WireError, ValueError) as error:
                         print(f"skipped a replay reply: {error}", file=sys.stderr)
-            while sub.poll(0):
+            while not stopping and sub.poll(0):
                 frames = sub.recv_multipart()
                 try:
                     message = kw.decode_message(*frames) if len(frames) == 2 else None
@@ -133,13 +137,15 @@ def main():
                     key = (message["topic"], message["header"]["stream_id"])
                     perform(machine.received(key, message["header"]["sequence"], message, True, now))
             perform(machine.tick(now))
-    except KeyboardInterrupt:
-        pass
     finally:
         if args.cursor:
-            with open(args.cursor, "w", encoding="utf-8") as file:
+            # Replaced whole (a new file renamed over the old), never left half written.
+            with open(args.cursor + ".new", "w", encoding="utf-8") as file:
                 for (topic, stream), sequence in sorted(machine.cursor.items()):
                     file.write(f"{topic} {stream} {sequence}\n")
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(args.cursor + ".new", args.cursor)
         print(f"counters {machine.counters}", file=sys.stderr)
         for socket in [sub, *dealers.values()]:
             socket.close()
