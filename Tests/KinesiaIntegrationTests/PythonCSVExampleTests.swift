@@ -384,6 +384,20 @@ struct PythonCSVExampleTests {
             "stranger", out: topology.directory + "/stranger", in: topology,
             ["--key", keys.secret(keys.stranger), "--server-key", keys.brokerPublic])
         defer { if stranger.isRunning { _ = stranger.send(SIGKILL) } }
+        // Over CURVE nothing is replayed: what a consumer gets is what is published once its
+        // handshake is done (Python's start and a CURVE handshake can take seconds on a loaded
+        // machine, longer than the worker and the ingest). So the worker starts only once the
+        // consumer says it is connected, and the stranger that it is refused.
+        let endpoint = try BusAddress(parsing: topology.bus).subscriberEndpoint
+        let connected = await waitUntil(timeout: .seconds(30)) {
+            Self.errors("allowed", in: topology).contains("connected to \(endpoint)")
+        }
+        #expect(connected, "\(Self.errors("allowed", in: topology))\n\(topology.diagnostics)")
+        let refusal = await waitUntil(timeout: .seconds(30)) {
+            Self.errors("stranger", in: topology).contains(
+                "refused: the broker at \(endpoint) refused this key")
+        }
+        #expect(refusal, "\(Self.errors("stranger", in: topology))")
         let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
         _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "right=squat:right"])
         // No replay over CURVE (it would be outside the broker's authentication): the worker's
@@ -407,7 +421,13 @@ struct PythonCSVExampleTests {
         #expect(
             ((try? FileManager.default.contentsOfDirectory(atPath: topology.directory + "/stranger")) ?? [])
                 .isEmpty)
+        #expect(!Self.errors("stranger", in: topology).contains("connected to"))
         _ = allowed.send(SIGTERM)
         #expect(await allowed.waitForExit(timeout: .seconds(10)) == 0)
+        let errors = Self.errors("allowed", in: topology)
+        #expect(
+            !errors.contains("lost") && !errors.contains("Traceback") && !errors.contains("refused"),
+            "\(errors)")
+        #expect(errors.contains("rows=\(right.count)"), "\(errors)")
     }
 }

@@ -21,7 +21,8 @@ faults: no row lost, none twice (as long as the workers journal, `--state`, and 
 what was published while this program was down).
 
 Bad input never stops it: a message that does not decode, an event whose JSON has not the shape
-of its type, a gap that replay cannot fill are counted and reported on standard error. SIGTERM
+of its type, a gap that replay cannot fill are counted and reported on standard error, and so
+are the connections to the broker ("connected to ...") and its refusals ("refused: ..."). SIGTERM
 or Ctrl-C end it, printing the counters. Needs pyzmq (scripts/setup installs it).
 """
 
@@ -415,6 +416,7 @@ def main():
         prefix = f"event/{args.camera}/"
     try:
         import zmq
+        import zmq.utils.monitor
     except ImportError:
         raise SystemExit("pyzmq is not installed: run scripts/setup (or pip install pyzmq)")
     endpoint = subscriber_endpoint(args.bus)
@@ -451,9 +453,17 @@ def main():
         sub.curve_serverkey = server["public-key"].encode()
     for subscription in (prefix, "health/"):
         sub.setsockopt(zmq.SUBSCRIBE, subscription.encode())
+    # The end of each handshake with the broker is reported: from "connected" on, the
+    # subscriptions are on their way and events come live (over CURVE only live: what was
+    # published before is not replayed); a refusal says why nothing will come.
+    monitor = sub.get_monitor_socket(
+        zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+        | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+    monitor.setsockopt(zmq.LINGER, 0)
     sub.connect(endpoint)
     poller = zmq.Poller()
     poller.register(sub, zmq.POLLIN)
+    poller.register(monitor, zmq.POLLIN)
     dealers = {}
     machine = kw.ExactlyOnce(start=args.start, accepts=(prefix,))
     files = SessionFiles(args.out, report, count)
@@ -486,6 +496,19 @@ def main():
                 dealers[endpoint].send(kw.encode_replay_request(
                     request["request_id"], request["topic"], request["stream_id"], request["from"],
                     request["limit"]))
+
+    def connection(frames):
+        event = zmq.utils.monitor.parse_monitor_message(frames)
+        if event["event"] == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            count("connections")
+            report(f"connected to {endpoint}" + (": events come live from now on" if keys else ""))
+            return
+        count("refusals")
+        if counters["refusals"] == 1:
+            reason = ("refused this key (is it allowed, with the role consumer?)"
+                      if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH else
+                      "failed the handshake (is --server-key the broker's?)")
+            report(f"refused: the broker at {endpoint} {reason} (counted in refusals)")
 
     def replayed(frames, now):
         try:
@@ -537,6 +560,8 @@ def main():
         while not stop:
             ready = dict(poller.poll(100))
             now = time.monotonic() - origin
+            while monitor.poll(0):
+                connection(monitor.recv_multipart())
             for dealer in list(dealers.values()):
                 while dealer in ready and dealer.poll(0):
                     replayed(dealer.recv_multipart(), now)
@@ -551,7 +576,8 @@ def main():
             files.close()
             counters.update({f"exactlyOnce.{name}": value for name, value in machine.counters.items()})
             report("counters " + " ".join(f"{name}={value}" for name, value in sorted(counters.items())))
-            for socket in [sub, *dealers.values()]:
+            sub.disable_monitor()
+            for socket in [monitor, sub, *dealers.values()]:
                 socket.close()
             context.term()
 
