@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kinesia_wire as kw  # noqa: E402
 from listen_events import subscriber_endpoint  # noqa: E402
+from listen_exactly_once import send_replay_request  # noqa: E402
 
 # The columns. A cell holds the JSON value as the worker wrote it (numbers in their JSON text,
 # booleans `true`/`false`, arrays joined with `;`, objects of counts as `name=count;...`), empty
@@ -484,18 +485,8 @@ def main():
                        "cannot be had any more")
             else:
                 _, endpoint, request = action
-                if endpoint not in dealers:
-                    if keys or not endpoint.startswith(("ipc://", "tcp://")) or len(dealers) >= 64:
-                        continue
-                    dealer = context.socket(zmq.DEALER)
-                    dealer.setsockopt(zmq.LINGER, 0)
-                    dealer.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
-                    dealer.connect(endpoint)
-                    poller.register(dealer, zmq.POLLIN)
-                    dealers[endpoint] = dealer
-                dealers[endpoint].send(kw.encode_replay_request(
-                    request["request_id"], request["topic"], request["stream_id"], request["from"],
-                    request["limit"]))
+                if not keys:  # never in clear text beside a CURVE bus
+                    send_replay_request(context, poller, dealers, endpoint, request)
 
     def connection(frames):
         event = zmq.utils.monitor.parse_monitor_message(frames)

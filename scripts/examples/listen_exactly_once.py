@@ -39,6 +39,25 @@ def read_cursor(path):
     return cursor
 
 
+def send_replay_request(context, poller, dealers, endpoint, request):
+    """Sends `request` to the replay server at `endpoint`, through one DEALER per endpoint (made
+    and registered with `poller` on first use, at most 64). Endpoints that are not ipc:// or
+    tcp:// are ignored."""
+    import zmq  # imported where it is used, as in main: --help works without pyzmq
+    if endpoint not in dealers:
+        if not endpoint.startswith(("ipc://", "tcp://")) or len(dealers) >= 64:
+            return
+        dealer = context.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
+        dealer.connect(endpoint)
+        poller.register(dealer, zmq.POLLIN)
+        dealers[endpoint] = dealer
+    dealers[endpoint].send(kw.encode_replay_request(
+        request["request_id"], request["topic"], request["stream_id"], request["from"],
+        request["limit"]))
+
+
 def main():
     parser = argparse.ArgumentParser(description="Print Kinesia events exactly once.")
     parser.add_argument("--bus", help="tcp://HOST:PORT, or a bus directory (default: IPC)")
@@ -81,18 +100,7 @@ def main():
                       file=sys.stderr, flush=True)
             else:
                 _, endpoint, request = action
-                if endpoint not in dealers:
-                    if not endpoint.startswith(("ipc://", "tcp://")) or len(dealers) >= 64:
-                        continue
-                    dealer = context.socket(zmq.DEALER)
-                    dealer.setsockopt(zmq.LINGER, 0)
-                    dealer.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
-                    dealer.connect(endpoint)
-                    poller.register(dealer, zmq.POLLIN)
-                    dealers[endpoint] = dealer
-                dealers[endpoint].send(kw.encode_replay_request(
-                    request["request_id"], request["topic"], request["stream_id"], request["from"],
-                    request["limit"]))
+                send_replay_request(context, poller, dealers, endpoint, request)
 
     # A signal stops the loop between two messages, never in the middle of printing what the
     # machine has already counted as delivered: the cursor saved below is exactly what was printed.
