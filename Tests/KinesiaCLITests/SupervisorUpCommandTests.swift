@@ -116,17 +116,19 @@ struct SupervisorUpCommandTests {
     static func stopSlowChild(with signals: [Int32]) async throws -> (log: [String], stops: [String]) {
         let scratch = try Scratch()
         let script = """
-            trap 'sleep 3; echo slow >> \(scratch.path("stops")); exit 0' TERM
+            trap 'sleep 8; echo slow >> \(scratch.path("stops")); exit 0' TERM
             echo ready > \(scratch.path("ready"))
             while :; do sleep 0.05; done
             """
         let up = try startUp(
-            #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))]}"#, in: scratch)
+            #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))], "shutdown": {"deadlineSeconds": 30}}"#,
+            in: scratch)
         #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
         for (index, signal) in signals.enumerated() {
             up.send(signal)
             // Two signals sent before `up` took the first would merge into one pending signal:
-            // each next one goes once the shutdown is under way (the child takes 3 s to stop).
+            // each next one goes once the shutdown is under way. The child takes 8 s to stop: a
+            // test thread held up for seconds on a loaded machine still sends it in time.
             if index == 0 {
                 #expect(
                     await SupervisorProcessTests.eventually {
@@ -134,7 +136,7 @@ struct SupervisorUpCommandTests {
                     })
             }
         }
-        #expect(await SupervisorProcessTests.eventually { !up.isRunning })
+        #expect(await SupervisorProcessTests.eventually(timeout: .seconds(30)) { !up.isRunning })
         #expect(up.exitStatus == 0)
         return (scratch.lines("up.log"), scratch.lines("stops"))
     }
