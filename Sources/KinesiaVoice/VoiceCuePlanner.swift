@@ -11,7 +11,8 @@ public import KinesiaMotion
 ///   (``VoiceCuePriority``), the oldest first within a rank.
 /// - **Fresh.** A cue older than its rank's ``Rules/maximumAge`` when it could be spoken is
 ///   dropped (`"3"` said while rep 5 finishes helps nobody).
-/// - **Not repeated.** A text spoken less than ``Rules/repeatWindow`` seconds ago is dropped.
+/// - **Not repeated.** A text spoken less than ``Rules/repeatWindow`` seconds ago is dropped
+///   (a count only when its own session said it: each side counts its own reps).
 /// - **Replaced.** A newer cue of the same kind and session replaces a waiting one
 ///   (`"I can see you again"` replaces `"I can't see your knee"`; `"4"` replaces `"3"`).
 ///
@@ -126,6 +127,14 @@ public struct VoiceCuePlanner: Sendable {
         return actions
     }
 
+    /// What "the same cue" means for the repeat rule: the same text, but a count only for its own
+    /// session. One patient hears a form correction once whichever side it came from, yet the
+    /// right side's "1" is never taken for a repeat of the left side's.
+    static func repeatKey(_ cue: VoiceCue) -> String {
+        if case .repCounted = cue.subject { return cue.session + "\u{0}" + cue.text }
+        return cue.text
+    }
+
     /// When nothing is being spoken: the next cue to speak, after the ones dropped on the way
     /// (stale, repeated). Empty when a cue is being spoken or none waits.
     public mutating func nextCue(at now: Double) -> [Action] {
@@ -138,11 +147,12 @@ public struct VoiceCuePlanner: Sendable {
                 actions.append(.drop(cue, .stale(age: age)))
                 continue
             }
-            if let said = lastSpoken[cue.text], now - said < rules.repeatWindow {
+            let key = Self.repeatKey(cue)
+            if let said = lastSpoken[key], now - said < rules.repeatWindow {
                 actions.append(.drop(cue, .repeated(ago: now - said)))
                 continue
             }
-            lastSpoken[cue.text] = now
+            lastSpoken[key] = now
             speaking = cue
             actions.append(.speak(cue))
             break

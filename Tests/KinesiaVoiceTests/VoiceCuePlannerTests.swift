@@ -84,6 +84,23 @@ struct VoiceCuePlannerTests {
         #expect(spoken(planner.nextCue(at: 6.5)) == ["Keep your trunk upright"])
     }
 
+    /// Both sides exercising: each side's counts are said, never taken for the other's repeats.
+    @Test func eachSessionsCountsAreSaidEvenWhenTheOtherSideJustSaidTheSame() {
+        var planner = VoiceCuePlanner(texts: english)
+        _ = planner.enqueue(clean(end: 2), session: "left", at: 2)
+        #expect(spoken(planner.nextCue(at: 2)) == ["1"])
+        planner.finishedSpeaking()
+        _ = planner.enqueue(clean(end: 3), session: "right", at: 3)
+        #expect(spoken(planner.nextCue(at: 3)) == ["1"])
+        planner.finishedSpeaking()
+        // The same session's count is still a repeat within the window (a replayed event).
+        #expect(
+            VoiceCuePlanner.repeatKey(
+                VoiceCue(subject: .repCounted, text: "1", session: "left", receivedAt: 0))
+                != VoiceCuePlanner.repeatKey(
+                    VoiceCue(subject: .repCounted, text: "1", session: "right", receivedAt: 0)))
+    }
+
     @Test func visibilityLostNamesTheMissingJointsAndANewerStateReplacesIt() {
         var planner = VoiceCuePlanner(texts: english)
         _ = planner.enqueue(clean(), session: "left", at: 2)
