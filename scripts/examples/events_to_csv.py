@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kinesia_wire as kw  # noqa: E402
 from listen_events import subscriber_endpoint  # noqa: E402
-from listen_exactly_once import send_replay_request  # noqa: E402
+from listen_exactly_once import replay_actions, send_replay_request  # noqa: E402
 
 # The columns. A cell holds the JSON value as the worker wrote it (numbers in their JSON text,
 # booleans `true`/`false`, arrays joined with `;`, objects of counts as `name=count;...`), empty
@@ -503,18 +503,7 @@ def main():
 
     def replayed(frames, now):
         try:
-            reply = kw.decode_replay_reply(frames)
-            if reply["type"] == "entry":
-                message = kw.decode_message(*reply["frames"])
-                if (message["header"]["stream_id"] != reply["stream_id"]
-                        or message["header"]["sequence"] != reply["sequence"]):
-                    raise kw.ReplayError("mismatch", "an entry whose header is another message's")
-                key = (message["topic"], reply["stream_id"])
-                perform(machine.received(key, reply["sequence"], message, False, now))
-            elif reply["type"] == "error":
-                perform(machine.replay_failed(reply, now))
-            else:
-                perform(machine.replay_ended(reply, now))
+            perform(replay_actions(machine, frames, now))
         except (kw.ReplayError, kw.WireError, ValueError) as error:
             count("malformedReplies")
             report(f"skipped a replay reply: {error}")

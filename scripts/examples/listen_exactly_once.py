@@ -39,6 +39,23 @@ def read_cursor(path):
     return cursor
 
 
+def replay_actions(machine, frames, now):
+    """What `machine` (kw.ExactlyOnce) makes of one replay reply: an entry, a batch end or an
+    error. Raises kw.ReplayError or kw.WireError for a reply that does not read, or an entry whose
+    message header is another message's."""
+    reply = kw.decode_replay_reply(frames)
+    if reply["type"] == "entry":
+        message = kw.decode_message(*reply["frames"])
+        if (message["header"]["stream_id"] != reply["stream_id"]
+                or message["header"]["sequence"] != reply["sequence"]):
+            raise kw.ReplayError("mismatch", "an entry whose header is another message's")
+        return machine.received((message["topic"], reply["stream_id"]), reply["sequence"], message,
+                                False, now)
+    if reply["type"] == "error":
+        return machine.replay_failed(reply, now)
+    return machine.replay_ended(reply, now)
+
+
 def send_replay_request(context, poller, dealers, endpoint, request):
     """Sends `request` to the replay server at `endpoint`, through one DEALER per endpoint (made
     and registered with `poller` on first use, at most 64). Endpoints that are not ipc:// or
@@ -114,18 +131,7 @@ def main():
             for dealer in list(dealers.values()):
                 while not stopping and dealer in ready and dealer.poll(0):
                     try:
-                        reply = kw.decode_replay_reply(dealer.recv_multipart())
-                        if reply["type"] == "entry":
-                            message = kw.decode_message(*reply["frames"])
-                            if (message["header"]["stream_id"] != reply["stream_id"]
-                                    or message["header"]["sequence"] != reply["sequence"]):
-                                continue
-                            key = (message["topic"], reply["stream_id"])
-                            perform(machine.received(key, reply["sequence"], message, False, now))
-                        elif reply["type"] == "error":
-                            perform(machine.replay_failed(reply, now))
-                        else:
-                            perform(machine.replay_ended(reply, now))
+                        perform(replay_actions(machine, dealer.recv_multipart(), now))
                     except (kw.ReplayError, kw.WireError, ValueError) as error:
                         print(f"skipped a replay reply: {error}", file=sys.stderr)
             while not stopping and sub.poll(0):
