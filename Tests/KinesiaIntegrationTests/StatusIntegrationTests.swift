@@ -35,6 +35,7 @@ struct StatusIntegrationTests {
             lines = run.output.split(separator: "\n").map(String.init)
             if lines.count >= 4 { break }
         }
+        let diagnostics = processes.map(\.diagnostics).joined(separator: "\n")
         for process in processes { await process.stop() }
 
         #expect(status == 0)
@@ -44,7 +45,8 @@ struct StatusIntegrationTests {
             #expect(header.contains(" \(column)"), "missing column \(column): \(header)")
         }
         let rows = lines.dropFirst().map { $0.split(separator: " ").map(String.init) }
-        #expect(rows.map { $0[0] } == ["broker", "worker-left", "worker-right"], "\(lines)")
+        #expect(rows.map { $0[0] } == ["broker", "worker-left", "worker-right"], "\(lines)\n\(diagnostics)")
+        try #require(rows.count == 3 && rows.allSatisfy { $0.count >= 3 })
         #expect(rows.map { $0[1] } == ["broker", "worker", "worker"])
         #expect(rows[1][2] == String(left.pid))
         #expect(rows[2][2] == String(right.pid))
