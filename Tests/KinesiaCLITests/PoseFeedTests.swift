@@ -16,6 +16,7 @@ import Testing
         var requests: [PoseReplayRequest] = []
         var records: [[PoseSegment]] = []
         var lost: [Range<UInt64>] = []
+        var skipped: [Range<UInt64>] = []
         var opened: [String] = []
 
         mutating func take(_ outputs: [Feed.Output]) {
@@ -27,6 +28,7 @@ import Testing
                     if opens { opened.append(pose) }
                 case .request(let request): requests.append(request)
                 case .record(let segments): records.append(segments)
+                case .skip(_, let sequences): skipped.append(sequences)
                 case .lost(_, let sequences): lost.append(sequences)
                 }
             }
@@ -43,14 +45,14 @@ import Testing
         var feed = Feed()
         var log = Log()
         #expect(feed.start().isEmpty)
-        let first = feed.live(stream: stream, sequence: 7, pose: pose(stream, 7))
+        let first = feed.live(stream: stream, sequence: 7, pose: pose(stream, 7), now: .zero)
         guard case .record(let segments) = first.first else {
             Issue.record("the first output must be the record, got \(first)")
             return
         }
         #expect(segments == [PoseSegment(stream: stream, first: 7)])
         log.take(first)
-        log.take(feed.live(stream: stream, sequence: 8, pose: pose(stream, 8)))
+        log.take(feed.live(stream: stream, sequence: 8, pose: pose(stream, 8), now: .zero))
         #expect(log.analysed == names(stream, 7...8))
         #expect(log.requests.isEmpty)
     }
@@ -59,14 +61,14 @@ import Testing
         var feed = Feed()
         var log = Log()
         for sequence: UInt64 in [0, 1, 4, 5] {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
         }
         #expect(
             log.analysed == names(stream, 0...1), "nothing after the hole is analysed before it is filled")
         #expect(log.requests == [PoseReplayRequest(stream: stream, from: 2, through: 3)])
         log.take(feed.replayed(stream: stream, sequence: 2, pose: pose(stream, 2)))
         log.take(feed.replayed(stream: stream, sequence: 3, pose: pose(stream, 3)))
-        log.take(feed.live(stream: stream, sequence: 6, pose: pose(stream, 6)))
+        log.take(feed.live(stream: stream, sequence: 6, pose: pose(stream, 6), now: .zero))
         #expect(log.analysed == names(stream, 0...6))
         #expect(feed.isCatchingUp == false)
     }
@@ -75,7 +77,7 @@ import Testing
         var feed = Feed()
         var log = Log()
         for sequence: UInt64 in [0, 1, 1, 0, 2] {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
         }
         log.take(feed.replayed(stream: stream, sequence: 3, pose: pose(stream, 3)))
         #expect(log.analysed == names(stream, 0...2))
@@ -89,7 +91,7 @@ import Testing
         #expect(log.requests == [PoseReplayRequest(stream: stream, from: 3, through: nil)])
         // Subscribed first: live poses arrive while the replay runs, and are held.
         for sequence: UInt64 in 10...12 {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
         }
         #expect(log.analysed.isEmpty)
         // A batch of 4 (3...6), then its end says the server holds through 12.
@@ -103,7 +105,7 @@ import Testing
         }
         #expect(log.analysed == names(stream, 3...12), "the held live poses follow the replay, none twice")
         log.take(feed.replayEnded(stream: stream, last: 12))
-        log.take(feed.live(stream: stream, sequence: 13, pose: pose(stream, 13)))
+        log.take(feed.live(stream: stream, sequence: 13, pose: pose(stream, 13), now: .zero))
         #expect(log.analysed == names(stream, 3...13))
         #expect(log.records.isEmpty, "a resumed session's segments are already recorded")
     }
@@ -118,7 +120,7 @@ import Testing
         log.take(feed.replayEnded(stream: stream, last: 4))
         #expect(feed.isCatchingUp == false)
         // The ingest comes back with the same stream id and goes on numbering.
-        log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5)))
+        log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .zero))
         #expect(log.analysed == names(stream, 0...5))
     }
 
@@ -147,16 +149,16 @@ import Testing
         var feed = Feed()
         var log = Log()
         for sequence: UInt64 in 0...2 {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
         }
-        log.take(feed.live(stream: other, sequence: 0, pose: pose(other, 0)))
+        log.take(feed.live(stream: other, sequence: 0, pose: pose(other, 0), now: .zero))
         #expect(
             log.records.last == [
                 PoseSegment(stream: stream, first: 0, last: 2), PoseSegment(stream: other, first: 0),
             ])
         #expect(log.opened == [pose(other, 0)])
         // The old sender's late poses are not analysed again.
-        log.take(feed.live(stream: stream, sequence: 3, pose: pose(stream, 3)))
+        log.take(feed.live(stream: stream, sequence: 3, pose: pose(stream, 3), now: .zero))
         #expect(log.analysed == names(stream, 0...2) + [pose(other, 0)])
     }
 
@@ -164,7 +166,7 @@ import Testing
         var feed = Feed(segments: [PoseSegment(stream: stream, first: 0)])
         var log = Log()
         log.take(feed.start())
-        log.take(feed.live(stream: stream, sequence: 20, pose: pose(stream, 20)))
+        log.take(feed.live(stream: stream, sequence: 20, pose: pose(stream, 20), now: .zero))
         // Retention removed 0...9.
         log.take(feed.replayFailed(stream: stream, first: 10))
         #expect(log.lost == [0..<10])
@@ -180,7 +182,7 @@ import Testing
         var feed = Feed(segments: [PoseSegment(stream: stream, first: 0)])
         var log = Log()
         log.take(feed.start())
-        log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5)))
+        log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .zero))
         log.take(feed.replayFailed(stream: stream, first: nil))
         #expect(log.lost == [0..<5])
         #expect(log.analysed == [pose(stream, 5)])
@@ -190,8 +192,8 @@ import Testing
     @Test func aReplyThatEndsShortOfTheHeldPosesIsAskedOnceMoreBeforeTheHoleIsLost() {
         var feed = Feed()
         var log = Log()
-        log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0)))
-        log.take(feed.live(stream: stream, sequence: 3, pose: pose(stream, 3)))
+        log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
+        log.take(feed.live(stream: stream, sequence: 3, pose: pose(stream, 3), now: .zero))
         // The server's answer predates pose 1 and 2: ask again.
         log.take(feed.replayEnded(stream: stream, last: 0))
         #expect(log.requests.count == 2)
@@ -216,7 +218,7 @@ import Testing
         var log = Log()
         log.take(feed.start())
         for sequence: UInt64 in 5...8 {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
         }
         #expect(feed.deferred == 2)
         for sequence: UInt64 in 0...4 {
@@ -224,11 +226,114 @@ import Testing
         }
         // 5 and 6 were held; 7 and 8 were not: the next live pose shows the hole.
         #expect(log.analysed == names(stream, 0...6))
-        log.take(feed.live(stream: stream, sequence: 9, pose: pose(stream, 9)))
+        log.take(feed.live(stream: stream, sequence: 9, pose: pose(stream, 9), now: .zero))
         #expect(log.requests.last == PoseReplayRequest(stream: stream, from: 7, through: 8))
         for sequence: UInt64 in 7...8 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
         #expect(log.analysed == names(stream, 0...9))
+    }
+
+    // MARK: Live first
+
+    @Test func aLiveHoleIsWaitedForAtMostTheHoleWaitThenGivenUpAndKept() {
+        var feed = Feed(holeWait: .milliseconds(200))
+        var log = Log()
+        log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
+        log.take(feed.live(stream: stream, sequence: 3, pose: pose(stream, 3), now: .milliseconds(10)))
+        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 1, through: 2)])
+        #expect(feed.deadline == .milliseconds(210))
+        log.take(feed.live(stream: stream, sequence: 4, pose: pose(stream, 4), now: .milliseconds(100)))
+        log.take(feed.tick(now: .milliseconds(209)))
+        #expect(log.analysed == [pose(stream, 0)], "the wait is not over")
+        log.take(feed.tick(now: .milliseconds(210)))
+        #expect(log.skipped == [1..<3], "the decision is kept before the poses after the hole are analysed")
+        #expect(log.lost == [1..<3])
+        #expect(log.analysed == [pose(stream, 0), pose(stream, 3), pose(stream, 4)])
+        #expect(feed.segments == [PoseSegment(stream: stream, first: 0, skipped: [1..<3])])
+        #expect(feed.holesSkipped == 1)
+        #expect(feed.deadline == nil)
+        // The late reply changes nothing.
+        log.take(feed.replayed(stream: stream, sequence: 1, pose: pose(stream, 1)))
+        log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .milliseconds(300)))
+        #expect(log.analysed == [pose(stream, 0), pose(stream, 3), pose(stream, 4), pose(stream, 5)])
+    }
+
+    @Test func aHoleNobodyServesIsGivenUpAtOnce() {
+        var feed = Feed()
+        var log = Log()
+        log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
+        log.take(feed.live(stream: stream, sequence: 6, pose: pose(stream, 6), now: .zero))
+        // The shell answers at once for a stream no server announces.
+        log.take(feed.replayFailed(stream: stream, first: nil))
+        #expect(log.analysed == [pose(stream, 0), pose(stream, 6)])
+        #expect(log.skipped == [1..<6])
+        #expect(feed.isCatchingUp == false)
+    }
+
+    @Test func aRebuildGivesUpTheHolesTheLiveRunGaveUpWithoutAskingForThem() {
+        // Live: holes at 2...3 and 7 given up.
+        var live = Feed()
+        var liveLog = Log()
+        for sequence: UInt64 in [0, 1, 4, 5, 6, 8, 9] {
+            liveLog.take(
+                live.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
+            liveLog.take(live.replayFailed(stream: stream, first: nil))
+        }
+        #expect(live.segments == [PoseSegment(stream: stream, first: 0, skipped: [2..<4, 7..<8])])
+        // Rebuilt from the kept segments against a server that has every pose now.
+        var rebuilt = Feed(segments: live.segments)
+        var log = Log()
+        log.take(rebuilt.start())
+        while let request = log.requests.popLast() {
+            let asked = request.from...min(request.through ?? 9, 9)
+            #expect(!asked.contains { (2..<4).contains($0) || $0 == 7 }, "a skipped pose is never asked for")
+            var sequence = request.from
+            while sequence <= min(request.through ?? 9, 9) {
+                log.take(rebuilt.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+                sequence += 1
+            }
+            log.take(rebuilt.replayEnded(stream: stream, last: 9))
+        }
+        #expect(log.analysed == liveLog.analysed, "the rebuild analyses exactly what the live run analysed")
+        #expect(log.lost.isEmpty)
+    }
+
+    @Test func aRebuildWhoseServerStopsAnsweringGivesUpAfterTheRetries() {
+        var feed = Feed(segments: [PoseSegment(stream: stream, first: 0)], maximumRetries: 3)
+        var log = Log()
+        log.take(feed.start())
+        log.take(feed.live(stream: stream, sequence: 40, pose: pose(stream, 40), now: .zero))
+        log.take(feed.timedOut())
+        log.take(feed.timedOut())
+        #expect(log.requests.count == 3)
+        log.take(feed.timedOut())
+        #expect(log.requests.count == 3, "no fourth request to a server that is gone")
+        #expect(log.lost == [0..<40])
+        #expect(log.analysed == [pose(stream, 40)])
+        #expect(feed.isCatchingUp == false)
+    }
+
+    @Test func sequenceNumbersAtTheEdgesOfTheirTypeNeverTrap() {
+        var feed = Feed()
+        var log = Log()
+        log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
+        log.take(feed.live(stream: stream, sequence: .max, pose: pose(stream, .max), now: .zero))
+        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 1, through: .max - 1)])
+        log.take(feed.replayFailed(stream: stream, first: nil))
+        #expect(log.lost == [1..<UInt64.max])
+        #expect(feed.lost == UInt64.max - 1)
+        // Nothing can follow UInt64.max on its stream: a second one is a duplicate.
+        log.take(feed.live(stream: stream, sequence: .max, pose: pose(stream, .max), now: .zero))
+        #expect(log.analysed == [pose(stream, 0), pose(stream, .max)])
+        #expect(feed.duplicates == 1)
+        // A new stream starts cleanly after it.
+        log.take(feed.live(stream: other, sequence: .max - 1, pose: pose(other, .max - 1), now: .zero))
+        log.take(feed.live(stream: other, sequence: .max, pose: pose(other, .max), now: .zero))
+        #expect(log.analysed.suffix(2) == [pose(other, .max - 1), pose(other, .max)])
+        var resumed = Feed(segments: [PoseSegment(stream: stream, first: .max - 1, last: .max)])
+        log.take(resumed.start())
+        log.take(resumed.replayFailed(stream: stream, first: .max))
+        #expect(log.lost.last == (UInt64.max - 1)..<UInt64.max)
     }
 }

@@ -44,4 +44,40 @@ struct SessionStartsTests {
                 == [PoseSegment(stream: StreamID(0xABCD), first: 5)])
         #expect(try starts.load(camera: "cam0", sessions: [StreamID(0x2222)]) == [])
     }
+
+    /// Holes given up live are appended cheaply, read back merged, and folded in by the next
+    /// save; sequence numbers as large as a UInt64 goes read back exactly (a forged pose
+    /// numbered 2^64-1 must not make the state unreadable, and so the worker unable to start).
+    @Test func skippedHolesAndHugeSequenceNumbersReadBackExactly() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let sessions = [StreamID(0x1111)]
+        let poses = StreamID(0xABCD)
+        let starts = try SessionStarts(state: state)
+        let segments = [
+            PoseSegment(stream: StreamID(0x99), first: 0, last: .max - 1, skipped: [5..<9]),
+            PoseSegment(stream: poses, first: 1 << 60),
+        ]
+        try starts.save(camera: "cam0", sessions: sessions, segments: segments)
+        #expect(try starts.load(camera: "cam0", sessions: sessions) == segments)
+        try starts.appendSkip(
+            camera: "cam0", sessions: sessions, stream: poses, sequences: (1 << 60 + 3)..<(.max))
+        try starts.appendSkip(
+            camera: "cam0", sessions: sessions, stream: poses, sequences: (1 << 60 + 1)..<(1 << 60 + 2))
+        var expected = segments
+        expected[1].skipped = [(1 << 60 + 1)..<(1 << 60 + 2), (1 << 60 + 3)..<(.max)]
+        #expect(try starts.load(camera: "cam0", sessions: sessions) == expected)
+        // A torn last line is passed over.
+        let path =
+            state + "/starts/" + SessionStarts.fileName(camera: "cam0", sessions: sessions) + ".skipped"
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("000000000000abcd 12".utf8))
+        handle.closeFile()
+        #expect(try starts.load(camera: "cam0", sessions: sessions) == expected)
+        // A save folds the appended holes in and empties the appended file.
+        try starts.save(camera: "cam0", sessions: sessions, segments: expected)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 0)
+        #expect(try starts.load(camera: "cam0", sessions: sessions) == expected)
+    }
 }

@@ -55,8 +55,8 @@ struct WorkerRestartTests {
                 let header = WireHeader(
                     kind: .pose, streamID: WorkerRestartTests.poseStream, sequence: UInt64(index), sentAt: 0)
                 core.receiveLive(
-                    FlatPose(poses[index]), on: try Topic.pose(camera: "cam0"), header: header, into: &actions
-                )
+                    FlatPose(poses[index]), on: try Topic.pose(camera: "cam0"), header: header, now: .zero,
+                    into: &actions)
                 perform()
             }
         }
@@ -93,6 +93,10 @@ struct WorkerRestartTests {
                             sequence: publication.sequence, json: publication.json))
                     core.published(publication, outcome: .sent)
                 case .record(_, let segments): self.segments = segments
+                case .recordSkip(_, let stream, let sequences):
+                    if let index = segments.lastIndex(where: { $0.stream == stream }) {
+                        segments[index].skipped.append(sequences)
+                    }
                 case .requestPoses(_, let request): requests.append(request)
                 case .notice: break
                 }

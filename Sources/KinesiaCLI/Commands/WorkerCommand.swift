@@ -205,6 +205,16 @@ public struct WorkerCommand: ParsableCommand {
                     } catch {
                         log.error("\(error)")
                     }
+                case .recordSkip(let camera, let stream, let sequences):
+                    // Before what the poses after the hole cause is published: a rebuild gives
+                    // the hole up too.
+                    do {
+                        try state?.starts.appendSkip(
+                            camera: camera, sessions: state!.streams(camera), stream: stream,
+                            sequences: sequences)
+                    } catch {
+                        log.error("\(error)")
+                    }
                 case .requestPoses(let camera, let request):
                     poseReplay.send(camera: camera, request, now: clock.now - origin)
                 }
@@ -223,7 +233,7 @@ public struct WorkerCommand: ParsableCommand {
                 return
             case .flatPose(let topic, let header, let pose, let result):
                 if state != nil {
-                    core.receiveLive(pose, on: topic, header: header, into: &actions)
+                    core.receiveLive(pose, on: topic, header: header, now: clock.now - origin, into: &actions)
                 } else {
                     core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
                 }
@@ -287,7 +297,14 @@ public struct WorkerCommand: ParsableCommand {
             if let replay { poller.add(replay.server.socket, for: .readable) }
             if let announcements { poller.add(announcements.socket, for: .readable) }
             for socket in poseReplay.sockets { poller.add(socket, for: .readable) }
-            _ = try poller.poll(timeout: .milliseconds(100))
+            // Never later than the end of the wait for a hole in the live poses.
+            var timeout = Duration.milliseconds(100)
+            if let deadline = core.deadline {
+                timeout = max(.zero, min(timeout, deadline - (clock.now - origin)))
+            }
+            _ = try poller.poll(timeout: timeout)
+            core.tick(now: clock.now - origin, into: &actions)
+            perform()
             if let replay { try replay.server.serve(from: replay.source) }
             while let announcements, let next = try announcements.tryReceive() { handle(next) }
             handleReplies()
@@ -297,6 +314,8 @@ public struct WorkerCommand: ParsableCommand {
                 handle(next)
                 burst += 1
             }
+            core.tick(now: clock.now - origin, into: &actions)
+            perform()
         }
         // Graceful: finish the poses already received (at most half a second), then report.
         let deadline = clock.now.advanced(by: .milliseconds(500))

@@ -13,16 +13,34 @@ public struct PoseSegment: Hashable, Sendable, CustomStringConvertible {
     public var first: UInt64
     /// The last sequence number analysed, once a later stream took over; `nil` while open.
     public var last: UInt64?
+    /// Holes the live analysis gave up on (not filled within the feed's wait), in order: a
+    /// rebuild skips them too, so that it analyses exactly what the live run analysed.
+    public var skipped: [Range<UInt64>]
 
     /// Makes a segment.
-    public init(stream: StreamID, first: UInt64, last: UInt64? = nil) {
+    public init(stream: StreamID, first: UInt64, last: UInt64? = nil, skipped: [Range<UInt64>] = []) {
         self.stream = stream
         self.first = first
         self.last = last
+        self.skipped = skipped
     }
 
-    /// `0123456789abcdef 0...41`, or `0123456789abcdef 7...` while open.
-    public var description: String { "\(stream) \(first)...\(last.map(String.init) ?? "")" }
+    /// `0123456789abcdef 0...41`, or `0123456789abcdef 7...` while open; `(2 holes skipped)`
+    /// after it when the live run gave up on some.
+    public var description: String {
+        "\(stream) \(first)...\(last.map(String.init) ?? "")"
+            + (skipped.isEmpty ? "" : " (\(skipped.count) hole\(skipped.count == 1 ? "" : "s") skipped)")
+    }
+
+    /// The skipped range that holds `sequence`, if any.
+    func skippedRange(holding sequence: UInt64) -> Range<UInt64>? {
+        skipped.first { $0.contains(sequence) }
+    }
+
+    /// The first skipped range at or after `sequence`.
+    func nextSkipped(from sequence: UInt64) -> Range<UInt64>? {
+        skipped.first { $0.upperBound > sequence }
+    }
 }
 
 /// A request for poses of one stream, to send to the replay server that announced the stream.
@@ -44,29 +62,38 @@ public struct PoseReplayRequest: Hashable, Sendable {
 }
 
 /// The order in which one camera's poses are analysed: every pose of the session's pose
-/// streams exactly once, in sequence order, live or replayed, with no I/O.
+/// streams at most once, in sequence order, live or replayed, with no I/O and the time passed in.
 ///
 /// The analysis is deterministic, so a session that analyses the same poses in the same order
 /// produces the same events with the same sequence numbers. The feed makes that so across
-/// losses and restarts:
+/// losses and restarts, and keeps the analysis live:
 ///
 /// - **New session** (no segments): the first pose received live starts it; the feed answers
 ///   ``Output/record(_:)`` (the state directory must keep the segment before anything the
 ///   pose causes is published), then ``Output/analyse(stream:sequence:pose:opensStream:)``.
 /// - **Resumed session** (segments from the state directory): live poses are held (up to
 ///   `maximumHeld`; beyond that they are fetched again later) while the recorded segments are
-///   replayed from their first pose (``Output/request(_:)``); when the replay reaches the first
-///   held live pose, the held poses follow and the feed is live: nothing is analysed twice and
-///   nothing is skipped.
-/// - **Gap** (a live pose past the next expected one): the pose is held and the hole is asked
-///   for; analysis waits until it is filled.
+///   replayed from their first pose (``Output/request(_:)``), skipping the holes the live run
+///   gave up on; when the replay reaches the first held live pose, the held poses follow and
+///   the feed is live: nothing is analysed twice and nothing is skipped that the live run
+///   analysed.
+/// - **Gap while live** (a live pose past the next expected one): the pose is held and the hole
+///   is asked for, for at most ``holeWait`` after the first pose past it arrived. A hole not
+///   filled by then, or one that no server can fill (the caller answers ``replayFailed(stream:first:now:)``
+///   at once when nobody serves the stream), is given up: ``Output/skip(stream:sequences:)``
+///   (kept with the segments, so that a rebuild gives it up too, whatever its server holds
+///   then), then ``Output/lost(stream:sequences:)`` and the held poses are analysed.
 /// - **Duplicate or old pose**: dropped.
 /// - **New stream id**: the current segment closes at the last pose analysed and a new one
 ///   opens (recorded) at the new stream's pose; its first pose is analysed with
 ///   `opensStream: true`, so the worker applies its sender-restart rule at the same point in a
 ///   replay as it did live.
-/// - **Poses no server has** (not retained, an unknown stream, no server): reported as
-///   ``Output/lost(stream:sequences:)`` and skipped, so the analysis goes on.
+/// - **Poses no server has while rebuilding** (not retained, an unknown stream, no server, a
+///   server that stopped answering: ``maximumRetries`` requests without an answer): reported as
+///   ``Output/lost(stream:sequences:)`` with ``isRebuilding`` still `true` and skipped, so the
+///   analysis goes on (the worker knows the rebuild no longer matches what it published).
+///
+/// Every sequence number computation is total: no value a peer sends traps.
 ///
 /// `Pose` is the payload (``FlatPose`` in the worker); the feed never looks inside it.
 public struct PoseFeed<Pose> {
@@ -74,6 +101,9 @@ public struct PoseFeed<Pose> {
     public enum Output {
         /// Keep these segments in the state directory now, before publishing what follows.
         case record([PoseSegment])
+        /// Keep, with the segments, that the live analysis gave up on these poses of `stream`
+        /// (append it before publishing what follows; ``record(_:)`` later includes it).
+        case skip(stream: StreamID, sequences: Range<UInt64>)
         /// Analyse this pose now; `opensStream` when it is the first of a segment after the
         /// first (a sender that started a new stream).
         case analyse(stream: StreamID, sequence: UInt64, pose: Pose, opensStream: Bool)
@@ -96,7 +126,15 @@ public struct PoseFeed<Pose> {
         var stream: StreamID
         var sequence: UInt64
         var pose: Pose
+        /// When it was received.
+        var arrived: Duration
     }
+
+    /// How long a hole in the live poses is waited for, at most, from the arrival of the first
+    /// pose after it.
+    public let holeWait: Duration
+    /// Requests in a row without an answer after which a rebuild gives up on the server.
+    public let maximumRetries: Int
 
     /// The session's segments, oldest first.
     public private(set) var segments: [PoseSegment]
@@ -104,18 +142,29 @@ public struct PoseFeed<Pose> {
     public private(set) var duplicates = 0
     /// Live poses not held for lack of room (fetched through replay later).
     public private(set) var deferred = 0
-    /// Poses lost for good.
+    /// Poses lost for good (given up live, or not to be had while rebuilding).
     public private(set) var lost: UInt64 = 0
+    /// Holes in the live poses given up (not filled within ``holeWait``, or no server).
+    public private(set) var holesSkipped = 0
     /// Poses analysed from a replay.
     public private(set) var replayed = 0
     /// Requests made (retries included).
     public private(set) var requests = 0
+    /// Whether the feed is rebuilding a resumed session (from ``start()`` until it first goes
+    /// live): poses lost then make the rebuild differ from the run it rebuilds.
+    public private(set) var isRebuilding: Bool
 
     private var phase: Phase
     private var held: [Held] = []
     private let maximumHeld: Int
     /// The position at which a reply ended short of the held poses once already.
     private var retriedHole: UInt64?
+    /// Requests in a row that timed out.
+    private var unanswered = 0
+    /// When the live hole being filled was first seen (`nil`: no live hole).
+    private var holeSince: Duration?
+    /// Whether the last pose analysed was numbered `UInt64.max`: its stream can number no more.
+    private var exhausted = false
     /// The request under way, to repeat on a timeout.
     public private(set) var pending: PoseReplayRequest?
 
@@ -123,9 +172,17 @@ public struct PoseFeed<Pose> {
     /// - Parameters:
     ///   - segments: What the state directory kept; empty for a new session.
     ///   - maximumHeld: The most live poses held while replaying.
-    public init(segments: [PoseSegment] = [], maximumHeld: Int = 50_000) {
+    ///   - holeWait: How long a live hole is waited for, at most.
+    ///   - maximumRetries: Unanswered requests in a row after which a rebuild gives up.
+    public init(
+        segments: [PoseSegment] = [], maximumHeld: Int = 50_000, holeWait: Duration = .milliseconds(200),
+        maximumRetries: Int = 3
+    ) {
         self.segments = segments
         self.maximumHeld = max(1, maximumHeld)
+        self.holeWait = max(.zero, holeWait)
+        self.maximumRetries = max(1, maximumRetries)
+        isRebuilding = !segments.isEmpty
         phase = segments.isEmpty ? .new : .catchingUp(segment: 0, next: segments[0].first)
     }
 
@@ -143,68 +200,86 @@ public struct PoseFeed<Pose> {
         }
     }
 
-    /// The first request of a resumed session (nothing for a new one). Call once at start.
-    public mutating func start() -> [Output] {
-        guard case .catchingUp(let segment, let next) = phase else { return [] }
-        return [ask(segment: segment, from: next)]
+    /// When ``tick(now:)`` has something to do: the end of the wait for a live hole.
+    public var deadline: Duration? {
+        holeSince.map { $0 + holeWait }
     }
 
-    /// A pose received live from the bus.
-    public mutating func live(stream: StreamID, sequence: UInt64, pose: Pose) -> [Output] {
+    /// The first request of a resumed session (nothing for a new one). Call once at start.
+    public mutating func start() -> [Output] {
+        guard case .catchingUp(let segment, var next) = phase else { return [] }
+        if let skipped = segments[segment].skippedRange(holding: next) { next = skipped.upperBound }
+        phase = .catchingUp(segment: segment, next: next)
         var out: [Output] = []
+        advance(into: &out, askingMore: true)
+        return out
+    }
+
+    /// A pose received live from the bus at `now`.
+    public mutating func live(stream: StreamID, sequence: UInt64, pose: Pose, now: Duration) -> [Output] {
+        var out: [Output] = []
+        live(Held(stream: stream, sequence: sequence, pose: pose, arrived: now), now: now, into: &out)
+        return out
+    }
+
+    private mutating func live(_ pose: Held, now: Duration, into out: inout [Output]) {
         switch phase {
         case .new:
-            segments = [PoseSegment(stream: stream, first: sequence)]
+            segments = [PoseSegment(stream: pose.stream, first: pose.sequence)]
             out.append(.record(segments))
-            out.append(.analyse(stream: stream, sequence: sequence, pose: pose, opensStream: false))
-            phase = .live(next: sequence &+ 1)
+            analyse(pose, opensStream: false, into: &out)
         case .catchingUp:
-            hold(Held(stream: stream, sequence: sequence, pose: pose))
+            hold(pose)
         case .live(let next):
             let current = segments[segments.count - 1]
-            if stream == current.stream {
-                if sequence < next {
+            if pose.stream == current.stream {
+                if pose.sequence < next || exhausted {
                     duplicates += 1
-                } else if sequence == next {
-                    out.append(.analyse(stream: stream, sequence: sequence, pose: pose, opensStream: false))
-                    phase = .live(next: next &+ 1)
+                } else if pose.sequence == next {
+                    analyse(pose, opensStream: false, into: &out)
                 } else {
-                    hold(Held(stream: stream, sequence: sequence, pose: pose))
+                    hold(pose)
                     phase = .catchingUp(segment: segments.count - 1, next: next)
-                    out.append(ask(segment: segments.count - 1, from: next))
+                    holeSince = pose.arrived
+                    if now >= pose.arrived + holeWait {
+                        giveUpHole(into: &out)
+                    } else {
+                        out.append(ask(segment: segments.count - 1, from: next))
+                    }
                 }
-            } else if segments.dropLast().contains(where: { $0.stream == stream }) {
+            } else if segments.dropLast().contains(where: { $0.stream == pose.stream }) {
                 // A stream the session already closed: an old sender, never analysed again.
                 duplicates += 1
             } else {
                 // A new stream: the current segment ends at the last pose analysed.
                 if next > current.first {
                     segments[segments.count - 1].last = next - 1
+                    segments[segments.count - 1].skipped.removeAll { $0.lowerBound >= next }
                 } else {
                     segments.removeLast()
                 }
-                segments.append(PoseSegment(stream: stream, first: sequence))
+                segments.append(PoseSegment(stream: pose.stream, first: pose.sequence))
+                exhausted = false
                 out.append(.record(segments))
-                out.append(
-                    .analyse(stream: stream, sequence: sequence, pose: pose, opensStream: segments.count > 1))
-                phase = .live(next: sequence &+ 1)
+                analyse(pose, opensStream: segments.count > 1, into: &out)
             }
         }
-        return out
     }
 
     /// A pose from a replay reply.
     public mutating func replayed(stream: StreamID, sequence: UInt64, pose: Pose) -> [Output] {
         guard case .catchingUp(let segment, let next) = phase, segments[segment].stream == stream,
-            sequence == next
+            sequence == next, !exhausted
         else { return [] }
+        unanswered = 0
+        exhausted = sequence == .max
         var out: [Output] = [
             .analyse(
                 stream: stream, sequence: sequence, pose: pose,
                 opensStream: segment > 0 && sequence == segments[segment].first)
         ]
         replayed += 1
-        phase = .catchingUp(segment: segment, next: next &+ 1)
+        moveTo(segment: segment, next: next, after: true)
         advance(into: &out, askingMore: false)
         return out
     }
@@ -215,6 +290,7 @@ public struct PoseFeed<Pose> {
             return []
         }
         pending = nil
+        unanswered = 0
         var out: [Output] = []
         if let last, next <= last {
             // More to fetch.
@@ -223,24 +299,23 @@ public struct PoseFeed<Pose> {
         }
         // The server holds nothing more of this stream.
         if segment < segments.count - 1 {
-            let end = (segments[segment].last ?? next) &+ 1
-            if end > next { declareLost(stream, next..<end, into: &out) }
+            if let end = segments[segment].last, end >= next {
+                declareLost(stream, next..<end, through: true, into: &out)
+            }
             phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
             advance(into: &out, askingMore: true)
             return out
         }
-        if let firstHeld = held.first(where: { $0.stream == stream && $0.sequence >= next }) {
+        if let firstHeld = firstHeld(of: stream, from: next) {
             // A pose held live was journaled before it was sent, so the hole before it exists:
             // the reply may predate it (a subscription that took effect after the request). Ask
-            // once more; a server that still lacks it has lost it.
-            if retriedHole != next {
+            // once more (when a live hole still has time); a server that still lacks it has lost it.
+            if retriedHole != next, isRebuilding || holeSince != nil {
                 retriedHole = next
                 advance(into: &out, askingMore: true)
                 return out
             }
-            declareLost(stream, next..<firstHeld.sequence, into: &out)
-            phase = .catchingUp(segment: segment, next: firstHeld.sequence)
-            advance(into: &out, askingMore: false)
+            skipToHeld(stream, from: next, to: firstHeld, into: &out)
             return out
         }
         // Nothing held: the replay reached the end of what exists; go live from here.
@@ -250,46 +325,81 @@ public struct PoseFeed<Pose> {
 
     /// The server does not hold what was asked: `first` is the first sequence it holds of the
     /// stream (older ones are gone), or `nil` when it does not know the stream at all (or no
-    /// server announced it in time).
+    /// server serves it).
     public mutating func replayFailed(stream: StreamID, first: UInt64?) -> [Output] {
         guard case .catchingUp(let segment, let next) = phase, segments[segment].stream == stream else {
             return []
         }
         pending = nil
+        unanswered = 0
         var out: [Output] = []
-        if let first, first > next {
+        if let first, first > next, first <= (segments[segment].last ?? .max) {
+            let target = firstHeld(of: stream, from: next).map { min($0, first) } ?? first
+            if segment == segments.count - 1, !isRebuilding, target > next {
+                skipToHeld(stream, from: next, to: target, into: &out)
+                return out
+            }
             declareLost(stream, next..<first, into: &out)
             phase = .catchingUp(segment: segment, next: first)
             advance(into: &out, askingMore: true)
             return out
         }
-        // Nothing of the stream can be had: skip to what is held, or to the next segment.
-        if segment < segments.count - 1 {
-            if let last = segments[segment].last, last >= next {
-                declareLost(stream, next..<(last &+ 1), into: &out)
-            }
-            phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
-            advance(into: &out, askingMore: true)
-            return out
-        }
-        if let firstHeld = held.first(where: { $0.stream == stream && $0.sequence >= next }) {
-            if firstHeld.sequence > next { declareLost(stream, next..<firstHeld.sequence, into: &out) }
-            phase = .catchingUp(segment: segment, next: firstHeld.sequence)
-            advance(into: &out, askingMore: false)
-            return out
-        }
-        goLive(next: next, into: &out)
+        failSegment(segment, from: next, into: &out)
         return out
     }
 
-    /// The request under way got no answer in time: the same request again.
+    /// The request under way got no answer in time: asked again, or, after ``maximumRetries``
+    /// in a row, given up as a server that is gone (what it was to send is lost).
     public mutating func timedOut() -> [Output] {
-        guard let pending else { return [] }
+        guard let request = pending else { return [] }
+        unanswered += 1
+        if unanswered >= maximumRetries, case .catchingUp(let segment, let next) = phase,
+            segments[segment].stream == request.stream
+        {
+            pending = nil
+            unanswered = 0
+            var out: [Output] = []
+            failSegment(segment, from: next, into: &out)
+            return out
+        }
         requests += 1
-        return [.request(pending)]
+        return [.request(request)]
+    }
+
+    /// The passing of time: a live hole waited for ``holeWait`` is given up.
+    public mutating func tick(now: Duration) -> [Output] {
+        guard let deadline, now >= deadline else { return [] }
+        var out: [Output] = []
+        giveUpHole(into: &out)
+        return out
     }
 
     // MARK: Steps
+
+    private mutating func analyse(_ pose: Held, opensStream: Bool, into out: inout [Output]) {
+        out.append(
+            .analyse(stream: pose.stream, sequence: pose.sequence, pose: pose.pose, opensStream: opensStream))
+        moveLive(after: pose.sequence)
+    }
+
+    /// Live after `sequence` (the last pose analysed); a pose numbered `UInt64.max` ends the
+    /// stream: nothing after it can be numbered.
+    private mutating func moveLive(after sequence: UInt64) {
+        phase = .live(next: sequence == .max ? .max : sequence + 1)
+        exhausted = sequence == .max
+    }
+
+    /// Catching up on `segment` after (or at) `next`, past a skipped range that starts there.
+    private mutating func moveTo(segment: Int, next: UInt64, after: Bool) {
+        var target = next
+        if after { target = next == .max ? .max : next + 1 }
+        if let skipped = segments[segment].skippedRange(holding: target) { target = skipped.upperBound }
+        phase = .catchingUp(segment: segment, next: target)
+    }
+
+    private func firstHeld(of stream: StreamID, from next: UInt64) -> UInt64? {
+        held.first(where: { $0.stream == stream && $0.sequence >= next })?.sequence
+    }
 
     private mutating func hold(_ pose: Held) {
         guard held.count < maximumHeld else {
@@ -302,8 +412,11 @@ public struct PoseFeed<Pose> {
     private mutating func ask(segment: Int, from next: UInt64) -> Output {
         let stream = segments[segment].stream
         var through = segments[segment].last
-        if through == nil, let firstHeld = held.first(where: { $0.stream == stream && $0.sequence >= next }) {
-            through = firstHeld.sequence - 1
+        if through == nil, let firstHeld = firstHeld(of: stream, from: next), firstHeld > next {
+            through = firstHeld - 1
+        }
+        if let skipped = segments[segment].nextSkipped(from: next), skipped.lowerBound > next {
+            through = min(through ?? .max, skipped.lowerBound - 1)
         }
         let request = PoseReplayRequest(stream: stream, from: next, through: through)
         pending = request
@@ -311,10 +424,67 @@ public struct PoseFeed<Pose> {
         return .request(request)
     }
 
-    private mutating func declareLost(_ stream: StreamID, _ range: Range<UInt64>, into out: inout [Output]) {
+    /// Reports `range` (through its upper bound itself when `through`) lost.
+    private mutating func declareLost(
+        _ stream: StreamID, _ range: Range<UInt64>, through: Bool = false, into out: inout [Output]
+    ) {
+        var range = range
+        if through { range = range.lowerBound..<(range.upperBound == .max ? .max : range.upperBound + 1) }
         guard !range.isEmpty else { return }
-        lost &+= UInt64(range.count)
+        lost &+= range.upperBound - range.lowerBound
         out.append(.lost(stream: stream, sequences: range))
+    }
+
+    /// Nothing more of `segment` can be had from `next`: the next segment, or the held poses.
+    private mutating func failSegment(_ segment: Int, from next: UInt64, into out: inout [Output]) {
+        let stream = segments[segment].stream
+        if segment < segments.count - 1 {
+            if let last = segments[segment].last, last >= next {
+                declareLost(stream, next..<last, through: true, into: &out)
+            }
+            phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
+            advance(into: &out, askingMore: true)
+            return
+        }
+        if let firstHeld = firstHeld(of: stream, from: next) {
+            skipToHeld(stream, from: next, to: firstHeld, into: &out)
+            return
+        }
+        goLive(next: next, into: &out)
+    }
+
+    /// The live hole (or a rebuild's last hole) `next..<target` cannot be filled: given up
+    /// (kept with the segments when live), then the held poses from `target`.
+    private mutating func skipToHeld(
+        _ stream: StreamID, from next: UInt64, to target: UInt64, into out: inout [Output]
+    ) {
+        guard target > next else {
+            goLive(next: next, into: &out)
+            return
+        }
+        if !isRebuilding {
+            segments[segments.count - 1].skipped.append(next..<target)
+            holesSkipped += 1
+            out.append(.skip(stream: stream, sequences: next..<target))
+        }
+        declareLost(stream, next..<target, into: &out)
+        goLive(next: target, into: &out)
+    }
+
+    /// The wait for the live hole is over: it is given up, and the held poses go on.
+    private mutating func giveUpHole(into out: inout [Output]) {
+        guard case .catchingUp(let segment, let next) = phase, segment == segments.count - 1 else {
+            holeSince = nil
+            return
+        }
+        let stream = segments[segment].stream
+        pending = nil
+        unanswered = 0
+        guard let target = firstHeld(of: stream, from: next) else {
+            goLive(next: next, into: &out)
+            return
+        }
+        skipToHeld(stream, from: next, to: target, into: &out)
     }
 
     /// After progress while catching up: the next segment when this one is done, the held poses
@@ -322,6 +492,10 @@ public struct PoseFeed<Pose> {
     private mutating func advance(into out: inout [Output], askingMore: Bool) {
         var askingMore = askingMore
         while case .catchingUp(let segment, let next) = phase {
+            if let skipped = segments[segment].skippedRange(holding: next) {
+                phase = .catchingUp(segment: segment, next: skipped.upperBound)
+                continue
+            }
             if segment < segments.count - 1 {
                 if let last = segments[segment].last, next > last {
                     // The segment is done: the next one is asked for at once.
@@ -344,14 +518,18 @@ public struct PoseFeed<Pose> {
     }
 
     /// Live from `next` on the last segment's stream: the held poses go through ``live``'s
-    /// rules, in the order they arrived.
+    /// rules, in the order they arrived (a hole among them is waited for from the arrival of
+    /// the pose after it, so no pose waits longer than ``holeWait`` in all).
     private mutating func goLive(next: UInt64, into out: inout [Output]) {
         pending = nil
+        holeSince = nil
+        retriedHole = nil
+        isRebuilding = false
         phase = .live(next: next)
         let waiting = held
         held = []
         for (index, pose) in waiting.enumerated() {
-            out += live(stream: pose.stream, sequence: pose.sequence, pose: pose.pose)
+            live(pose, now: pose.arrived, into: &out)
             if case .catchingUp = phase {
                 // A hole among the held poses: the rest stay held, in order.
                 for rest in waiting[(index + 1)...] { hold(rest) }

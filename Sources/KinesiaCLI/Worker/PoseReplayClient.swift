@@ -6,8 +6,11 @@ import KinesiaWire
 /// The worker's side of pose replay: sends the ``WorkerCore``'s pose requests to the replay
 /// server that announced the stream (an ingest, on `health/`), and turns the replies into what
 /// the core is told. The I/O shell of ``PoseFeed``'s decisions; it decides nothing but timing:
-/// a request unanswered for ``requestTimeout`` is reported timed out, a stream no server
-/// announced for ``announcementTimeout`` is reported unknown.
+/// a request unanswered for ``requestTimeout`` is reported timed out; a request for a stream no
+/// server announces is reported unknown at once (a publisher that serves no replay, or whose
+/// server has gone: not announced for ``announcementExpiry``), except in the first
+/// ``announcementGrace`` of the client's life, when heartbeats may not have arrived yet. Replay
+/// sockets of endpoints no longer announced are closed.
 ///
 /// Not `Sendable`: use it on the worker's loop thread.
 final class PoseReplayClient {
@@ -23,8 +26,11 @@ final class PoseReplayClient {
         case timedOut(camera: String)
     }
 
-    let requestTimeout: Duration = .seconds(3)
-    let announcementTimeout: Duration = .seconds(10)
+    let requestTimeout: Duration = .seconds(1)
+    /// Heartbeats come every second: a stream's server is known after this long, or there is none.
+    let announcementGrace: Duration = .seconds(2)
+    /// A server not announced for this long has gone (its sockets are closed).
+    let announcementExpiry: Duration = .seconds(5)
 
     private struct Pending {
         var camera: String
@@ -36,11 +42,13 @@ final class PoseReplayClient {
 
     private let context: ZMQContext
     private let asksForReplay: Bool
-    private var endpoints: [StreamID: String] = [:]
+    private var endpoints: [StreamID: (endpoint: String, at: Duration)] = [:]
     private var dealers: [String: ZMQSocket] = [:]
     private var pending: [String: Pending] = [:]
     private var nextID: UInt32 = 1
     private var frames: [[UInt8]] = []
+    /// Failures found when a server's announcements stopped, for the next ``receive(now:)``.
+    private var expired: [Reply] = []
     /// Replies that could not be read.
     private(set) var malformedReplies = 0
 
@@ -56,7 +64,7 @@ final class PoseReplayClient {
     /// Learns where pose streams are served; sends the requests that waited for it.
     func announced(_ announcement: ReplayAnnouncement, now: Duration) {
         for info in announcement.streams where info.topic.kind == .pose {
-            endpoints[info.stream] = announcement.endpoint
+            endpoints[info.stream] = (announcement.endpoint, now)
         }
         for (camera, waiting) in pending where waiting.endpoint == nil {
             if endpoints[waiting.request.stream] != nil { send(camera: camera, waiting.request, now: now) }
@@ -69,12 +77,14 @@ final class PoseReplayClient {
         let id = nextID
         nextID &+= 1
         var entry = Pending(camera: camera, request: request, endpoint: nil, since: now, id: id)
-        if let endpoint = endpoints[request.stream], let dealer = dealer(for: endpoint),
+        if let endpoint = endpoints[request.stream]?.endpoint, let dealer = dealer(for: endpoint),
             let topic = try? Topic.pose(camera: camera)
         {
             var limit = UInt64(ReplayFormat.maximumBatch)
             if let through = request.through {
-                limit = min(limit, through >= request.from ? through - request.from + 1 : 1)
+                // Total: `through - from` may be as large as a UInt64 goes.
+                let span = through >= request.from ? through - request.from : 0
+                limit = span < limit ? span + 1 : limit
             }
             let frame = ReplayRequest(
                 requestID: id, topic: topic, stream: request.stream, from: request.from, limit: UInt32(limit)
@@ -87,7 +97,8 @@ final class PoseReplayClient {
 
     /// The replies waiting now, and the requests whose time is up.
     func receive(now: Duration) -> [Reply] {
-        var replies: [Reply] = []
+        var replies: [Reply] = expired
+        expired = []
         for dealer in dealers.values {
             var budget = 4096
             while budget > 0, (try? dealer.tryReceive(into: &frames)) == true {
@@ -122,8 +133,9 @@ final class PoseReplayClient {
                 }
             }
         }
+        expire(now: now)
         for (camera, waiting) in pending {
-            if waiting.endpoint == nil, now - waiting.since >= announcementTimeout {
+            if waiting.endpoint == nil, now >= announcementGrace {
                 pending[camera] = nil
                 replies.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
             } else if waiting.endpoint != nil, now - waiting.since >= requestTimeout {
@@ -132,6 +144,23 @@ final class PoseReplayClient {
             }
         }
         return replies
+    }
+
+    /// Forgets the servers not announced for ``announcementExpiry`` and closes their sockets.
+    private func expire(now: Duration) {
+        let gone = endpoints.filter { now - $0.value.at >= announcementExpiry }
+        guard !gone.isEmpty else { return }
+        for stream in gone.keys { endpoints[stream] = nil }
+        let live = Set(endpoints.values.map(\.endpoint))
+        for (endpoint, dealer) in dealers where !live.contains(endpoint) {
+            dealer.close()
+            dealers[endpoint] = nil
+        }
+        for (camera, waiting) in pending where waiting.endpoint.map({ !live.contains($0) }) ?? false {
+            // Its server is gone: no answer is coming.
+            pending[camera] = nil
+            expired.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
+        }
     }
 
     /// Closes the sockets.

@@ -8,7 +8,15 @@ import KinesiaWire
 /// stream id>.json` (one file per worker and camera, so that the workers of one camera, a left
 /// and a right one, never overwrite each other's; 0600, replaced atomically by a rename,
 /// synced) as
-/// `{"segments":[{"first":0,"stream":"<16 hex>"}],"sessions":["<16 hex>",...]}`.
+/// `{"segments":[{"first":"0","stream":"<16 hex>","skipped":[["5","9"]]}],"sessions":["<16 hex>",...]}`
+/// (sequence numbers as decimal strings, so that every `UInt64` reads back exactly; plain
+/// numbers of earlier versions are read too; `skipped` holds half-open ranges).
+///
+/// The holes the live analysis gives up on are appended, one line `STREAM FROM UPTO` each, to
+/// `STATE/starts/<same name>.skipped` (``appendSkip(camera:sessions:stream:sequences:)``: a
+/// write, no rename, as cheap as a journal record; a publisher that leaves holes on purpose
+/// cannot slow the worker down with it); ``load(camera:sessions:)`` merges them and
+/// ``save(camera:sessions:segments:)`` folds them in and empties the file.
 ///
 /// `sessions` are the stream ids of the camera's sessions when the segments were recorded: the
 /// segments are resumed only for the same sessions (a new session, `--new-session`, or another
@@ -35,6 +43,7 @@ struct SessionStarts {
     func load(camera: String, sessions: [StreamID]) throws(CLIError) -> [PoseSegment] {
         var name = Self.fileName(camera: camera, sessions: sessions)
         let bytes: [UInt8]
+        var skippedLines: [UInt8] = []
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
             if try opened.checkEntry(name) == nil {
@@ -43,7 +52,11 @@ struct SessionStarts {
                 guard try opened.checkEntry(name) != nil else { return [] }
             }
             let file = try opened.openFile(name, O_RDONLY)
-            bytes = (try? file.read(upTo: 1 << 20, at: 0)) ?? []
+            bytes = (try? file.read(upTo: 1 << 24, at: 0)) ?? []
+            if try opened.checkEntry(name + ".skipped") != nil {
+                let appended = try opened.openFile(name + ".skipped", O_RDONLY)
+                skippedLines = (try? appended.read(upTo: 1 << 24, at: 0)) ?? []
+            }
         } catch {
             throw CLIError.failure("session starts: \(error)")
         }
@@ -58,19 +71,31 @@ struct SessionStarts {
             for (index, value) in try fields.array("segments").enumerated() {
                 let item = try JSONFields(
                     value, what: "a segment", path: fields.path("segments") + [.index(index)])
-                try item.rejectUnknownKeys(allowed: ["stream", "first", "last"])
+                try item.rejectUnknownKeys(allowed: ["stream", "first", "last", "skipped"])
                 guard let stream = UInt64(try item.string("stream"), radix: 16), stream != 0 else {
                     throw item.error("stream", "\"stream\" must be 16 hexadecimal digits")
                 }
-                let first = try item.integer("first")
-                let last = item.has("last") ? try item.integer("last") : nil
-                guard first >= 0, (last ?? first) >= first else {
+                let first = try Self.sequence(item.value("first"))
+                let last = item.has("last") ? try Self.sequence(item.value("last")) : nil
+                guard let first, (last ?? first) ?? first >= first else {
                     throw item.error("first", "a segment's sequence numbers are never negative nor reversed")
                 }
+                var skipped: [Range<UInt64>] = []
+                if item.has("skipped") {
+                    for range in try item.array("skipped") {
+                        guard case .array(let bounds) = range, bounds.count == 2,
+                            let lower = Self.sequence(bounds[0]), let upper = Self.sequence(bounds[1]),
+                            lower < upper
+                        else {
+                            throw item.error("skipped", "\"skipped\" holds [from, upTo] pairs, from < upTo")
+                        }
+                        skipped.append(lower..<upper)
+                    }
+                }
                 segments.append(
-                    PoseSegment(stream: StreamID(stream), first: UInt64(first), last: last.map(UInt64.init)))
+                    PoseSegment(stream: StreamID(stream), first: first, last: last ?? nil, skipped: skipped))
             }
-            return segments
+            return Self.merging(skippedLines: skippedLines, into: segments)
         } catch {
             throw CLIError.failure(
                 "\(directory)/\(name) is not a record of session starts (\(error)): remove it or give --new-session"
@@ -78,11 +103,63 @@ struct SessionStarts {
         }
     }
 
+    /// A sequence number: a decimal string (every `UInt64`) or, as earlier versions wrote it,
+    /// a whole non-negative number; `nil` otherwise.
+    private static func sequence(_ value: JSONValue) -> UInt64? {
+        switch value {
+        case .string(let text): UInt64(text)
+        case .number(let number) where number >= 0 && number < 0x1p53 && number.rounded() == number:
+            UInt64(number)
+        default: nil
+        }
+    }
+
+    /// The segments with the appended lines `STREAM FROM UPTO` added to the skipped ranges of
+    /// the segment of their stream (a torn or foreign last line is passed over).
+    static func merging(skippedLines bytes: [UInt8], into segments: [PoseSegment]) -> [PoseSegment] {
+        var segments = segments
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+            guard fields.count == 3, let stream = UInt64(fields[0], radix: 16), let lower = UInt64(fields[1]),
+                let upper = UInt64(fields[2]), lower < upper,
+                let index = segments.lastIndex(where: { $0.stream == StreamID(stream) }),
+                !segments[index].skipped.contains(lower..<upper)
+            else { continue }
+            segments[index].skipped.append(lower..<upper)
+            segments[index].skipped.sort { $0.lowerBound < $1.lowerBound }
+        }
+        return segments
+    }
+
+    /// Appends that the live analysis gave up on `sequences` of `stream`: written before what
+    /// follows is published, so a kill never loses it; not synced (a power failure can lose the
+    /// last lines, as it can the journal's records of the last fsync interval).
+    func appendSkip(camera: String, sessions: [StreamID], stream: StreamID, sequences: Range<UInt64>)
+        throws(CLIError)
+    {
+        let line = "\(stream) \(sequences.lowerBound) \(sequences.upperBound)\n"
+        do {
+            let opened = try PrivateDirectory.open(directory, creating: false)
+            let file = try opened.openFile(
+                Self.fileName(camera: camera, sessions: sessions) + ".skipped", O_WRONLY | O_CREAT | O_APPEND)
+            try file.write(Array(line.utf8), at: 0)
+            try file.close()
+        } catch {
+            throw CLIError.failure("cannot record a hole given up for \(camera) in \(directory): \(error)")
+        }
+    }
+
     /// Records `segments` for `camera`'s `sessions`.
     func save(camera: String, sessions: [StreamID], segments: [PoseSegment]) throws(CLIError) {
         var json = "{\"segments\":["
         json += segments.map { segment in
-            "{\"first\":\(segment.first)" + (segment.last.map { ",\"last\":\($0)" } ?? "")
+            "{\"first\":\"\(segment.first)\"" + (segment.last.map { ",\"last\":\"\($0)\"" } ?? "")
+                + (segment.skipped.isEmpty
+                    ? ""
+                    : ",\"skipped\":["
+                        + segment.skipped.map { "[\"\($0.lowerBound)\",\"\($0.upperBound)\"]" }.joined(
+                            separator: ",")
+                        + "]")
                 + ",\"stream\":\"\(segment.stream)\"}"
         }.joined(separator: ",")
         json += "],\"sessions\":[" + sessions.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n"
@@ -95,6 +172,10 @@ struct SessionStarts {
             try file.synchronizeData()
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: name)
+            // The appended holes are in the file now.
+            if try opened.checkEntry(name + ".skipped") != nil {
+                try opened.openFile(name + ".skipped", O_WRONLY | O_TRUNC).close()
+            }
         } catch {
             throw CLIError.failure(
                 "cannot record where \(camera)'s sessions started in \(directory): \(error)")

@@ -84,6 +84,9 @@ public struct WorkerCore: Sendable {
         /// Keep the pose segments of `camera`'s sessions in the state directory now, before
         /// the actions that follow.
         case record(camera: String, segments: [PoseSegment])
+        /// Keep, with `camera`'s recorded segments, that the live analysis gave up on these
+        /// poses (an append, before the actions that follow).
+        case recordSkip(camera: String, stream: StreamID, sequences: Range<UInt64>)
         /// Ask the replay server that announced the stream for `camera`'s poses; answer with
         /// ``WorkerCore/receiveReplayed(_:camera:stream:sequence:into:)``,
         /// ``WorkerCore/replayEnded(camera:stream:last:into:)`` or
@@ -257,7 +260,7 @@ public struct WorkerCore: Sendable {
     /// - Throws: ``TopicError`` when a camera or session name cannot make a topic.
     public init(
         sessions: [WorkerSession], snapshotRate: Double, identities: [SessionIdentity]? = nil,
-        resume: [String: [PoseSegment]]? = nil
+        resume: [String: [PoseSegment]]? = nil, holeWait: Duration = .milliseconds(200)
     ) throws(TopicError) {
         self.sessions = sessions
         self.snapshotRate = snapshotRate
@@ -282,7 +285,8 @@ public struct WorkerCore: Sendable {
             var ordered: [String: Camera] = [:]
             for camera in cameras {
                 ordered[camera] = Camera(
-                    topic: try Topic.pose(camera: camera), feed: PoseFeed(segments: resume[camera] ?? []))
+                    topic: try Topic.pose(camera: camera),
+                    feed: PoseFeed(segments: resume[camera] ?? [], holeWait: holeWait))
             }
             self.ordered = ordered
         }
@@ -325,16 +329,33 @@ public struct WorkerCore: Sendable {
         }
     }
 
-    /// A pose received live on `pose/<camera>/` (every one, gaps and duplicates included: the
-    /// feed judges them by sequence number).
+    /// A pose received live on `pose/<camera>/` at `now` (every one, gaps and duplicates
+    /// included: the feed judges them by sequence number).
     public mutating func receiveLive(
-        _ pose: FlatPose, on topic: Topic, header: WireHeader, into actions: inout [Action]
+        _ pose: FlatPose, on topic: Topic, header: WireHeader, now: Duration, into actions: inout [Action]
     ) {
         actions.removeAll(keepingCapacity: true)
         guard let camera = topic.camera, ordered?[camera] != nil else { return }
         let outputs = ordered![camera]!.feed.live(
-            stream: header.streamID, sequence: header.sequence, pose: pose)
+            stream: header.streamID, sequence: header.sequence, pose: pose, now: now)
         perform(outputs, camera: camera, into: &actions)
+    }
+
+    /// When ``tick(now:into:)`` next has something to do (the end of the wait for a hole in some
+    /// camera's live poses), or `nil`.
+    public var deadline: Duration? {
+        ordered?.values.compactMap(\.feed.deadline).min()
+    }
+
+    /// The passing of time: holes in the live poses waited for long enough are given up, and
+    /// the poses held behind them analysed.
+    public mutating func tick(now: Duration, into actions: inout [Action]) {
+        actions.removeAll(keepingCapacity: true)
+        guard let deadline, now >= deadline else { return }
+        for camera in cameras {
+            guard let outputs = ordered?[camera]?.feed.tick(now: now), !outputs.isEmpty else { continue }
+            perform(outputs, camera: camera, into: &actions)
+        }
     }
 
     /// A pose from a replay reply for `camera`.
@@ -385,6 +406,8 @@ public struct WorkerCore: Sendable {
             switch output {
             case .record(let segments):
                 actions.append(.record(camera: camera, segments: segments))
+            case .skip(let stream, let sequences):
+                actions.append(.recordSkip(camera: camera, stream: stream, sequences: sequences))
             case .request(let request):
                 actions.append(.requestPoses(camera: camera, request))
             case .lost(let stream, let sequences):
@@ -519,6 +542,7 @@ public struct WorkerCore: Sendable {
             values["gapsSeen"] = values["gaps"]
             values["gaps"] = values["posesLost"]
             values["posesDeferred"] = ordered.values.reduce(0) { $0 + $1.feed.deferred }
+            values["holesSkipped"] = ordered.values.reduce(0) { $0 + $1.feed.holesSkipped }
             values["replayRequests"] = ordered.values.reduce(0) { $0 + $1.feed.requests }
             values["duplicates"] =
                 Int(clamping: totals.duplicates) + ordered.values.reduce(0) { $0 + $1.feed.duplicates }
