@@ -76,8 +76,14 @@ struct SessionStarts {
                     throw item.error("stream", "\"stream\" must be 16 hexadecimal digits")
                 }
                 let first = try Self.sequence(item.value("first"))
-                let last = item.has("last") ? try Self.sequence(item.value("last")) : nil
-                guard let first, (last ?? first) ?? first >= first else {
+                var last: UInt64?
+                if item.has("last") {
+                    guard let value = try Self.sequence(item.value("last")) else {
+                        throw item.error("last", "\"last\" must be a sequence number")
+                    }
+                    last = value
+                }
+                guard let first, (last ?? first) >= first else {
                     throw item.error("first", "a segment's sequence numbers are never negative nor reversed")
                 }
                 var skipped: [Range<UInt64>] = []
@@ -93,7 +99,7 @@ struct SessionStarts {
                     }
                 }
                 segments.append(
-                    PoseSegment(stream: StreamID(stream), first: first, last: last ?? nil, skipped: skipped))
+                    PoseSegment(stream: StreamID(stream), first: first, last: last, skipped: skipped))
             }
             return Self.merging(skippedLines: skippedLines, into: segments)
         } catch {
