@@ -188,7 +188,7 @@ final class ExactlyOnceReceiver: Sendable {
                     case .lost(let topic, let sequences):
                         .gap(
                             .missed(
-                                topic: topic, count: UInt64(sequences.count), before: sequences.upperBound))
+                                topic: topic, count: sequences.width, before: sequences.upperBound))
                     case .malformed(let topic, let reason):
                         .malformed(MalformedMessage(topic: topic, reason: .wire(reason)))
                     }

@@ -138,6 +138,8 @@ public struct ExactlyOnceStateMachine<Message> {
 
     private struct StreamState {
         var next: UInt64
+        /// Whether `UInt64.max` was delivered: nothing can follow it on this stream.
+        var exhausted = false
         var buffer: [UInt64: Message] = [:]
         var endpoint: String?
         var announcedLast: UInt64?
@@ -191,12 +193,13 @@ public struct ExactlyOnceStateMachine<Message> {
         var actions: [Action] = []
         if streams[key] == nil {
             guard live else { return [] }  // a reply for a stream no longer followed
-            streams[key] = StreamState(next: firstSequence(of: key, live: sequence))
+            streams[key] = StreamState(
+                next: firstSequence(of: key, live: sequence), exhausted: cursor.delivered[key] == .max)
         }
         var state = streams.removeValue(forKey: key)!
         defer { streams[key] = state }
         if !live { count("replayed") }
-        if sequence < state.next {
+        if sequence < state.next || state.exhausted {
             count("duplicates")
             return []
         }
@@ -224,14 +227,18 @@ public struct ExactlyOnceStateMachine<Message> {
         defer { streams[key] = state }
         var actions: [Action] = []
         if state.pending?.requestID == end.requestID { state.pending = nil }
-        state.announcedLast = Swift.max(state.announcedLast ?? end.last, end.last)
-        if state.next < end.first {
+        // The server's word on what it holds wins over any announcement (a forged heartbeat
+        // with a `last` it cannot serve must not have the stream asked for again and again).
+        state.announcedLast = end.last
+        // A batch never goes past what the server holds.
+        let endNext = Swift.min(end.next, end.last == .max ? .max : end.last + 1)
+        if state.next < end.first, end.first <= endNext {
             skip(key, to: end.first, in: &state, into: &actions)
         }
-        if state.next < end.next, !state.deferredWhileAsking {
+        if state.next < endNext, !state.deferredWhileAsking {
             // The server went past these without sending them (a damaged journal record, never
             // served): asking again would get the same answer, for ever. They are lost.
-            skip(key, to: end.next, in: &state, into: &actions)
+            skip(key, to: endNext, in: &state, into: &actions)
         }
         if end.isStreamEnd, let lowest = state.buffer.keys.min(), state.next < lowest, state.next > end.last {
             // The server has nothing more, yet there is a hole before what was received live:
@@ -272,7 +279,9 @@ public struct ExactlyOnceStateMachine<Message> {
             var isNew = false
             if streams[key] == nil {
                 isNew = true
-                streams[key] = StreamState(next: firstSequence(of: key, announcedLast: info.last))
+                streams[key] = StreamState(
+                    next: firstSequence(of: key, announcedLast: info.last),
+                    exhausted: cursor.delivered[key] == .max)
             }
             var state = streams.removeValue(forKey: key)!
             state.endpoint = announcement.endpoint
@@ -319,7 +328,7 @@ public struct ExactlyOnceStateMachine<Message> {
     // MARK: - Decisions
 
     private func firstSequence(of key: ReplayStreamKey, live sequence: UInt64) -> UInt64 {
-        if let delivered = cursor.delivered[key] { return delivered &+ 1 }
+        if let delivered = cursor.delivered[key] { return delivered == .max ? .max : delivered + 1 }
         switch start {
         case .beginning: return 0
         case .now: return sequence
@@ -328,10 +337,10 @@ public struct ExactlyOnceStateMachine<Message> {
     }
 
     private func firstSequence(of key: ReplayStreamKey, announcedLast last: UInt64) -> UInt64 {
-        if let delivered = cursor.delivered[key] { return delivered &+ 1 }
+        if let delivered = cursor.delivered[key] { return delivered == .max ? .max : delivered + 1 }
         switch start {
         case .beginning: return 0
-        case .now: return last &+ 1
+        case .now: return last == .max ? .max : last + 1
         case .sequence(let first): return first
         }
     }
@@ -341,14 +350,15 @@ public struct ExactlyOnceStateMachine<Message> {
         into actions: inout [Action]
     ) {
         actions.append(.deliver(key, sequence: sequence, message: message))
-        state.next = sequence &+ 1
+        state.next = sequence == .max ? .max : sequence + 1
+        state.exhausted = sequence == .max
         cursor.delivered[key] = sequence
     }
 
     private mutating func drain(
         _ key: ReplayStreamKey, _ state: inout StreamState, into actions: inout [Action]
     ) {
-        while let message = state.buffer.removeValue(forKey: state.next) {
+        while !state.exhausted, let message = state.buffer.removeValue(forKey: state.next) {
             deliver(key, state.next, message, in: &state, into: &actions)
         }
         if state.buffer.isEmpty || state.next == state.buffer.keys.min() { state.holeSince = nil }
@@ -382,21 +392,21 @@ public struct ExactlyOnceStateMachine<Message> {
         if let lowest = state.buffer.keys.min() {
             skip(key, to: lowest, in: &state, into: &actions)
         } else if let last = state.announcedLast, last >= state.next {
-            skip(key, to: last &+ 1, in: &state, into: &actions)
+            skip(key, to: last == .max ? .max : last + 1, in: &state, into: &actions)
         }
         state.holeSince = nil
     }
 
     private mutating func lose(_ key: ReplayStreamKey, _ range: Range<UInt64>, into actions: inout [Action]) {
         guard !range.isEmpty else { return }
-        counters["lost", default: 0] += Int(clamping: range.count)
+        counters["lost", default: 0].addSaturating(Int(clamping: range.width))
         actions.append(.lost(key, sequences: range))
     }
 
     private mutating func requestIfBehind(
         _ key: ReplayStreamKey, _ state: inout StreamState, now: Duration, into actions: inout [Action]
     ) {
-        guard state.pending == nil else { return }
+        guard state.pending == nil, !state.exhausted else { return }
         let lowest = state.buffer.keys.min()
         let behindLive = lowest.map { state.next < $0 } ?? false
         let behindAnnounced = state.announcedLast.map { state.next <= $0 } ?? false
@@ -419,5 +429,5 @@ public struct ExactlyOnceStateMachine<Message> {
         actions.append(.request(endpoint: endpoint, request))
     }
 
-    private mutating func count(_ name: String) { counters[name, default: 0] += 1 }
+    private mutating func count(_ name: String) { counters[name, default: 0].addSaturating(1) }
 }

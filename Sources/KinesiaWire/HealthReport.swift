@@ -40,7 +40,16 @@ public struct HealthReport: Hashable, Sendable {
         self.replay = replay
     }
 
-    /// The report as JSON, keys sorted.
+    /// The largest counter a report carries exactly: 2^53 - 1, the largest whole number every
+    /// JSON reader (JavaScript's and Python's `float` too) reads exactly. Larger counters are
+    /// written, and read, as this value: "at least".
+    public static let largestCounter: Double = 9_007_199_254_740_991
+
+    static func clampedCounter(_ value: Int) -> Int {
+        Swift.max(-Int(largestCounter), Swift.min(Int(largestCounter), value))
+    }
+
+    /// The report as JSON, keys sorted (each counter within ±``largestCounter``).
     /// - Throws: ``WireError/nonFinite(_:)`` when `uptime` is NaN or infinite (JSON has no
     ///   such numbers).
     public func json() throws(WireError) -> [UInt8] {
@@ -49,7 +58,7 @@ public struct HealthReport: Hashable, Sendable {
         for (position, name) in counters.keys.sorted().enumerated() {
             if position > 0 { out += "," }
             JSONWriter.appendString(name, to: &out)
-            out += ":" + String(counters[name]!)
+            out += ":" + String(Self.clampedCounter(counters[name]!))
         }
         out += "},\"pid\":" + String(pid) + ",\"process\":"
         JSONWriter.appendString(process, to: &out)
@@ -72,7 +81,13 @@ public struct HealthReport: Hashable, Sendable {
             var counters: [String: Int] = [:]
             let counterFields = try fields.object("counters")
             for name in counterFields.members.keys {
-                counters[name] = try counterFields.integer(name)
+                let value = try counterFields.number(name)
+                guard value == value.rounded() else {
+                    throw counterFields.error(name, "a counter must be a whole number, found \(value)")
+                }
+                // Beyond JSON's exact integers (a peer's counter driven up by a forged sequence
+                // number): read as the largest exact value rather than refusing the report.
+                counters[name] = Int(Swift.max(-Self.largestCounter, Swift.min(Self.largestCounter, value)))
             }
             let replay = try fields.optionalObject("replay").map { (object) throws(JSONShapeError) in
                 try ReplayAnnouncement(fields: object)

@@ -211,6 +211,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
         /// Moves `highest` to `sequence`, clearing the bits of the skipped numbers.
         /// - Returns: How many numbers were skipped.
         private mutating func advance(to sequence: UInt64) -> UInt64 {
+            // Total: `highest` is below `sequence` here, so `highest + 1` cannot overflow.
             let firstSkipped = highest.map { $0 + 1 } ?? base
             let skipped = sequence - firstSkipped
             if skipped >= windowSize {
@@ -260,7 +261,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
             let skipped = advance(to: lastSequence)
             mark(lastSequence, false)
             totals.missing &+= 1
-            return skipped + 1
+            return skipped &+ 1
         }
     }
 }

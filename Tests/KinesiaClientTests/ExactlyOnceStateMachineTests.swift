@@ -260,4 +260,81 @@ struct ExactlyOnceStateMachineTests {
         #expect(try ReplayCursor(parsing: cursor.description) == cursor)
         #expect(throws: ReplayCursorError(line: 2)) { try ReplayCursor(parsing: "\nevent/cam0/ x 1\n") }
     }
+
+    // MARK: Values at the edges of their types (a peer can send any)
+
+    /// Sequence 0, then 2^64-1 from a forger on a real stream: the hole is reported lost (with
+    /// the width it has: no trap converting it to an Int), the forged message is delivered once,
+    /// and nothing can follow it on that stream (no wrap to 0 delivering 0 again).
+    @Test func aSequenceNumberOfUInt64MaxIsTotal() {
+        var machine = Machine(start: .now)
+        var actions = Self.live(&machine, 0)
+        actions += Self.live(&machine, .max)
+        actions += machine.tick(now: .seconds(10))
+        #expect(Self.delivered(actions) == [0, .max])
+        #expect(Self.lost(actions) == [1..<UInt64.max])
+        #expect(machine.counters["lost"] == Int.max)
+        let after = Self.live(&machine, 0) + Self.live(&machine, .max) + Self.live(&machine, 5)
+        #expect(Self.delivered(after).isEmpty)
+        #expect(machine.cursor.delivered[Self.key] == .max)
+        // A cursor at UInt64.max resumes with nothing after it.
+        var resumed = Machine(start: .beginning, cursor: machine.cursor)
+        #expect(Self.delivered(Self.live(&resumed, .max)).isEmpty)
+    }
+
+    /// A batch end whose `next` is 2^63 or more, and one whose `last` is UInt64.max.
+    @Test func aBatchEndFarAheadNeverTrapsAndNeverGoesPastWhatTheServerHolds() throws {
+        var machine = Machine(start: .beginning)
+        let request = try #require(
+            Self.requests(machine.announced(Self.announcement(last: 10), now: .zero)).first)
+        let actions = machine.replayEnded(
+            ReplayBatchEnd(
+                requestID: request.requestID, stream: Self.stream, first: 0, last: 10, next: 1 << 63, count: 0
+            ),
+            now: .zero)
+        #expect(Self.lost(actions) == [0..<11], "never past what the server says it holds")
+        #expect(machine.positions[Self.key] == 11)
+        var other = Machine(start: .beginning)
+        let asked = try #require(
+            Self.requests(other.announced(Self.announcement(last: .max), now: .zero)).first)
+        let ended = other.replayEnded(
+            ReplayBatchEnd(
+                requestID: asked.requestID, stream: Self.stream, first: .max, last: .max, next: .max, count: 0
+            ),
+            now: .zero)
+        #expect(Self.lost(ended) == [0..<UInt64.max])
+    }
+
+    /// A forged heartbeat says a real stream's last is 10^12: the consumer asks once, the
+    /// server's batch end says what it really holds, and that ends it (before, the consumer
+    /// asked again at every batch end: 111,283 requests in 22 s, on after the forger stopped).
+    @Test func aForgedAnnouncementFarAheadCausesNoStormOfRequests() throws {
+        var machine = Machine(start: .now)
+        _ = Self.live(&machine, 0)
+        _ = Self.live(&machine, 1)
+        var requests: [ReplayRequest] = []
+        var pending: [ReplayRequest] = []
+        for second in 1...10 {
+            // The forger's heartbeats (twice a second), and the real one.
+            for last: UInt64 in [1_000_000_000_000, 1_000_000_000_000, 1] {
+                let asked = Self.requests(
+                    machine.announced(Self.announcement(last: last), now: .seconds(second)))
+                requests += asked
+                pending += asked
+            }
+            // The server answers each request at once: it holds 0...1.
+            while let request = pending.popLast(), requests.count < 1000 {
+                let answered = machine.replayEnded(
+                    ReplayBatchEnd(
+                        requestID: request.requestID, stream: Self.stream, first: 0, last: 1,
+                        next: 2, count: 0),
+                    now: .seconds(second))
+                requests += Self.requests(answered)
+                pending += Self.requests(answered)
+            }
+        }
+        #expect(
+            requests.count <= 10, "at most one request per forged heartbeat, not a storm: \(requests.count)")
+        #expect(Self.lost(machine.tick(now: .seconds(20))).isEmpty)
+    }
 }

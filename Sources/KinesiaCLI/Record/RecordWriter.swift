@@ -75,7 +75,7 @@ final class RecordWriter {
                 if let warning = try apply(recorder.decide(value)) { warnings.append(warning) }
             }
         case .lost(let topic, let sequences):
-            recorder.missing += UInt64(sequences.count)
+            recorder.missing.addSaturating(sequences.width)
             warnings.append(
                 "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
                     + "(not retained by its publisher, or a stream it does not know): not recorded")

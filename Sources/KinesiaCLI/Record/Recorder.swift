@@ -100,9 +100,9 @@ struct Recorder {
                 ? .warn("malformed message: \(bad) (\(malformed) so far)") : nil
         case .gap(let gap):
             switch gap {
-            case .missed(_, let count, _): missing += count
+            case .missed(_, let count, _): missing.addSaturating(count)
             case .senderRestarted: break  // a new stream: followed from its start, nothing lost
-            case .overflow(let dropped): missing += UInt64(dropped)
+            case .overflow(let dropped): missing.addSaturating(UInt64(max(0, dropped)))
             }
             return .warn("\(gap)")
         case .health, .pose:

@@ -98,8 +98,8 @@ struct CueConsumer {
                     try handler.receive(snapshot)
                 case .gap(let gap):
                     switch gap {
-                    case .missed(_, let count, _): counters.missed += count
-                    case .overflow(let dropped): counters.missed += UInt64(max(0, dropped))
+                    case .missed(_, let count, _): counters.missed.addSaturating(count)
+                    case .overflow(let dropped): counters.missed.addSaturating(UInt64(max(0, dropped)))
                     case .senderRestarted(let topic, _):
                         if handler.senderRestarted(topic) { continue }
                     }

@@ -431,7 +431,7 @@ public struct PoseFeed<Pose> {
         var range = range
         if through { range = range.lowerBound..<(range.upperBound == .max ? .max : range.upperBound + 1) }
         guard !range.isEmpty else { return }
-        lost &+= range.upperBound - range.lowerBound
+        lost.addSaturating(range.width)
         out.append(.lost(stream: stream, sequences: range))
     }
 
