@@ -124,7 +124,8 @@ public struct ExactlyOnceStateMachine<Message> {
     }
 
     /// Counters: `duplicates`, `replayed`, `deferred` (live messages not buffered for lack of
-    /// room, fetched later), `requests`, `retries`, `lost` (messages).
+    /// room, fetched later), `requests`, `retries`, `serverGone` (servers that stopped answering
+    /// and were given up on), `lost` (messages).
     public private(set) var counters: [String: Int] = [:]
     /// Where the application stands (only streams something was delivered of, plus the
     /// positions it was made with).
@@ -145,6 +146,8 @@ public struct ExactlyOnceStateMachine<Message> {
         var announcedLast: UInt64?
         var suspectedTail: UInt64?
         var pending: Pending?
+        /// Requests in a row that got no answer (a server that has gone).
+        var unanswered = 0
         var holeSince: Duration?
         var unknownToServer = false
         /// Whether a message was dropped for lack of room since the last request was sent (a
@@ -157,6 +160,7 @@ public struct ExactlyOnceStateMachine<Message> {
     private let maximumBuffered: Int
     private let requestTimeout: Duration
     private let announcementTimeout: Duration
+    private let maximumRetries: Int
     private var streams: [ReplayStreamKey: StreamState] = [:]
     private var requests: [UInt32: ReplayStreamKey] = [:]
     private var nextRequestID: UInt32 = 1
@@ -170,10 +174,13 @@ public struct ExactlyOnceStateMachine<Message> {
     ///   - requestTimeout: A request without an answer for this long is sent again.
     ///   - announcementTimeout: A hole in a stream whose publisher announced no replay endpoint
     ///     for this long is reported lost.
+    ///   - maximumRetries: Requests in a row without an answer after which the server is taken
+    ///     for gone: the hole is reported lost (counted in `serverGone`) until the stream is
+    ///     announced again.
     public init(
         start: ReplayStart, cursor: ReplayCursor = ReplayCursor(), accepts: [TopicPrefix] = [.everything],
         maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-        announcementTimeout: Duration = .seconds(5)
+        announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3
     ) {
         self.start = start
         self.cursor = cursor
@@ -181,6 +188,7 @@ public struct ExactlyOnceStateMachine<Message> {
         self.maximumBuffered = Swift.max(1, maximumBuffered)
         self.requestTimeout = requestTimeout
         self.announcementTimeout = announcementTimeout
+        self.maximumRetries = Swift.max(1, maximumRetries)
     }
 
     /// The streams followed, with the next sequence number each expects.
@@ -227,6 +235,7 @@ public struct ExactlyOnceStateMachine<Message> {
         defer { streams[key] = state }
         var actions: [Action] = []
         if state.pending?.requestID == end.requestID { state.pending = nil }
+        state.unanswered = 0
         // The server's word on what it holds wins over any announcement (a forged heartbeat
         // with a `last` it cannot serve must not have the stream asked for again and again).
         state.announcedLast = end.last
@@ -259,6 +268,7 @@ public struct ExactlyOnceStateMachine<Message> {
         defer { streams[key] = state }
         var actions: [Action] = []
         if state.pending?.requestID == failure.requestID { state.pending = nil }
+        state.unanswered = 0
         switch failure.code {
         case .notRetained:
             skip(key, to: failure.first, in: &state, into: &actions)
@@ -314,8 +324,18 @@ public struct ExactlyOnceStateMachine<Message> {
             if let pending = state.pending, now - pending.sentAt >= requestTimeout {
                 requests[pending.requestID] = nil
                 state.pending = nil
-                count("retries")
-                requestIfBehind(key, &state, now: now, into: &actions)
+                state.unanswered += 1
+                if state.unanswered >= maximumRetries {
+                    // The server has gone: what it was to send cannot be had. Live messages go on;
+                    // a later announcement of the stream (a server back) is asked again.
+                    count("serverGone")
+                    state.unanswered = 0
+                    state.endpoint = nil
+                    skipHole(key, &state, into: &actions)
+                } else {
+                    count("retries")
+                    requestIfBehind(key, &state, now: now, into: &actions)
+                }
             }
             if state.endpoint == nil, let since = state.holeSince, now - since >= announcementTimeout {
                 skipHole(key, &state, into: &actions)

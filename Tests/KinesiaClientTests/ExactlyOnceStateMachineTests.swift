@@ -207,6 +207,28 @@ struct ExactlyOnceStateMachineTests {
         #expect(machine.counters["retries"] == 1)
     }
 
+    /// A server that died with a hole under way: asked three times, then given up on (the hole
+    /// is lost, counted, and live delivery goes on), instead of asked every 3 s for ever.
+    @Test func aServerThatStopsAnsweringIsGivenUpAfterTheRetries() throws {
+        var machine = Machine(start: .now, requestTimeout: .seconds(1), maximumRetries: 3)
+        _ = Self.live(&machine, 0)
+        _ = machine.announced(Self.announcement(last: 0), now: .zero)
+        var requests = Self.requests(Self.live(&machine, 5, at: .zero))
+        var lost: [Range<UInt64>] = []
+        var delivered: [UInt64] = []
+        for second in 1...20 {
+            let actions = machine.tick(now: .seconds(second))
+            requests += Self.requests(actions)
+            lost += Self.lost(actions)
+            delivered += Self.delivered(actions)
+        }
+        #expect(requests.count == 3)
+        #expect(lost == [1..<5])
+        #expect(delivered == [5])
+        #expect(machine.counters["serverGone"] == 1)
+        #expect(Self.delivered(Self.live(&machine, 6, at: .seconds(21))) == [6])
+    }
+
     @Test func aHoleFromAPublisherWithoutReplayIsReportedLostAfterTheAnnouncementTimeout() {
         var machine = Machine(start: .now, announcementTimeout: .seconds(3))
         _ = Self.live(&machine, 0, at: .zero)
