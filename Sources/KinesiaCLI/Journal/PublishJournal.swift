@@ -8,9 +8,12 @@ public import KinesiaWire
 /// before it is sent, byte for byte), and the stream identities that make a restarted process
 /// resume its streams.
 ///
-/// A journal failure never stops publishing: the first error of each stream is logged as a
-/// warning (a full disk says so), counted on `health/` (`journalStopped`,
+/// A journal failure never stops publishing: the first error of each stream is logged as an
+/// error (a full disk says so), counted on `health/` (`journalStopped`,
 /// `journalErrors.<code>`), and the stream is no longer journaled until the process restarts.
+/// Its identity is marked ended at once (in place, so that it works on a full disk): what is
+/// published from then on is not in the journal, so the next start begins a new stream instead
+/// of numbering other content with numbers already published (counted in `streamsEnded`).
 /// A torn tail cut on opening is logged and counted (`journalCutBytes`, `journalRecovered`).
 ///
 /// ```swift
@@ -28,6 +31,9 @@ public final class PublishJournal {
     private let log: Logger
     private var writers: [Topic: JournalWriter] = [:]
     private var keys: [String: StreamIdentity] = [:]
+    /// The identity key of each attached topic.
+    private var keyOfTopic: [Topic: String] = [:]
+    private var streamsEnded = 0
     private var errors: [String: Int] = [:]
     private var cutBytes = 0
     private var recovered = 0
@@ -103,11 +109,15 @@ public final class PublishJournal {
                 )
             }
             writers[topic] = writer
+            keyOfTopic[topic] = key
             lastSequences[topic] = writer.lastSequence
             publisher.continueStream(identity.stream, on: topic, after: resumed ? writer.lastSequence : nil)
         }
         return Attached(stream: identity.stream, resumed: resumed, lastSequences: lastSequences)
     }
+
+    /// The journal writer of an attached topic (tests inject write failures through it).
+    func writer(of topic: Topic) -> JournalWriter? { writers[topic] }
 
     /// Makes `publisher` journal every message of an attached topic before sending it.
     public func install(on publisher: BusPublisher) {
@@ -154,7 +164,7 @@ public final class PublishJournal {
         var values: [String: Int] = [
             "journalRecords": 0, "journalBytes": 0, "journalSyncs": 0, "journalSegments": 0,
             "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,
-            "journalErrors": errors.values.reduce(0, +),
+            "journalErrors": errors.values.reduce(0, +), "streamsEnded": streamsEnded,
         ]
         for writer in writers.values {
             values["journalRecords", default: 0] += writer.counters.records
@@ -171,5 +181,16 @@ public final class PublishJournal {
         errors[error.code, default: 0] += 1
         log.error(
             "journal of \(topic) stopped: \(error); publishing goes on without it (restart to journal again)")
+        guard let key = keyOfTopic[topic], keys[key]?.ended == false else { return }
+        keys[key]?.ended = true
+        streamsEnded += 1
+        do {
+            try identities.markEnded(key)
+            log.error(
+                "stream \(keys[key]!.stream) (\(key)) will not be resumed: what follows is not journaled, "
+                    + "so the next start begins a new stream")
+        } catch {
+            log.error("\(error): the next start may resume a stream whose last numbers were not journaled")
+        }
     }
 }

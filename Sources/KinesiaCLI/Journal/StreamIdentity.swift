@@ -101,6 +101,32 @@ struct StreamIdentityFiles {
         }
     }
 
+    /// Marks the identity stored under `key` ended, in place: `false` becomes `true ` at the
+    /// start of the file (``StreamIdentity``'s JSON begins `{"ended":`), the same number of
+    /// bytes in a block the file already has, so that it works on a full disk, where a new file
+    /// and a rename cannot be had. A stream whose journal stopped is never resumed: its next
+    /// numbers were published without being journaled, and a restart must not number anything
+    /// else with them.
+    func markEnded(_ key: String) throws(CLIError) {
+        let prefix = Array(#"{"ended":"#.utf8)
+        do {
+            let opened = try PrivateDirectory.open(directory, creating: false)
+            let file = try opened.openFile(key + ".json", O_RDWR)
+            let head = try file.read(upTo: prefix.count + 5, at: 0)
+            guard head.count == prefix.count + 5, Array(head.prefix(prefix.count)) == prefix else {
+                throw CLIError.failure("\(directory)/\(key).json does not start with \(#"{"ended":"#)")
+            }
+            guard head.suffix(5) == Array("false".utf8)[...] else { return }
+            try file.write(Array("true ".utf8), at: prefix.count)
+            try file.synchronizeData()
+            try file.close()
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError.failure("cannot mark the stream identity \(directory)/\(key).json ended: \(error)")
+        }
+    }
+
     /// Stores `identity` under `key`.
     func save(_ identity: StreamIdentity, as key: String) throws(CLIError) {
         do {

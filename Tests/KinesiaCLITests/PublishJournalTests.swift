@@ -1,0 +1,56 @@
+import Foundation
+import KinesiaBus
+import KinesiaClient
+import KinesiaJournal
+import KinesiaSystem
+import KinesiaWire
+import Testing
+
+@testable import KinesiaCLI
+
+/// What a journaling process does when its journal stops (a full disk): it publishes on, and
+/// the stream is never resumed, so no later start numbers other content with numbers that were
+/// published without being journaled.
+@Suite struct PublishJournalTests {
+    @Test func aStreamWhoseJournalStoppedIsNotResumedByTheNextStart() throws {
+        var template = Array("/tmp/kinesia-journal.XXXXXX".utf8CString)
+        #expect(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil })
+        let state = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        var options = JournalOptions()
+        options.state = state
+        let errors = CapturedText()
+        let context = CommandContext(standardOutput: CapturedText(), standardError: errors)
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let bus = try BusAddress(parsing: state + "/no-bus")
+        let topic = try Topic.event(camera: "cam0", session: "left")
+
+        let first = try BusPublisher(context: zmq, bus: bus, linger: .zero)
+        let journal = try PublishJournal(options: options, environment: [:], bus: "b", log: context.logger)
+        let attached = try journal.attach([topic], identity: "session+cam0+left", session: "s", to: first)
+        journal.install(on: first)
+        for index in 0..<3 { _ = try first.publish(json: #"{"n":\#(index)}"#, kind: .event, on: topic) }
+        // The disk is full from here on: publishing goes on, unjournaled.
+        journal.writer(of: topic)?.writeFunction = { _, _, _ in (0, Errno(rawValue: ENOSPC)) }
+        for index in 3..<10 { _ = try first.publish(json: #"{"n":\#(index)}"#, kind: .event, on: topic) }
+        #expect(first.lastSequence(on: topic) == 9)
+        #expect(journal.healthCounters["journalStopped"] == 1)
+        #expect(journal.healthCounters["streamsEnded"] == 1)
+        #expect(errors.text.contains("will not be resumed"), "\(errors.text)")
+        journal.finish(ended: false)
+        first.close()
+
+        // The next start: a new stream, numbered from 0 (not #3 of the old stream, which was
+        // published with other content).
+        let second = try BusPublisher(context: zmq, bus: bus, linger: .zero)
+        defer { second.close() }
+        let again = try PublishJournal(options: options, environment: [:], bus: "b", log: context.logger)
+        let reattached = try again.attach([topic], identity: "session+cam0+left", session: "s", to: second)
+        #expect(reattached.resumed == false)
+        #expect(reattached.stream != attached.stream)
+        _ = try second.publish(json: #"{"n":0}"#, kind: .event, on: topic)
+        #expect(second.lastSequence(on: topic) == 0)
+        #expect(second.streamID(on: topic) == reattached.stream)
+    }
+}
