@@ -17,6 +17,7 @@ import Testing
         var records: [[PoseSegment]] = []
         var lost: [Range<UInt64>] = []
         var skipped: [Range<UInt64>] = []
+        var unavailable: [String] = []
         var opened: [String] = []
 
         mutating func take(_ outputs: [Feed.Output]) {
@@ -30,6 +31,7 @@ import Testing
                 case .record(let segments): records.append(segments)
                 case .skip(_, let sequences): skipped.append(sequences)
                 case .lost(_, let sequences): lost.append(sequences)
+                case .unavailable(let stream, let from): unavailable.append("\(stream):\(from)")
                 }
             }
         }

@@ -36,6 +36,8 @@ struct WorkerRestartTests {
         var journaled: [String: UInt64] = [:]
         var segments: [PoseSegment] = []
         var requests: [PoseReplayRequest] = []
+        /// The new runs started, by session name.
+        var newRuns: [String: StreamID] = [:]
         private var actions: [WorkerCore.Action] = []
 
         init(identities: [WorkerCore.SessionIdentity], segments: [PoseSegment]?) throws {
@@ -50,13 +52,32 @@ struct WorkerRestartTests {
             perform()
         }
 
-        mutating func live(_ poses: [Pose], _ range: Range<Int>) throws {
+        mutating func live(
+            _ poses: [Pose], _ range: Range<Int>, stream: StreamID = WorkerRestartTests.poseStream
+        )
+            throws
+        {
             for index in range {
-                let header = WireHeader(
-                    kind: .pose, streamID: WorkerRestartTests.poseStream, sequence: UInt64(index), sentAt: 0)
+                let header = WireHeader(kind: .pose, streamID: stream, sequence: UInt64(index), sentAt: 0)
                 core.receiveLive(
                     FlatPose(poses[index]), on: try Topic.pose(camera: "cam0"), header: header, now: .zero,
                     into: &actions)
+                perform()
+            }
+        }
+
+        /// Answers the requests made so far: the ingest's journal no longer has the poses before
+        /// `first` (retention), and holds through `last`.
+        mutating func fail(_ request: PoseReplayRequest, first: UInt64?) {
+            core.replayFailed(camera: "cam0", stream: request.stream, first: first, into: &actions)
+            perform()
+        }
+
+        mutating func refuseReplay(first: UInt64) {
+            let refused = requests
+            requests = []
+            for request in refused {
+                core.replayFailed(camera: "cam0", stream: request.stream, first: first, into: &actions)
                 perform()
             }
         }
@@ -98,6 +119,7 @@ struct WorkerRestartTests {
                         segments[index].skipped.append(sequences)
                     }
                 case .requestPoses(_, let request): requests.append(request)
+                case .newRun(_, let session, let stream): newRuns[session] = stream
                 case .notice: break
                 }
             }
@@ -188,5 +210,57 @@ struct WorkerRestartTests {
         #expect(worker.published == reference)
         #expect(worker.core.healthCounters(sequence: SequenceTotals())["posesReplayed"] == dropped.count)
         #expect(worker.core.healthCounters(sequence: SequenceTotals())["posesLost"] == 0)
+    }
+
+    /// The ingest's journal no longer has the first poses the sessions were built on (a finite
+    /// source that ended, or retention). The restarted worker cannot regenerate what it
+    /// published, so it must not number new content with the numbers it used: its sessions
+    /// start a new run at the first pose it has, on new streams numbered from 0, and say so.
+    /// Before, it analysed the new poses from scratch under the old streams and suppressed
+    /// every event as already published (events 0, regenerated 1825, nothing logged).
+    @Test func aRestartedWorkerThatCannotRebuildStartsANewRunOnNewStreams() throws {
+        let poses = try Self.poses()
+        var before = try Worker(identities: Self.identities, segments: nil)
+        try before.live(poses, 0..<300)
+        #expect(before.published.contains { $0.topic.hasPrefix("event/") })
+        var after = try Worker(identities: before.identitiesAfterRestart, segments: before.segments)
+        // Retention removed poses 0...149.
+        after.refuseReplay(first: 150)
+        after.serveReplay(poses, held: 300)
+        try after.live(poses, 300..<poses.count)
+        #expect(after.core.runsRestarted == 2)
+        #expect(Set(after.newRuns.keys) == ["left", "right"])
+        #expect(!after.newRuns.values.contains { Self.identities.map(\.stream).contains($0) })
+        #expect(after.core.regenerated == 0, "nothing suppressed: nothing of the new run was published")
+        #expect(after.segments == [PoseSegment(stream: Self.poseStream, first: 150)])
+        // The new run is a fresh analysis of poses 150... numbered from 0 on its own streams.
+        var fresh = try Worker(identities: Self.identities, segments: nil)
+        try fresh.live(poses, 150..<poses.count)
+        #expect(
+            after.published.map { [$0.topic, "\($0.sequence)", $0.json] }
+                == fresh.published.map { [$0.topic, "\($0.sequence)", $0.json] })
+        #expect(after.published.allSatisfy { Set(after.newRuns.values).contains($0.stream) })
+    }
+
+    /// The ingest that fed the sessions is gone with its journal's stream (a finite source that
+    /// ended; a new ingest publishes a new stream): the replay server does not know the stream.
+    /// The restarted worker starts a new run at the new stream's first pose.
+    @Test func aRestartedWorkerWhoseSourceEndedStartsANewRunAtTheNextStream() throws {
+        let poses = try Self.poses()
+        var before = try Worker(identities: Self.identities, segments: nil)
+        try before.live(poses, 0..<300)
+        var after = try Worker(identities: before.identitiesAfterRestart, segments: before.segments)
+        // No server has the old stream; a new ingest's poses arrive live on a new stream.
+        let refused = after.requests
+        after.requests = []
+        for request in refused {
+            after.fail(request, first: nil)
+        }
+        try after.live(poses, 300..<poses.count, stream: StreamID(0xCB))
+        #expect(after.core.runsRestarted == 2)
+        #expect(after.core.regenerated == 0)
+        #expect(after.published.contains { $0.topic.hasPrefix("event/") })
+        #expect(after.published.allSatisfy { Set(after.newRuns.values).contains($0.stream) })
+        #expect(after.published.first?.sequence == 0)
     }
 }

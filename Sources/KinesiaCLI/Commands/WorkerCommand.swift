@@ -130,7 +130,7 @@ public struct WorkerCommand: ParsableCommand {
         // through replay, and poses are analysed exactly once and in order (PoseFeed): a
         // restarted worker replays its sessions' poses from their start and publishes only what
         // it had not.
-        let state =
+        var state =
             try journalOptions.disabled
             ? nil
             : Self.journal(specs, options: journalOptions, bus: bus, publisher: publisher, context: context)
@@ -214,6 +214,25 @@ public struct WorkerCommand: ParsableCommand {
                             sequences: sequences)
                     } catch {
                         log.error("\(error)")
+                    }
+                case .newRun(let camera, let session, let stream):
+                    // Before anything the new run publishes: its streams are journaled anew.
+                    guard state != nil,
+                        let spec = specs.first(where: { $0.camera == camera && $0.name == session })
+                    else { break }
+                    do {
+                        let topics = [
+                            try Topic.event(camera: camera, session: session),
+                            try Topic.snapshot(camera: camera, session: session),
+                        ]
+                        try state!.journal.attach(
+                            topics, identity: "session+\(camera)+\(session)", session: spec.identity,
+                            newStream: stream, to: publisher)
+                        for topic in topics { replay?.source.setCurrent(stream, for: topic) }
+                        state!.setStream(stream, camera: camera, session: session)
+                        log.error("session \(camera)/\(session): new run on stream \(stream)")
+                    } catch {
+                        log.error("session \(camera)/\(session): cannot journal its new run: \(error)")
                     }
                 case .requestPoses(let camera, let request):
                     poseReplay.send(camera: camera, request, now: clock.now - origin)
@@ -343,8 +362,16 @@ public struct WorkerCommand: ParsableCommand {
         var starts: SessionStarts
         var current: [Topic: StreamID]
         var streamsByCamera: [String: [StreamID]]
+        /// The session names of each camera, in the order of `streamsByCamera`.
+        var namesByCamera: [String: [String]]
 
         func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
+
+        /// A new run: `session` of `camera` publishes on `stream` from now on.
+        mutating func setStream(_ stream: StreamID, camera: String, session: String) {
+            guard let index = namesByCamera[camera]?.firstIndex(of: session) else { return }
+            streamsByCamera[camera]?[index] = stream
+        }
     }
 
     /// Opens the state directory and attaches each session's event and snapshot topics to its
@@ -360,6 +387,7 @@ public struct WorkerCommand: ParsableCommand {
         var identities: [WorkerCore.SessionIdentity] = []
         var current: [Topic: StreamID] = [:]
         var streamsByCamera: [String: [StreamID]] = [:]
+        var namesByCamera: [String: [String]] = [:]
         var resumedByCamera: [String: Bool] = [:]
         for spec in specs {
             let event = try Topic.event(camera: spec.camera, session: spec.name)
@@ -380,6 +408,7 @@ public struct WorkerCommand: ParsableCommand {
             current[event] = attached.stream
             current[snapshot] = attached.stream
             streamsByCamera[spec.camera, default: []].append(attached.stream)
+            namesByCamera[spec.camera, default: []].append(spec.name)
             resumedByCamera[spec.camera] = (resumedByCamera[spec.camera] ?? true) && attached.resumed
         }
         journal.install(on: publisher)
@@ -396,6 +425,6 @@ public struct WorkerCommand: ParsableCommand {
         log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
         return State(
             journal: journal, identities: identities, segments: segments, starts: starts, current: current,
-            streamsByCamera: streamsByCamera)
+            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera)
     }
 }

@@ -34,6 +34,12 @@ public final class JournalReplaySource: ReplaySource {
         self.current = current
     }
 
+    /// Serves and announces `stream` as `topic`'s stream from now on (a new run); the topic's
+    /// earlier streams are still served when asked for by id.
+    public func setCurrent(_ stream: StreamID, for topic: Topic) {
+        current[topic] = stream
+    }
+
     /// The current streams, with their first and last journaled sequence numbers (streams with
     /// no record yet are left out).
     public func streams() -> [ReplayStreamInfo] {

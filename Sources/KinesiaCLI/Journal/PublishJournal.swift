@@ -82,16 +82,25 @@ public final class PublishJournal {
     ///   - key: The identity's file name (`pose+cam0`, `session+cam0+left`).
     ///   - session: What the stream is the stream of (see ``StreamIdentity``).
     ///   - resumable: `false` for a live source, whose next run is never the same stream.
+    ///   - newStream: A new stream to start now (a worker that cannot rebuild what it published
+    ///     starts a new run mid-way); the topics' earlier writers are flushed and replaced.
     ///   - publisher: The publisher of the topics.
     @discardableResult
     public func attach(
         _ topics: [Topic], identity key: String, session: String, resumable: Bool = true,
-        to publisher: BusPublisher
+        newStream: StreamID? = nil, to publisher: BusPublisher
     ) throws(CLIError) -> Attached {
         let stored = try identities.load(key)
-        let (identity, resumed) = StreamIdentity.resolve(
+        var (identity, resumed) = StreamIdentity.resolve(
             stored: stored, session: session, newSession: newSession || !resumable)
+        if let newStream {
+            (identity, resumed) = (StreamIdentity(stream: newStream, session: session), false)
+        }
+        if let stored, stored.ended, !resumed, newStream == nil, stored.session == session {
+            log.notice("stream \(stored.stream) (\(key)) ended in an earlier run: a new stream starts")
+        }
         if !resumed || stored != identity { try identities.save(identity, as: key) }
+        for topic in topics { try? writers.removeValue(forKey: topic)?.flush() }
         keys[key] = identity
         var lastSequences: [Topic: UInt64] = [:]
         for topic in topics {

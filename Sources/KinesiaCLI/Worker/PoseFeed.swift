@@ -111,6 +111,9 @@ public struct PoseFeed<Pose> {
         case request(PoseReplayRequest)
         /// These poses cannot be had: they are skipped.
         case lost(stream: StreamID, sequences: Range<UInt64>)
+        /// While rebuilding, no server has `stream` from `from` on (a source that ended, a
+        /// server gone): how many poses the last run analysed there is unknown.
+        case unavailable(stream: StreamID, from: UInt64)
     }
 
     private enum Phase: Sendable {
@@ -203,6 +206,21 @@ public struct PoseFeed<Pose> {
     /// When ``tick(now:)`` has something to do: the end of the wait for a live hole.
     public var deadline: Duration? {
         holeSince.map { $0 + holeWait }
+    }
+
+    /// Starts the recorded history over at pose `sequence` of `stream` (a new run of the
+    /// sessions begins there): the segments before it are dropped, so that a later rebuild
+    /// starts there too. The feed's position is kept.
+    /// - Returns: The segments to record (empty when `stream` is not one of the feed's).
+    public mutating func rebase(stream: StreamID, sequence: UInt64) -> [PoseSegment] {
+        guard let index = segments.lastIndex(where: { $0.stream == stream }) else { return [] }
+        segments.removeFirst(index)
+        segments[0].first = sequence
+        segments[0].skipped.removeAll { $0.upperBound <= sequence }
+        if case .catchingUp(let segment, let next) = phase {
+            phase = .catchingUp(segment: max(0, segment - index), next: next)
+        }
+        return segments
     }
 
     /// The first request of a resumed session (nothing for a new one). Call once at start.
@@ -450,6 +468,7 @@ public struct PoseFeed<Pose> {
             skipToHeld(stream, from: next, to: firstHeld, into: &out)
             return
         }
+        if isRebuilding { out.append(.unavailable(stream: stream, from: next)) }
         goLive(next: next, into: &out)
     }
 

@@ -87,6 +87,9 @@ public struct WorkerCore: Sendable {
         /// Keep, with `camera`'s recorded segments, that the live analysis gave up on these
         /// poses (an append, before the actions that follow).
         case recordSkip(camera: String, stream: StreamID, sequences: Range<UInt64>)
+        /// Session `session` of `camera` starts a new run on a new stream: journal its event
+        /// and snapshot topics under `stream`, numbered from 0, before the actions that follow.
+        case newRun(camera: String, session: String, stream: StreamID)
         /// Ask the replay server that announced the stream for `camera`'s poses; answer with
         /// ``WorkerCore/receiveReplayed(_:camera:stream:sequence:into:)``,
         /// ``WorkerCore/replayEnded(camera:stream:last:into:)`` or
@@ -166,11 +169,18 @@ public struct WorkerCore: Sendable {
         case senderRestarted(topic: Topic, stream: StreamID, time: Double, timeRestarted: [String])
         /// Poses of `topic`'s stream `stream` that no replay server holds: skipped.
         case posesLost(topic: Topic, stream: StreamID, sequences: Range<UInt64>)
+        /// No server has `topic`'s stream `stream` from `from` on (its source ended, its server
+        /// is gone): the rebuild stops there.
+        case posesUnavailable(topic: Topic, stream: StreamID, from: UInt64)
+        /// The rebuild of `topic`'s sessions lost poses the last run analysed: they cannot
+        /// regenerate what they published, so `sessions` start a new run (counts from 0) on new
+        /// streams at pose `sequence`.
+        case runRestarted(topic: Topic, sessions: [String], sequence: UInt64)
 
         /// Whether it is a warning (bad input) rather than a notice.
         public var isWarning: Bool {
             switch self {
-            case .malformed, .posesLost: true
+            case .malformed, .posesLost, .posesUnavailable, .runRestarted: true
             default: false
             }
         }
@@ -184,7 +194,14 @@ public struct WorkerCore: Sendable {
                 "\(topic): \(missed) poses missing before #\(sequence)"
             case .posesLost(let topic, let stream, let sequences):
                 "\(topic) stream \(stream): poses #\(sequences.lowerBound)...#\(sequences.upperBound - 1) "
-                    + "cannot be replayed: skipped (the analysis goes on without them)"
+                    + "not received in time and not to be replayed: skipped (the analysis goes on without them)"
+            case .posesUnavailable(let topic, let stream, let from):
+                "\(topic) stream \(stream): no server has its poses from #\(from) on (its source ended or its "
+                    + "server is gone): the rebuild goes on with the live poses"
+            case .runRestarted(let topic, let sessions, let sequence):
+                "\(topic): the poses the last run analysed cannot all be replayed, so what it published "
+                    + "cannot be rebuilt: session(s) \(sessions.joined(separator: ", ")) start a NEW RUN "
+                    + "at pose #\(sequence), on new streams, counts from 0"
             case .senderRestarted(let topic, let stream, let time, let restarted):
                 "\(topic): the sender restarted (stream \(stream)); "
                     + (restarted.isEmpty
@@ -206,7 +223,7 @@ public struct WorkerCore: Sendable {
         var throttle: SnapshotThrottle
         let eventTopic: Topic
         let snapshotTopic: Topic
-        let identity: SessionIdentity
+        var identity: SessionIdentity
         var nextEvent: UInt64 = 0
         var nextSnapshot: UInt64 = 0
     }
@@ -239,6 +256,14 @@ public struct WorkerCore: Sendable {
     public private(set) var decodeErrors: [String: Int] = [:]
     /// Events and snapshots found again after a restart and not published again (they were).
     public private(set) var regenerated = 0
+    /// Sessions that started a new run because their rebuild lost poses (``Notice/runRestarted(topic:sessions:sequence:)``).
+    public private(set) var runsRestarted = 0
+    /// Lost-pose notices so far (the first ten and every thousandth are told).
+    private var lostNotices = 0
+    /// Cameras whose sessions start a new run at the next pose analysed.
+    private var pendingNewRun: Set<String> = []
+    /// Makes the stream id of a new run.
+    private let newStream: @Sendable () -> StreamID
 
     private var hosted: [Hosted]
     private let byCamera: [String: [Int]]
@@ -260,9 +285,11 @@ public struct WorkerCore: Sendable {
     /// - Throws: ``TopicError`` when a camera or session name cannot make a topic.
     public init(
         sessions: [WorkerSession], snapshotRate: Double, identities: [SessionIdentity]? = nil,
-        resume: [String: [PoseSegment]]? = nil, holeWait: Duration = .milliseconds(200)
+        resume: [String: [PoseSegment]]? = nil, holeWait: Duration = .milliseconds(200),
+        newStream: @escaping @Sendable () -> StreamID = { .random() }
     ) throws(TopicError) {
         self.sessions = sessions
+        self.newStream = newStream
         self.snapshotRate = snapshotRate
         var hosted: [Hosted] = []
         var byCamera: [String: [Int]] = [:]
@@ -411,8 +438,20 @@ public struct WorkerCore: Sendable {
             case .request(let request):
                 actions.append(.requestPoses(camera: camera, request))
             case .lost(let stream, let sequences):
-                actions.append(.notice(.posesLost(topic: topic, stream: stream, sequences: sequences)))
-            case .analyse(let stream, _, let pose, let opensStream):
+                lostNotices &+= 1
+                if lostNotices <= 10 || lostNotices % 1000 == 0 {
+                    actions.append(.notice(.posesLost(topic: topic, stream: stream, sequences: sequences)))
+                }
+                // Lost while some session still regenerates what the last run published: the
+                // rebuild can no longer be trusted to give the same events with the same numbers.
+                if indices.contains(where: { isRegenerating($0) }) { pendingNewRun.insert(camera) }
+            case .unavailable(let stream, let from):
+                actions.append(.notice(.posesUnavailable(topic: topic, stream: stream, from: from)))
+                if indices.contains(where: { isRegenerating($0) }) { pendingNewRun.insert(camera) }
+            case .analyse(let stream, let sequence, let pose, let opensStream):
+                if pendingNewRun.remove(camera) != nil {
+                    startNewRuns(indices, camera: camera, topic: topic, at: stream, sequence, into: &actions)
+                }
                 if opensStream {
                     senderRestarted(
                         indices, topic: topic, stream: stream, time: pose.timestamp, into: &actions)
@@ -517,7 +556,7 @@ public struct WorkerCore: Sendable {
     public func healthCounters(sequence totals: SequenceTotals) -> [String: Int] {
         var values: [String: Int] = [
             "poses": poses, "events": events, "snapshots": snapshots, "sessions": hosted.count,
-            "timeBaseRestarts": timeBaseRestarts, "regenerated": regenerated,
+            "timeBaseRestarts": timeBaseRestarts, "regenerated": regenerated, "runsRestarted": runsRestarted,
             "gaps": Int(clamping: totals.missing), "restarts": Int(clamping: totals.restarts),
             "duplicates": Int(clamping: totals.duplicates), "decodeErrors": decodeErrorCount,
             "publishFailures": publishFailureCount,
@@ -551,6 +590,43 @@ public struct WorkerCore: Sendable {
     }
 
     // MARK: Steps
+
+    /// Whether the session is still regenerating what the last run published (its next event
+    /// or snapshot number is one the last run journaled).
+    private func isRegenerating(_ index: Int) -> Bool {
+        let session = hosted[index]
+        if let last = session.identity.lastEvent, session.nextEvent <= last { return true }
+        if let last = session.identity.lastSnapshot, session.nextSnapshot <= last { return true }
+        return false
+    }
+
+    /// The sessions of a camera start a new run at pose `sequence` of `stream`: fresh analysis,
+    /// new streams numbered from 0, and the pose history starting there.
+    private mutating func startNewRuns(
+        _ indices: [Int], camera: String, topic: Topic, at stream: StreamID, _ sequence: UInt64,
+        into actions: inout [Action]
+    ) {
+        for index in indices {
+            let spec = hosted[index].spec
+            hosted[index].analyzer = MotionAnalyzer(exercise: spec.exercise, side: spec.side ?? .left)
+            hosted[index].analytics =
+                spec.analysis == .analytics ? MotionAnalytics(exercise: spec.exercise) : nil
+            hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
+            hosted[index].identity = SessionIdentity(stream: newStream())
+            hosted[index].nextEvent = 0
+            hosted[index].nextSnapshot = 0
+            runsRestarted &+= 1
+            actions.append(.newRun(camera: camera, session: spec.name, stream: hosted[index].identity.stream))
+        }
+        actions.append(
+            .notice(
+                .runRestarted(
+                    topic: topic, sessions: indices.map { hosted[$0].spec.name }, sequence: sequence)))
+        if let segments = ordered?[camera]?.feed.rebase(stream: stream, sequence: sequence), !segments.isEmpty
+        {
+            actions.append(.record(camera: camera, segments: segments))
+        }
+    }
 
     /// A new stream on the camera's topic: the sessions whose last accepted pose is not
     /// earlier than the new stream's first pose start their time base over, keeping their counts.
