@@ -127,7 +127,7 @@ let package = Package(
             name: "kinesia-bench",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI",
-                "KinesiaClient", "KinesiaJournal",
+                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics",
                 "KinesiaVoice",
                 "KinesiaSpeech",
             ],

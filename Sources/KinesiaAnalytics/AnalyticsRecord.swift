@@ -226,9 +226,9 @@ public struct SetSummary: Sendable, Hashable {
 /// ```
 public struct PeakTrend: Sendable, Hashable {
     /// Peaks added.
-    public private(set) var count = 0
-    private var sumY = 0.0
-    private var sumXY = 0.0
+    public internal(set) var count = 0
+    var sumY = 0.0
+    var sumXY = 0.0
 
     /// An empty trend.
     public init() {}

@@ -28,13 +28,13 @@ public import KinesiaMotion
 /// ```
 public struct MotionAnalytics: Sendable {
     /// One pose's smoothed value.
-    private struct Sample: Sendable {
+    struct Sample: Sendable {
         var t: Double
         var value: Double
     }
 
     /// What is kept for one side.
-    private struct Side: Sendable {
+    struct Side: Sendable {
         var analyzer: MotionAnalyzer
         /// The smoothed values since the side's last judged rep (the oldest trimmed when they
         /// cannot belong to a rep any more).
@@ -46,7 +46,7 @@ public struct MotionAnalytics: Sendable {
     }
 
     /// One side's tally in the current set.
-    private struct Tally: Sendable {
+    struct Tally: Sendable {
         var reps = 0
         var clean = 0
         var cleanPeakSum = 0.0
@@ -63,16 +63,16 @@ public struct MotionAnalytics: Sendable {
     /// The thresholds.
     public let rules: AnalyticsRules
     /// The set under way (or the next one, when none is under way), from 1.
-    public private(set) var setNumber = 1
+    public internal(set) var setNumber = 1
     /// Pairs completed in the set under way.
-    public private(set) var pairs = 0
+    public internal(set) var pairs = 0
 
-    private var left: Side
-    private var right: Side
-    private var tallies: (left: Tally, right: Tally) = (Tally(), Tally())
+    var left: Side
+    var right: Side
+    var tallies: (left: Tally, right: Tally) = (Tally(), Tally())
     /// When the last rep of the set under way ended (either side); `nil` when no set is under way
     /// or the time base started over since.
-    private var lastRepEnd: Double?
+    var lastRepEnd: Double?
     /// How long a rep can last: samples older than this before the latest are no rep's.
     private let window: Double
 

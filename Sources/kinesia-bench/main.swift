@@ -10,6 +10,7 @@
 //   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
 //   kinesia-bench voice [--rounds N]
 //   kinesia-bench replay [--events N] [--rounds R]
+//   kinesia-bench checkpoint [--rounds N] [--exercise ID]
 //
 // probe and blast are the consumer and the load generator of scripts/bench_e2e.py.
 // Each benchmark prints one JSON object per line on standard output.
@@ -37,6 +38,8 @@ case "voice":
     exit(VoiceBench.main(Array(arguments.dropFirst())))
 case "replay":
     exit(ReplayBench.main(Array(arguments.dropFirst())))
+case "checkpoint":
+    exit(CheckpointBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
         Data(
@@ -51,6 +54,7 @@ default:
                    kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
                    kinesia-bench voice [--rounds N]
                    kinesia-bench replay [--events N] [--rounds R]
+                   kinesia-bench checkpoint [--rounds N] [--exercise ID]
 
             """.utf8))
     exit(64)

@@ -1,6 +1,6 @@
 /// Emits a change of a state (a bit mask) only after the new state has held continuously for a
 /// delay; a state that flickers back resets the wait.
-struct Debouncer: Sendable, Hashable {
+struct Debouncer: Sendable, Hashable, Codable {
     /// The state last emitted.
     private(set) var current: UInt32
     private var pending: UInt32 = 0

@@ -4,9 +4,9 @@ struct FormRuleTracker: Sendable {
     let fault: FormFeedback
     private let kernel: MeasureKernel
     private let limit: Double
-    private var reference: Double?
-    private var brokenSince: Double?
-    private var reported = false
+    var reference: Double?
+    var brokenSince: Double?
+    var reported = false
 
     init(_ rule: FormRule, side: BodySide) {
         fault = rule.fault

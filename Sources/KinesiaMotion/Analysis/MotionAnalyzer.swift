@@ -35,15 +35,15 @@ public struct MotionAnalyzer: Sendable {
     public let side: BodySide
     /// Everything a screen needs. `isRunning` belongs to what hosts the analyzer
     /// (``MotionSession``, a worker) and stays `false` here.
-    public private(set) var snapshot = MotionSnapshot()
+    public internal(set) var snapshot = MotionSnapshot()
     /// The raw (unsmoothed) primary measure of the last accepted pose, in degrees; `nil` when it
     /// was not measurable. Outliers show here even while they are held out of ``snapshot``.
-    public private(set) var rawValue: Double?
+    public internal(set) var rawValue: Double?
     /// How many poses were dropped as bad input, per reason.
-    public private(set) var rejectedPoses = PoseRejections()
+    public internal(set) var rejectedPoses = PoseRejections()
     /// The timestamp of the last pose the analysis accepted, or `nil` before the first one (and
     /// after ``restartTimeBase()``). A pose that is rejected or held does not change it.
-    public private(set) var lastAcceptedTime: Double?
+    public internal(set) var lastAcceptedTime: Double?
     /// Whether a pose far ahead in time is held, waiting for the next pose to confirm it or show
     /// it an outlier (see ``SessionRules/suspectTimeJump``).
     public var isHoldingPose: Bool { heldPose != nil }
@@ -53,7 +53,7 @@ public struct MotionAnalyzer: Sendable {
     public var requiredJoints: [Joint] { required }
 
     /// How the rep or hold under way is doing.
-    private struct Attempt: Sendable {
+    struct Attempt: Sendable, Hashable, Codable {
         var start: Double
         var peak: Double
         var faults: [FormFeedback] = []
@@ -62,7 +62,7 @@ public struct MotionAnalyzer: Sendable {
     }
 
     /// Where the counting stands.
-    private enum State: Sendable {
+    enum State: Sendable, Hashable, Codable {
         /// Not armed: nothing counts until the value comes down to the rest level.
         case waitingForRest
         /// Armed: a rise to the start level starts a rep or a hold.
@@ -91,17 +91,17 @@ public struct MotionAnalyzer: Sendable {
     private let rules: SessionRules
     private let setupCheck: SetupCheck
 
-    private var state: State = .waitingForRest
-    private var trackers: [FormRuleTracker]
+    var state: State = .waitingForRest
+    var trackers: [FormRuleTracker]
     private var frame = PoseFrame()
-    private var signal: PrimarySignal
+    var signal: PrimarySignal
     /// A sound pose far ahead of ``lastAcceptedTime``, not analysed yet.
-    private var heldPose: FlatPose?
+    var heldPose: FlatPose?
     /// Whether ``MotionSnapshot/best`` holds a value seen since the last reset (its 0 before
     /// that is a placeholder, which a negative value must replace).
-    private var hasBest = false
-    private var visibility: Debouncer
-    private var setup = Debouncer(current: 0)
+    var hasBest = false
+    var visibility: Debouncer
+    var setup = Debouncer(current: 0)
 
     /// Creates an analyzer for `exercise` on `side`.
     /// - Parameters:

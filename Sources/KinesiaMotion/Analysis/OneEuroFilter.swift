@@ -18,9 +18,9 @@ public struct OneEuroFilter: Sendable, Hashable {
     public var derivativeCutoff: Double
 
     /// The last filtered value, or `nil` before the first sample or after ``reset()``.
-    public private(set) var value: Double?
-    private var derivative: Double = 0
-    private var time: Double = 0
+    public internal(set) var value: Double?
+    var derivative: Double = 0
+    var time: Double = 0
 
     /// Creates a filter.
     /// - Parameters:

@@ -7,17 +7,17 @@
 /// detector that swaps left and right for a few frames is ignored as a whole; a jump that lasts
 /// ``SessionRules/outlierHoldOut`` is real and is accepted.
 struct PrimarySignal: Sendable {
-    private var filter: OneEuroFilter
+    var filter: OneEuroFilter
     private let maximumSpeed: Double
     private let holdOut: Double
     private let resetGap: Double
 
     /// The last raw value that passed the outlier check.
-    private var acceptedValue: Double?
+    var acceptedValue: Double?
     /// When the current run of outliers began.
-    private var outlierSince: Double?
+    var outlierSince: Double?
     /// The time of the last pose whose primary measure was measurable (outlier or not).
-    private(set) var lastMeasuredTime: Double?
+    var lastMeasuredTime: Double?
 
     init(rules: SessionRules) {
         filter = OneEuroFilter(
