@@ -40,13 +40,17 @@ struct WorkerRestartTests {
         var newRuns: [String: StreamID] = [:]
         private var actions: [WorkerCore.Action] = []
 
-        init(identities: [WorkerCore.SessionIdentity], segments: [PoseSegment]?) throws {
+        init(
+            identities: [WorkerCore.SessionIdentity], segments: [PoseSegment]?,
+            restoring: (inout WorkerCore) throws -> Void = { _ in }
+        ) throws {
             let specs = try WorkerRestartTests.sessions.map {
                 try WorkerSession(parsing: $0, defaultCamera: nil)
             }
             core = try WorkerCore(
                 sessions: specs, snapshotRate: 15, identities: identities,
                 resume: segments.map { ["cam0": $0] } ?? [:])
+            try restoring(&core)
             self.segments = segments ?? []
             core.start(into: &actions)
             perform()
@@ -262,5 +266,49 @@ struct WorkerRestartTests {
         #expect(after.published.contains { $0.topic.hasPrefix("event/") })
         #expect(after.published.allSatisfy { Set(after.newRuns.values).contains($0.stream) })
         #expect(after.published.first?.sequence == 0)
+    }
+
+    /// A worker restarted from a checkpoint rebuilds from the checkpoint's pose, not from the
+    /// first one, and publishes exactly what one run without a fault publishes: recovery does
+    /// not depend on the session's length. Checkpoints taken all along the session, each
+    /// through its encoding (bit for bit), and the kill at several points after each.
+    @Test func aWorkerRestartedFromACheckpointRebuildsFromItAndPublishesTheSame() throws {
+        let poses = try Self.poses()
+        let reference = try Self.reference(poses)
+        for taken in stride(from: 37, to: poses.count - 40, by: 97) {
+            var before = try Worker(identities: Self.identities, segments: nil)
+            try before.live(poses, 0..<taken)
+            let checkpoint = try #require(before.core.checkpoint(camera: "cam0"))
+            let decoded = try CheckpointCodec.decode(
+                WorkerCore.CameraCheckpoint.self, from: try CheckpointCodec.encode(checkpoint))
+            #expect(decoded == checkpoint)
+            let kill = min(poses.count, taken + 25)
+            try before.live(poses, taken..<kill)
+            var after = try Worker(identities: before.identitiesAfterRestart, segments: before.segments) {
+                try $0.restore(decoded)
+            }
+            #expect(after.requests == [PoseReplayRequest(stream: Self.poseStream, from: UInt64(taken))])
+            after.serveReplay(poses, held: kill)
+            try after.live(poses, kill..<poses.count)
+            #expect(before.published + after.published == reference, "checkpoint at pose \(taken)")
+            #expect(after.core.healthCounters(sequence: SequenceTotals())["posesReplayed"] == kill - taken)
+        }
+    }
+
+    /// A checkpoint of other sessions (another stream: a new run since) is refused.
+    @Test func aCheckpointOfAnotherStreamIsRefused() throws {
+        let poses = try Self.poses()
+        var before = try Worker(identities: Self.identities, segments: nil)
+        try before.live(poses, 0..<50)
+        let checkpoint = try #require(before.core.checkpoint(camera: "cam0"))
+        var other = Self.identities
+        other[0].stream = StreamID(0x99)
+        let specs = try Self.sessions.map { try WorkerSession(parsing: $0, defaultCamera: nil) }
+        var core = try WorkerCore(sessions: specs, snapshotRate: 15, identities: other, resume: ["cam0": before.segments])
+        #expect(throws: CheckpointError.self) { try core.restore(checkpoint) }
+        var version = checkpoint
+        version.version = 99
+        core = try WorkerCore(sessions: specs, snapshotRate: 15, identities: Self.identities, resume: ["cam0": before.segments])
+        #expect(throws: CheckpointError.self) { try core.restore(version) }
     }
 }

@@ -140,6 +140,7 @@ public struct WorkerCommand: ParsableCommand {
             identities: state?.identities
                 ?? specs.map { _ in WorkerCore.SessionIdentity(stream: publisher.streamID) },
             resume: state?.segments)
+        if let state { try Self.restoreCheckpoints(&core, state: state, publisher: publisher, log: log) }
         let subscriber = try BusSubscriber(
             context: zmq, bus: bus,
             prefixes: try core.cameras.map { (camera) throws(TopicError) in
@@ -184,6 +185,39 @@ public struct WorkerCommand: ParsableCommand {
         }
         let clock = ContinuousClock()
         let origin = clock.now
+        // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
+        // turn of the loop (one file written and synced: a few milliseconds of live analysis).
+        var checkpointTurn = 0
+        var checkpointed: [String: (poses: Int, at: Duration)] = [:]
+        func checkpointIfDue() {
+            guard let state, !core.cameras.isEmpty else { return }
+            let camera = core.cameras[checkpointTurn % core.cameras.count]
+            checkpointTurn &+= 1
+            let now = clock.now - origin
+            let last = checkpointed[camera]
+            guard now - (last?.at ?? .zero) >= Self.checkpointInterval, last?.poses != core.poses,
+                let checkpoint = core.checkpoint(camera: camera)
+            else { return }
+            checkpointed[camera] = (core.poses, now)
+            do {
+                let topics = try checkpoint.sessions.flatMap { (session) throws(TopicError) in
+                    [
+                        try Topic.event(camera: camera, session: session.name),
+                        try Topic.snapshot(camera: camera, session: session.name),
+                    ]
+                }
+                // What the checkpoint counts as published is on disk first.
+                state.journal.flush(topics)
+                try state.checkpoints.save(
+                    CheckpointCodec.encode(checkpoint), camera: camera, sessions: state.streams(camera))
+                checkpointsWritten += 1
+            } catch {
+                checkpointErrors += 1
+                if checkpointErrors <= 10 || checkpointErrors % 1000 == 0 { log.error("\(error)") }
+            }
+        }
+        var checkpointsWritten = 0
+        var checkpointErrors = 0
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)
@@ -297,6 +331,10 @@ public struct WorkerCommand: ParsableCommand {
         func counters() -> [String: Int] {
             var values = core.healthCounters(sequence: subscriber.tracker.totals)
             values["catchingUp"] = core.isCatchingUp ? 1 : 0
+            if state != nil {
+                values["checkpoints"] = checkpointsWritten
+                values["checkpointErrors"] = checkpointErrors
+            }
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
             if let replay { values.merge(replay.server.counters) { own, _ in own } }
             return values
@@ -311,6 +349,7 @@ public struct WorkerCommand: ParsableCommand {
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
             journal?.syncIfDue()
+            checkpointIfDue()
             var poller = Poller()
             poller.add(subscriber.socket, for: .readable)
             if let replay { poller.add(replay.server.socket, for: .readable) }
@@ -353,10 +392,52 @@ public struct WorkerCommand: ParsableCommand {
                 + "\(core.publishFailureCount) failed publishes")
     }
 
+    /// How often each camera's sessions are checkpointed, about: a restarted worker replays at
+    /// most this much of the camera's poses (plus the time it was down).
+    static let checkpointInterval: Duration = .seconds(2)
+
+    /// Restores each resumed camera from its newest checkpoint that reads back and fits (an
+    /// older one when the newest does not), so that the rebuild starts there, not at the
+    /// camera's first pose; then numbers the sessions' topics on from the checkpoint when the
+    /// journal ends before it (records a full disk or a torn tail lost).
+    private static func restoreCheckpoints(
+        _ core: inout WorkerCore, state: State, publisher: BusPublisher, log: Logger
+    ) throws {
+        for camera in core.cameras where state.segments[camera].map({ !$0.isEmpty }) ?? false {
+            let found = state.checkpoints.newest(camera: camera, sessions: state.streams(camera)) {
+                payload -> WorkerCore.CameraCheckpoint? in
+                guard let checkpoint = try? CheckpointCodec.decode(WorkerCore.CameraCheckpoint.self, from: payload)
+                else { return nil }
+                var trial = core
+                guard (try? trial.restore(checkpoint)) != nil else { return nil }
+                core = trial
+                return checkpoint
+            }
+            if found.passedOver > 0 {
+                log.warning("\(camera): \(found.passedOver) checkpoint(s) did not read back or fit: passed over")
+            }
+            guard let checkpoint = found.value else {
+                log.info("\(camera): no checkpoint: the sessions are rebuilt from their first pose")
+                continue
+            }
+            log.info(
+                "\(camera): restored from a checkpoint at \(checkpoint.segments[0].description): rebuilding from there")
+            for session in checkpoint.sessions {
+                for (topic, next) in [
+                    (try Topic.event(camera: camera, session: session.name), session.nextEvent),
+                    (try Topic.snapshot(camera: camera, session: session.name), session.nextSnapshot),
+                ] where next > 0 && (publisher.lastSequence(on: topic).map { $0 < next - 1 } ?? true) {
+                    publisher.continueStream(session.stream, on: topic, after: next - 1)
+                }
+            }
+        }
+    }
+
     /// What the state directory gives a worker: the journal, each session's identity and last
     /// journaled sequence numbers, and each camera's recorded session starts.
     private struct State {
         var journal: PublishJournal
+        var checkpoints: CheckpointFiles
         var identities: [WorkerCore.SessionIdentity]
         var segments: [String: [PoseSegment]]
         var starts: SessionStarts
@@ -424,7 +505,8 @@ public struct WorkerCommand: ParsableCommand {
         }
         log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
         return State(
-            journal: journal, identities: identities, segments: segments, starts: starts, current: current,
+            journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory), identities: identities,
+            segments: segments, starts: starts, current: current,
             streamsByCamera: streamsByCamera, namesByCamera: namesByCamera)
     }
 }

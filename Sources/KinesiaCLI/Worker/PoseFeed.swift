@@ -6,7 +6,7 @@ public import KinesiaWire
 /// A session's pose history is a list of segments, one per pose stream it read (a new stream
 /// id on the camera's topic closes the current segment and opens the next). The state directory
 /// keeps the list, so that a restarted worker replays exactly the poses the session analysed.
-public struct PoseSegment: Hashable, Sendable, CustomStringConvertible {
+public struct PoseSegment: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The ingest's stream id.
     public var stream: StreamID
     /// The first sequence number analysed.

@@ -214,7 +214,7 @@ public struct WorkerCore: Sendable {
     }
 
     /// One hosted session and its topics.
-    private struct Hosted: Sendable {
+    struct Hosted: Sendable {
         let spec: WorkerSession
         /// The side's analyzer (unused for analytics).
         var analyzer: MotionAnalyzer
@@ -230,7 +230,7 @@ public struct WorkerCore: Sendable {
 
     /// One camera's poses in order, when the worker restarts without loss (see
     /// ``init(sessions:snapshotRate:identities:resume:)``).
-    private struct Camera {
+    struct Camera {
         let topic: Topic
         var feed: PoseFeed<FlatPose>
     }
@@ -265,10 +265,10 @@ public struct WorkerCore: Sendable {
     /// Makes the stream id of a new run.
     private let newStream: @Sendable () -> StreamID
 
-    private var hosted: [Hosted]
-    private let byCamera: [String: [Int]]
+    var hosted: [Hosted]
+    let byCamera: [String: [Int]]
     /// `nil`: poses are analysed as they come (``receive(_:on:header:sequence:into:)``).
-    private var ordered: [String: Camera]?
+    var ordered: [String: Camera]?
 
     /// Hosts `sessions`.
     /// - Parameters:

@@ -1,0 +1,112 @@
+import Glibc
+import KinesiaJournal
+import KinesiaSystem
+import KinesiaWire
+
+/// Where a worker keeps its cameras' checkpoints: `STATE/checkpoints/<camera>+<first session's
+/// stream id>/<16 digits>.ckpt`, one folder per worker and camera (as ``SessionStarts``), the
+/// newest ``kept`` files of each, numbered in the order they were written.
+///
+/// A file is `KINESIA-CHECKPOINT 1\n`, the payload's length (8 bytes, little-endian), its
+/// CRC-32C (4 bytes, little-endian), then the payload; it is written to a temporary name,
+/// synced, and renamed, so a file either is whole or is not there. A file that does not read
+/// back (torn, damaged, another version, a payload the caller refuses) is passed over for an
+/// older one, never trusted.
+struct CheckpointFiles {
+    /// The files kept per camera.
+    static let kept = 3
+    static let magic = Array("KINESIA-CHECKPOINT 1\n".utf8)
+
+    /// `STATE/checkpoints`.
+    let directory: String
+
+    init(state: String) throws(CLIError) {
+        directory = state + "/checkpoints"
+        do {
+            try PrivateDirectory.open(directory, creating: true).close()
+        } catch {
+            throw CLIError.failure("state directory: \(error)")
+        }
+    }
+
+    static func folderName(camera: String, sessions: [StreamID]) -> String {
+        camera + (sessions.first.map { "+\($0)" } ?? "")
+    }
+
+    /// The bytes of a file holding `payload`.
+    static func file(holding payload: [UInt8]) -> [UInt8] {
+        var crc = CRC32C()
+        crc.update(payload)
+        var bytes = magic
+        withUnsafeBytes(of: UInt64(payload.count).littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: crc.value.littleEndian) { bytes += $0 }
+        return bytes + payload
+    }
+
+    /// The payload of a file's bytes, or `nil` when they are not a whole checkpoint.
+    static func payload(of bytes: [UInt8]) -> [UInt8]? {
+        let header = magic.count + 12
+        guard bytes.count >= header, Array(bytes.prefix(magic.count)) == magic else { return nil }
+        var length: UInt64 = 0
+        var expected: UInt32 = 0
+        withUnsafeMutableBytes(of: &length) { $0.copyBytes(from: bytes[magic.count..<(magic.count + 8)]) }
+        withUnsafeMutableBytes(of: &expected) { $0.copyBytes(from: bytes[(magic.count + 8)..<header]) }
+        guard UInt64(bytes.count - header) == UInt64(littleEndian: length) else { return nil }
+        let payload = Array(bytes[header...])
+        var crc = CRC32C()
+        crc.update(payload)
+        return crc.value == UInt32(littleEndian: expected) ? payload : nil
+    }
+
+    /// Writes `payload` as the newest checkpoint of `camera`'s `sessions`; removes the older
+    /// files beyond ``kept``.
+    func save(_ payload: [UInt8], camera: String, sessions: [StreamID]) throws(CLIError) {
+        let folder = directory + "/" + Self.folderName(camera: camera, sessions: sessions)
+        do {
+            let opened = try PrivateDirectory.open(folder, creating: true)
+            let names = try Self.checkpointNames(in: opened)
+            let number = (names.last.flatMap { UInt64($0.dropLast(5)) } ?? 0) &+ 1
+            let name = String(repeating: "0", count: max(0, 16 - String(number).count)) + "\(number).ckpt"
+            let temporary = name + ".new"
+            let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            try file.write(Self.file(holding: payload), at: 0)
+            try file.synchronizeData()
+            try file.close()
+            try opened.descriptor.renameEntry(temporary, to: name)
+            try opened.descriptor.synchronize()
+            for old in (names + [name]).dropLast(Self.kept) {
+                try? opened.descriptor.removeEntry(old)
+            }
+        } catch {
+            throw CLIError.failure("cannot write a checkpoint of \(camera) in \(folder): \(error)")
+        }
+    }
+
+    /// The newest checkpoint of `camera`'s `sessions` that reads back and that `accept` takes
+    /// (it returns `nil` for a payload it refuses), and how many newer files were passed over.
+    func newest<Value>(camera: String, sessions: [StreamID], accept: ([UInt8]) -> Value?) -> (
+        value: Value?, passedOver: Int
+    ) {
+        let folder = directory + "/" + Self.folderName(camera: camera, sessions: sessions)
+        guard let opened = try? PrivateDirectory.open(folder, creating: false),
+            let names = try? Self.checkpointNames(in: opened)
+        else { return (nil, 0) }
+        var passedOver = 0
+        for name in names.reversed() {
+            if let file = try? opened.openFile(name, O_RDONLY),
+                let size = try? file.size(), size <= 1 << 28,
+                let bytes = try? file.read(upTo: size, at: 0), let payload = Self.payload(of: bytes),
+                let value = accept(payload)
+            {
+                return (value, passedOver)
+            }
+            passedOver += 1
+        }
+        return (nil, passedOver)
+    }
+
+    /// The checkpoint files of a folder, oldest first.
+    private static func checkpointNames(in folder: borrowing PrivateDirectory) throws -> [String] {
+        try folder.descriptor.entryNames().filter { $0.hasSuffix(".ckpt") && $0.count == 21 }.sorted()
+    }
+}

@@ -1,0 +1,109 @@
+import KinesiaAnalytics
+import KinesiaMotion
+import KinesiaWire
+
+extension WorkerCore {
+    /// Everything a camera's sessions are, between two poses: each session's analysis state,
+    /// stream and next sequence numbers, and the pose history from the next pose on. A worker
+    /// restarted from it rebuilds from that pose, not from the first one, and gives the same
+    /// events with the same numbers as the run it replaces (the analysis is deterministic, and
+    /// every part of its state comes back bit for bit).
+    struct CameraCheckpoint: Codable, Hashable, Sendable {
+        /// The encoding's version; another is refused.
+        static let currentVersion = 1
+        /// ``currentVersion`` when written.
+        var version: Int
+        /// The camera.
+        var camera: String
+        /// The camera's sessions, in the worker's order.
+        var sessions: [SessionCheckpoint]
+        /// The pose segments from the next pose to analyse on (the first one starts there).
+        var segments: [PoseSegment]
+    }
+
+    /// One session of a ``CameraCheckpoint``.
+    struct SessionCheckpoint: Codable, Hashable, Sendable {
+        /// The session's name.
+        var name: String
+        /// The stream its events and snapshots are published on.
+        var stream: StreamID
+        /// The next event and snapshot sequence numbers.
+        var nextEvent: UInt64
+        var nextSnapshot: UInt64
+        /// A side's analysis, or both sides' analytics.
+        var analyzer: MotionAnalyzer.Checkpoint?
+        var analytics: MotionAnalytics.Checkpoint?
+        var throttle: SnapshotThrottle
+    }
+
+    /// The next event and snapshot numbers of session `name` of `camera` (`nil`: not hosted).
+    func nextNumbers(camera: String, session name: String) -> (event: UInt64, snapshot: UInt64)? {
+        guard let session = hosted.first(where: { $0.spec.camera == camera && $0.spec.name == name }) else {
+            return nil
+        }
+        return (session.nextEvent, session.nextSnapshot)
+    }
+
+    /// The camera's checkpoint now, or `nil` while its feed is not live (replaying, or waiting
+    /// for a hole: held poses are not part of the state) or before its first pose.
+    func checkpoint(camera: String) -> CameraCheckpoint? {
+        guard let feed = ordered?[camera]?.feed, !feed.isCatchingUp, let position = feed.position,
+            let indices = byCamera[camera]
+        else { return nil }
+        var segment = PoseSegment(stream: position.stream, first: position.next)
+        segment.skipped = feed.segments.last?.skipped.filter { $0.upperBound > position.next } ?? []
+        return CameraCheckpoint(
+            version: CameraCheckpoint.currentVersion, camera: camera,
+            sessions: indices.map { index in
+                let session = hosted[index]
+                return SessionCheckpoint(
+                    name: session.spec.name, stream: session.identity.stream, nextEvent: session.nextEvent,
+                    nextSnapshot: session.nextSnapshot,
+                    analyzer: session.analytics == nil ? session.analyzer.checkpoint : nil,
+                    analytics: session.analytics?.checkpoint, throttle: session.throttle)
+            },
+            segments: [segment])
+    }
+
+    /// Restores a camera's sessions from `checkpoint`, before ``start(into:)``: their analysis,
+    /// next sequence numbers and pose history. All or nothing.
+    /// - Throws: ``CheckpointError`` when it is not this worker's camera as it is now (another
+    ///   version, other sessions, another exercise or thresholds, another stream than the
+    ///   session's identity: a new run since).
+    mutating func restore(_ checkpoint: CameraCheckpoint) throws(CheckpointError) {
+        guard checkpoint.version == CameraCheckpoint.currentVersion else {
+            throw CheckpointError(.unsupportedVersion, detail: "checkpoint version \(checkpoint.version)")
+        }
+        guard let indices = byCamera[checkpoint.camera], ordered?[checkpoint.camera] != nil,
+            indices.count == checkpoint.sessions.count, !checkpoint.segments.isEmpty
+        else { throw CheckpointError(.inconsistent, detail: "not the sessions of \(checkpoint.camera)") }
+        var restored = hosted
+        for (index, saved) in zip(indices, checkpoint.sessions) {
+            let spec = hosted[index].spec
+            guard saved.name == spec.name, saved.stream == hosted[index].identity.stream else {
+                throw CheckpointError(.inconsistent, detail: "session \(spec.name) is on another stream now")
+            }
+            if spec.analysis == .analytics {
+                guard let analytics = saved.analytics else {
+                    throw CheckpointError(.inconsistent, detail: "session \(spec.name) has no analytics state")
+                }
+                restored[index].analytics = try MotionAnalytics(exercise: spec.exercise, restoring: analytics)
+            } else {
+                guard let analyzer = saved.analyzer else {
+                    throw CheckpointError(.inconsistent, detail: "session \(spec.name) has no analysis state")
+                }
+                restored[index].analyzer = try MotionAnalyzer(
+                    exercise: spec.exercise, side: spec.side ?? .left, restoring: analyzer)
+            }
+            guard saved.throttle.interval == hosted[index].throttle.interval else {
+                throw CheckpointError(.inconsistent, detail: "another snapshot rate")
+            }
+            restored[index].throttle = saved.throttle
+            restored[index].nextEvent = saved.nextEvent
+            restored[index].nextSnapshot = saved.nextSnapshot
+        }
+        hosted = restored
+        let holeWait = ordered![checkpoint.camera]!.feed.holeWait
+        ordered?[checkpoint.camera]?.feed = PoseFeed(segments: checkpoint.segments, holeWait: holeWait)
+    }
+}
