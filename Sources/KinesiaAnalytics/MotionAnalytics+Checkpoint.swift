@@ -61,25 +61,10 @@ extension MotionAnalytics {
     public init(
         exercise: Exercise, rules: AnalyticsRules = AnalyticsRules(), restoring checkpoint: Checkpoint
     ) throws(CheckpointError) {
-        guard checkpoint.version == Checkpoint.currentVersion else {
-            throw CheckpointError(
-                .unsupportedVersion,
-                detail: "an analytics checkpoint of format version \(checkpoint.version); this build reads "
-                    + "version \(Checkpoint.currentVersion)")
-        }
-        guard checkpoint.exercise == exercise.id else {
-            throw CheckpointError(
-                .otherExercise,
-                detail: "an analytics checkpoint of \(checkpoint.exercise.quotedExcerpt()), not of "
-                    + exercise.id.quotedExcerpt())
-        }
-        let fingerprint = Self.fingerprint(exercise, rules)
-        guard checkpoint.fingerprint == fingerprint else {
-            throw CheckpointError(
-                .otherThresholds,
-                detail: "an analytics checkpoint of \(exercise.id.quotedExcerpt()) with other thresholds or "
-                    + "rules (fingerprint \(checkpoint.fingerprint), expected \(fingerprint))")
-        }
+        try CheckpointError.checkFit(
+            of: "an analytics checkpoint", version: (checkpoint.version, Checkpoint.currentVersion),
+            exercise: (checkpoint.exercise, exercise.id),
+            fingerprint: (checkpoint.fingerprint, Self.fingerprint(exercise, rules)))
         try Self.checkCounts([checkpoint.setNumber, checkpoint.pairs])
         self.init(exercise: exercise, rules: rules)
         left = try Side(exercise: exercise, side: .left, restoring: checkpoint.left)

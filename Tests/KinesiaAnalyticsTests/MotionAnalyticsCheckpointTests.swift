@@ -128,17 +128,9 @@ struct MotionAnalyticsCheckpointTests {
         }
     }
 
-    /// The kind of the error `body` throws, `nil` when it throws none.
+    /// The kind of the `CheckpointError` that `body` throws, `nil` when it throws none.
     private func kind(_ body: () throws -> Void) -> CheckpointError.Kind? {
-        do {
-            try body()
-            return nil
-        } catch let error as CheckpointError {
-            return error.kind
-        } catch {
-            Issue.record("not a CheckpointError: \(error)")
-            return nil
-        }
+        thrownError(CheckpointError.self, by: body)?.kind
     }
 
     @Test func aCheckpointThatDoesNotFitIsRefused() throws {

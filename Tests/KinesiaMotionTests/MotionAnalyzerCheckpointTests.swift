@@ -91,7 +91,6 @@ struct MotionAnalyzerCheckpointTests {
     func everyPartOfTheCheckpointIsNeeded(_ part: String) throws {
         // The same splits with one part of the checkpoint taken from a fresh analyzer: some
         // split must then give other lines, or the part (or the comparison) proves nothing.
-        var diverged = 0
         for exercise in [Exercise.squat, .wallSit, .shoulderAbduction] {
             let poses = try CheckpointSplits.simulated(exercise)
             var uninterrupted = MotionAnalyzer(exercise: exercise, side: .left)
@@ -112,12 +111,11 @@ struct MotionAnalyzerCheckpointTests {
                 default: checkpoint.hasBest = fresh.hasBest
                 }
                 var restored = try MotionAnalyzer(exercise: exercise, side: .left, restoring: checkpoint)
-                if CheckpointSplits.run(&restored, poses, from: split) != Array(expected[split...]) {
-                    diverged += 1
-                }
+                // One split that diverges is enough.
+                if CheckpointSplits.run(&restored, poses, from: split) != Array(expected[split...]) { return }
             }
         }
-        #expect(diverged > 0)
+        Issue.record("no split diverged without the checkpoint's \(part)")
     }
 
     @Test func aCheckpointAfterABaselineAndAResetCarriesThem() throws {

@@ -103,34 +103,18 @@ extension MotionAnalyzer {
         setup = checkpoint.setup
     }
 
-    /// Refuses a checkpoint of another version, exercise, side or threshold set.
+    /// Refuses a checkpoint of another version, exercise, threshold set or side.
     private static func check(_ checkpoint: Checkpoint, exercise: Exercise, side: BodySide)
         throws(CheckpointError)
     {
-        guard checkpoint.version == Checkpoint.currentVersion else {
-            throw CheckpointError(
-                .unsupportedVersion,
-                detail: "a checkpoint of format version \(checkpoint.version); this build reads version "
-                    + "\(Checkpoint.currentVersion)")
-        }
-        guard checkpoint.exercise == exercise.id else {
-            throw CheckpointError(
-                .otherExercise,
-                detail:
-                    "a checkpoint of \(checkpoint.exercise.quotedExcerpt()), not of \(exercise.id.quotedExcerpt())"
-            )
-        }
+        try CheckpointError.checkFit(
+            of: "a checkpoint", version: (checkpoint.version, Checkpoint.currentVersion),
+            exercise: (checkpoint.exercise, exercise.id),
+            fingerprint: (checkpoint.fingerprint, CheckpointFingerprint(exercise)))
         guard checkpoint.side == side else {
             throw CheckpointError(
                 .otherSide,
                 detail: "a checkpoint of the \(checkpoint.side.rawValue) side, not the \(side.rawValue)")
-        }
-        let fingerprint = CheckpointFingerprint(exercise)
-        guard checkpoint.fingerprint == fingerprint else {
-            throw CheckpointError(
-                .otherThresholds,
-                detail: "a checkpoint of \(exercise.id.quotedExcerpt()) with other thresholds (fingerprint "
-                    + "\(checkpoint.fingerprint), expected \(fingerprint))")
         }
     }
 }
