@@ -1,0 +1,54 @@
+import Foundation
+import Glibc
+import KinesiaTestSupport
+import KinesiaWire
+import Testing
+
+/// A journaling worker (the default) checkpoints its sessions as it goes; killed with SIGKILL
+/// mid-session and started again, it rebuilds from its last checkpoint, not from the session's
+/// first pose, and what a consumer gets from beginning to end is `kinesia analyze`'s events.
+@Suite(.tags(.process), .serialized)
+struct CheckpointIntegrationTests {
+    static let simulation = "sim:squat,seed=3,reps=12"
+
+    @Test func aWorkerKilledMidSessionRebuildsFromItsCheckpoint() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state-dir"
+        let expected = try await Oracle.events(source: Self.simulation, exercise: "squat", side: "left")
+        _ = try await topology.startBroker()
+        let health = try HealthWatch(bus: topology.bus)
+        let session = ["--camera", "cam0", "--session", "left=squat:left", "--state", state]
+        let first = try await topology.startWorker("worker", session)
+        let ingest = try topology.start(
+            "ingest",
+            ["ingest", "--camera", "cam0", "--source", Self.simulation, "--speed", "4", "--state", state])
+        let checkpointed = await health.wait(for: "worker", timeout: .seconds(60)) {
+            $0.counters["checkpoints", default: 0] >= 2 && $0.counters["events", default: 0] >= 3
+        }
+        #expect(checkpointed != nil, "\(topology.diagnostics)")
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        let analysedBeforeTheKill = checkpointed?.counters["poses"] ?? 0
+
+        let second = try await topology.startWorker("worker", session)
+        #expect(second.errorText.contains("restored from a checkpoint"), "\(second.diagnostics)")
+        #expect(await ingest.waitForExit(timeout: .seconds(90)) == 0, "\(ingest.diagnostics)")
+        let listener = try topology.start(
+            "listen",
+            [
+                "listen", "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        #expect(await listener.waitForExit(timeout: .seconds(30)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "one stream, every event once, as analyze finds them")
+        // Rebuilt from the checkpoint: fewer poses replayed than the first worker had analysed.
+        let report = await health.wait(for: "worker", timeout: .seconds(20)) { $0.pid == Int(second.pid) }
+        let replayed = report?.counters["posesReplayed"] ?? .max
+        #expect(
+            replayed < analysedBeforeTheKill,
+            "replayed \(replayed), analysed before the kill \(analysedBeforeTheKill)")
+        #expect(report?.counters["runsRestarted"] == 0)
+    }
+}
