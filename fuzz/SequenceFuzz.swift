@@ -112,7 +112,9 @@ public func sequenceFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) 
         default:
             let report = HealthReport(
                 process: "p", role: "worker", pid: 1, uptime: 1,
-                counters: ["n": Int(truncatingIfNeeded: number), "lost": Int(clamping: tracker.totals.missing)])
+                counters: [
+                    "n": Int(truncatingIfNeeded: number), "lost": Int(clamping: tracker.totals.missing),
+                ])
             guard let json = try? report.json(),
                 let back = try? HealthReport(json: String(decoding: json, as: UTF8.self))
             else { fatalError("a health report did not read back: \(number)") }

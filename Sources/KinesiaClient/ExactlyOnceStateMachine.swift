@@ -95,9 +95,10 @@ public struct ReplayCursorError: Error, Hashable, Sendable, CustomStringConverti
 /// with that number is delivered, followed by the buffered ones that come after it; an older
 /// one is a duplicate and dropped; a newer one is buffered (at most `maximumBuffered` per stream;
 /// beyond that it is dropped, to be fetched by replay later) and a replay of the hole is asked
-/// for, from the endpoint the stream's publisher announced, one request of at most
-/// ``ReplayFormat/maximumBatch`` entries at a time per stream (the client's credit). A batch end
-/// that leaves the stream behind asks for the next batch. An announcement whose `last` is ahead
+/// for, from the endpoint the stream's publisher announced, in requests of at most
+/// ``ReplayFormat/maximumBatch`` entries, up to `maximumInFlight` under way per stream (the
+/// client's credit: the next batches are asked for before the first one has come back). A batch
+/// end that leaves the stream behind asks for more. An announcement whose `last` is ahead
 /// of what was delivered, twice in a row, asks for the tail of a stream that went quiet.
 /// Messages the server no longer holds, messages a batch went past without sending (damaged in
 /// the server's journal), or a stream it does not know, are reported as
@@ -145,7 +146,12 @@ public struct ExactlyOnceStateMachine<Message> {
         var endpoint: String?
         var announcedLast: UInt64?
         var suspectedTail: UInt64?
-        var pending: Pending?
+        /// The requests under way, oldest first (at most the machine's `maximumInFlight`).
+        var pending: [Pending] = []
+        /// Where what the requests under way ask for ends (exclusive).
+        var requestedEnd: UInt64?
+        /// The last sequence number the server said it holds (its last batch end).
+        var serverLast: UInt64?
         /// Requests in a row that got no answer (a server that has gone).
         var unanswered = 0
         var holeSince: Duration?
@@ -161,6 +167,7 @@ public struct ExactlyOnceStateMachine<Message> {
     private let requestTimeout: Duration
     private let announcementTimeout: Duration
     private let maximumRetries: Int
+    private let maximumInFlight: Int
     private var streams: [ReplayStreamKey: StreamState] = [:]
     private var requests: [UInt32: ReplayStreamKey] = [:]
     private var nextRequestID: UInt32 = 1
@@ -177,10 +184,13 @@ public struct ExactlyOnceStateMachine<Message> {
     ///   - maximumRetries: Requests in a row without an answer after which the server is taken
     ///     for gone: the hole is reported lost (counted in `serverGone`) until the stream is
     ///     announced again.
+    ///   - maximumInFlight: Batches asked for at once per stream (the client's credit): a long
+    ///     catch-up is limited by the server's reading of its journal, not by round trips. Three
+    ///     batches of 256 and their ends fit in the replay sockets' high-water mark (1,028).
     public init(
         start: ReplayStart, cursor: ReplayCursor = ReplayCursor(), accepts: [TopicPrefix] = [.everything],
         maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-        announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3
+        announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3
     ) {
         self.start = start
         self.cursor = cursor
@@ -189,6 +199,7 @@ public struct ExactlyOnceStateMachine<Message> {
         self.requestTimeout = requestTimeout
         self.announcementTimeout = announcementTimeout
         self.maximumRetries = Swift.max(1, maximumRetries)
+        self.maximumInFlight = Swift.max(1, maximumInFlight)
     }
 
     /// The streams followed, with the next sequence number each expects.
@@ -220,7 +231,7 @@ public struct ExactlyOnceStateMachine<Message> {
             state.buffer[sequence] = message
         } else {
             count("deferred")
-            if state.pending != nil { state.deferredWhileAsking = true }
+            if !state.pending.isEmpty { state.deferredWhileAsking = true }
         }
         if state.next < (state.buffer.keys.min() ?? 0), state.holeSince == nil { state.holeSince = now }
         requestIfBehind(key, &state, now: now, into: &actions)
@@ -234,11 +245,13 @@ public struct ExactlyOnceStateMachine<Message> {
         else { return [] }
         defer { streams[key] = state }
         var actions: [Action] = []
-        if state.pending?.requestID == end.requestID { state.pending = nil }
+        state.pending.removeAll { $0.requestID == end.requestID }
+        if state.pending.isEmpty { state.requestedEnd = nil }
         state.unanswered = 0
         // The server's word on what it holds wins over any announcement (a forged heartbeat
         // with a `last` it cannot serve must not have the stream asked for again and again).
         state.announcedLast = end.last
+        state.serverLast = end.last
         // A batch never goes past what the server holds.
         let endNext = Swift.min(end.next, end.last == .max ? .max : end.last + 1)
         if state.next < end.first, end.first <= endNext {
@@ -267,7 +280,8 @@ public struct ExactlyOnceStateMachine<Message> {
         else { return [] }
         defer { streams[key] = state }
         var actions: [Action] = []
-        if state.pending?.requestID == failure.requestID { state.pending = nil }
+        state.pending.removeAll { $0.requestID == failure.requestID }
+        if state.pending.isEmpty { state.requestedEnd = nil }
         state.unanswered = 0
         switch failure.code {
         case .notRetained:
@@ -321,9 +335,11 @@ public struct ExactlyOnceStateMachine<Message> {
         var actions: [Action] = []
         for key in streams.keys.sorted() {
             var state = streams.removeValue(forKey: key)!
-            if let pending = state.pending, now - pending.sentAt >= requestTimeout {
-                requests[pending.requestID] = nil
-                state.pending = nil
+            if let oldest = state.pending.first, now - oldest.sentAt >= requestTimeout {
+                // The requests after it are behind it on the same connection: all again.
+                for pending in state.pending { requests[pending.requestID] = nil }
+                state.pending = []
+                state.requestedEnd = nil
                 state.unanswered += 1
                 if state.unanswered >= maximumRetries {
                     // The server has gone: what it was to send cannot be had. Live messages go on;
@@ -426,27 +442,40 @@ public struct ExactlyOnceStateMachine<Message> {
     private mutating func requestIfBehind(
         _ key: ReplayStreamKey, _ state: inout StreamState, now: Duration, into actions: inout [Action]
     ) {
-        guard state.pending == nil, !state.exhausted else { return }
-        let lowest = state.buffer.keys.min()
-        let behindLive = lowest.map { state.next < $0 } ?? false
-        let behindAnnounced = state.announcedLast.map { state.next <= $0 } ?? false
-        guard behindLive || behindAnnounced else { return }
-        guard let endpoint = state.endpoint else { return }  // wait for the announcement
-        if state.unknownToServer {
-            skipHole(key, &state, into: &actions)
-            return
+        while state.pending.count < maximumInFlight, !state.exhausted {
+            let lowest = state.buffer.keys.min()
+            let behindLive = lowest.map { state.next < $0 } ?? false
+            let behindAnnounced = state.announcedLast.map { state.next <= $0 } ?? false
+            guard behindLive || behindAnnounced else { return }
+            guard let endpoint = state.endpoint else { return }  // wait for the announcement
+            if state.unknownToServer {
+                skipHole(key, &state, into: &actions)
+                return
+            }
+            // The next batch starts where the ones under way end; a hole is asked up to the
+            // first message held after it, a quiet stream's tail one batch at a time.
+            let from = Swift.max(state.next, state.requestedEnd ?? state.next)
+            var limit = UInt64(ReplayFormat.maximumBatch)
+            if let lowest, behindLive {
+                guard from < lowest else { return }
+                limit = Swift.min(limit, lowest - from)
+            } else if !state.pending.isEmpty {
+                // More batches at once only up to what the server itself said it holds (a
+                // heartbeat's word is taken for one request at a time: a forged one costs one).
+                guard let last = state.serverLast, from <= last else { return }
+                limit = Swift.min(limit, last - from == .max ? limit : last - from + 1)
+            }
+            let id = nextRequestID
+            nextRequestID = nextRequestID == UInt32.max ? 1 : nextRequestID + 1
+            let request = ReplayRequest(
+                requestID: id, topic: key.topic, stream: key.stream, from: from, limit: UInt32(limit))
+            if state.pending.isEmpty { state.deferredWhileAsking = false }
+            state.pending.append(Pending(requestID: id, request: request, sentAt: now))
+            state.requestedEnd = from.addingReportingOverflow(limit).overflow ? .max : from + limit
+            requests[id] = key
+            count("requests")
+            actions.append(.request(endpoint: endpoint, request))
         }
-        var limit = ReplayFormat.maximumBatch
-        if let lowest, behindLive { limit = UInt32(Swift.min(UInt64(limit), lowest - state.next)) }
-        let id = nextRequestID
-        nextRequestID = nextRequestID == UInt32.max ? 1 : nextRequestID + 1
-        let request = ReplayRequest(
-            requestID: id, topic: key.topic, stream: key.stream, from: state.next, limit: limit)
-        state.pending = Pending(requestID: id, request: request, sentAt: now)
-        state.deferredWhileAsking = false
-        requests[id] = key
-        count("requests")
-        actions.append(.request(endpoint: endpoint, request))
     }
 
     private mutating func count(_ name: String) { counters[name, default: 0].addSaturating(1) }

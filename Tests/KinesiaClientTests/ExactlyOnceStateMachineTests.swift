@@ -70,16 +70,15 @@ struct ExactlyOnceStateMachineTests {
         #expect(Self.delivered(actions).isEmpty)
         #expect(Self.requests(actions).isEmpty)
         actions = machine.announced(Self.announcement(last: 600), now: .zero)
-        let first = try #require(Self.requests(actions).first)
-        #expect(first.from == 0 && first.limit == 256 && first.stream == Self.stream)
-        actions = Self.replay(&machine, 0...255, for: first, last: 600)
+        // The hole up to the buffered 600 is asked for at once, in three batches (the credit).
+        let asked = Self.requests(actions)
+        #expect(asked.map(\.from) == [0, 256, 512] && asked.map(\.limit) == [256, 256, 88])
+        #expect(asked.allSatisfy { $0.stream == Self.stream })
+        actions = Self.replay(&machine, 0...255, for: asked[0], last: 600)
         #expect(Self.delivered(actions) == Array(0...255))
-        let second = try #require(Self.requests(actions).first)
-        #expect(second.from == 256 && second.limit == 256)
-        actions = Self.replay(&machine, 256...511, for: second, last: 600)
-        let third = try #require(Self.requests(actions).first)
-        #expect(third.from == 512 && third.limit == 88)  // only up to the buffered 600
-        actions = Self.replay(&machine, 512...599, for: third, last: 600)
+        #expect(Self.requests(actions).isEmpty, "the rest is under way")
+        actions = Self.replay(&machine, 256...511, for: asked[1], last: 600)
+        actions = Self.replay(&machine, 512...599, for: asked[2], last: 600)
         #expect(Self.delivered(actions) == Array(512...600))
         #expect(Self.requests(actions).isEmpty)
         #expect(machine.cursor.delivered[Self.key] == 600)
@@ -358,5 +357,27 @@ struct ExactlyOnceStateMachineTests {
         #expect(
             requests.count <= 10, "at most one request per forged heartbeat, not a storm: \(requests.count)")
         #expect(Self.lost(machine.tick(now: .seconds(20))).isEmpty)
+    }
+
+    /// A long catch-up keeps three batches under way (credit-based): after the first batch end
+    /// says how much the server holds, every batch end asks for the next one behind the two
+    /// still coming, so the catch-up waits on the server's disk, not on round trips.
+    @Test func aLongCatchUpKeepsThreeBatchesInFlight() throws {
+        var machine = Machine(start: .beginning)
+        var pending = Self.requests(machine.announced(Self.announcement(last: 9_999), now: .zero))
+        #expect(pending.count == 1, "a heartbeat's word is taken for one request")
+        var delivered: [UInt64] = []
+        var inFlight: [Int] = []
+        while !pending.isEmpty {
+            let request = pending.removeFirst()
+            let upper = min(request.from + UInt64(request.limit) - 1, 9_999)
+            let actions = Self.replay(&machine, request.from...upper, for: request, last: 9_999)
+            delivered += Self.delivered(actions)
+            pending += Self.requests(actions)
+            inFlight.append(pending.count)
+        }
+        #expect(delivered == Array(0...9_999))
+        #expect(inFlight.dropLast(3).allSatisfy { $0 == 3 }, "\(inFlight)")
+        #expect(machine.counters["requests"] == 40)
     }
 }
