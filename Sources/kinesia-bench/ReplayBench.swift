@@ -9,10 +9,12 @@ import KinesiaWire
 /// Method: a ``ReplayServer`` on its own thread serves `--events` real event messages (the JSON
 /// of `kinesia analyze`, about 100 bytes, as a worker publishes them) from an
 /// ``InMemoryReplaySource`` over IPC; the client, on this thread, does what
-/// ``ExactlyOnceSubscriber`` does: one request of 256 in flight, each entry checked as a wire
-/// message and handed to an ``ExactlyOnceStateMachine``, the next request sent at each batch
-/// end, until the stream's end. Timed from the first request to the last delivery; the median
-/// and range of `--rounds` rounds.
+/// ``ExactlyOnceSubscriber`` does: requests of 256, each entry checked as a wire message and
+/// handed to an ``ExactlyOnceStateMachine``, the next request sent at each batch end, until the
+/// stream's end. Timed from the first request to the last delivery; the median and range of
+/// `--rounds` rounds, with the machine's default credit (three batches in flight) and, in the
+/// same run, with one batch in flight (a request per round trip, as before the credit): their
+/// ratio is what the credit buys.
 enum ReplayBench {
     static func main(_ arguments: [String]) -> Int32 {
         var events = 200_000
@@ -29,8 +31,13 @@ enum ReplayBench {
         }
         do {
             var rates: [Double] = []
-            for _ in 0..<rounds { rates.append(try round(events: events)) }
+            var single: [Double] = []
+            for _ in 0..<rounds {
+                rates.append(try round(events: events, inFlight: 3))
+                single.append(try round(events: events, inFlight: 1))
+            }
             rates.sort()
+            single.sort()
             emit(
                 ["bench": "replay", "transport": "ipc"],
                 [
@@ -39,6 +46,9 @@ enum ReplayBench {
                     "events_per_s": .double(rates[rates.count / 2], 0),
                     "events_per_s_min": .double(rates.first!, 0),
                     "events_per_s_max": .double(rates.last!, 0),
+                    "in_flight": .int(3),
+                    "one_in_flight_events_per_s": .double(single[single.count / 2], 0),
+                    "credit_ratio": .double(rates[rates.count / 2] / single[single.count / 2], 2),
                 ])
             return 0
         } catch {
@@ -48,7 +58,7 @@ enum ReplayBench {
     }
 
     /// One catch-up of `events` events; returns events per second.
-    static func round(events: Int) throws -> Double {
+    static func round(events: Int, inFlight: Int) throws -> Double {
         let topic = try Topic.event(camera: "cam0", session: "left")
         let stream = StreamID.random()
         let directory = try IPCDirectory.makeTemporary(in: "/tmp")
@@ -95,7 +105,7 @@ enum ReplayBench {
         defer { client.close() }
         try client.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try client.connect(endpoint)
-        var machine = ExactlyOnceStateMachine<WireMessage>(start: .beginning)
+        var machine = ExactlyOnceStateMachine<WireMessage>(start: .beginning, maximumInFlight: inFlight)
         let key = ReplayStreamKey(topic: topic, stream: stream)
         var delivered = 0
         var frames: [[UInt8]] = []
