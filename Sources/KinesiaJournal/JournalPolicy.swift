@@ -57,6 +57,11 @@ public struct JournalPolicy: Hashable, Sendable {
     public var maximumBytes: Int
     /// The oldest a closed segment may be (by its last change) before it is deleted.
     public var maximumAge: Duration
+    /// How often, at most, a writer starting a segment has the store's retention enforced: the
+    /// scan reads every segment of every stream, so a process that starts hundreds of streams at
+    /// once (a worker of 64 cameras has 256) must not scan at each one (that stalled its
+    /// analysis for seconds). Between scans the store may exceed its limits by what is written.
+    public var retentionInterval: Duration
 
     /// A policy.
     /// - Parameters:
@@ -65,10 +70,12 @@ public struct JournalPolicy: Hashable, Sendable {
     ///     when that is smaller, at least 64 KiB).
     ///   - maximumBytes: The store's size limit.
     ///   - maximumAge: The store's age limit.
+    ///   - retentionInterval: The shortest time between two retention scans writers start.
     public init(
         sync: Sync = defaultSync, segmentBytes: Int? = nil, maximumBytes: Int = defaultMaximumBytes,
-        maximumAge: Duration = defaultMaximumAge
+        maximumAge: Duration = defaultMaximumAge, retentionInterval: Duration = .seconds(10)
     ) {
+        self.retentionInterval = retentionInterval
         self.sync = sync
         self.segmentBytes = segmentBytes ?? max(64 << 10, min(16 << 20, maximumBytes / 8))
         self.maximumBytes = maximumBytes

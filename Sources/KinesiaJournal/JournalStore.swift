@@ -1,6 +1,7 @@
 import Glibc
 import KinesiaSystem
 import KinesiaWire
+import Synchronization
 
 /// A directory of journals: one directory per topic, one per stream inside, segment files in
 /// those (``JournalStream``).
@@ -20,6 +21,8 @@ public final class JournalStore: Sendable {
     public let directory: String
     /// The policy of every writer it opens.
     public let policy: JournalPolicy
+    /// When writers last had retention enforced (monotonic), `nil`: never.
+    private let lastRetention = Mutex<ContinuousClock.Instant?>(nil)
 
     /// Opens (making it when missing, with its parents, mode 0700) the store at `directory`.
     ///
@@ -68,6 +71,22 @@ public final class JournalStore: Sendable {
     /// - Throws: ``JournalError/notAJournal(_:)`` when the store has no such stream.
     public func openReader(for stream: JournalStream) throws(JournalError) -> JournalReader {
         try JournalReader(directory: path(of: stream))
+    }
+
+    /// ``enforceRetention(now:)`` when the last one writers asked for is the policy's
+    /// ``JournalPolicy/retentionInterval`` old or more (a writer starting a segment calls it);
+    /// nothing otherwise.
+    /// - Returns: Whether it ran.
+    @discardableResult
+    public func enforceRetentionIfDue() -> Bool {
+        let now = ContinuousClock.now
+        let due = lastRetention.withLock { last -> Bool in
+            if let last, now - last < policy.retentionInterval { return false }
+            last = now
+            return true
+        }
+        if due { _ = try? enforceRetention() }
+        return due
     }
 
     /// What ``enforceRetention(now:)`` did.

@@ -284,7 +284,7 @@ public final class JournalWriter {
         segmentEnd = magic.count
         segmentRecords = 0
         counters.segments += 1
-        _ = try? store.enforceRetention()
+        store.enforceRetentionIfDue()
     }
 
     private static func open(

@@ -124,7 +124,10 @@ struct JournalStoreTests {
     }
 
     @Test func retentionDeletesTheOldestSegmentsBeyondTheSizeLimit() throws {
-        try withStore(JournalPolicy(sync: .never, segmentBytes: 1000, maximumBytes: 3000)) { store, _ in
+        try withStore(
+            JournalPolicy(sync: .never, segmentBytes: 1000, maximumBytes: 3000, retentionInterval: .zero)
+        ) {
+            store, _ in
             let writer = try store.openWriter(for: JournalFixtures.stream)
             for sequence: UInt64 in 0..<200 {
                 try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
@@ -136,6 +139,22 @@ struct JournalStoreTests {
             #expect(reader.lastSequence == 199)
             #expect((reader.firstSequence ?? 0) > 100)
             #expect(try reader.entries(from: 0, limit: 1).first?.sequence == reader.firstSequence)
+        }
+    }
+
+    /// Hundreds of streams started at once (a worker of 64 cameras) scan the store once, not at
+    /// every first segment: before, the worker stalled for seconds in those scans.
+    @Test func writersStartingManyStreamsScanForRetentionOnce() throws {
+        try withStore(JournalPolicy(sync: .never)) { store, _ in
+            var writers: [JournalWriter] = []
+            for index in 0..<50 {
+                let stream = JournalStream(
+                    topic: try Topic.event(camera: "cam\(index)", session: "left"), streamID: StreamID(7))
+                let writer = try store.openWriter(for: stream)
+                try writer.append(sequence: 0, frames: [[1]])
+                writers.append(writer)
+            }
+            #expect(store.enforceRetentionIfDue() == false, "the first writer's scan was moments ago")
         }
     }
 
