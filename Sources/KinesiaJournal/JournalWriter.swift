@@ -211,15 +211,20 @@ public final class JournalWriter {
         lastSequence = sequence
         counters.records += 1
         counters.bytes += buffer.count
-        if schedule.appended(at: now()) { try sync() }
+        if schedule.appended(at: now()), !syncsInGroup { try sync() }
     }
+
+    /// Whether a ``JournalGroupSync`` makes this writer's records durable (an interval policy
+    /// on a store of many streams): ``append(sequence:frames:)`` and ``syncIfDue()`` then never
+    /// sync; ``flush()`` still does (at a graceful stop).
+    public var syncsInGroup = false
 
     /// Syncs the records appended since the last sync when the policy says it is time (an
     /// interval policy on a quiet stream). Cheap when there is nothing to do.
     ///
     /// - Throws: ``JournalError`` when the sync fails (the writer stops).
     public func syncIfDue() throws(JournalError) {
-        guard stopReason == nil, schedule.isDue(at: now()) else { return }
+        guard stopReason == nil, !syncsInGroup, schedule.isDue(at: now()) else { return }
         try sync()
     }
 

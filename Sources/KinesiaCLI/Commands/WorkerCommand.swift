@@ -186,7 +186,7 @@ public struct WorkerCommand: ParsableCommand {
         let clock = ContinuousClock()
         let origin = clock.now
         // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
-        // turn of the loop (one file written and synced: a few milliseconds of live analysis).
+        // turn of the loop (one small file written and renamed: no sync on the live loop).
         var checkpointTurn = 0
         var checkpointed: [String: (poses: Int, at: Duration)] = [:]
         func checkpointIfDue() {
@@ -200,14 +200,8 @@ public struct WorkerCommand: ParsableCommand {
             else { return }
             checkpointed[camera] = (core.poses, now)
             do {
-                let topics = try checkpoint.sessions.flatMap { (session) throws(TopicError) in
-                    [
-                        try Topic.event(camera: camera, session: session.name),
-                        try Topic.snapshot(camera: camera, session: session.name),
-                    ]
-                }
-                // What the checkpoint counts as published is on disk first.
-                state.journal.flush(topics)
+                // Written after the journal records it counts on (a kill loses neither: both are
+                // in the page cache); the journal's group sync makes both durable.
                 try state.checkpoints.save(
                     CheckpointCodec.encode(checkpoint), camera: camera, sessions: state.streams(camera))
                 checkpointsWritten += 1

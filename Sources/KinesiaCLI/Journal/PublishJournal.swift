@@ -34,6 +34,8 @@ public final class PublishJournal {
     /// The identity key of each attached topic.
     private var keyOfTopic: [Topic: String] = [:]
     private var streamsEnded = 0
+    /// The interval policy's syncs, of the whole store at once, off the publishing thread.
+    private let groupSync: JournalGroupSync?
     private var errors: [String: Int] = [:]
     private var cutBytes = 0
     private var recovered = 0
@@ -60,7 +62,19 @@ public final class PublishJournal {
         identities = try StreamIdentityFiles(state: state)
         newSession = options.newSession
         self.log = log
+        if case .interval(let interval) = options.policy.sync {
+            do {
+                groupSync = try JournalGroupSync(directory: state + "/journal", interval: interval)
+            } catch {
+                throw CLIError.failure("journal: \(error)")
+            }
+            groupSync?.start()
+        } else {
+            groupSync = nil
+        }
     }
+
+    deinit { groupSync?.stop() }
 
     /// What ``attach(_:identity:session:to:)`` resolved.
     public struct Attached: Hashable, Sendable {
@@ -117,6 +131,7 @@ public final class PublishJournal {
                     "journal of \(topic) stream \(identity.stream): \(writer.recovery) (an interrupted write)"
                 )
             }
+            writer.syncsInGroup = groupSync != nil
             writers[topic] = writer
             keyOfTopic[topic] = key
             lastSequences[topic] = writer.lastSequence
@@ -164,6 +179,8 @@ public final class PublishJournal {
     /// Syncs everything (at a graceful stop); marks the identities `ended` when the streams
     /// are over (an ingest at the end of its source), so the next start begins new ones.
     public func finish(ended: Bool) {
+        groupSync?.stop()
+        groupSync?.syncNow()
         for (topic, writer) in writers where writer.stopReason == nil {
             do { try writer.flush() } catch { failed(topic, error) }
         }
@@ -184,6 +201,10 @@ public final class PublishJournal {
             "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,
             "journalErrors": errors.values.reduce(0, +), "streamsEnded": streamsEnded,
         ]
+        if let groupSync {
+            values["journalSyncs"] = groupSync.syncs
+            values["journalSyncFailures"] = groupSync.syncFailures
+        }
         for writer in writers.values {
             values["journalRecords", default: 0] += writer.counters.records
             values["journalBytes", default: 0] += writer.counters.bytes

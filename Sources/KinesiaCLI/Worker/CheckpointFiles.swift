@@ -8,10 +8,12 @@ import KinesiaWire
 /// newest ``kept`` files of each, numbered in the order they were written.
 ///
 /// A file is `KINESIA-CHECKPOINT 1\n`, the payload's length (8 bytes, little-endian), its
-/// CRC-32C (4 bytes, little-endian), then the payload; it is written to a temporary name,
-/// synced, and renamed, so a file either is whole or is not there. A file that does not read
-/// back (torn, damaged, another version, a payload the caller refuses) is passed over for an
-/// older one, never trusted.
+/// CRC-32C (4 bytes, little-endian), then the payload; it is written to a temporary name and
+/// renamed, so after a kill a file either is whole or is not there. It is not synced on the
+/// worker's live loop: the journal's group sync (``JournalGroupSync``) makes it durable within
+/// the fsync interval, and one that a power cut tore is passed over, like any file that does not
+/// read back (damaged, another version, a payload the caller refuses), for an older one, never
+/// trusted.
 struct CheckpointFiles {
     /// The files kept per camera.
     static let kept = 3
@@ -70,10 +72,8 @@ struct CheckpointFiles {
             let temporary = name + ".new"
             let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
             try file.write(Self.file(holding: payload), at: 0)
-            try file.synchronizeData()
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: name)
-            try opened.descriptor.synchronize()
             for old in (names + [name]).dropLast(Self.kept) {
                 try? opened.descriptor.removeEntry(old)
             }
