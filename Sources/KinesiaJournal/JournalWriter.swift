@@ -280,8 +280,8 @@ public final class JournalWriter {
             try? file.truncate(to: 0)
             throw stop(JournalError.from(error, path: path + "/" + name, call: "write"))
         }
-        if store.policy.sync != .never {
-            // The new file's name must survive a power cut too.
+        if store.policy.sync != .never, !syncsInGroup {
+            // The new file's name must survive a power cut too (a group sync covers it).
             try? directory.descriptor.synchronize()
         }
         segment = consume file
