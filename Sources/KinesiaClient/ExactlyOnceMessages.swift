@@ -188,7 +188,8 @@ final class ExactlyOnceReceiver: Sendable {
                     case .lost(let topic, let sequences):
                         .gap(
                             .missed(
-                                topic: topic, count: UInt64(sequences.count), before: sequences.upperBound))
+                                topic: topic, count: sequences.upperBound &- sequences.lowerBound,
+                                before: sequences.upperBound))
                     case .malformed(let topic, let reason):
                         .malformed(MalformedMessage(topic: topic, reason: .wire(reason)))
                     }
