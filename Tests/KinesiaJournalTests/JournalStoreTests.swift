@@ -89,12 +89,7 @@ struct JournalStoreTests {
 
     @Test func aReopenedWriterContinuesAfterTheLastRecord() throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<10 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<10, in: store)
             let writer = try store.openWriter(for: JournalFixtures.stream)
             #expect(writer.lastSequence == 9)
             #expect(writer.recovery.cutBytes == 0)
@@ -157,12 +152,7 @@ struct JournalStoreTests {
     @Test(arguments: [1, 7, 8, 20, 51])
     func aTornTailIsCutOnOpen(cut: Int) throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<5 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<5, in: store)
             let file = JournalFixtures.segments(store)[0]
             let bytes = JournalFixtures.bytes(file)
             JournalFixtures.write(Array(bytes.dropLast(cut)), to: file)
@@ -177,12 +167,7 @@ struct JournalStoreTests {
 
     @Test func aZeroFilledTailIsCutOnOpen() throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<3 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<3, in: store)
             let file = JournalFixtures.segments(store)[0]
             let bytes = JournalFixtures.bytes(file)
             JournalFixtures.write(bytes + [UInt8](repeating: 0, count: 512), to: file)
@@ -196,12 +181,7 @@ struct JournalStoreTests {
     /// A damaged record in the middle is never served: the reader skips it and counts it.
     @Test func aCorruptMiddleRecordIsSkippedAndCounted() throws {
         try withStore(JournalPolicy(sync: .never, segmentBytes: 600)) { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<30 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<30, in: store)
             // The second record of the first segment, and the last of the second (a torn record
             // in a segment that is not the last).
             let files = JournalFixtures.segments(store)
@@ -229,12 +209,7 @@ struct JournalStoreTests {
     /// an interrupted write; a record cut short is.
     @Test func theWriterTellsCorruptionFromATornTail() throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<5 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<5, in: store)
             let file = JournalFixtures.segments(store)[0]
             var bytes = JournalFixtures.bytes(file)
             let recordSize = JournalRecord.encodedSize(of: JournalFixtures.frames(0))
@@ -258,12 +233,7 @@ struct JournalStoreTests {
     @Test(arguments: [0, 3])
     func aTruncatedSegmentThatIsNotTheLastReportsTheRecordsLost(extra: Int) throws {
         try withStore(JournalPolicy(sync: .never, segmentBytes: 600)) { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<30 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<30, in: store)
             let files = JournalFixtures.segments(store)
             let first = JournalFixtures.bytes(files[0])
             let records = first.withUnsafeBytes { SegmentScan($0) }.records
