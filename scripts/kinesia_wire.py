@@ -545,7 +545,9 @@ def decode_replay_reply(frames):
 
 def replay_announcement(health_json_text):
     """The "replay" field of a health report: {"endpoint", "streams": [{"topic", "stream",
-    "first", "last"}]}, or None when the process serves no replay."""
+    "first", "last"}]}, or None when the process serves no replay. A process with more streams
+    than one report holds sends one report per page of streams (wire-format section 11): merge
+    what each page says, per stream, as ExactlyOnce.announced does."""
     return json.loads(health_json_text).get("replay")
 
 

@@ -1,4 +1,5 @@
 public import KinesiaBus
+import KinesiaMotion
 public import KinesiaWire
 
 /// Receives the messages of some topics exactly once and in order per stream, on the caller's
@@ -11,6 +12,15 @@ public import KinesiaWire
 /// its subscriber's queue fill (the broker then drops live messages for it alone) and gets
 /// them back by replay, one batch at a time.
 ///
+/// Replay DEALERs are bounded and reclaimed: at most ``maximumEndpoints`` are open at once (a
+/// new endpoint beyond that closes the least recently used one), and one unused for
+/// ``idleEndpointTimeout`` is closed (a restarted publisher is a new endpoint each time, so a
+/// long-running consumer would otherwise keep every old one). A request to a closed endpoint is
+/// simply sent again after the machine's timeout, on a new DEALER. An endpoint that cannot be
+/// used (not `ipc://` or `tcp://`, a failed connect) is said: counted in ``counters``
+/// (`replayEndpointFailures`), told once per endpoint to `problems`, and the request's hole is
+/// handed on as ``Delivery/lost(topic:sequences:)`` instead of being asked for again for ever.
+///
 /// Not `Sendable`: use it on the thread that made it.
 ///
 /// ```swift
@@ -20,8 +30,10 @@ public import KinesiaWire
 /// }
 /// ```
 public final class ExactlyOnceSubscriber {
-    /// The most replay endpoints one subscriber connects to.
+    /// The most replay endpoints one subscriber is connected to at once (by default).
     public static let maximumEndpoints = 64
+    /// How long an endpoint no request or reply used stays connected (by default).
+    public static let idleEndpointTimeout: Duration = .seconds(60)
 
     /// What one receive produced.
     public enum Delivery {
@@ -47,7 +59,21 @@ public final class ExactlyOnceSubscriber {
     private let topics: [TopicPrefix]
     private let wantsHealth: Bool
     private let asksForReplay: Bool
-    private var dealers: [String: ZMQSocket] = [:]
+    private struct Dealer {
+        var socket: ZMQSocket
+        var lastUsed: Duration
+    }
+
+    private var dealers: [String: Dealer] = [:]
+    private let endpointLimit: Int
+    private let idleTimeout: Duration
+    private let problems: (@Sendable (String) -> Void)?
+    private var failedEndpoints: Set<String> = []
+    private var lastReclaim: Duration = .zero
+    /// The subscriber's own counters (the machine's are in ``machine``): `replayEndpointsOpened`,
+    /// `replayEndpointsEvicted` (closed for a newer one at the limit), `replayEndpointsIdle`
+    /// (closed unused), `replayEndpointFailures`.
+    public private(set) var counters: [String: Int] = [:]
     private var ready: [Delivery] = []
     private var readIndex = 0
     private var frames: [[UInt8]] = []
@@ -63,13 +89,22 @@ public final class ExactlyOnceSubscriber {
     ///   - cursor: Positions to resume from.
     ///   - maximumBuffered: The most live messages held per stream while a hole is filled.
     ///   - highWaterMark: The subscriber's receive high-water mark.
+    ///   - maximumEndpoints: The most replay endpoints connected at once (at least 1).
+    ///   - idleEndpointTimeout: An endpoint unused this long is disconnected.
+    ///   - problems: Told once per replay endpoint that cannot be used (a command logs it).
     /// - Throws: ``ZMQError``.
     public init(
         context: ZMQContext, bus: BusAddress, topics: [TopicPrefix], from start: ReplayStart,
         cursor: ReplayCursor = ReplayCursor(), maximumBuffered: Int = 4096,
-        highWaterMark: Int32 = BusSubscriber.defaultHighWaterMark
+        highWaterMark: Int32 = BusSubscriber.defaultHighWaterMark,
+        maximumEndpoints: Int = ExactlyOnceSubscriber.maximumEndpoints,
+        idleEndpointTimeout: Duration = ExactlyOnceSubscriber.idleEndpointTimeout,
+        problems: (@Sendable (String) -> Void)? = nil
     ) throws(ZMQError) {
         self.context = context
+        endpointLimit = Swift.max(1, maximumEndpoints)
+        idleTimeout = idleEndpointTimeout
+        self.problems = problems
         self.topics = topics
         asksForReplay = ReplayServer.servesReplay(on: bus)
         wantsHealth = topics.contains { $0.matches(topicFrame: Array("health/x/".utf8)) }
@@ -84,10 +119,13 @@ public final class ExactlyOnceSubscriber {
     /// The positions of what was delivered.
     public var cursor: ReplayCursor { machine.cursor }
 
+    /// The replay endpoints connected now.
+    public var connectedEndpoints: Set<String> { Set(dealers.keys) }
+
     /// Closes every socket.
     public func close() {
         subscriber.close()
-        for dealer in dealers.values { dealer.close() }
+        for dealer in dealers.values { dealer.socket.close() }
         dealers = [:]
     }
 
@@ -101,18 +139,20 @@ public final class ExactlyOnceSubscriber {
             var poller = Poller()
             poller.add(subscriber.socket, for: .readable)
             let endpoints = Array(dealers.keys)
-            for endpoint in endpoints { poller.add(dealers[endpoint]!, for: .readable) }
+            for endpoint in endpoints { poller.add(dealers[endpoint]!.socket, for: .readable) }
             let remaining = clock.now.duration(to: deadline)
             _ = try poller.poll(timeout: Swift.max(.zero, Swift.min(remaining, .milliseconds(100))))
             // Replies first: they fill the holes that live messages wait behind.
             for endpoint in endpoints {
-                guard let dealer = dealers[endpoint] else { continue }
+                guard let dealer = dealers[endpoint]?.socket else { continue }
                 var budget = 512
                 while budget > 0, try dealer.tryReceive(into: &frames) {
                     budget -= 1
+                    dealers[endpoint]?.lastUsed = now()
                     try replayed(frames)
                 }
             }
+            reclaimIdleDealers()
             var budget = 512
             while budget > 0, let delivery = try subscriber.tryReceive() {
                 budget -= 1
@@ -146,7 +186,15 @@ public final class ExactlyOnceSubscriber {
             case .lost(let key, let sequences):
                 ready.append(.lost(topic: key.topic, sequences: sequences))
             case .request(let endpoint, let request):
-                guard let dealer = try dealer(for: endpoint) else { continue }
+                guard let dealer = try dealer(for: endpoint) else {
+                    // Said, and not asked for again for ever: what it would fetch is lost.
+                    let failure = ReplayFailure(
+                        requestID: request.requestID, code: .unknownStream,
+                        stream: request.stream ?? StreamID(0),
+                        first: 0, last: 0, message: "replay endpoint \(endpoint) cannot be used")
+                    try perform(machine.replayFailed(failure, now: now()))
+                    continue
+                }
                 // A request that cannot be queued now is sent again after the machine's timeout.
                 _ = try? dealer.trySend([request.encoded()])
             }
@@ -154,11 +202,23 @@ public final class ExactlyOnceSubscriber {
     }
 
     private func dealer(for endpoint: String) throws(ZMQError) -> ZMQSocket? {
-        if let existing = dealers[endpoint] { return existing }
+        let time = now()
+        if let existing = dealers[endpoint] {
+            dealers[endpoint]?.lastUsed = time
+            return existing.socket
+        }
         // Never in clear text beside a CURVE bus, whatever a heartbeat announces.
-        guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"),
-            dealers.count < Self.maximumEndpoints
-        else { return nil }
+        guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://") else {
+            failed(endpoint, "it is not an ipc:// or tcp:// endpoint")
+            return nil
+        }
+        if dealers.count >= endpointLimit,
+            let oldest = dealers.min(by: { ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key) })
+        {
+            oldest.value.socket.close()
+            dealers[oldest.key] = nil
+            counters["replayEndpointsEvicted", default: 0] += 1
+        }
         let socket = try ZMQSocket(.dealer, context: context)
         try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try socket.set(.receiveHighWaterMark, ReplayServer.highWaterMark)
@@ -167,10 +227,33 @@ public final class ExactlyOnceSubscriber {
             try socket.connect(endpoint)
         } catch {
             socket.close()
+            failed(endpoint, "connecting failed: \(error)")
             return nil
         }
-        dealers[endpoint] = socket
+        dealers[endpoint] = Dealer(socket: socket, lastUsed: time)
+        counters["replayEndpointsOpened", default: 0] += 1
         return socket
+    }
+
+    /// Closes the DEALERs no request or reply used for ``idleEndpointTimeout`` (looked at
+    /// about once a second).
+    private func reclaimIdleDealers() {
+        let time = now()
+        guard time - lastReclaim >= .seconds(1) else { return }
+        lastReclaim = time
+        for (endpoint, dealer) in dealers where time - dealer.lastUsed >= idleTimeout {
+            dealer.socket.close()
+            dealers[endpoint] = nil
+            counters["replayEndpointsIdle", default: 0] += 1
+        }
+    }
+
+    private func failed(_ endpoint: String, _ reason: String) {
+        counters["replayEndpointFailures", default: 0] += 1
+        guard failedEndpoints.count < 1024, failedEndpoints.insert(endpoint).inserted else { return }
+        problems?(
+            "replay endpoint \(endpoint.quotedExcerpt(limit: 200)) cannot be used (\(reason)): what it would "
+                + "replay is reported lost; counted in replayEndpointFailures")
     }
 
     private func live(_ delivery: BusSubscriber.Delivery) throws(ZMQError) {

@@ -15,6 +15,12 @@ public import KinesiaWire
 /// `healthReportFailures`. The first summary and the first failure are told to `problems`
 /// (the commands log them: once, not every second).
 ///
+/// A process serving more replay streams than one report holds sends its announcement in pages
+/// (``ReplayAnnouncement/pages(maximumStreams:maximumJSONSize:)``), one report per page, each
+/// with the counters: every stream is announced at every interval, up to
+/// ``maximumPagesPerInterval`` pages (4,096 streams or more); beyond that the pages rotate, so
+/// every stream is still announced, every few intervals.
+///
 /// ```swift
 /// var health = try HealthPublisher(process: "worker-4242", role: "worker", problems: { log.warning($0) })
 /// health.publishIfDue(counters: ["poses": poses], via: publisher)
@@ -31,6 +37,9 @@ public struct HealthPublisher {
         /// The report could not be encoded or sent; why.
         case failed(String)
     }
+
+    /// The most reports (replay pages) one interval sends; more pages rotate over the intervals.
+    public static let maximumPagesPerInterval = 64
 
     /// The counter that the reports carry once a report could not go out.
     public static let failuresCounterName = "healthReportFailures"
@@ -59,6 +68,7 @@ public struct HealthPublisher {
     private let problems: (@Sendable (String) -> Void)?
     private var toldSummary = false
     private var toldFailure = false
+    private var nextPage = 0
 
     /// Prepares the reports of one process.
     /// - Parameters:
@@ -100,6 +110,26 @@ public struct HealthPublisher {
             replay: replay?())
     }
 
+    /// The reports of one interval: one per page of the replay announcement (one report when
+    /// the process serves no replay or its streams fit one page), at most
+    /// ``maximumPagesPerInterval``; when there are more pages, the next call goes on from the
+    /// page after the last one sent.
+    public mutating func reports(counters: [String: Int]) -> [HealthReport] {
+        let full = report(counters: counters)
+        guard let announcement = full.replay else { return [full] }
+        let pages = announcement.pages()
+        let count = Swift.min(pages.count, Self.maximumPagesPerInterval)
+        if nextPage >= pages.count { nextPage = 0 }
+        var reports: [HealthReport] = []
+        for offset in 0..<count {
+            var report = full
+            report.replay = pages[(nextPage + offset) % pages.count]
+            reports.append(report)
+        }
+        nextPage = (nextPage + count) % pages.count
+        return reports
+    }
+
     /// Publishes when the interval has passed since the last report (or none was sent).
     /// - Parameter counters: Called only when a report goes out.
     /// - Returns: Whether a report went out.
@@ -116,9 +146,19 @@ public struct HealthPublisher {
     @discardableResult
     public mutating func publish(counters: [String: Int], via publisher: BusPublisher) -> Outcome {
         last = clock.now
+        var worst: Outcome = .sent
+        for report in reports(counters: counters) {
+            let outcome = publish(report, via: publisher, counters: counters.count)
+            if case .sent = worst { worst = outcome }
+        }
+        return worst
+    }
+
+    private mutating func publish(_ full: HealthReport, via publisher: BusPublisher, counters: Int) -> Outcome
+    {
         let outcome: Outcome
         do {
-            let (report, omitted) = try report(counters: counters).summarised()
+            let (report, omitted) = try full.summarised()
             if try publisher.publish(report, on: topic) {
                 outcome = omitted > 0 ? .summarised(omitted: omitted) : .sent
             } else {
@@ -136,7 +176,7 @@ public struct HealthPublisher {
             if !toldSummary {
                 toldSummary = true
                 problems?(
-                    "the health report of \(counters.count) counters is over "
+                    "the health report of \(counters) counters is over "
                         + "\(HealthReport.maximumJSONSize) bytes: sending a summary (\(omitted) counters "
                         + "left out, details summed into their totals)")
             }

@@ -71,12 +71,16 @@ public enum ReplayResponder {
                     requestID: request.requestID, stream: info.stream, sequence: $0.sequence,
                     frames: $0.frames))
         }
-        let next = entries.last.map { $0.sequence + 1 } ?? Swift.max(request.from, info.first)
+        // Total for every sequence number (a stream may reach UInt64.max): `next` saturates there.
+        let afterLast = info.last == .max ? UInt64.max : info.last + 1
+        let next =
+            entries.last.map { $0.sequence == .max ? UInt64.max : $0.sequence + 1 }
+            ?? Swift.max(request.from, info.first)
         replies.append(
             .end(
                 ReplayBatchEnd(
                     requestID: request.requestID, stream: info.stream, first: info.first, last: info.last,
-                    next: Swift.min(next, info.last &+ 1), count: UInt32(entries.count))))
+                    next: Swift.min(next, afterLast), count: UInt32(clamping: entries.count))))
         return (replies, "served")
     }
 }

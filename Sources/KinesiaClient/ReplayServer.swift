@@ -18,6 +18,14 @@ public import KinesiaWire
 /// never queues without bound. Request frames larger than ``WireFormat/maximumFrameSize`` are
 /// refused by libzmq (`ZMQ_MAXMSGSIZE`), like on every receiving socket.
 ///
+/// Memory is bounded by the clients served: at most ``ReplayAdmission/maximumClients`` peers
+/// at once (a request from one more is refused, counted as `replayRefused`; each peer is
+/// forgotten after ``ReplayAdmission/idleTimeout`` without a request), at most
+/// ``highWaterMark`` messages queued for each (`ZMQ_SNDHWM`), 2 messages received from each
+/// (`ZMQ_RCVHWM`: one request frame at a time is all a client needs), frames of at most
+/// ``WireFormat/maximumFrameSize`` (`ZMQ_MAXMSGSIZE`), and a ZMTP handshake that must finish
+/// within 5 s (`ZMQ_HANDSHAKE_IVL`).
+///
 /// Not `Sendable`: poll ``socket`` and call ``serve(from:budget:)`` on one thread, the thread
 /// that appends to the source.
 ///
@@ -38,13 +46,27 @@ public final class ReplayServer {
     public private(set) var counters: [String: Int] = [:]
 
     private var frames: [[UInt8]] = []
+    /// Which clients are answered.
+    public private(set) var admission: ReplayAdmission
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
 
     /// Binds a ROUTER at `endpoint`.
+    /// - Parameters:
+    ///   - context: The context of the socket.
+    ///   - endpoint: Where to bind.
+    ///   - admission: Which clients are answered (how many at once, how long an idle one is kept).
     /// - Throws: ``ZMQError``.
-    public init(context: ZMQContext, endpoint: String) throws(ZMQError) {
+    public init(context: ZMQContext, endpoint: String, admission: ReplayAdmission = ReplayAdmission())
+        throws(ZMQError)
+    {
+        self.admission = admission
+        origin = clock.now
         socket = try ZMQSocket(.router, context: context)
         try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try socket.set(.sendHighWaterMark, Self.highWaterMark)
+        try socket.set(.receiveHighWaterMark, 2)
+        try socket.set(.handshakeInterval, .seconds(5))
         try socket.set(.routerMandatory, true)
         var bound = try socket.bind(endpoint)
         if bound.hasPrefix("tcp://0.0.0.0:"), let host = Self.hostName() {
@@ -92,8 +114,16 @@ public final class ReplayServer {
     @discardableResult
     public func serve(from source: some ReplaySource, budget: Int = 16) throws(ZMQError) -> Int {
         var handled = 0
+        let now = clock.now - origin
+        admission.expire(now: now)
+        counters["replayClients"] = admission.clients
         while handled < budget, try socket.tryReceive(into: &frames) {
             handled += 1
+            guard frames.count >= 1, admission.admit(frames[0], now: now) else {
+                counters["replayRefused"] = admission.refused
+                continue
+            }
+            counters["replayClients"] = admission.clients
             // A DEALER's message arrives as [identity, request]; anything else is not a request.
             guard frames.count == 2 else {
                 count("malformedRequest")

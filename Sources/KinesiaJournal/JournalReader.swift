@@ -16,6 +16,12 @@ import KinesiaSystem
 /// numbers are missing from what ``entries(from:limit:)`` returns, as a loss is), and each
 /// damaged range counts once in ``damagedRanges`` and is described in ``damage``.
 ///
+/// Losses that leave no damaged bytes are found too (``damageFound``): a segment that is not
+/// the last and ends where the next one does not follow on (``JournalDamage/Kind/missingRecords``,
+/// with the sequence numbers lost; ``JournalDamage/Kind/truncatedSegment`` when it ends inside a
+/// record), and a segment that disappears when retention would not have removed it (the last
+/// one, or one between others: ``JournalDamage/Kind/deletedSegment``).
+///
 /// Not `Sendable`: use it on one thread.
 ///
 /// ```swift
@@ -35,8 +41,10 @@ public final class JournalReader {
     public private(set) var lastSequence: UInt64?
     /// Damaged ranges found so far (each counted once).
     public private(set) var damagedRanges = 0
-    /// What was damaged: `00000000000000000000.journal at 1234: 56 bytes`.
-    public private(set) var damage: [String] = []
+    /// Everything found damaged or missing so far, each once, in the order found.
+    public private(set) var damageFound: [JournalDamage] = []
+    /// What was damaged, as sentences (``JournalDamage/description``).
+    public var damage: [String] { damageFound.map(\.description) }
 
     /// What the reader knows of one segment.
     private struct Segment {
@@ -47,6 +55,10 @@ public final class JournalReader {
         var scannedTo = 0
         var hasHeader = true
         var countedDamage: Set<Int> = []
+        /// Whether its continuity with the next segment was checked (done once).
+        var checkedContinuity = false
+        /// The index in ``damageFound`` of a truncated end, to say what it lost.
+        var truncation: Int?
     }
 
     private var segments: [Segment] = []
@@ -68,6 +80,7 @@ public final class JournalReader {
     /// - Throws: ``JournalError`` when the directory cannot be read.
     public func refresh() throws(JournalError) {
         let names = SegmentName.sorted(try JournalStore.names(in: directory))
+        let present = Set(names)
         var kept: [Segment] = []
         for name in names {
             if let known = segments.first(where: { $0.name == name }) {
@@ -76,11 +89,25 @@ public final class JournalReader {
                 kept.append(Segment(name: name, firstSequence: first))
             }
         }
+        // Retention removes the oldest segments, never the one being written: a segment gone
+        // after one still there, or the last one gone while others stay, was deleted.
+        if !present.isEmpty {
+            let stillThere = segments.lastIndex { present.contains($0.name) }
+            for (index, segment) in segments.enumerated() where !present.contains(segment.name) {
+                let isRetention =
+                    stillThere.map { index < $0 } ?? false
+                    && !segments[..<index].contains { present.contains($0.name) }
+                guard !isRetention else { continue }
+                let missing = segment.records.last.map { segment.records.first!.sequence...$0.sequence }
+                note(JournalDamage(kind: .deletedSegment, segment: segment.name, missing: missing))
+            }
+        }
         segments = kept
         // Every segment but the last is complete: scanned once. The last is scanned on.
         for index in segments.indices {
             try scan(index, isLast: index == segments.count - 1)
         }
+        checkContinuity()
         firstSequence = segments.lazy.compactMap { $0.records.first?.sequence }.first
         lastSequence = segments.reversed().lazy.compactMap { $0.records.last?.sequence }.first
     }
@@ -209,15 +236,43 @@ public final class JournalReader {
             segments[index].scannedTo = scan.hasHeader || segment.scannedTo > 0 ? scan.validEnd : 0
         } else {
             if scan.tailBytes > 0 {
-                noteDamage(segment: index, offset: scan.validEnd, length: scan.tailBytes)
+                noteDamage(
+                    segment: index, offset: scan.validEnd, length: scan.tailBytes,
+                    kind: scan.tailIsTorn ? .truncatedSegment : .corruption)
+                if scan.tailIsTorn { segments[index].truncation = damageFound.count - 1 }
             }
             segments[index].scannedTo = max(size, 1)
         }
     }
 
-    private func noteDamage(segment index: Int, offset: Int, length: Int) {
+    /// Between two segments, the second must start right after the first's last record (its
+    /// name is the sequence number of its first record, as written): what is between is lost.
+    private func checkContinuity() {
+        for index in segments.indices.dropLast() where !segments[index].checkedContinuity {
+            segments[index].checkedContinuity = true
+            let segment = segments[index]
+            // A segment whose records are all damaged ends where it started.
+            let expected = segment.records.last.map { $0.sequence &+ 1 } ?? segment.firstSequence
+            let nextFirst = segments[index + 1].firstSequence
+            guard nextFirst > expected, segment.records.last?.sequence != UInt64.max else { continue }
+            let missing = expected...(nextFirst - 1)
+            if let truncation = segment.truncation {
+                damageFound[truncation].missing = missing
+            } else {
+                note(JournalDamage(kind: .missingRecords, segment: segment.name, missing: missing))
+            }
+        }
+    }
+
+    private func noteDamage(
+        segment index: Int, offset: Int, length: Int, kind: JournalDamage.Kind = .corruption
+    ) {
         guard segments[index].countedDamage.insert(offset).inserted else { return }
         damagedRanges += 1
-        damage.append("\(segments[index].name) at \(offset): \(length) bytes")
+        note(JournalDamage(kind: kind, segment: segments[index].name, offset: offset, bytes: length))
+    }
+
+    private func note(_ damage: JournalDamage) {
+        damageFound.append(damage)
     }
 }

@@ -30,17 +30,26 @@ public final class JournalWriter {
     public struct Recovery: Hashable, Sendable, CustomStringConvertible {
         /// The segment it was found in (`nil`: the stream had none).
         public var segment: String?
-        /// Bytes cut at the end (a torn or zero-filled tail).
+        /// Bytes cut at the end (a torn or zero-filled tail, or a corrupt last record).
         public var cutBytes = 0
         /// Damaged ranges passed in the last segment (never served).
         public var damagedRanges = 0
+        /// What the cut and the damaged ranges were: a ``JournalDamage/Kind/tornTail`` for an
+        /// interrupted write, ``JournalDamage/Kind/corruption`` for the rest.
+        public var damage: [JournalDamage] = []
 
-        /// `cut 37 bytes at the end of 00000000000000000000.journal`.
+        /// Whether all that was found is a torn tail (what `kill -9` or a power cut leaves).
+        public var isOnlyATornTail: Bool { !damage.isEmpty && damage.allSatisfy { $0.kind == .tornTail } }
+
+        /// `cut 37 bytes of a torn tail in 00000000000000000000.journal`.
         public var description: String {
             guard let segment, cutBytes > 0 || damagedRanges > 0 else { return "clean" }
             var parts: [String] = []
-            if cutBytes > 0 { parts.append("cut \(cutBytes) bytes of a torn tail") }
-            if damagedRanges > 0 { parts.append("\(damagedRanges) damaged range(s) skipped") }
+            if cutBytes > 0 {
+                let torn = damage.contains { $0.kind == .tornTail }
+                parts.append("cut \(cutBytes) bytes of " + (torn ? "a torn tail" : "a corrupt last record"))
+            }
+            if damagedRanges > 0 { parts.append("\(damagedRanges) corrupt range(s) skipped") }
             return parts.joined(separator: ", ") + " in \(segment)"
         }
     }
@@ -77,6 +86,10 @@ public final class JournalWriter {
     public private(set) var stopReason: JournalError?
     /// What it wrote.
     public private(set) var counters = Counters()
+    /// Damage found while writing: the segment being written deleted by someone else
+    /// (``JournalDamage/Kind/deletedSegment``; the writer goes on in a new segment). Checked by
+    /// ``syncIfDue()`` and ``flush()``, at most once a second.
+    public private(set) var damage: [JournalDamage] = []
 
     /// Replaces `pwrite` (tests).
     package var writeFunction: WriteFunction?
@@ -92,6 +105,8 @@ public final class JournalWriter {
     private var segmentRecords = 0
     private var schedule: SyncSchedule
     private var buffer: [UInt8] = []
+    private var segmentFirst: UInt64?
+    private var checkedAt: Duration?
 
     init(store: JournalStore, stream: JournalStream, path: String) throws(JournalError) {
         self.store = store
@@ -130,6 +145,15 @@ public final class JournalWriter {
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }
             recovery.damagedRanges = scan.damage.count
             recovery.cutBytes = scan.tailBytes
+            recovery.damage = scan.damage.map {
+                JournalDamage(kind: .corruption, segment: name, offset: $0.offset, bytes: $0.length)
+            }
+            if scan.tailBytes > 0 {
+                recovery.damage.append(
+                    JournalDamage(
+                        kind: scan.tailIsTorn ? .tornTail : .corruption, segment: name, offset: scan.validEnd,
+                        bytes: scan.tailBytes))
+            }
             last = scan.records.last?.sequence
             if scan.hasHeader {
                 if scan.tailBytes > 0 {
@@ -144,6 +168,7 @@ public final class JournalWriter {
                 segmentRecords = scan.records.count
                 segment = consume file
                 segmentName = name
+                segmentFirst = SegmentName.firstSequence(name)
             } else if scan.damage.isEmpty {
                 // A header cut short: the file holds nothing; start it again.
                 do {
@@ -224,7 +249,9 @@ public final class JournalWriter {
     ///
     /// - Throws: ``JournalError`` when the sync fails (the writer stops).
     public func syncIfDue() throws(JournalError) {
-        guard stopReason == nil, !syncsInGroup, schedule.isDue(at: now()) else { return }
+        guard stopReason == nil else { return }
+        checkSegmentIfDue()
+        guard !syncsInGroup, schedule.isDue(at: now()) else { return }
         try sync()
     }
 
@@ -232,8 +259,30 @@ public final class JournalWriter {
     ///
     /// - Throws: ``JournalError`` when the sync fails (the writer stops).
     public func flush() throws(JournalError) {
-        guard stopReason == nil, schedule.hasUnsyncedRecords else { return }
+        guard stopReason == nil else { return }
+        checkSegmentIfDue()
+        guard schedule.hasUnsyncedRecords else { return }
         try sync()
+    }
+
+    /// Whether the segment being written still has a name (at most once a second): one
+    /// deleted under the writer is damage (what it held is gone for readers and after a
+    /// restart), and the next record starts a new segment.
+    private func checkSegmentIfDue() {
+        let time = now()
+        if let checkedAt, time - checkedAt < .seconds(1) { return }
+        checkedAt = time
+        guard let name = segmentName, let status = try? segment?.status(), status.linkCount == 0 else {
+            return
+        }
+        let first = segmentFirst ?? 0
+        damage.append(
+            JournalDamage(
+                kind: .deletedSegment, segment: name,
+                missing: lastSequence.flatMap { $0 >= first ? first...$0 : nil }))
+        segment = nil
+        segmentName = nil
+        segmentFirst = nil
     }
 
     private func sync() throws(JournalError) {
@@ -286,6 +335,7 @@ public final class JournalWriter {
         }
         segment = consume file
         segmentName = name
+        segmentFirst = firstSequence
         segmentEnd = magic.count
         segmentRecords = 0
         counters.segments += 1

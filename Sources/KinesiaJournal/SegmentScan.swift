@@ -9,7 +9,9 @@
 ///   the middle): listed in ``damage``, never served, and the scan goes on;
 /// - when there is none, everything after the last good record is the **tail**: a write cut
 ///   short by `kill -9`, a power cut or a full disk (``tailBytes``; zero-filled tails, which
-///   some file systems leave after a crash, are tails too). A writer cuts it.
+///   some file systems leave after a crash, are tails too). A writer cuts it. ``tailIsTorn``
+///   tells a torn write (an incomplete record, zeros, a header cut short) from a complete
+///   record that fails its checksum, which no interrupted write leaves: corruption.
 ///
 /// ```swift
 /// let scan = bytes.withUnsafeBytes { SegmentScan($0) }
@@ -46,6 +48,11 @@ public struct SegmentScan: Hashable, Sendable {
     public var validEnd: Int
     /// The bytes after ``validEnd`` that are no valid record (0: a clean end).
     public var tailBytes: Int
+    /// Whether the tail is what an interrupted write leaves: an incomplete record (its header
+    /// promises more bytes than there are), zeros, or a segment header cut short. `false` for
+    /// no tail, and for a tail that starts with a complete record failing its checksum (or
+    /// that does not read as a record at all): corruption, not a torn write.
+    public var tailIsTorn = false
 
     /// Scans a whole segment.
     ///
@@ -62,6 +69,7 @@ public struct SegmentScan: Hashable, Sendable {
                 bytes.elementsEqual(magic.prefix(bytes.count)) || bytes.allSatisfy({ $0 == 0 })
             {
                 tailBytes = bytes.count
+                tailIsTorn = bytes.count > 0
             } else {
                 damage = [Damage(offset: 0, length: bytes.count)]
             }
@@ -89,7 +97,8 @@ public struct SegmentScan: Hashable, Sendable {
         var offset = start
         var last = previous
         while offset < bytes.count {
-            switch JournalRecord.check(bytes, at: offset) {
+            let checked = JournalRecord.check(bytes, at: offset)
+            switch checked {
             case .record(let sequence, let size) where last.map({ sequence > $0 }) ?? true:
                 records.append(Record(offset: base + offset, size: size, sequence: sequence))
                 last = sequence
@@ -98,6 +107,8 @@ public struct SegmentScan: Hashable, Sendable {
             default:
                 guard let next = Self.nextValid(bytes, after: offset, sequenceAbove: last) else {
                     tailBytes = bytes.count - offset
+                    let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+                    tailIsTorn = checked == .incomplete || rest.allSatisfy { $0 == 0 }
                     return
                 }
                 damage.append(Damage(offset: base + offset, length: next - offset))

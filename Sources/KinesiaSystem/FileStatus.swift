@@ -38,6 +38,8 @@ public struct FileStatus: Hashable, Sendable {
     /// The last change of the inode (`st_ctim`), in nanoseconds since the epoch: a new file that
     /// reuses a removed file's inode number has another.
     public var changedAt: Int64
+    /// How many names the file has (`st_nlink`): 0 for an open file whose last name was removed.
+    public var linkCount: UInt64
 
     /// The status of `path` itself (`lstat`: a symbolic link is not followed).
     ///
@@ -62,6 +64,7 @@ public struct FileStatus: Hashable, Sendable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         changedAt = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
+        linkCount = UInt64(info.st_nlink)
     }
 
     /// Whether `other` is the same file, whatever its name now: same device and inode, and

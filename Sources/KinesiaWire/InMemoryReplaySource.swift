@@ -24,10 +24,10 @@ public final class InMemoryReplaySource: ReplaySource {
         var head = 0  // index of `first` in `entries` once the ring is full
 
         var count: Int { entries.count }
-        var last: UInt64 { first + UInt64(count) - 1 }
+        var last: UInt64 { first &+ UInt64(count) &- 1 }  // total: a ring may start at UInt64.max
 
         func frames(at sequence: UInt64) -> [[UInt8]] {
-            entries[(head + Int(sequence - first)) % entries.count]
+            entries[(head + Int(truncatingIfNeeded: sequence &- first)) % entries.count]
         }
 
         mutating func append(_ frames: [[UInt8]], capacity: Int) {
@@ -36,7 +36,7 @@ public final class InMemoryReplaySource: ReplaySource {
             } else {
                 entries[head] = frames
                 head = (head + 1) % entries.count
-                first += 1
+                first &+= 1
             }
         }
     }
@@ -94,7 +94,9 @@ public final class InMemoryReplaySource: ReplaySource {
         }
         guard from >= ring.first else { throw .notRetained(first: ring.first, last: ring.last) }
         guard from <= ring.last, limit > 0 else { return [] }
-        let end = Swift.min(ring.last, from &+ UInt64(limit) - 1)
+        // Total for any `from` a peer sends: the batch's last sequence saturates at UInt64.max.
+        let (sum, overflow) = from.addingReportingOverflow(UInt64(limit) - 1)
+        let end = Swift.min(ring.last, overflow ? UInt64.max : sum)
         return (from...end).map { ReplayEntry(sequence: $0, frames: ring.frames(at: $0)) }
     }
 }

@@ -32,6 +32,15 @@ enum JournalFixtures {
             .filter { $0.hasSuffix(".journal") }.sorted().map { path + "/" + $0 }
     }
 
+    /// Journals `sequences` (with ``frames(_:size:)``) in `stream` of `store`, then closes the
+    /// writer.
+    static func journal(_ sequences: Range<UInt64>, in store: JournalStore, _ stream: JournalStream = stream)
+        throws
+    {
+        let writer = try store.openWriter(for: stream)
+        for sequence in sequences { try writer.append(sequence: sequence, frames: frames(sequence)) }
+    }
+
     static func bytes(_ path: String) -> [UInt8] {
         Array(FileManager.default.contents(atPath: path) ?? Data())
     }

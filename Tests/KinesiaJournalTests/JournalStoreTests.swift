@@ -89,12 +89,7 @@ struct JournalStoreTests {
 
     @Test func aReopenedWriterContinuesAfterTheLastRecord() throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<10 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<10, in: store)
             let writer = try store.openWriter(for: JournalFixtures.stream)
             #expect(writer.lastSequence == 9)
             #expect(writer.recovery.cutBytes == 0)
@@ -198,12 +193,7 @@ struct JournalStoreTests {
     @Test(arguments: [1, 7, 8, 20, 51])
     func aTornTailIsCutOnOpen(cut: Int) throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<5 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<5, in: store)
             let file = JournalFixtures.segments(store)[0]
             let bytes = JournalFixtures.bytes(file)
             JournalFixtures.write(Array(bytes.dropLast(cut)), to: file)
@@ -218,12 +208,7 @@ struct JournalStoreTests {
 
     @Test func aZeroFilledTailIsCutOnOpen() throws {
         try withStore { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<3 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<3, in: store)
             let file = JournalFixtures.segments(store)[0]
             let bytes = JournalFixtures.bytes(file)
             JournalFixtures.write(bytes + [UInt8](repeating: 0, count: 512), to: file)
@@ -237,12 +222,7 @@ struct JournalStoreTests {
     /// A damaged record in the middle is never served: the reader skips it and counts it.
     @Test func aCorruptMiddleRecordIsSkippedAndCounted() throws {
         try withStore(JournalPolicy(sync: .never, segmentBytes: 600)) { store, _ in
-            do {
-                let writer = try store.openWriter(for: JournalFixtures.stream)
-                for sequence: UInt64 in 0..<30 {
-                    try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
-                }
-            }
+            try JournalFixtures.journal(0..<30, in: store)
             // The second record of the first segment, and the last of the second (a torn record
             // in a segment that is not the last).
             let files = JournalFixtures.segments(store)
@@ -263,6 +243,89 @@ struct JournalStoreTests {
             for entry in try reader.allEntries() {
                 #expect(entry.frames == JournalFixtures.frames(entry.sequence))
             }
+        }
+    }
+
+    /// A flipped bit between good records of the last segment is corruption, not the trace of
+    /// an interrupted write; a record cut short is.
+    @Test func theWriterTellsCorruptionFromATornTail() throws {
+        try withStore { store, _ in
+            try JournalFixtures.journal(0..<5, in: store)
+            let file = JournalFixtures.segments(store)[0]
+            var bytes = JournalFixtures.bytes(file)
+            let recordSize = JournalRecord.encodedSize(of: JournalFixtures.frames(0))
+            bytes[8 + 2 * recordSize + 30] ^= 0x04
+            JournalFixtures.write(bytes, to: file)
+            do {
+                let writer = try store.openWriter(for: JournalFixtures.stream)
+                #expect(writer.recovery.damage.map(\.kind) == [.corruption])
+                #expect(!writer.recovery.isOnlyATornTail)
+                #expect(writer.recovery.description.contains("corrupt"))
+            }
+            JournalFixtures.write(Array(bytes.dropLast(9)), to: file)
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            #expect(writer.recovery.damage.map(\.kind) == [.corruption, .tornTail])
+            #expect(writer.recovery.description.contains("torn tail"))
+        }
+    }
+
+    /// A segment that is not the last, cut at a record boundary or inside a record: the
+    /// records it lost are reported, with their sequence numbers.
+    @Test(arguments: [0, 3])
+    func aTruncatedSegmentThatIsNotTheLastReportsTheRecordsLost(extra: Int) throws {
+        try withStore(JournalPolicy(sync: .never, segmentBytes: 600)) { store, _ in
+            try JournalFixtures.journal(0..<30, in: store)
+            let files = JournalFixtures.segments(store)
+            let first = JournalFixtures.bytes(files[0])
+            let records = first.withUnsafeBytes { SegmentScan($0) }.records
+            // Keep the first three records (and `extra` bytes of the fourth).
+            JournalFixtures.write(Array(first.prefix(records[3].offset + extra)), to: files[0])
+            let lost = records[3].sequence...records.last!.sequence
+
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(reader.damageFound.count == 1)
+            #expect(reader.damageFound.first?.kind == (extra == 0 ? .missingRecords : .truncatedSegment))
+            #expect(reader.damageFound.first?.missing == lost)
+            #expect(reader.damageFound.counters["journalDamage"] == 1)
+            try reader.refresh()
+            #expect(reader.damageFound.count == 1, "reported once")
+        }
+    }
+
+    /// The segment being written, deleted under the writer: the writer says so and goes on in a
+    /// new segment (so what follows is replayable); a reader that knew it says so too.
+    @Test func aDeletedActiveSegmentIsReportedAndWritingGoesOn() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<5 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(reader.lastSequence == 4)
+            unlink(JournalFixtures.segments(store)[0])
+            try writer.flush()
+            #expect(writer.damage.map(\.kind) == [.deletedSegment])
+            #expect(writer.damage.first?.missing == 0...4)
+            try writer.append(sequence: 5, frames: JournalFixtures.frames(5))
+            #expect(JournalFixtures.segments(store).count == 1)
+            try reader.refresh()
+            #expect(reader.damageFound.map(\.kind) == [.deletedSegment])
+            #expect(reader.damageFound.first?.missing == 0...4)
+            #expect(try reader.entries(from: 0, limit: 10).map(\.sequence) == [5])
+        }
+    }
+
+    /// Retention removes the oldest segments: not damage.
+    @Test func retentionOfTheOldestSegmentsIsNoDamage() throws {
+        try withStore(JournalPolicy(sync: .never, segmentBytes: 600)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<30 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            unlink(JournalFixtures.segments(store)[0])
+            try reader.refresh()
+            #expect(reader.damageFound.isEmpty)
         }
     }
 

@@ -56,12 +56,25 @@ struct SegmentScanTests {
         }
     }
 
-    @Test func aFlippedByteInTheLastRecordIsATail() {
+    @Test func aFlippedByteInTheLastRecordIsATailButNotATornOne() {
         var bytes = JournalFixtures.segment([0, 1, 2])
         bytes[bytes.count - 3] ^= 0x01
         let result = scan(bytes)
         #expect(result.records.map(\.sequence) == [0, 1])
         #expect(result.tailBytes > 0)
+        #expect(!result.tailIsTorn, "a whole record failing its checksum is corruption")
+    }
+
+    /// What an interrupted write leaves: a record cut anywhere, zeros, a header cut short.
+    @Test(arguments: [1, 5, 8, 20, 47])
+    func aRecordCutShortIsATornTail(cut: Int) {
+        let bytes = Array(JournalFixtures.segment([0, 1, 2]).dropLast(cut))
+        let result = scan(bytes)
+        #expect(result.records.map(\.sequence) == [0, 1])
+        #expect(result.tailIsTorn)
+        #expect(scan(JournalFixtures.segment([0]) + [UInt8](repeating: 0, count: 64)).tailIsTorn)
+        #expect(scan(Array(JournalRecord.segmentMagic.prefix(5))).tailIsTorn)
+        #expect(!scan(JournalFixtures.segment([0, 1])).tailIsTorn, "no tail, nothing torn")
     }
 
     @Test func aSegmentWithoutItsHeaderServesNothing() {

@@ -250,7 +250,13 @@ public struct IngestCommand: ParsableCommand {
         func report() -> [String: Int] {
             var values = counters.dictionary
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
-            if let replay { values.merge(replay.server.counters) { own, _ in own } }
+            if let replay {
+                values.merge(replay.server.counters) { own, _ in own }
+                // What the replay's readers found damaged in the segments they read.
+                for (name, count) in replay.source.damageFound.counters where count > 0 {
+                    values[name, default: 0] += count
+                }
+            }
             return values
         }
         // Whether a subscription to the topic ever reached the ingest: the only thing a

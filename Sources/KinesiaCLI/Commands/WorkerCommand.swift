@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaJournal
 import KinesiaMotion
 import KinesiaWire
 
@@ -330,7 +331,13 @@ public struct WorkerCommand: ParsableCommand {
                 values["checkpointErrors"] = checkpointErrors
             }
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
-            if let replay { values.merge(replay.server.counters) { own, _ in own } }
+            if let replay {
+                values.merge(replay.server.counters) { own, _ in own }
+                // What the replay's readers found damaged in the segments they read.
+                for (name, count) in replay.source.damageFound.counters where count > 0 {
+                    values[name, default: 0] += count
+                }
+            }
             return values
         }
 

@@ -34,6 +34,10 @@ public final class JournalReplaySource: ReplaySource {
         self.current = current
     }
 
+    /// The damage the readers found in the segments they read (a damaged record is never
+    /// served; the holes it leaves are reported lost to the consumers).
+    public var damageFound: [JournalDamage] { readers.values.flatMap(\.damageFound) }
+
     /// Serves and announces `stream` as `topic`'s stream from now on (a new run); the topic's
     /// earlier streams are still served when asked for by id.
     public func setCurrent(_ stream: StreamID, for topic: Topic) {

@@ -16,6 +16,13 @@ public import KinesiaWire
 /// of numbering other content with numbers already published (counted in `streamsEnded`).
 /// A torn tail cut on opening is logged and counted (`journalCutBytes`, `journalRecovered`).
 ///
+/// Damage is told apart and never passed off as a crash: opening a stream checks all its
+/// segments (``JournalReader/damageFound``) and the writer's recovery; a torn tail (an
+/// interrupted write) is a notice, corruption, a truncated segment, missing records and a
+/// deleted segment are warnings naming what was lost. Each is counted on `health/` in
+/// `journalDamage` and `journalDamage.<kind>` (``JournalDamage/Kind``), and so is a segment
+/// deleted under a running writer.
+///
 /// ```swift
 /// let journal = try PublishJournal(options: options, environment: env, log: log)
 /// let stream = try journal.attach([topic], identity: "pose+cam0", session: source, to: publisher)
@@ -39,6 +46,8 @@ public final class PublishJournal {
     private var errors: [String: Int] = [:]
     private var cutBytes = 0
     private var recovered = 0
+    private var damageOnOpening: [JournalDamage] = []
+    private var toldWriterDamage: [Topic: Int] = [:]
 
     /// Opens the state directory (made owner-only when missing; refused when others may write
     /// it) and its journal store.
@@ -127,11 +136,19 @@ public final class PublishJournal {
             if writer.recovery.cutBytes > 0 || writer.recovery.damagedRanges > 0 {
                 recovered += 1
                 cutBytes += writer.recovery.cutBytes
-                log.warning(
-                    "journal of \(topic) stream \(identity.stream): \(writer.recovery) (an interrupted write)"
-                )
+                let text = "journal of \(topic) stream \(identity.stream): \(writer.recovery)"
+                if writer.recovery.isOnlyATornTail {
+                    log.notice(text + " (an interrupted write)")
+                } else {
+                    log.warning(text + " (corruption: records were lost)")
+                }
             }
             writer.syncsInGroup = groupSync != nil
+            // The segments before the last are checked by the replay server's readers when they
+            // are first read (``JournalReplaySource/damageFound``), not here: reading every
+            // segment of every stream at start would make a restart as slow as the journal is
+            // large, and a restarted worker must answer live within a second.
+            damageOnOpening += writer.recovery.damage
             writers[topic] = writer
             keyOfTopic[topic] = key
             lastSequences[topic] = writer.lastSequence
@@ -164,6 +181,7 @@ public final class PublishJournal {
     public func syncIfDue() {
         for (topic, writer) in writers where writer.stopReason == nil {
             do { try writer.syncIfDue() } catch { failed(topic, error) }
+            tellWriterDamage(topic, writer)
         }
     }
 
@@ -183,6 +201,7 @@ public final class PublishJournal {
         groupSync?.syncNow()
         for (topic, writer) in writers where writer.stopReason == nil {
             do { try writer.flush() } catch { failed(topic, error) }
+            tellWriterDamage(topic, writer)
         }
         guard ended else { return }
         for (key, var identity) in keys {
@@ -194,7 +213,9 @@ public final class PublishJournal {
     /// The `journal*` counters of `health/`: `journalRecords`, `journalBytes`,
     /// `journalSyncs`, `journalSegments`, `journalStopped` (streams no longer journaled),
     /// `journalErrors` and `journalErrors.<code>` (`diskFull`...), `journalRecovered`
-    /// (streams whose tail was cut on opening) and `journalCutBytes`.
+    /// (streams whose tail was cut on opening), `journalCutBytes`, and `journalDamage` with
+    /// `journalDamage.<kind>` (`tornTail`, `corruption`, `truncatedSegment`, `missingRecords`,
+    /// `deletedSegment`: ``JournalDamage/Kind``).
     public var healthCounters: [String: Int] {
         var values: [String: Int] = [
             "journalRecords": 0, "journalBytes": 0, "journalSyncs": 0, "journalSegments": 0,
@@ -213,7 +234,17 @@ public final class PublishJournal {
             if writer.stopReason != nil { values["journalStopped", default: 0] += 1 }
         }
         for (code, count) in errors { values["journalErrors.\(code)"] = count }
+        values.merge((damageOnOpening + writers.values.flatMap(\.damage)).counters) { _, damage in damage }
         return values
+    }
+
+    private func tellWriterDamage(_ topic: Topic, _ writer: JournalWriter) {
+        let told = toldWriterDamage[topic, default: 0]
+        guard writer.damage.count > told else { return }
+        for damage in writer.damage[told...] {
+            log.warning("journal of \(topic): \(damage); journaling goes on in a new segment")
+        }
+        toldWriterDamage[topic] = writer.damage.count
     }
 
     private func failed(_ topic: Topic, _ error: JournalError) {
