@@ -304,11 +304,13 @@ struct WorkerRestartTests {
         var other = Self.identities
         other[0].stream = StreamID(0x99)
         let specs = try Self.sessions.map { try WorkerSession(parsing: $0, defaultCamera: nil) }
-        var core = try WorkerCore(sessions: specs, snapshotRate: 15, identities: other, resume: ["cam0": before.segments])
+        var core = try WorkerCore(
+            sessions: specs, snapshotRate: 15, identities: other, resume: ["cam0": before.segments])
         #expect(throws: CheckpointError.self) { try core.restore(checkpoint) }
         var version = checkpoint
         version.version = 99
-        core = try WorkerCore(sessions: specs, snapshotRate: 15, identities: Self.identities, resume: ["cam0": before.segments])
+        core = try WorkerCore(
+            sessions: specs, snapshotRate: 15, identities: Self.identities, resume: ["cam0": before.segments])
         #expect(throws: CheckpointError.self) { try core.restore(version) }
     }
 }

@@ -406,7 +406,9 @@ public struct WorkerCommand: ParsableCommand {
         for camera in core.cameras where state.segments[camera].map({ !$0.isEmpty }) ?? false {
             let found = state.checkpoints.newest(camera: camera, sessions: state.streams(camera)) {
                 payload -> WorkerCore.CameraCheckpoint? in
-                guard let checkpoint = try? CheckpointCodec.decode(WorkerCore.CameraCheckpoint.self, from: payload)
+                guard
+                    let checkpoint = try? CheckpointCodec.decode(
+                        WorkerCore.CameraCheckpoint.self, from: payload)
                 else { return nil }
                 var trial = core
                 guard (try? trial.restore(checkpoint)) != nil else { return nil }
@@ -414,14 +416,16 @@ public struct WorkerCommand: ParsableCommand {
                 return checkpoint
             }
             if found.passedOver > 0 {
-                log.warning("\(camera): \(found.passedOver) checkpoint(s) did not read back or fit: passed over")
+                log.warning(
+                    "\(camera): \(found.passedOver) checkpoint(s) did not read back or fit: passed over")
             }
             guard let checkpoint = found.value else {
                 log.info("\(camera): no checkpoint: the sessions are rebuilt from their first pose")
                 continue
             }
             log.info(
-                "\(camera): restored from a checkpoint at \(checkpoint.segments[0].description): rebuilding from there")
+                "\(camera): restored from a checkpoint at \(checkpoint.segments[0].description): rebuilding from there"
+            )
             for session in checkpoint.sessions {
                 for (topic, next) in [
                     (try Topic.event(camera: camera, session: session.name), session.nextEvent),
@@ -505,7 +509,8 @@ public struct WorkerCommand: ParsableCommand {
         }
         log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
         return State(
-            journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory), identities: identities,
+            journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory),
+            identities: identities,
             segments: segments, starts: starts, current: current,
             streamsByCamera: streamsByCamera, namesByCamera: namesByCamera)
     }

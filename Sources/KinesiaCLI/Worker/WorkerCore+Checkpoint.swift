@@ -85,7 +85,8 @@ extension WorkerCore {
             }
             if spec.analysis == .analytics {
                 guard let analytics = saved.analytics else {
-                    throw CheckpointError(.inconsistent, detail: "session \(spec.name) has no analytics state")
+                    throw CheckpointError(
+                        .inconsistent, detail: "session \(spec.name) has no analytics state")
                 }
                 restored[index].analytics = try MotionAnalytics(exercise: spec.exercise, restoring: analytics)
             } else {
