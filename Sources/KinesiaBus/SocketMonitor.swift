@@ -15,15 +15,28 @@ import Synchronization
 ///
 /// The monitor is a PAIR socket of the same context, not `Sendable`, used on one thread like any
 /// socket. For events on their own thread as an `AsyncStream`, use
-/// ``ZMQSocket/monitorStream(_:bufferingNewest:)``. Events that the reader does not take in time
-/// are dropped by libzmq (its monitor never blocks the socket).
+/// ``ZMQSocket/monitorStream(_:bufferingNewest:)``.
+///
+/// Closing: libzmq sends each event with a blocking send, from whichever thread raises it (the
+/// I/O thread for connections and handshakes, the reaper for a closing socket), and a PAIR
+/// whose reader is gone blocks that send for good: the context's I/O thread stops, no socket of
+/// the context moves a message again, and `zmq_socket_monitor` and `zmq_ctx_term` wait for it
+/// forever. So the monitoring must stop before the reader goes: ``close()`` stops it first for
+/// a monitor made by ``ZMQSocket/monitor(_:)``, and ``ZMQSocket/close()`` stops it too. A
+/// reader made from an endpoint (``init(endpoint:context:)``) must be closed after its socket.
+/// A reader that never reads lets up to about 2,000 events queue up (the high-water marks of
+/// both ends) before the same blocking begins: read it, or stop it.
 public final class SocketMonitor {
     /// The inproc endpoint libzmq publishes the events on.
     public let endpoint: String
     let reader: ZMQSocket
+    /// The socket monitored, when this monitor was made by ``ZMQSocket/monitor(_:)`` (same
+    /// thread): ``close()`` stops its monitoring before closing the reader.
+    private weak var socket: ZMQSocket?
 
     convenience init(monitoring socket: ZMQSocket, events: SocketEventMask) throws(ZMQError) {
         try self.init(endpoint: socket.publishEvents(events), context: socket.context)
+        self.socket = socket
     }
 
     /// Reads the events that a socket publishes on `endpoint`
@@ -70,8 +83,14 @@ public final class SocketMonitor {
         return nil
     }
 
-    /// Closes the monitor's reader. Safe to call more than once.
+    /// Stops the monitoring of the socket (when this monitor was made by
+    /// ``ZMQSocket/monitor(_:)`` and the socket is still open), then closes the reader: in that
+    /// order, libzmq never sends an event to a reader that is gone. Safe to call more than once.
     public func close() {
+        if let socket, !socket.isClosed, !reader.isClosed {
+            try? socket.stopMonitoring()
+        }
+        socket = nil
         reader.close()
     }
 }
@@ -119,7 +138,11 @@ extension ZMQSocket {
     public func monitorStream(
         _ events: SocketEventMask = .all, bufferingNewest: Int = 1024
     ) throws(ZMQError) -> SocketEventStream {
-        try SocketEventStream(monitor: monitor(events), bufferingNewest: bufferingNewest)
+        // A reader by endpoint: the stream's thread must not touch this socket. The socket's
+        // monitoring stops when it is closed (or on stopMonitoring()), before the stream's.
+        try SocketEventStream(
+            monitor: SocketMonitor(endpoint: publishEvents(events), context: context),
+            bufferingNewest: bufferingNewest)
     }
 
     /// Stops the monitor of this socket; its reader receives
@@ -145,6 +168,10 @@ extension ZMQSocket {
 ///
 /// The stream buffers the newest events only (``ZMQSocket/monitorStream(_:bufferingNewest:)``);
 /// when the consumer falls behind the oldest are dropped.
+///
+/// Close the socket (or call ``ZMQSocket/stopMonitoring()`` on its thread) before ``stop()``:
+/// once the stream's reader is gone, an event the socket still raises would block libzmq's
+/// thread (see ``SocketMonitor``).
 public final class SocketEventStream: Sendable {
     /// The events, in order. Finishes when the monitoring thread ends.
     public let events: AsyncStream<SocketEvent>

@@ -67,10 +67,14 @@ public final class ZMQSocket {
 
     /// Closes the socket. Safe to call more than once; never fails, never prints.
     ///
-    /// Messages not yet sent are kept for at most the socket's LINGER.
+    /// Messages not yet sent are kept for at most the socket's LINGER. A monitor of the socket
+    /// is stopped first (libzmq would otherwise stop it only when its reaper has finished with
+    /// the socket, still raising events until then): from here on nothing is sent to a
+    /// ``SocketMonitor``'s reader, which can then be closed at any time.
     public func close() {
         guard let raw = handle else { return }
         handle = nil
+        _ = zmq_socket_monitor(raw, nil, 0)
         _ = zmq_close(raw)
     }
 

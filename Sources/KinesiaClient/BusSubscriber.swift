@@ -94,9 +94,11 @@ public final class BusSubscriber {
     public func waitForConnection(timeout: Duration) throws(ZMQError) -> Bool {
         guard let monitor = pendingMonitor else { return true }
         defer {
+            // The monitoring stops before its reader closes (SocketMonitor.close() does both,
+            // in that order): a handshake event sent to a closed reader blocks libzmq's I/O
+            // thread, and with it every socket of the context, for good.
             monitor.close()
             pendingMonitor = nil
-            try? socket.stopMonitoring()
         }
         return try monitor.next(.handshakeSucceeded, timeout: timeout) != nil
     }

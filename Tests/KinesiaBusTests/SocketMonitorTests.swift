@@ -85,6 +85,29 @@ struct SocketMonitorTests {
         #expect(try monitor.next(.monitorStopped, timeout: .seconds(5)) != nil)
     }
 
+    /// libzmq sends a monitor's events with a blocking send from the thread that raises them
+    /// (the I/O thread for a handshake): once the reader is gone, the next event blocks that
+    /// thread for good, and with it every socket of the context and `zmq_ctx_term`.
+    @Test func closingAMonitorBeforeItsSocketLeavesTheSocketWorking() throws {
+        let context = try ZMQContext()
+        let server = try ZMQSocket(.pull, context: context)
+        defer { server.close() }
+        let endpoint = try server.bind("tcp://127.0.0.1:*")
+        let client = try ZMQSocket(.push, context: context)
+        defer { client.close() }
+        let monitor = try client.monitor([.connected, .handshakeSucceeded, .disconnected])
+        monitor.close()
+        // libzmq takes the reader's close in the background: give it time to have happened
+        // before the first event is raised (as on a busy machine, where the issue was seen).
+        usleep(200_000)
+        try client.connect(endpoint)
+        try client.send([Array("after the monitor".utf8)])
+        let frames = try server.receive(timeout: .seconds(5))
+        // A failing run must not hang: a shutdown ends the blocked send of the event.
+        if frames == nil { context.shutdown() }
+        #expect(frames == [Array("after the monitor".utf8)])
+    }
+
     @Test func monitorStreamDeliversEventsFromItsThreadAndStops() async throws {
         let context = try ZMQContext()
         let server = try ZMQSocket(.rep, context: context)

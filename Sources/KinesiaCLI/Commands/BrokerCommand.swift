@@ -181,9 +181,11 @@ public struct BrokerCommand: ParsableCommand {
             sleepThread(.milliseconds(50))
         }
         publisher.close()
+        // The forwarder closes its sockets (which stops their monitors) before their monitors'
+        // readers go: an event sent to a closed reader blocks libzmq's I/O thread for good.
+        forwarder.stop()
         monitors.0.close()
         monitors.1.close()
-        forwarder.stop()
         zap.stop()
         zmq.terminate()
         // Only the socket files this broker bound (same inode), never one put there since.
