@@ -52,12 +52,16 @@ public struct PoseReplayRequest: Hashable, Sendable {
     /// The last one wanted, when known (a hole before a live pose, a closed segment); `nil`:
     /// as far as the server holds.
     public var through: UInt64?
+    /// Whether it is worth waiting for a server to be announced (a rebuild: giving up starts a
+    /// new run), rather than giving the hole up at once when none is known (live).
+    public var waitsForServer: Bool
 
     /// Makes a request.
-    public init(stream: StreamID, from: UInt64, through: UInt64? = nil) {
+    public init(stream: StreamID, from: UInt64, through: UInt64? = nil, waitsForServer: Bool = false) {
         self.stream = stream
         self.from = from
         self.through = through
+        self.waitsForServer = waitsForServer
     }
 }
 
@@ -136,6 +140,10 @@ public struct PoseFeed<Pose> {
     /// How long a hole in the live poses is waited for, at most, from the arrival of the first
     /// pose after it.
     public let holeWait: Duration
+    /// ``holeWait``'s default: 500 ms. A replay round trip on one box takes about a millisecond,
+    /// tens on a loaded one; 500 ms also covers a broker that restarts; a cue half a second late
+    /// is still in time for a patient (a rep lasts 0.5 to 30 s).
+    public static var defaultHoleWait: Duration { .milliseconds(500) }
     /// Requests in a row without an answer after which a rebuild gives up on the server.
     public let maximumRetries: Int
 
@@ -178,7 +186,7 @@ public struct PoseFeed<Pose> {
     ///   - holeWait: How long a live hole is waited for, at most.
     ///   - maximumRetries: Unanswered requests in a row after which a rebuild gives up.
     public init(
-        segments: [PoseSegment] = [], maximumHeld: Int = 50_000, holeWait: Duration = .milliseconds(200),
+        segments: [PoseSegment] = [], maximumHeld: Int = 50_000, holeWait: Duration = defaultHoleWait,
         maximumRetries: Int = 3
     ) {
         self.segments = segments
@@ -436,7 +444,7 @@ public struct PoseFeed<Pose> {
         if let skipped = segments[segment].nextSkipped(from: next), skipped.lowerBound > next {
             through = min(through ?? .max, skipped.lowerBound - 1)
         }
-        let request = PoseReplayRequest(stream: stream, from: next, through: through)
+        let request = PoseReplayRequest(stream: stream, from: next, through: through, waitsForServer: isRebuilding)
         pending = request
         requests += 1
         return .request(request)

@@ -6,10 +6,11 @@ import KinesiaWire
 /// The worker's side of pose replay: sends the ``WorkerCore``'s pose requests to the replay
 /// server that announced the stream (an ingest, on `health/`), and turns the replies into what
 /// the core is told. The I/O shell of ``PoseFeed``'s decisions; it decides nothing but timing:
-/// a request unanswered for ``requestTimeout`` is reported timed out; a request for a stream no
-/// server announces is reported unknown at once (a publisher that serves no replay, or whose
+/// a request unanswered for ``requestTimeout`` is reported timed out; a live request for a stream
+/// no server announces is reported unknown at once (a publisher that serves no replay, or whose
 /// server has gone: not announced for ``announcementExpiry``), except in the first
-/// ``announcementGrace`` of the client's life, when heartbeats may not have arrived yet. Replay
+/// ``announcementGrace`` of the client's life, when heartbeats may not have arrived yet; a
+/// rebuild's request waits ``announcementTimeout`` for its server. Replay
 /// sockets of endpoints no longer announced are closed.
 ///
 /// Not `Sendable`: use it on the worker's loop thread.
@@ -29,6 +30,9 @@ final class PoseReplayClient {
     let requestTimeout: Duration = .seconds(1)
     /// Heartbeats come every second: a stream's server is known after this long, or there is none.
     let announcementGrace: Duration = .seconds(2)
+    /// How long a rebuild's request waits for its stream's server to be announced (an ingest
+    /// restarting at the same time as the worker): giving up would start a new run.
+    let announcementTimeout: Duration = .seconds(10)
     /// A server not announced for this long has gone (its sockets are closed).
     let announcementExpiry: Duration = .seconds(5)
 
@@ -135,7 +139,10 @@ final class PoseReplayClient {
         }
         expire(now: now)
         for (camera, waiting) in pending {
-            if waiting.endpoint == nil, now >= announcementGrace {
+            let waited = now - waiting.since
+            if waiting.endpoint == nil,
+                waiting.request.waitsForServer ? waited >= announcementTimeout : now >= announcementGrace
+            {
                 pending[camera] = nil
                 replies.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
             } else if waiting.endpoint != nil, now - waiting.since >= requestTimeout {

@@ -285,7 +285,7 @@ public struct WorkerCore: Sendable {
     /// - Throws: ``TopicError`` when a camera or session name cannot make a topic.
     public init(
         sessions: [WorkerSession], snapshotRate: Double, identities: [SessionIdentity]? = nil,
-        resume: [String: [PoseSegment]]? = nil, holeWait: Duration = .milliseconds(200),
+        resume: [String: [PoseSegment]]? = nil, holeWait: Duration = PoseFeed<FlatPose>.defaultHoleWait,
         newStream: @escaping @Sendable () -> StreamID = { .random() }
     ) throws(TopicError) {
         self.sessions = sessions
