@@ -152,10 +152,19 @@ public struct BusPublicKey: Hashable, Sendable {
         """
     }
 
-    /// Reads a public key text (pure).
+    /// Reads a public key text (pure). A secret key text (one with a `secret-key` line) is refused.
     /// - Throws: ``BusKeyError/malformed(_:reason:)``.
     public init(parsing text: String, source: String) throws(BusKeyError) {
         let fields = try BusKeyText.fields(text, source: source)
+        // A secret file has every line a public one has: without this check, a `.key` given where
+        // a `.pub` belongs (`--server-key broker.key`, a copy into an allowed directory) would
+        // work, and a secret would travel where only public keys should.
+        guard fields["secret-key"] == nil else {
+            throw .malformed(
+                source,
+                reason: "it is a secret key file (it has a secret-key line); give its .pub file, and keep "
+                    + "the .key private on its own box")
+        }
         guard let key = fields["public-key"] else { throw .malformed(source, reason: "no public-key line") }
         guard key.utf8.count == 40, key.utf8.allSatisfy(BusKeyText.isZ85) else {
             throw .malformed(source, reason: "public-key is not 40 Z85 characters")
@@ -233,7 +242,10 @@ enum BusKeyText {
     /// The `field = value` lines; comments (`#` first) and blank lines skipped.
     static func fields(_ text: String, source: String) throws(BusKeyError) -> [String: String] {
         var fields: [String: String] = [:]
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `isNewline`: a CRLF file's lines too (Swift reads "\r\n" as one Character, never "\n").
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            .enumerated()
+        {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
