@@ -281,17 +281,25 @@ enum BusKeyText {
     }
 
     /// Reads a key file; a `secret` one must not be accessible to group or others.
+    ///
+    /// Never waits: the file is opened with ``FileDescriptor/openRegularFile(_:_:)``, so a FIFO
+    /// (which a plain open would wait on until a writer comes), a device or a directory at `path`
+    /// is refused at once, unread.
     static func read(_ path: String, secret: Bool) throws(BusKeyError) -> [UInt8] {
+        let file: FileDescriptor
+        do throws(RegularFileError) {
+            file = try FileDescriptor.openRegularFile(path)
+        } catch {
+            if error == .system(.noSuchFile) { throw .missing(path) }
+            throw .unreadable(path, reason: error.description)
+        }
         let opened: (FileStatus, [UInt8])
         do throws(Errno) {
-            let file = try FileDescriptor.open(path, O_RDONLY)
             opened = (try file.status(), try file.read(upTo: maximumSize + 1))
         } catch {
-            if error == .noSuchFile { throw .missing(path) }
             throw .unreadable(path, reason: error.description)
         }
         let (status, bytes) = opened
-        guard status.kind == .regular else { throw .unreadable(path, reason: "not a regular file") }
         if secret, status.permissions & 0o077 != 0 {
             throw .notPrivate(path, permissions: UInt32(status.permissions))
         }
