@@ -1,3 +1,5 @@
+import CSQLite
+import Glibc
 public import KinesiaAnalytics
 public import KinesiaMotion
 
@@ -154,6 +156,11 @@ public final class RecordStore {
     private var inTransaction = false
 
     /// Opens (or creates) the store at `path`, in WAL mode, migrated to `version`.
+    ///
+    /// Several processes may open a new file at once (two recorders started together): each
+    /// migration runs in a `BEGIN IMMEDIATE` transaction that reads the schema version again
+    /// once it holds the write lock, so the openers take turns (waiting up to the busy timeout,
+    /// 5 s) and a migration another one applied meanwhile is not applied twice.
     /// - Parameters:
     ///   - path: The database file.
     ///   - version: The schema version to migrate to (tests make older files with it).
@@ -161,32 +168,55 @@ public final class RecordStore {
     ///   schema than this program knows.
     public init(path: String, version: Int = RecordStore.schemaVersion) throws(SQLiteError) {
         db = try SQLiteDatabase(path: path)
-        let mode = try db.text("PRAGMA journal_mode=WAL") ?? ""
+        let mode = try Self.setWAL(db)
         guard mode.lowercased() == "wal" else {
             throw SQLiteError(code: 1, message: "\(path): WAL mode refused (journal_mode is \(mode))")
         }
         try db.execute("PRAGMA synchronous=NORMAL")
-        let current = Int(try db.integer("PRAGMA user_version") ?? 0)
-        guard current <= Self.migrations.count else {
-            throw SQLiteError(
-                code: 1,
-                message:
-                    "\(path) has schema version \(current); this kinesia knows up to \(Self.migrations.count)"
-            )
-        }
-        if current < version {
-            for next in current..<min(version, Self.migrations.count) {
-                try db.execute("BEGIN IMMEDIATE")
-                do {
-                    try db.execute(Self.migrations[next])
-                    try db.execute("PRAGMA user_version=\(next + 1)")
+        migrating: while true {
+            // The write lock first, then the version: what another opener committed before we
+            // got the lock is seen.
+            try db.execute("BEGIN IMMEDIATE")
+            do throws(SQLiteError) {
+                let current = Int(try db.integer("PRAGMA user_version") ?? 0)
+                guard current <= Self.migrations.count else { throw Self.newerSchemaError(path, current) }
+                guard current < min(version, Self.migrations.count) else {
                     try db.execute("COMMIT")
-                } catch {
-                    try? db.execute("ROLLBACK")
-                    throw error
+                    break migrating
                 }
+                try db.execute(Self.migrations[current])
+                try db.execute("PRAGMA user_version=\(current + 1)")
+                try db.execute("COMMIT")
+            } catch {
+                try? db.execute("ROLLBACK")
+                throw error
             }
         }
+    }
+
+    /// Sets WAL mode, retrying while another connection holds a lock (up to 5 s). Changing the
+    /// journal mode of a new file needs an exclusive lock, and SQLite answers `SQLITE_BUSY`
+    /// there without calling the busy handler while it holds a shared lock that another
+    /// connection waits to upgrade (to avoid a deadlock): a second recorder opening the file
+    /// at the same moment must wait its turn, not fail.
+    private static func setWAL(_ db: SQLiteDatabase) throws(SQLiteError) -> String {
+        var attempts = 0
+        while true {
+            do throws(SQLiteError) {
+                return try db.text("PRAGMA journal_mode=WAL") ?? ""
+            } catch {
+                attempts += 1
+                guard error.code & 0xff == SQLITE_BUSY, attempts < 500 else { throw error }
+                usleep(10_000)
+            }
+        }
+    }
+
+    private static func newerSchemaError(_ path: String, _ current: Int) -> SQLiteError {
+        SQLiteError(
+            code: SQLITE_ERROR,
+            message:
+                "\(path) has schema version \(current); this kinesia knows up to \(Self.migrations.count)")
     }
 
     /// Closes the database (a transaction under way is committed first).
