@@ -9,8 +9,10 @@ public import KinesiaWire
 /// Text (the default) prints one readable line per message; `--format json` prints one JSON
 /// object per message: `topic`, `stream`, `seq`, then the payload's fields (a pose in the
 /// recordings' form `t`, `w`, `h`, `points`, `confidence`; an event, a snapshot or a health
-/// report with its own JSON fields). Gaps and sender restarts are warned about on standard
-/// error; malformed messages are reported there and counted, never fatal.
+/// report with its own JSON fields), or the payload as a string under `payload` when it is not
+/// one JSON object or has a field of the line's own (``json(_:)``). Gaps and sender restarts
+/// are warned about on standard error; malformed messages are reported there and counted, never
+/// fatal.
 ///
 /// ```text
 /// $ kinesia listen event/ --format json --count 1
@@ -31,12 +33,13 @@ public struct ListenCommand: ParsableCommand {
         discussion: """
             Prefixes are matched byte for byte, as ZeroMQ does: end them with / (event/cam1/) so \
             that cam1 does not also match cam10. No prefix: every message. --format json prints \
-            one object per line: topic, stream, seq, then the payload's fields. Gaps, sender \
-            restarts and malformed messages are reported on standard error. With --from, every \
-            event of the sessions followed (default prefix event/) is printed exactly once and in \
-            order per session: what was missed (a late start, a slow terminal, a lost message) is \
-            fetched from the worker's replay endpoint; what cannot be had any more is reported on \
-            standard error.
+            one object per line: topic, stream, seq, then the payload's fields (a payload that is \
+            not one JSON object, or has a topic, stream or seq field, as a string under payload). \
+            Gaps, sender restarts and malformed messages are reported on standard error. With \
+            --from, every event of the sessions followed (default prefix event/) is printed \
+            exactly once and in order per session: what was missed (a late start, a slow \
+            terminal, a lost message) is fetched from the worker's replay endpoint; what cannot \
+            be had any more is reported on standard error.
             """)
 
     /// The options.
@@ -272,10 +275,17 @@ public struct ListenCommand: ParsableCommand {
         return merge(head, body).escapingControlCharactersForJSON
     }
 
-    /// `head` (an unclosed object) followed by the fields of the JSON object `body`.
+    /// The keys of a ``json(_:)`` line that no payload field may take.
+    static let ownKeys: Set<String> = ["topic", "stream", "seq"]
+
+    /// `head` (an unclosed object) followed by the fields of the JSON object `body`, or by
+    /// `"payload":` and `body` as a string when `body` is not exactly one JSON object (strict:
+    /// ``JSONParser``) or has a field named like one of ``ownKeys``.
     static func merge(_ head: String, _ body: String) -> String {
         let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.hasPrefix("{"), trimmed.hasSuffix("}") else {
+        guard case .object(let fields)? = try? JSONParser.parse(trimmed),
+            fields.keys.allSatisfy({ !ownKeys.contains($0) })
+        else {
             return head + ",\"payload\":" + JSONWriter.string(trimmed) + "}"
         }
         let inner = trimmed.dropFirst().dropLast().trimmingCharacters(in: .whitespacesAndNewlines)
@@ -291,6 +301,12 @@ public struct ListenCommand: ParsableCommand {
     private static func unescapedText(_ message: WireMessage) -> String {
         let head = "\(message.topic.string) #\(message.header.sequence)"
         switch message.body {
+    ///
+    /// The line's own values always win: a payload that is one JSON object with none of the
+    /// keys `topic`, `stream` and `seq` gives its fields, in its order, after them; any other
+    /// payload (not JSON, two objects, an array, duplicate keys, or a field named like one of the
+    /// line's own) is given whole, as a JSON string, under `payload`. The line is always one
+    /// valid JSON object.
         case .pose(let pose):
             var line = head + " t=\(pose.timestamp) joints=\(pose.points.count)"
             if let size = pose.imageSize { line += " \(Int(size.width))x\(Int(size.height))" }
