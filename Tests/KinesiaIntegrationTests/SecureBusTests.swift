@@ -308,6 +308,31 @@ struct SecureBusTests {
         #expect(report?.counters["insecure"] == 1, "\(broker.diagnostics)")
     }
 
+    /// Every process that publishes health on an insecure TCP bus says so in every report
+    /// (`insecure: 1`, shown by `status` and `watch`): the recorder did not (issue 19, item 12).
+    @Test func everyProcessOnAnInsecureBusCarriesInsecureInItsHealth() async throws {
+        let open = try Topology(bus: "tcp://127.0.0.1:\(try BrokerConnectionTests.freePortPair())")
+        defer { open.tearDown() }
+        let broker = try open.start("broker-insecure", ["broker", "--insecure"])
+        #expect(await broker.waitForError(containing: "serving"), "\(broker.diagnostics)")
+        let health = try HealthWatch(bus: open.bus)
+        _ = try open.start(
+            "worker", ["worker", "--name", "worker", "--insecure", "--session", "cam0/s=squat:left"])
+        _ = try open.start(
+            "record", ["record", "--name", "record", "--insecure", "--db", open.directory + "/r.sqlite"])
+        _ = try open.start(
+            "ingest",
+            [
+                "ingest", "--name", "ingest", "--insecure", "--camera", "cam0", "--source",
+                "sim:squat,seed=3", "--pace", "recording", "--loop",
+            ])
+        for process in ["broker", "worker", "record", "ingest"] {
+            let report = await health.wait(for: process) { _ in true }
+            #expect(report != nil, "no health report of \(process): \(open.diagnostics)")
+            #expect(report?.counters["insecure"] == 1, "\(process): \(String(describing: report?.counters))")
+        }
+    }
+
     /// A client of another user id over IPC, even with the directory and sockets opened to all by
     /// mistake: refused by the broker's ZAP handler, and counted.
     @Test(.enabled(if: getuid() == 0, "needs root to run a client as another user (setpriv)"))

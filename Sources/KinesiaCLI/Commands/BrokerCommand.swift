@@ -148,8 +148,8 @@ public struct BrokerCommand: ParsableCommand {
             ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
         }
         let publisher = try BusPublisher(context: zmq, bus: ownBus, linger: .milliseconds(100))
-        var health = try HealthPublisher(process: name, role: "broker", problems: { log.warning($0) })
-        if security == .insecure { health.constantCounters["insecure"] = 1 }
+        var health = try BusProcess.healthPublisher(
+            process: name, role: "broker", insecure: security == .insecure, log: log)
         log.info(
             "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 

@@ -80,8 +80,7 @@ struct CueConsumer {
         defer { publisher.close() }
         let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: topics)
         defer { subscriber.close() }
-        var health = try HealthPublisher(process: name, role: role, problems: { log.warning($0) })
-        if insecure { health.constantCounters["insecure"] = 1 }
+        var health = try BusProcess.healthPublisher(process: name, role: role, insecure: insecure, log: log)
         var counters = Counters()
         var connected = false
         func report() -> [String: Int] {
