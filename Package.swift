@@ -173,6 +173,7 @@ let package = Package(
             name: "KinesiaClientTests",
             dependencies: [
                 "KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics",
+                "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

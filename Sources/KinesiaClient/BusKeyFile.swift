@@ -152,10 +152,19 @@ public struct BusPublicKey: Hashable, Sendable {
         """
     }
 
-    /// Reads a public key text (pure).
+    /// Reads a public key text (pure). A secret key text (one with a `secret-key` line) is refused.
     /// - Throws: ``BusKeyError/malformed(_:reason:)``.
     public init(parsing text: String, source: String) throws(BusKeyError) {
         let fields = try BusKeyText.fields(text, source: source)
+        // A secret file has every line a public one has: without this check, a `.key` given where
+        // a `.pub` belongs (`--server-key broker.key`, a copy into an allowed directory) would
+        // work, and a secret would travel where only public keys should.
+        guard fields["secret-key"] == nil else {
+            throw .malformed(
+                source,
+                reason: "it is a secret key file (it has a secret-key line); give its .pub file, and keep "
+                    + "the .key private on its own box")
+        }
         guard let key = fields["public-key"] else { throw .malformed(source, reason: "no public-key line") }
         guard key.utf8.count == 40, key.utf8.allSatisfy(BusKeyText.isZ85) else {
             throw .malformed(source, reason: "public-key is not 40 Z85 characters")
@@ -233,7 +242,10 @@ enum BusKeyText {
     /// The `field = value` lines; comments (`#` first) and blank lines skipped.
     static func fields(_ text: String, source: String) throws(BusKeyError) -> [String: String] {
         var fields: [String: String] = [:]
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `isNewline`: a CRLF file's lines too (Swift reads "\r\n" as one Character, never "\n").
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            .enumerated()
+        {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
@@ -269,17 +281,25 @@ enum BusKeyText {
     }
 
     /// Reads a key file; a `secret` one must not be accessible to group or others.
+    ///
+    /// Never waits: the file is opened with ``FileDescriptor/openRegularFile(_:_:)``, so a FIFO
+    /// (which a plain open would wait on until a writer comes), a device or a directory at `path`
+    /// is refused at once, unread.
     static func read(_ path: String, secret: Bool) throws(BusKeyError) -> [UInt8] {
+        let file: FileDescriptor
+        do throws(RegularFileError) {
+            file = try FileDescriptor.openRegularFile(path)
+        } catch {
+            if error == .system(.noSuchFile) { throw .missing(path) }
+            throw .unreadable(path, reason: error.description)
+        }
         let opened: (FileStatus, [UInt8])
         do throws(Errno) {
-            let file = try FileDescriptor.open(path, O_RDONLY)
             opened = (try file.status(), try file.read(upTo: maximumSize + 1))
         } catch {
-            if error == .noSuchFile { throw .missing(path) }
             throw .unreadable(path, reason: error.description)
         }
         let (status, bytes) = opened
-        guard status.kind == .regular else { throw .unreadable(path, reason: "not a regular file") }
         if secret, status.permissions & 0o077 != 0 {
             throw .notPrivate(path, permissions: UInt32(status.permissions))
         }

@@ -137,7 +137,8 @@ public final class JournalReader {
                 let name = segments[index].name
                 let bytes: [UInt8]
                 do {
-                    let file = try FileDescriptor.open(directory + "/" + name, O_RDONLY | O_NOFOLLOW)
+                    let file = try FileDescriptor.open(
+                        directory + "/" + name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
                     bytes = try file.read(upTo: end - first, at: first)
                 } catch {
                     if error == .noSuchFile {
@@ -201,7 +202,8 @@ public final class JournalReader {
         let path = directory + "/" + name
         let file: FileDescriptor
         do {
-            file = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW)
+            // O_NONBLOCK: a FIFO named like a segment is read as empty, never waited on.
+            file = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch {
             if error == .noSuchFile { return }
             throw JournalError.from(error, path: path, call: "open")

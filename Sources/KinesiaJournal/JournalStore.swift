@@ -115,7 +115,7 @@ public final class JournalStore: Sendable {
             let names = SegmentName.sorted((try? directory.descriptor.entryNames()) ?? [])
             let held = Self.isHeld(directory)
             for (index, name) in names.enumerated() {
-                guard let file = try? directory.descriptor.open(entry: name, O_RDONLY),
+                guard let file = try? directory.descriptor.open(entry: name, O_RDONLY | O_NONBLOCK),
                     let status = try? file.status(), let size = try? file.size()
                 else { continue }
                 segments.append(

@@ -348,7 +348,8 @@ public final class JournalWriter {
         throws(JournalError) -> FileDescriptor
     {
         do {
-            return try directory.descriptor.open(entry: name, flags)
+            // O_NONBLOCK changes nothing on a segment; on a FIFO put there it keeps open from waiting.
+            return try directory.descriptor.open(entry: name, flags | O_NONBLOCK)
         } catch {
             throw JournalError.from(error, path: path + "/" + name, call: "open")
         }

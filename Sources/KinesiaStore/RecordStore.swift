@@ -1,3 +1,5 @@
+import CSQLite
+import Glibc
 public import KinesiaAnalytics
 public import KinesiaMotion
 
@@ -153,40 +155,117 @@ public final class RecordStore {
     private var statements: [String: SQLiteStatement] = [:]
     private var inTransaction = false
 
-    /// Opens (or creates) the store at `path`, in WAL mode, migrated to `version`.
+    /// Opens (or creates) the store at `path`, in WAL mode, migrated to `version`, to write it.
+    ///
+    /// Several processes may open a new file at once (two recorders started together): each
+    /// migration runs in a `BEGIN IMMEDIATE` transaction that reads the schema version again
+    /// once it holds the write lock, so the openers take turns (waiting up to the busy timeout,
+    /// 5 s) and a migration another one applied meanwhile is not applied twice.
     /// - Parameters:
     ///   - path: The database file.
     ///   - version: The schema version to migrate to (tests make older files with it).
-    /// - Throws: ``SQLiteError``: the file cannot be opened, is not a database, or has a newer
-    ///   schema than this program knows.
+    /// - Throws: ``SQLiteError``: the file cannot be opened or written (a read-only file or file
+    ///   system: `SQLITE_READONLY`, said at once rather than at the first insert), is not a
+    ///   database, or has a newer schema than this program knows.
     public init(path: String, version: Int = RecordStore.schemaVersion) throws(SQLiteError) {
         db = try SQLiteDatabase(path: path)
-        let mode = try db.text("PRAGMA journal_mode=WAL") ?? ""
+        if db.isReadOnly { throw Self.readOnlyError(path, SQLiteError(code: SQLITE_READONLY, message: "")) }
+        let mode = try Self.setWAL(db)
         guard mode.lowercased() == "wal" else {
             throw SQLiteError(code: 1, message: "\(path): WAL mode refused (journal_mode is \(mode))")
         }
         try db.execute("PRAGMA synchronous=NORMAL")
-        let current = Int(try db.integer("PRAGMA user_version") ?? 0)
-        guard current <= Self.migrations.count else {
-            throw SQLiteError(
-                code: 1,
-                message:
-                    "\(path) has schema version \(current); this kinesia knows up to \(Self.migrations.count)"
-            )
-        }
-        if current < version {
-            for next in current..<min(version, Self.migrations.count) {
+        migrating: while true {
+            // The write lock first, then the version: what another opener committed before we
+            // got the lock is seen. The empty transaction of an up-to-date file also proves
+            // that the file can be written.
+            do throws(SQLiteError) {
                 try db.execute("BEGIN IMMEDIATE")
-                do {
-                    try db.execute(Self.migrations[next])
-                    try db.execute("PRAGMA user_version=\(next + 1)")
+            } catch {
+                if error.isReadOnly { throw Self.readOnlyError(path, error) }
+                throw error
+            }
+            do throws(SQLiteError) {
+                let current = Int(try db.integer("PRAGMA user_version") ?? 0)
+                guard current <= Self.migrations.count else { throw Self.newerSchemaError(path, current) }
+                guard current < min(version, Self.migrations.count) else {
                     try db.execute("COMMIT")
-                } catch {
-                    try? db.execute("ROLLBACK")
-                    throw error
+                    break migrating
                 }
+                try db.execute(Self.migrations[current])
+                try db.execute("PRAGMA user_version=\(current + 1)")
+                try db.execute("COMMIT")
+            } catch {
+                try? db.execute("ROLLBACK")
+                if error.isReadOnly { throw Self.readOnlyError(path, error) }
+                throw error
             }
         }
+    }
+
+    /// Opens the store at `path` to read it only, as `kinesia report` does: the file is never
+    /// written, its journal mode is left alone, and nothing is made next to it.
+    ///
+    /// A file that SQLite cannot open that way (a WAL file on read-only media, without its
+    /// `-shm` file) is opened as immutable (``SQLiteDatabase/Access/immutable``): rows still in
+    /// a `-wal` file are then not read.
+    /// - Parameter path: The database file; it must exist.
+    /// - Throws: ``SQLiteError``: the file cannot be opened or read, is not a database, or has
+    ///   another schema version than this program's (an older file is migrated by the first
+    ///   `kinesia record` that opens it).
+    public init(readingOnly path: String) throws(SQLiteError) {
+        var opened = try SQLiteDatabase(path: path, access: .readOnly)
+        var current: Int
+        do throws(SQLiteError) {
+            current = Int(try opened.integer("PRAGMA user_version") ?? 0)
+        } catch {
+            guard error.code & 0xff == SQLITE_CANTOPEN else { throw error }
+            opened.close()
+            opened = try SQLiteDatabase(path: path, access: .immutable)
+            current = Int(try opened.integer("PRAGMA user_version") ?? 0)
+        }
+        db = opened
+        guard current <= Self.migrations.count else { throw Self.newerSchemaError(path, current) }
+        guard current == Self.migrations.count else {
+            throw SQLiteError(
+                code: SQLITE_ERROR,
+                message:
+                    "\(path) has schema version \(current), older than this kinesia's \(Self.migrations.count); "
+                    + "it is read without changing it: let kinesia record open it once to migrate it")
+        }
+    }
+
+    /// Sets WAL mode, retrying while another connection holds a lock (up to 5 s). Changing the
+    /// journal mode of a new file needs an exclusive lock, and SQLite answers `SQLITE_BUSY`
+    /// there without calling the busy handler while it holds a shared lock that another
+    /// connection waits to upgrade (to avoid a deadlock): a second recorder opening the file
+    /// at the same moment must wait its turn, not fail.
+    private static func setWAL(_ db: SQLiteDatabase) throws(SQLiteError) -> String {
+        var attempts = 0
+        while true {
+            do throws(SQLiteError) {
+                return try db.text("PRAGMA journal_mode=WAL") ?? ""
+            } catch {
+                attempts += 1
+                guard error.code & 0xff == SQLITE_BUSY, attempts < 500 else { throw error }
+                usleep(10_000)
+            }
+        }
+    }
+
+    private static func newerSchemaError(_ path: String, _ current: Int) -> SQLiteError {
+        SQLiteError(
+            code: SQLITE_ERROR,
+            message:
+                "\(path) has schema version \(current); this kinesia knows up to \(Self.migrations.count)")
+    }
+
+    private static func readOnlyError(_ path: String, _ error: SQLiteError) -> SQLiteError {
+        SQLiteError(
+            code: error.code,
+            message:
+                "\(path) cannot be written (a read-only file, directory or file system): kinesia record needs "
+                + "to write it and its -wal and -shm files next to it (kinesia report reads such a file)")
     }
 
     /// Closes the database (a transaction under way is committed first).

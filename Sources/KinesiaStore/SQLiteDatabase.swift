@@ -16,6 +16,10 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The message.
     public var description: String { message }
 
+    /// Whether it is a write refused because the file, its directory or its file system is
+    /// read-only (`SQLITE_READONLY` and its extended codes).
+    public var isReadOnly: Bool { code & 0xff == SQLITE_READONLY }
+
     /// A database that is not open any more.
     public static let closed = SQLiteError(code: SQLITE_MISUSE, message: "the database is closed")
 }
@@ -35,13 +39,39 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
 public final class SQLiteDatabase {
     private var handle: OpaquePointer?
 
+    /// How a connection opens its file.
+    public enum Access: Hashable, Sendable {
+        /// Reads and writes, creating the file when missing. SQLite falls back to reading only
+        /// when the file cannot be written (see ``isReadOnly``).
+        case readWriteCreate
+        /// Reads only (`SQLITE_OPEN_READONLY`): never writes the file, never creates it.
+        case readOnly
+        /// Reads only a file that nothing changes meanwhile (`immutable=1`): no lock, no `-wal`
+        /// or `-shm` file read or made, so it works on read-only media where ``readOnly`` cannot
+        /// open a WAL database whose `-shm` file is missing. Rows in a `-wal` file are not seen.
+        case immutable
+    }
+
     /// Opens (or creates) the database at `path`.
+    /// - Parameters:
+    ///   - path: The file (a plain path, never a URI: `?` and `#` are file name characters).
+    ///   - access: How it is opened.
     /// - Throws: ``SQLiteError`` when it cannot be opened (a directory, no permission, not a
     ///   database).
-    public init(path: String) throws(SQLiteError) {
+    public init(path: String, access: Access = .readWriteCreate) throws(SQLiteError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code: Int32
+        switch access {
+        case .readWriteCreate:
+            code = sqlite3_open_v2(
+                path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        case .readOnly:
+            code = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        case .immutable:
+            code = sqlite3_open_v2(
+                Self.fileURI(path) + "?immutable=1", &db,
+                SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+        }
         guard code == SQLITE_OK, let db else {
             let message =
                 db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
@@ -51,6 +81,31 @@ public final class SQLiteDatabase {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5_000)
+    }
+
+    /// `file:` and `path` with every byte that is not a letter, a digit, `/`, `-`, `.`, `_` or
+    /// `~` percent-encoded: a URI that names exactly that file.
+    static func fileURI(_ path: String) -> String {
+        var uri = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "/"), UInt8(ascii: "-"),
+                UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"):
+                uri.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                uri += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return uri
+    }
+
+    /// Whether the connection can only read its main database (`sqlite3_db_readonly`): opened
+    /// so, or a file SQLite could open only for reading (its permissions, a read-only mount).
+    public var isReadOnly: Bool {
+        handle.map { sqlite3_db_readonly($0, "main") == 1 } ?? true
     }
 
     deinit {

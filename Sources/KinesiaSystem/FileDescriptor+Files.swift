@@ -112,3 +112,41 @@ extension FileDescriptor {
         try Errno.retryingOnInterrupt { () -> Int32 in renameat(rawValue, name, rawValue, newName) }
     }
 }
+
+extension FileDescriptor {
+    /// Opens `path` only if it is a regular file, never waiting on what it turns out to be.
+    ///
+    /// A plain `open(2)` of a FIFO waits until a writer opens it (for ever, if none does), and a
+    /// terminal may become the process's controlling one. This opens with `O_NONBLOCK` and
+    /// `O_NOCTTY` added, so the call returns at once whatever is there, then checks with `fstat`
+    /// what was opened: anything but a regular file is closed unread and refused. On a regular
+    /// file `O_NONBLOCK` changes nothing, so the descriptor reads and writes as usual.
+    ///
+    /// ```swift
+    /// let file = try FileDescriptor.openRegularFile("/etc/kinesia/broker.key")
+    /// let bytes = try file.read(upTo: 4096)
+    /// ```
+    /// - Parameters:
+    ///   - path: The file (a symbolic link is followed; add `O_NOFOLLOW` to refuse one).
+    ///   - flags: `O_RDONLY` (the default), `O_RDWR`...
+    /// - Throws: ``RegularFileError/notRegular(_:)`` for a FIFO, a device, a directory...,
+    ///   ``RegularFileError/system(_:)`` when `open` or `fstat` fails.
+    public static func openRegularFile(_ path: String, _ flags: Int32 = O_RDONLY) throws(RegularFileError)
+        -> FileDescriptor
+    {
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try open(path, flags | O_NONBLOCK | O_NOCTTY)
+        } catch {
+            throw .system(error)
+        }
+        let kind: FileStatus.Kind
+        do throws(Errno) {
+            kind = try file.status().kind
+        } catch {
+            throw .system(error)
+        }
+        guard kind == .regular else { throw .notRegular(kind) }
+        return file
+    }
+}

@@ -21,8 +21,25 @@ public struct FileStatus: Hashable, Sendable {
         case symbolicLink
         /// A Unix domain socket.
         case socket
-        /// A device, a FIFO...
+        /// A FIFO (a named pipe): opening it for reading waits for a writer unless `O_NONBLOCK`.
+        case fifo
+        /// A character or block device.
+        case device
+        /// Anything else.
         case other
+
+        /// `"a regular file"`, `"a FIFO"`...: for messages.
+        public var name: String {
+            switch self {
+            case .regular: "a regular file"
+            case .directory: "a directory"
+            case .symbolicLink: "a symbolic link"
+            case .socket: "a socket"
+            case .fifo: "a FIFO"
+            case .device: "a device"
+            case .other: "a special file"
+            }
+        }
     }
 
     /// The type.
@@ -57,6 +74,8 @@ public struct FileStatus: Hashable, Sendable {
         case S_IFDIR: kind = .directory
         case S_IFLNK: kind = .symbolicLink
         case S_IFSOCK: kind = .socket
+        case S_IFIFO: kind = .fifo
+        case S_IFCHR, S_IFBLK: kind = .device
         default: kind = .other
         }
         owner = info.st_uid

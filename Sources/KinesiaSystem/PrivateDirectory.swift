@@ -121,13 +121,15 @@ public struct PrivateDirectory: ~Copyable, Sendable {
     }
 
     /// Opens (or, with `O_CREAT`, makes with mode 0600) the entry `name`, never following a
-    /// link, and checks it as ``checkEntry(_:)`` does.
+    /// link, and checks it as ``checkEntry(_:)`` does; it must be a regular file.
     ///
+    /// Never waits: the entry is opened with `O_NONBLOCK` (which changes nothing on a regular
+    /// file), so a FIFO there is refused at once instead of blocking until a writer comes.
     /// - Throws: ``PrivateDirectoryError`` naming the entry.
     public func openFile(_ name: String, _ flags: Int32) throws(PrivateDirectoryError) -> FileDescriptor {
         let file: FileDescriptor
         do {
-            file = try descriptor.open(entry: name, flags, permissions: 0o600)
+            file = try descriptor.open(entry: name, flags | O_NONBLOCK | O_NOCTTY, permissions: 0o600)
         } catch {
             if error.rawValue == ELOOP { throw PrivateDirectoryError(entry(name), .symbolicLink) }
             throw PrivateDirectoryError(entry(name), .system("open", error))
@@ -139,6 +141,9 @@ public struct PrivateDirectory: ~Copyable, Sendable {
             throw PrivateDirectoryError(entry(name), .system("fstat", error))
         }
         try Self.check(status, of: entry(name))
+        guard status.kind == .regular else {
+            throw PrivateDirectoryError(entry(name), .notARegularFile(status.kind))
+        }
         return file
     }
 
@@ -183,6 +188,8 @@ public struct PrivateDirectoryError: Error, Hashable, Sendable, CustomStringConv
         case symbolicLink
         /// Not a directory.
         case notADirectory
+        /// A file that should be a regular one is something else (a FIFO, a device...).
+        case notARegularFile(FileStatus.Kind)
         /// Owned by another user.
         case owner(uid_t, user: uid_t)
         /// Group or other permission bits are set (the mode).
@@ -209,6 +216,7 @@ public struct PrivateDirectoryError: Error, Hashable, Sendable, CustomStringConv
         switch reason {
         case .symbolicLink: "\(path) is a symbolic link (links are not followed there)"
         case .notADirectory: "\(path) is not a directory"
+        case .notARegularFile(let kind): "\(path) is \(kind.name), not a regular file"
         case .owner(let owner, let user): "\(path) is owned by uid \(owner), not by uid \(user) (you)"
         case .loosePermissions(let mode):
             "\(path) has mode 0\(String(mode, radix: 8)): other users may reach it (it must be 0700 "

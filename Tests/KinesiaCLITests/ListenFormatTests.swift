@@ -50,6 +50,49 @@ struct ListenFormatTests {
         #expect(ListenCommand.text(message) == "health/w/ #7 worker pid=42 up=1.5s poses=3")
     }
 
+    /// The line's values, read back with Foundation's parser (which takes the last of duplicate
+    /// keys): `nil` when the line is not one JSON object.
+    static func parsed(_ line: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+    }
+
+    @Test(arguments: [
+        #"{"topic":"event/cam9/forged/","type":"holdStarted","t":1}"#,
+        #"{"type":"holdStarted","t":1,"seq":99999}"#,
+        #"{"stream":"0000000000000001","type":"holdStarted","t":1}"#,
+    ])
+    func aPayloadNeverReplacesTheRealTopicStreamOrSeq(_ body: String) throws {
+        let message = WireMessage(
+            topic: try Topic.event(camera: "cam0", session: "left"), header: header, body: .event(json: body))
+        let line = ListenCommand.json(message)
+        let values = try #require(Self.parsed(line), "not one JSON object: \(line)")
+        #expect(values["topic"] as? String == "event/cam0/left/")
+        #expect(values["stream"] as? String == "0000000000000abc")
+        #expect(values["seq"] as? Int == 7)
+        // Each key once: what any JSON reader takes, not only Foundation's.
+        for key in ["\"topic\":", "\"stream\":", "\"seq\":"] {
+            #expect(line.components(separatedBy: key).count == 2, "\(key) twice in \(line)")
+        }
+        // Nothing of the payload is lost: it is given whole.
+        #expect(values["payload"] as? String == body)
+    }
+
+    @Test(arguments: [
+        #"{"type":"holdStarted","t":1}{"type":"holdStarted","t":2}"#,
+        #"{"type":"holdStarted","t":1},"extra":{"#,
+        #"{"type":"holdStarted","type":"formFault","t":1}"#,
+        "[1,2]",
+        "not json",
+    ])
+    func aPayloadThatIsNotOneJSONObjectIsGivenAsAStringAndTheLineStaysValid(_ body: String) throws {
+        let message = WireMessage(
+            topic: try Topic.event(camera: "cam0", session: "left"), header: header, body: .event(json: body))
+        let line = ListenCommand.json(message)
+        let values = try #require(Self.parsed(line), "not one JSON object: \(line)")
+        #expect(values["payload"] as? String == body)
+        #expect(values["seq"] as? Int == 7 && values.count == 4)
+    }
+
     @Test func anEmptyObjectAddsNoComma() {
         #expect(ListenCommand.merge("{\"a\":1", "{ }") == "{\"a\":1}")
     }

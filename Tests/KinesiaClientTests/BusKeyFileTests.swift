@@ -143,4 +143,32 @@ struct BusKeyFileTests {
             try AllowedKeys.revoke(name: "w1", role: .worker, in: directory)
         }
     }
+
+    // Issue 19, item 16: key texts from other editors, and a key file of the other kind.
+
+    @Test func aKeyFileWithCRLFLineEndsReadsLikeOneWithLF() throws {
+        let key = BusKey(name: "cam0", role: .ingest, keyPair: try CurveKeyPair.generate())
+        let crlf = key.secretFileText.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try BusKey(parsing: crlf, source: "cam0.key") == key)
+        let publicCRLF = key.publicKey.fileText.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try BusPublicKey(parsing: publicCRLF, source: "cam0.pub") == key.publicKey)
+    }
+
+    @Test func aSecretKeyFileGivenWhereAPublicKeyBelongsIsRefused() throws {
+        let directory = try BusKeyFileTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let broker = BusKey(name: "broker", role: .broker, keyPair: try CurveKeyPair.generate())
+        let (secret, publicPath) = try broker.write(to: directory)
+        // --server-key broker.key
+        let error = #expect(throws: BusKeyError.self) { try BusPublicKey.load(secret, role: .broker) }
+        guard case .malformed(secret, let reason) = error else {
+            Issue.record("expected a malformed key file, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("it is a secret key file") && reason.contains("give its .pub file"))
+        #expect(try BusPublicKey.load(publicPath, role: .broker) == broker.publicKey)
+        // A secret file copied into the allowed directory is not admitted either.
+        let allowed = AllowedKeys(files: [(.broker, secret, broker.secretFileText)])
+        #expect(allowed.entries.isEmpty && allowed.problems.count == 1)
+    }
 }

@@ -232,6 +232,35 @@ struct SecureBusTests {
         #expect(await broker.waitForError(containing: "unknown key \(keys.stranger.keyPair.publicKey)"))
     }
 
+    /// A FIFO in the allowed-keys directory (issue 19, item 9): the broker's ZAP handler reads
+    /// the directory at every connection, and a blocking open of the FIFO wedged it, so that
+    /// every connection after it was refused and SIGTERM did not stop the broker. Now the file
+    /// is skipped, logged and counted, and everything else goes on.
+    @Test func aFIFOInTheAllowedDirectoryIsSkippedAndTheBrokerAdmitsTheOthers() async throws {
+        let (topology, keys) = try Self.secureTopology()
+        defer { topology.tearDown() }
+        let fifo = keys.allowed + "/consumer/trap.pub"
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let broker = try topology.start("broker", ["broker"])
+        #expect(await broker.waitForError(containing: "serving"), "\(broker.diagnostics)")
+        let received = try Self.receivedBy(topology, duration: .seconds(3)) { socket in
+            try socket.makeCurveClient(
+                serverKey: keys.broker.keyPair.publicKey, keyPair: keys.consumer.keyPair)
+        }
+        #expect(received > 0, "\(broker.diagnostics)")
+        let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
+        let report = await health.wait(for: "broker", timeout: .seconds(10)) {
+            $0.counters["admitted.consumer", default: 0] > 0
+        }
+        #expect(report?.counters["allowed.skipped"] == 1, "\(broker.diagnostics)")
+        #expect(
+            broker.errorText.contains("\(fifo): it is a FIFO, not a regular file"), "\(broker.diagnostics)")
+        // Removing the FIFO changes nothing for the broker, and SIGTERM stops it.
+        try FileManager.default.removeItem(atPath: fifo)
+        let status = await broker.stop(grace: .seconds(5))
+        #expect(status == 0, "\(broker.diagnostics)")
+    }
+
     @Test func aTCPBusWithoutKeysIsRefusedUnlessInsecureAndAKeyOfAnotherRoleIsRefused() async throws {
         let port = try BrokerConnectionTests.freePortPair()
         let topology = try Topology(bus: "tcp://127.0.0.1:\(port)")
@@ -277,6 +306,31 @@ struct SecureBusTests {
         let health = try HealthWatch(bus: open.bus)
         let report = await health.wait(for: "broker") { _ in true }
         #expect(report?.counters["insecure"] == 1, "\(broker.diagnostics)")
+    }
+
+    /// Every process that publishes health on an insecure TCP bus says so in every report
+    /// (`insecure: 1`, shown by `status` and `watch`): the recorder did not (issue 19, item 12).
+    @Test func everyProcessOnAnInsecureBusCarriesInsecureInItsHealth() async throws {
+        let open = try Topology(bus: "tcp://127.0.0.1:\(try BrokerConnectionTests.freePortPair())")
+        defer { open.tearDown() }
+        let broker = try open.start("broker-insecure", ["broker", "--insecure"])
+        #expect(await broker.waitForError(containing: "serving"), "\(broker.diagnostics)")
+        let health = try HealthWatch(bus: open.bus)
+        _ = try open.start(
+            "worker", ["worker", "--name", "worker", "--insecure", "--session", "cam0/s=squat:left"])
+        _ = try open.start(
+            "record", ["record", "--name", "record", "--insecure", "--db", open.directory + "/r.sqlite"])
+        _ = try open.start(
+            "ingest",
+            [
+                "ingest", "--name", "ingest", "--insecure", "--camera", "cam0", "--source",
+                "sim:squat,seed=3", "--pace", "recording", "--loop",
+            ])
+        for process in ["broker", "worker", "record", "ingest"] {
+            let report = await health.wait(for: process) { _ in true }
+            #expect(report != nil, "no health report of \(process): \(open.diagnostics)")
+            #expect(report?.counters["insecure"] == 1, "\(process): \(String(describing: report?.counters))")
+        }
     }
 
     /// A client of another user id over IPC, even with the directory and sockets opened to all by

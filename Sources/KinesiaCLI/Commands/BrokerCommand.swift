@@ -104,11 +104,13 @@ public struct BrokerCommand: ParsableCommand {
         do {
             zap = try ZAPHandler(context: zmq) { request in
                 var allowed = AllowedKeys()
+                var read = false
                 if case .curve(_, let directory) = security, request.mechanism == "CURVE" {
                     allowed = AllowedKeys.load(directory: directory)
+                    read = true
                 }
                 let decision = admission.decide(request, allowed: allowed)
-                admissions.record(decision, problems: allowed.problems)
+                admissions.record(decision, problems: read ? allowed.problems : nil)
                 switch decision {
                 case .admit(let userID): return .admit(userID: userID)
                 case .refuse(let reason, _): return .refuse(reason.rawValue)
@@ -146,8 +148,8 @@ public struct BrokerCommand: ParsableCommand {
             ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
         }
         let publisher = try BusPublisher(context: zmq, bus: ownBus, linger: .milliseconds(100))
-        var health = try HealthPublisher(process: name, role: "broker", problems: { log.warning($0) })
-        if security == .insecure { health.constantCounters["insecure"] = 1 }
+        var health = try BusProcess.healthPublisher(
+            process: name, role: "broker", insecure: security == .insecure, log: log)
         log.info(
             "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 
@@ -306,9 +308,13 @@ final class AdmissionRecord: Sendable {
     }
 
     /// Counts one decision; logs refusals and allowed-key files that were skipped (once each).
-    func record(_ decision: BrokerAdmission.Decision, problems: [String]) {
+    /// - Parameter problems: The skipped files of the allowed-keys directory read for this
+    ///   decision (``AllowedKeys/problems``), `nil` when it was not read: their number is the
+    ///   counter `allowed.skipped` until the next read.
+    func record(_ decision: BrokerAdmission.Decision, problems: [String]?) {
         let (message, newProblems): (String?, [String]) = state.withLock { state in
-            let fresh = problems.filter { state.problems.insert($0).inserted }
+            let fresh = (problems ?? []).filter { state.problems.insert($0).inserted }
+            if let problems { state.counters["allowed.skipped"] = problems.count }
             switch decision {
             case .admit(let userID):
                 let role = userID.split(separator: "/").first.map(String.init) ?? userID
@@ -327,7 +333,7 @@ final class AdmissionRecord: Sendable {
         if let message { log.warning(message) }
     }
 
-    /// `admitted.<role>` and `refused.<reason>`.
+    /// `admitted.<role>`, `refused.<reason>` and `allowed.skipped`.
     var counters: [String: Int] { state.withLock { $0.counters } }
 }
 

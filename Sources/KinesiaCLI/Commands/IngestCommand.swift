@@ -213,9 +213,8 @@ public struct IngestCommand: ParsableCommand {
         let publisher = try BusPublisher(
             context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
         defer { publisher.close() }
-        var health = try HealthPublisher(
-            process: settings.name, role: "ingest", problems: { log.warning($0) })
-        if settings.insecure { health.constantCounters["insecure"] = 1 }
+        var health = try BusProcess.healthPublisher(
+            process: settings.name, role: "ingest", insecure: settings.insecure, log: log)
         var counters = Counters()
         let topic = settings.topic
         let (journal, resumeAfter) = try Self.journal(

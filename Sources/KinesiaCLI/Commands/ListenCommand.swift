@@ -9,8 +9,10 @@ public import KinesiaWire
 /// Text (the default) prints one readable line per message; `--format json` prints one JSON
 /// object per message: `topic`, `stream`, `seq`, then the payload's fields (a pose in the
 /// recordings' form `t`, `w`, `h`, `points`, `confidence`; an event, a snapshot or a health
-/// report with its own JSON fields). Gaps and sender restarts are warned about on standard
-/// error; malformed messages are reported there and counted, never fatal.
+/// report with its own JSON fields), or the payload as a string under `payload` when it is not
+/// one JSON object or has a field of the line's own (``json(_:)``). Gaps and sender restarts
+/// are warned about on standard error; malformed messages are reported there and counted, never
+/// fatal.
 ///
 /// ```text
 /// $ kinesia listen event/ --format json --count 1
@@ -31,12 +33,13 @@ public struct ListenCommand: ParsableCommand {
         discussion: """
             Prefixes are matched byte for byte, as ZeroMQ does: end them with / (event/cam1/) so \
             that cam1 does not also match cam10. No prefix: every message. --format json prints \
-            one object per line: topic, stream, seq, then the payload's fields. Gaps, sender \
-            restarts and malformed messages are reported on standard error. With --from, every \
-            event of the sessions followed (default prefix event/) is printed exactly once and in \
-            order per session: what was missed (a late start, a slow terminal, a lost message) is \
-            fetched from the worker's replay endpoint; what cannot be had any more is reported on \
-            standard error.
+            one object per line: topic, stream, seq, then the payload's fields (a payload that is \
+            not one JSON object, or has a topic, stream or seq field, as a string under payload). \
+            Gaps, sender restarts and malformed messages are reported on standard error. With \
+            --from, every event of the sessions followed (default prefix event/) is printed \
+            exactly once and in order per session: what was missed (a late start, a slow \
+            terminal, a lost message) is fetched from the worker's replay endpoint; what cannot \
+            be had any more is reported on standard error.
             """)
 
     /// The options.
@@ -168,6 +171,7 @@ public struct ListenCommand: ParsableCommand {
         let clock = ContinuousClock()
         var lastReceived = clock.now
         var printed = 0
+        var warnings = WarningThrottle()
         while !stop.isRequested {
             if let count, printed >= count { break }
             if let idle, clock.now - lastReceived >= .seconds(double: idle) {
@@ -189,8 +193,12 @@ public struct ListenCommand: ParsableCommand {
             case .message(let message, let result):
                 switch result {
                 case .gap(let missed):
-                    log.warning(
+                    if let line = warnings.admit(
+                        "gap",
                         "\(message.topic): \(missed) messages missing before #\(message.header.sequence)")
+                    {
+                        log.warning(line)
+                    }
                 case .newStream(restart: true, _):
                     log.notice("\(message.topic): the sender restarted (stream \(message.header.streamID))")
                 case .outOfOrder:
@@ -203,6 +211,9 @@ public struct ListenCommand: ParsableCommand {
             }
         }
         output.flush()
+        if warnings.hidden > 0 {
+            log.warning("warnings given: \(warnings.summary) (\(warnings.hidden) not shown)")
+        }
         if subscriber.decodeErrorCount > 0 {
             log.warning(
                 "\(subscriber.decodeErrorCount) malformed messages: "
@@ -227,6 +238,9 @@ public struct ListenCommand: ParsableCommand {
         let clock = ContinuousClock()
         var lastReceived = clock.now
         var printed = 0
+        // A hostile or broken sender can make every delivery a warning: each is counted, the
+        // first ten of a reason are shown, then every thousandth.
+        var warnings = WarningThrottle()
         while !stop.isRequested {
             if let count, printed >= count { break }
             if let idle, clock.now - lastReceived >= .seconds(double: idle) {
@@ -234,19 +248,15 @@ public struct ListenCommand: ParsableCommand {
                 break
             }
             guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+            for line in Self.warnings(for: delivery, into: &warnings) { log.warning(line) }
             switch delivery {
             case .message(let message), .health(let message):
                 lastReceived = clock.now
                 output.write((format == .json ? Self.json(message) : Self.text(message)) + "\n")
                 output.flush()
                 printed += 1
-            case .lost(let topic, let sequences):
-                log.warning(
-                    "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
-                        + "(not retained, damaged in the sender's journal, or the sender serves no replay)")
-            case .malformed(let topic, let reason):
-                log.warning(
-                    "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)")
+            case .lost, .malformed:
+                break  // warned above
             }
         }
         output.flush()
@@ -255,9 +265,41 @@ public struct ListenCommand: ParsableCommand {
             log.info(
                 counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }
+        if !warnings.counts.isEmpty {
+            log.info("warnings given: \(warnings.summary) (\(warnings.hidden) not shown)")
+        }
+    }
+
+    /// The warning lines of one exactly-once delivery that are to be shown: events that cannot be
+    /// had any more (reason `lost`) and malformed messages (reason `malformed.<code>`), each
+    /// counted in `warnings` and throttled there.
+    static func warnings(
+        for delivery: ExactlyOnceSubscriber.Delivery, into warnings: inout WarningThrottle
+    ) -> [String] {
+        switch delivery {
+        case .lost(let topic, let sequences):
+            let line = warnings.admit(
+                "lost",
+                "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
+                    + "(not retained, damaged in the sender's journal, or the sender serves no replay)")
+            return line.map { [$0] } ?? []
+        case .malformed(let topic, let reason):
+            let line = warnings.admit(
+                "malformed.\(reason.code)",
+                "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)")
+            return line.map { [$0] } ?? []
+        case .message, .health:
+            return []
+        }
     }
 
     /// One JSON object: `topic`, `stream`, `seq`, then the payload's fields.
+    ///
+    /// The line's own values always win: a payload that is one JSON object with none of the
+    /// keys `topic`, `stream` and `seq` gives its fields, in its order, after them; any other
+    /// payload (not JSON, two objects, an array, duplicate keys, or a field named like one of the
+    /// line's own) is given whole, as a JSON string, under `payload`. The line is always one
+    /// valid JSON object.
     public static func json(_ message: WireMessage) -> String {
         let head =
             "{\"topic\":\"\(message.topic.string)\",\"stream\":\"\(message.header.streamID)\",\"seq\":\(message.header.sequence)"
@@ -272,10 +314,17 @@ public struct ListenCommand: ParsableCommand {
         return merge(head, body).escapingControlCharactersForJSON
     }
 
-    /// `head` (an unclosed object) followed by the fields of the JSON object `body`.
+    /// The keys of a ``json(_:)`` line that no payload field may take.
+    static let ownKeys: Set<String> = ["topic", "stream", "seq"]
+
+    /// `head` (an unclosed object) followed by the fields of the JSON object `body`, or by
+    /// `"payload":` and `body` as a string when `body` is not exactly one JSON object (strict:
+    /// ``JSONParser``) or has a field named like one of ``ownKeys``.
     static func merge(_ head: String, _ body: String) -> String {
         let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.hasPrefix("{"), trimmed.hasSuffix("}") else {
+        guard case .object(let fields)? = try? JSONParser.parse(trimmed),
+            fields.keys.allSatisfy({ !ownKeys.contains($0) })
+        else {
             return head + ",\"payload\":" + JSONWriter.string(trimmed) + "}"
         }
         let inner = trimmed.dropFirst().dropLast().trimmingCharacters(in: .whitespacesAndNewlines)

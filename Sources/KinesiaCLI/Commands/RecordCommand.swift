@@ -111,7 +111,7 @@ public struct RecordCommand: ParsableCommand {
 
     /// Records until a signal.
     public func run(context: CommandContext) async throws {
-        let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
+        let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let name = try BusProcess.processName(
             name, environment: context.environment, fallback: BusProcess.derivedName("record", "\(getpid())"))
         let database = database ?? ""
@@ -123,12 +123,14 @@ public struct RecordCommand: ParsableCommand {
         }
         let command = self
         try await BusProcess.run(context: context) { stop in
-            try command.record(database, bus: bus, name: name, stop: stop, context: context)
+            try command.record(
+                database, bus: bus, insecure: insecure, name: name, stop: stop, context: context)
         }
     }
 
     private func record(
-        _ database: String, bus: BusAddress, name: String, stop: StopToken, context: CommandContext
+        _ database: String, bus: BusAddress, insecure: Bool, name: String, stop: StopToken,
+        context: CommandContext
     ) throws {
         let log = context.logger
         let clock = ContinuousClock()
@@ -143,7 +145,8 @@ public struct RecordCommand: ParsableCommand {
         let subscriber = try ExactlyOnceSubscriber(
             context: zmq, bus: bus, topics: try prefixes(), from: from.replayStart, cursor: writer.cursor)
         defer { subscriber.close() }
-        var health = try HealthPublisher(process: name, role: "record", problems: { log.warning($0) })
+        var health = try BusProcess.healthPublisher(
+            process: name, role: "record", insecure: insecure, log: log)
         func counters() -> [String: Int] {
             var values = writer.recorder.counters
             for (counter, value) in subscriber.machine.counters { values["replay.\(counter)"] = value }

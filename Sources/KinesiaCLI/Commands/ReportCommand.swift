@@ -17,7 +17,8 @@ public struct ReportCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         name: "report", summary: "Write a self-contained HTML report of a camera's recorded sessions.",
         discussion: """
-            Reads a database written by kinesia record. The page shows, for each session of the \
+            Reads a database written by kinesia record, read only (it never changes the file, \
+            and reads one on read-only media). The page shows, for each session of the \
             camera (every one, or those given with --session), the measured angle over time with \
             each rep, fault and the baseline marked (the session's own, else for a session named \
             left or right that side's baseline from the analytics), and the reps as a table; then the left \
@@ -75,7 +76,8 @@ public struct ReportCommand: ParsableCommand {
         }
         let report: SessionReport
         do {
-            let store = try RecordStore(path: database)
+            // Read only: the file may be on read-only media, or another user's recording.
+            let store = try RecordStore(readingOnly: database)
             defer { try? store.close() }
             report = try Self.report(from: store, camera: camera, sessions: sessions)
         } catch let error as CLIError {

@@ -170,8 +170,8 @@ public struct WorkerCommand: ParsableCommand {
         defer { replay?.server.close() }
         let poseReplay = PoseReplayClient(context: zmq, bus: bus)
         defer { poseReplay.close() }
-        var health = try HealthPublisher(process: name, role: "worker", problems: { log.warning($0) })
-        if insecure { health.constantCounters["insecure"] = 1 }
+        var health = try BusProcess.healthPublisher(
+            process: name, role: "worker", insecure: insecure, log: log)
         if let replay {
             let endpoint = replay.server.endpoint
             // Event and snapshot streams are announced: a consumer that follows snapshots

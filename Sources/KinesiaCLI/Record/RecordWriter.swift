@@ -36,6 +36,8 @@ final class RecordWriter {
     let cursor: ReplayCursor
     /// Messages delivered but not committed yet.
     private(set) var pending = 0
+    /// The warnings of events that cannot be had any more, counted and throttled.
+    private(set) var lostWarnings = WarningThrottle()
     private let store: RecordStore
     private var lastCommit: Duration
 
@@ -76,9 +78,13 @@ final class RecordWriter {
             }
         case .lost(let topic, let sequences):
             recorder.missing.addSaturating(sequences.width)
-            warnings.append(
+            if let line = lostWarnings.admit(
+                "lost",
                 "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
                     + "(not retained by its publisher, or a stream it does not know): not recorded")
+            {
+                warnings.append(line)
+            }
         case .malformed(let topic, let reason):
             let value = BusMessage.malformed(MalformedMessage(topic: topic, reason: .wire(reason)))
             if let warning = try apply(recorder.decide(value)) { warnings.append(warning) }

@@ -50,6 +50,8 @@ struct Recorder {
     var snapshotsSkipped = 0
     var malformed = 0
     var missing: UInt64 = 0
+    /// The gap warnings, counted and throttled (a sender can make every message a gap).
+    var gapWarnings = WarningThrottle()
 
     /// A recorder that thins snapshots at `snapshotInterval`, taking up where `restoring` (each
     /// stream's last snapshot stored, ``RecordStore/lastKeptSnapshots()``) left off.
@@ -104,7 +106,7 @@ struct Recorder {
             case .senderRestarted: break  // a new stream: followed from its start, nothing lost
             case .overflow(let dropped): missing.addSaturating(UInt64(max(0, dropped)))
             }
-            return .warn("\(gap)")
+            return gapWarnings.admit("gap", "\(gap)").map { .warn($0) }
         case .health, .pose:
             return nil
         }

@@ -80,10 +80,12 @@ struct CueConsumer {
         defer { publisher.close() }
         let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: topics)
         defer { subscriber.close() }
-        var health = try HealthPublisher(process: name, role: role, problems: { log.warning($0) })
-        if insecure { health.constantCounters["insecure"] = 1 }
+        var health = try BusProcess.healthPublisher(process: name, role: role, insecure: insecure, log: log)
         var counters = Counters()
         var connected = false
+        // Every gap and malformed message is counted; the first ten of a reason are logged, then
+        // every thousandth (a hostile sender can make each message one).
+        var warnings = WarningThrottle()
         func report() -> [String: Int] {
             handler.counters.merging(counters.values) { own, _ in own }
         }
@@ -103,10 +105,12 @@ struct CueConsumer {
                     case .senderRestarted(let topic, _):
                         if handler.senderRestarted(topic) { continue }
                     }
-                    log.warning("gap: \(gap)")
+                    if let line = warnings.admit("gap", "gap: \(gap)") { log.warning(line) }
                 case .malformed(let bad):
                     counters.malformed += 1
-                    log.warning("malformed message: \(bad)")
+                    if let line = warnings.admit("malformed", "malformed message: \(bad)") {
+                        log.warning(line)
+                    }
                 case .health:
                     if !connected {
                         connected = true
