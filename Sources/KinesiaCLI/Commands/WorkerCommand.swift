@@ -47,6 +47,10 @@ public struct WorkerCommand: ParsableCommand {
             .option(
                 "snapshot-rate", \.snapshotRate, valueName: "hz",
                 help: "Snapshots per second of pose time, at most (count changes always send one)."),
+            .option(
+                "hole-wait", \.holeWaitMilliseconds, valueName: "ms",
+                help: "With a journal: how long a hole in a camera's live poses is waited for before it is "
+                    + "given up (default 500; none when nobody serves the stream)."),
         ]
             + JournalOptions.arguments(
                 \.journal,
@@ -67,6 +71,8 @@ public struct WorkerCommand: ParsableCommand {
     public var name: String?
     /// `--snapshot-rate`.
     public var snapshotRate = 15.0
+    /// `--hole-wait`, in milliseconds.
+    public var holeWaitMilliseconds = 500
     /// `--state`, `--no-journal`, `--fsync`, `--journal-max-bytes`, `--journal-max-age`,
     /// `--new-session`.
     public var journal = JournalOptions()
@@ -98,6 +104,9 @@ public struct WorkerCommand: ParsableCommand {
     public func validate() throws(CLIError) {
         _ = try parsedSessions()
         guard snapshotRate > 0 else { throw CLIError.usage("--snapshot-rate must be positive") }
+        guard (0...600_000).contains(holeWaitMilliseconds) else {
+            throw CLIError.usage("--hole-wait takes 0 to 600000 milliseconds")
+        }
     }
 
     /// Runs the sessions until a signal.
@@ -108,17 +117,18 @@ public struct WorkerCommand: ParsableCommand {
             name, environment: context.environment, fallback: BusProcess.derivedName("worker", "\(getpid())"))
         let rate = snapshotRate
         let journalOptions = journal
+        let holeWait = Duration.milliseconds(holeWaitMilliseconds)
         try await BusProcess.run(context: context) { stop in
             try Self.serve(
                 sessions, bus: bus, insecure: insecure, name: name, snapshotRate: rate,
-                journalOptions: journalOptions, stop: stop,
+                journalOptions: journalOptions, holeWait: holeWait, stop: stop,
                 context: context)
         }
     }
 
     private static func serve(
         _ specs: [WorkerSession], bus: BusAddress, insecure: Bool, name: String, snapshotRate: Double,
-        journalOptions: JournalOptions, stop: StopToken, context: CommandContext
+        journalOptions: JournalOptions, holeWait: Duration, stop: StopToken, context: CommandContext
     ) throws {
         let log = context.logger
         let zmq = try ZMQContext()
@@ -140,7 +150,7 @@ public struct WorkerCommand: ParsableCommand {
             sessions: specs, snapshotRate: snapshotRate,
             identities: state?.identities
                 ?? specs.map { _ in WorkerCore.SessionIdentity(stream: publisher.streamID) },
-            resume: state?.segments)
+            resume: state?.segments, holeWait: holeWait)
         if let state { try Self.restoreCheckpoints(&core, state: state, publisher: publisher, log: log) }
         let subscriber = try BusSubscriber(
             context: zmq, bus: bus,

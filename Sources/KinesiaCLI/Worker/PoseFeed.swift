@@ -444,7 +444,8 @@ public struct PoseFeed<Pose> {
         if let skipped = segments[segment].nextSkipped(from: next), skipped.lowerBound > next {
             through = min(through ?? .max, skipped.lowerBound - 1)
         }
-        let request = PoseReplayRequest(stream: stream, from: next, through: through, waitsForServer: isRebuilding)
+        let request = PoseReplayRequest(
+            stream: stream, from: next, through: through, waitsForServer: isRebuilding)
         pending = request
         requests += 1
         return .request(request)
