@@ -90,7 +90,8 @@ import Testing
         var feed = Feed(segments: [PoseSegment(stream: stream, first: 3)])
         var log = Log()
         log.take(feed.start())
-        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 3, through: nil)])
+        #expect(
+            log.requests == [PoseReplayRequest(stream: stream, from: 3, through: nil, waitsForServer: true)])
         // Subscribed first: live poses arrive while the replay runs, and are held.
         for sequence: UInt64 in 10...12 {
             log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
@@ -101,7 +102,8 @@ import Testing
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
         log.take(feed.replayEnded(stream: stream, last: 12))
-        #expect(log.requests.last == PoseReplayRequest(stream: stream, from: 7, through: 9))
+        #expect(
+            log.requests.last == PoseReplayRequest(stream: stream, from: 7, through: 9, waitsForServer: true))
         for sequence: UInt64 in 7...9 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
@@ -132,12 +134,15 @@ import Testing
         ])
         var log = Log()
         log.take(feed.start())
-        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 2, through: 4)])
+        #expect(
+            log.requests == [PoseReplayRequest(stream: stream, from: 2, through: 4, waitsForServer: true)])
         for sequence: UInt64 in 2...4 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
         log.take(feed.replayEnded(stream: stream, last: 9))
-        #expect(log.requests.last == PoseReplayRequest(stream: other, from: 0, through: nil))
+        #expect(
+            log.requests.last == PoseReplayRequest(stream: other, from: 0, through: nil, waitsForServer: true)
+        )
         for sequence: UInt64 in 0...1 {
             log.take(feed.replayed(stream: other, sequence: sequence, pose: pose(other, sequence)))
         }
@@ -172,7 +177,9 @@ import Testing
         // Retention removed 0...9.
         log.take(feed.replayFailed(stream: stream, first: 10))
         #expect(log.lost == [0..<10])
-        #expect(log.requests.last == PoseReplayRequest(stream: stream, from: 10, through: 19))
+        #expect(
+            log.requests.last
+                == PoseReplayRequest(stream: stream, from: 10, through: 19, waitsForServer: true))
         for sequence: UInt64 in 10...19 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
@@ -212,7 +219,9 @@ import Testing
         log.take(feed.timedOut())
         #expect(
             log.requests
-                == Array(repeating: PoseReplayRequest(stream: stream, from: 0, through: nil), count: 2))
+                == Array(
+                    repeating: PoseReplayRequest(stream: stream, from: 0, through: nil, waitsForServer: true),
+                    count: 2))
     }
 
     @Test func livePosesBeyondTheHoldingLimitAreFetchedThroughReplayLater() {

@@ -166,7 +166,8 @@ struct WorkerRestartTests {
             // worker subscribes first and holds the live poses while it replays.
             let held = min(poses.count, kill + 10)
             var after = try Worker(identities: before.identitiesAfterRestart, segments: before.segments)
-            #expect(after.requests == [PoseReplayRequest(stream: Self.poseStream, from: 0)])
+            #expect(
+                after.requests == [PoseReplayRequest(stream: Self.poseStream, from: 0, waitsForServer: true)])
             try after.live(poses, held..<min(poses.count, held + 5))
             after.serveReplay(poses, held: min(poses.count, held + 5))
             try after.live(poses, min(poses.count, held + 5)..<poses.count)
@@ -287,7 +288,10 @@ struct WorkerRestartTests {
             var after = try Worker(identities: before.identitiesAfterRestart, segments: before.segments) {
                 try $0.restore(decoded)
             }
-            #expect(after.requests == [PoseReplayRequest(stream: Self.poseStream, from: UInt64(taken))])
+            #expect(
+                after.requests == [
+                    PoseReplayRequest(stream: Self.poseStream, from: UInt64(taken), waitsForServer: true)
+                ])
             after.serveReplay(poses, held: kill)
             try after.live(poses, kill..<poses.count)
             #expect(before.published + after.published == reference, "checkpoint at pose \(taken)")
