@@ -14,7 +14,7 @@ import Testing
 /// number and payload, each once.
 @Suite(.serialized, .tags(.process))
 struct RecordCrashTests {
-    static let source = "sim:squat,seed=3,reps=12"
+    static let source = "sim:squat,seed=3,reps=20"
     static let sessions = [
         "--camera", "cam0", "--session", "left=squat:left", "--session", "right=squat:right",
         "--session", "analytics=squat:analytics",
