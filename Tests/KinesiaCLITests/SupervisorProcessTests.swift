@@ -59,7 +59,7 @@ struct SupervisorProcessTests {
 
     /// Waits (sleeping, up to `timeout`) until `condition` holds.
     static func eventually(
-        timeout: Duration = .seconds(10), _ condition: () -> Bool
+        timeout: Duration = .seconds(30), _ condition: () -> Bool
     ) async -> Bool {
         let clock = ContinuousClock()
         let end = clock.now + timeout
