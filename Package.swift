@@ -94,8 +94,6 @@ let package = Package(
         .target(name: "CKinesiaEvdev"),
         // posix_openpt and friends for the tests of the serial haptic path (a pseudo-terminal).
         .target(name: "CKinesiaPseudoTerminal"),
-        // syncfs(2), for the journal's group sync (one call for a store of many streams).
-        .target(name: "CKinesiaFileSystem"),
         // Haptic patterns: the mapping from events (a data file), the planner, and the drivers
         // (evdev force feedback, a line protocol over a serial port).
         .target(
@@ -110,7 +108,7 @@ let package = Package(
         // files per stream, fsync policy, retention, torn-tail recovery. Internal: the commands
         // (and the replay) use it.
         .target(
-            name: "KinesiaJournal", dependencies: ["KinesiaSystem", "KinesiaWire", "CKinesiaFileSystem"],
+            name: "KinesiaJournal", dependencies: ["KinesiaSystem", "KinesiaWire"],
             swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(

@@ -1,52 +1,65 @@
-import CKinesiaFileSystem
 import Foundation
 import Glibc
 import Synchronization
 
-/// Makes a whole store durable every interval, off the caller's thread: one `syncfs` of the
-/// store's file system every `interval`, instead of an `fdatasync` per stream on the thread that
-/// writes (a worker of 64 cameras journals 256 streams: 1,280 `fdatasync` a second at 200 ms on
-/// its live loop, which is what made a journaled worker fall behind).
+/// Makes journal records durable off the thread that writes them: writers hand the files they
+/// wrote to (``JournalWriter/syncsInGroup``) to a thread of its own that `fdatasync`s each about
+/// every `interval`, instead of syncing on the publishing thread (a worker of 64 cameras
+/// journals 256 streams: 1,280 `fdatasync` a second at 200 ms on its live loop, which is what
+/// made a journaled worker fall behind). Only the journal's own files are synced (no `syncfs`
+/// of the whole file system, which would flush every other program's writes too).
 ///
-/// Writers of a store synced this way have ``JournalWriter/syncsInGroup`` set: their records are
-/// written at once (a kill never loses them: they are in the page cache) and made durable by the
-/// next group sync (a power cut loses at most the last `interval`, as the interval policy says).
+/// A writer hands over a duplicate of its descriptor (`dup`), so a segment it closes or rotates
+/// meanwhile stays valid until it is synced; the same file handed twice in one interval is
+/// synced once. Records are written at once, so a kill never loses them (the page cache has
+/// them); a power cut loses at most about the last `interval` and the time the syncs take.
 ///
 /// ```swift
-/// let group = try JournalGroupSync(directory: store.directory, interval: .milliseconds(200))
+/// let group = JournalGroupSync(interval: .milliseconds(200))
 /// group.start()
-/// defer { group.stop() }
+/// writer.syncsInGroup = true
+/// writer.groupSync = group
 /// ```
 public final class JournalGroupSync: Sendable {
-    /// The time between two syncs.
+    /// The time between two rounds of syncs.
     public let interval: Duration
-    private let descriptor: Int32
+    private let pending = Mutex<[Int32: Int32]>([:])  // original descriptor -> its duplicate
     private let stopped = Atomic<Bool>(false)
-    private let finished = Atomic<Bool>(false)
     private let count = Atomic<Int>(0)
     private let failures = Atomic<Int>(0)
 
-    /// A group sync of the file system that holds `directory`.
-    /// - Throws: ``JournalError/system(path:call:message:)`` when it cannot be opened.
-    public init(directory: String, interval: Duration) throws(JournalError) {
+    /// A group sync every `interval`.
+    public init(interval: Duration) {
         self.interval = interval
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw .system(path: directory, call: "open", message: String(cString: strerror(errno)))
-        }
-        self.descriptor = descriptor
     }
 
     deinit {
         stop()
-        close(descriptor)
+        for duplicate in pending.withLock({ Array($0.values) }) { close(duplicate) }
     }
 
-    /// The syncs done so far.
+    /// The files synced so far.
     public var syncs: Int { count.load(ordering: .relaxed) }
 
-    /// The syncs that failed (the file system's error; the next one tries again).
+    /// The syncs that failed (the file system's error).
     public var syncFailures: Int { failures.load(ordering: .relaxed) }
+
+    /// Hands `descriptor`'s file over to be synced at the next round (a duplicate is kept; the
+    /// caller's descriptor stays its own).
+    public func schedule(_ descriptor: Int32) {
+        let already = pending.withLock { $0[descriptor] != nil }
+        guard !already else { return }
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard duplicate >= 0 else {
+            failures.add(1, ordering: .relaxed)
+            return
+        }
+        let replaced = pending.withLock { table -> Int32? in
+            defer { table[descriptor] = duplicate }
+            return table[descriptor]
+        }
+        if let replaced { close(replaced) }
+    }
 
     /// Starts the syncing thread.
     public func start() {
@@ -57,22 +70,28 @@ public final class JournalGroupSync: Sendable {
                         + Double(interval.components.attoseconds) * 1e-18)
                 syncNow()
             }
-            finished.store(true, ordering: .releasing)
         }
         thread.name = "kinesia.journal-sync"
         thread.start()
     }
 
-    /// One sync now, on the caller's thread.
+    /// Syncs every file handed over so far, on the caller's thread.
     public func syncNow() {
-        if kinesia_syncfs(descriptor) == 0 {
-            count.add(1, ordering: .relaxed)
-        } else {
-            failures.add(1, ordering: .relaxed)
+        let due = pending.withLock { table -> [Int32] in
+            defer { table = [:] }
+            return Array(table.values)
+        }
+        for duplicate in due {
+            if fdatasync(duplicate) == 0 {
+                count.add(1, ordering: .relaxed)
+            } else {
+                failures.add(1, ordering: .relaxed)
+            }
+            close(duplicate)
         }
     }
 
-    /// Stops the thread after its current sleep and sync (it never holds anything else).
+    /// Stops the thread after its current sleep and round.
     public func stop() {
         stopped.store(true, ordering: .releasing)
     }

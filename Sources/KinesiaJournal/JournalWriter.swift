@@ -236,8 +236,19 @@ public final class JournalWriter {
         lastSequence = sequence
         counters.records += 1
         counters.bytes += buffer.count
-        if schedule.appended(at: now()), !syncsInGroup { try sync() }
+        if schedule.appended(at: now()) {
+            if let groupSync, syncsInGroup {
+                // Handed to the group's thread: nothing waits for the disk here.
+                if let raw = segment?.rawValue { groupSync.schedule(raw) }
+                schedule.synced(at: now())
+            } else {
+                try sync()
+            }
+        }
     }
+
+    /// The group that syncs this writer's files when ``syncsInGroup`` (`nil`: none).
+    public var groupSync: JournalGroupSync?
 
     /// Whether a ``JournalGroupSync`` makes this writer's records durable (an interval policy
     /// on a store of many streams): ``append(sequence:frames:)`` and ``syncIfDue()`` then never
@@ -251,7 +262,12 @@ public final class JournalWriter {
     public func syncIfDue() throws(JournalError) {
         guard stopReason == nil else { return }
         checkSegmentIfDue()
-        guard !syncsInGroup, schedule.isDue(at: now()) else { return }
+        guard schedule.isDue(at: now()) else { return }
+        if let groupSync, syncsInGroup {
+            if let raw = segment?.rawValue { groupSync.schedule(raw) }
+            schedule.synced(at: now())
+            return
+        }
         try sync()
     }
 
@@ -329,9 +345,13 @@ public final class JournalWriter {
             try? file.truncate(to: 0)
             throw stop(JournalError.from(error, path: path + "/" + name, call: "write"))
         }
-        if store.policy.sync != .never, !syncsInGroup {
-            // The new file's name must survive a power cut too (a group sync covers it).
-            try? directory.descriptor.synchronize()
+        if store.policy.sync != .never {
+            // The new file's name must survive a power cut too.
+            if let groupSync, syncsInGroup {
+                groupSync.schedule(directory.descriptor.rawValue)
+            } else {
+                try? directory.descriptor.synchronize()
+            }
         }
         segment = consume file
         segmentName = name

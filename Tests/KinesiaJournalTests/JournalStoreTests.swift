@@ -157,10 +157,11 @@ struct JournalStoreTests {
     /// fdatasync inline (before, a worker's 256 streams made 1,280 syncs a second on its loop).
     @Test func aGroupSyncMakesTheStoreDurableAndItsWritersNeverSyncInline() throws {
         try withStore(JournalPolicy(sync: .interval(.milliseconds(10)))) { store, _ in
-            let group = try JournalGroupSync(directory: store.directory, interval: .milliseconds(10))
+            let group = JournalGroupSync(interval: .milliseconds(10))
             group.start()
             defer { group.stop() }
             let writer = try store.openWriter(for: JournalFixtures.stream)
+            writer.groupSync = group
             writer.syncsInGroup = true
             for sequence: UInt64 in 0..<100 {
                 try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))

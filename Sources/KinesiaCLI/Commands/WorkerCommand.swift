@@ -212,7 +212,7 @@ public struct WorkerCommand: ParsableCommand {
             checkpointed[camera] = (core.poses, now)
             do {
                 // Written after the journal records it counts on (a kill loses neither: both are
-                // in the page cache); the journal's group sync makes both durable.
+                // in the page cache); not synced on the live loop.
                 try state.checkpoints.save(
                     CheckpointCodec.encode(checkpoint), camera: camera, sessions: state.streams(camera))
                 checkpointsWritten += 1

@@ -72,11 +72,7 @@ public final class PublishJournal {
         newSession = options.newSession
         self.log = log
         if case .interval(let interval) = options.policy.sync {
-            do {
-                groupSync = try JournalGroupSync(directory: state + "/journal", interval: interval)
-            } catch {
-                throw CLIError.failure("journal: \(error)")
-            }
+            groupSync = JournalGroupSync(interval: interval)
             groupSync?.start()
         } else {
             groupSync = nil
@@ -143,6 +139,7 @@ public final class PublishJournal {
                     log.warning(text + " (corruption: records were lost)")
                 }
             }
+            writer.groupSync = groupSync
             writer.syncsInGroup = groupSync != nil
             // The segments before the last are checked by the replay server's readers when they
             // are first read (``JournalReplaySource/damageFound``), not here: reading every
