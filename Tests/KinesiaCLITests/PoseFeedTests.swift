@@ -347,4 +347,18 @@ import Testing
         log.take(resumed.replayFailed(stream: stream, first: .max))
         #expect(log.lost.last == (UInt64.max - 1)..<UInt64.max)
     }
+
+    /// A stream whose first pose is numbered UInt64.max, then another stream, then the first
+    /// again: the first stream's segment is kept closed at UInt64.max, so its later poses are
+    /// an old sender's and never analysed (found by scripts/fuzz: before, the segment was taken
+    /// for empty and dropped, and the old stream was analysed again as new).
+    @Test func aStreamThatEndedAtUInt64MaxStaysClosed() {
+        var feed = Feed()
+        var log = Log()
+        log.take(feed.live(stream: stream, sequence: .max, pose: pose(stream, .max), now: .zero))
+        log.take(feed.live(stream: other, sequence: 0, pose: pose(other, 0), now: .zero))
+        log.take(feed.live(stream: stream, sequence: 1 << 53, pose: pose(stream, 1 << 53), now: .zero))
+        #expect(log.analysed == [pose(stream, .max), pose(other, 0)])
+        #expect(feed.segments.first == PoseSegment(stream: stream, first: .max, last: .max))
+    }
 }

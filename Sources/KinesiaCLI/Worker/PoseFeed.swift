@@ -277,8 +277,11 @@ public struct PoseFeed<Pose> {
                 // A stream the session already closed: an old sender, never analysed again.
                 duplicates += 1
             } else {
-                // A new stream: the current segment ends at the last pose analysed.
-                if next > current.first {
+                // A new stream: the current segment ends at the last pose analysed (UInt64.max
+                // itself when the stream ended there: `next` cannot go past it).
+                if exhausted {
+                    segments[segments.count - 1].last = .max
+                } else if next > current.first {
                     segments[segments.count - 1].last = next - 1
                     segments[segments.count - 1].skipped.removeAll { $0.lowerBound >= next }
                 } else {
