@@ -182,15 +182,6 @@ public final class PublishJournal {
         }
     }
 
-    /// Syncs what was journaled on `topics`, whatever the policy (before a checkpoint that
-    /// counts on it).
-    public func flush(_ topics: [Topic]) {
-        for topic in topics {
-            guard let writer = writers[topic], writer.stopReason == nil else { continue }
-            do { try writer.flush() } catch { failed(topic, error) }
-        }
-    }
-
     /// Syncs everything (at a graceful stop); marks the identities `ended` when the streams
     /// are over (an ingest at the end of its source), so the next start begins new ones.
     public func finish(ended: Bool) {

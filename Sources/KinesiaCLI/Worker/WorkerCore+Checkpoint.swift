@@ -36,14 +36,6 @@ extension WorkerCore {
         var throttle: SnapshotThrottle
     }
 
-    /// The next event and snapshot numbers of session `name` of `camera` (`nil`: not hosted).
-    func nextNumbers(camera: String, session name: String) -> (event: UInt64, snapshot: UInt64)? {
-        guard let session = hosted.first(where: { $0.spec.camera == camera && $0.spec.name == name }) else {
-            return nil
-        }
-        return (session.nextEvent, session.nextSnapshot)
-    }
-
     /// The camera's checkpoint now, or `nil` while its feed is not live (replaying, or waiting
     /// for a hole: held poses are not part of the state) or before its first pose.
     func checkpoint(camera: String) -> CameraCheckpoint? {
