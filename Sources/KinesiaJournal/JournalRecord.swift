@@ -41,10 +41,23 @@ public enum JournalRecord {
     public static func encode(sequence: UInt64, frames: [[UInt8]], into buffer: inout [UInt8])
         throws(JournalError)
     {
+        buffer.removeAll(keepingCapacity: true)
+        try encode(sequence: sequence, frames: frames, appendingTo: &buffer)
+    }
+
+    /// Appends the record for `sequence` and `frames` to `buffer` (a batch of records written
+    /// at once).
+    ///
+    /// - Throws: ``JournalError/recordTooLarge(_:)`` when the body would exceed
+    ///   ``maximumBodyLength`` (`buffer` is left as it was).
+    public static func encode(sequence: UInt64, frames: [[UInt8]], appendingTo buffer: inout [UInt8])
+        throws(JournalError)
+    {
         let size = encodedSize(of: frames)
         guard size - headerSize <= maximumBodyLength else { throw .recordTooLarge(size - headerSize) }
-        buffer.removeAll(keepingCapacity: true)
-        buffer.reserveCapacity(size)
+        let start = buffer.count
+        // Grown geometrically: a batch of appends never reallocates per record.
+        if buffer.capacity < start + size { buffer.reserveCapacity(max(start + size, 2 * buffer.capacity)) }
         append(UInt32(size - headerSize), to: &buffer)
         append(UInt32(0), to: &buffer)
         append(sequence, to: &buffer)
@@ -55,12 +68,12 @@ public enum JournalRecord {
         }
         let crc = buffer.withUnsafeBytes { bytes in
             var crc = CRC32C()
-            crc.update(UnsafeRawBufferPointer(rebasing: bytes[0..<4]))
-            crc.update(UnsafeRawBufferPointer(rebasing: bytes[headerSize...]))
+            crc.update(UnsafeRawBufferPointer(rebasing: bytes[start..<start + 4]))
+            crc.update(UnsafeRawBufferPointer(rebasing: bytes[(start + headerSize)...]))
             return crc.value
         }
         buffer.withUnsafeMutableBytes {
-            $0.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
+            $0.storeBytes(of: crc.littleEndian, toByteOffset: start + 4, as: UInt32.self)
         }
     }
 

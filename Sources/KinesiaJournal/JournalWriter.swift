@@ -105,6 +105,9 @@ public final class JournalWriter {
     private var segmentRecords = 0
     private var schedule: SyncSchedule
     private var buffer: [UInt8] = []
+    /// Records gathered by ``writesBehind``, encoded, not written yet.
+    private var pending: [UInt8] = []
+    private var pendingRecords = 0
     private var segmentFirst: UInt64?
     private var checkedAt: Duration?
 
@@ -198,6 +201,7 @@ public final class JournalWriter {
     }
 
     deinit {
+        try? writePending()
         if schedule.hasUnsyncedRecords, store.policy.sync != .never {
             try? segment?.synchronizeData()
         }
@@ -221,10 +225,28 @@ public final class JournalWriter {
         if let lastSequence, sequence <= lastSequence {
             throw .sequenceNotIncreasing(sequence, last: lastSequence)
         }
-        try JournalRecord.encode(sequence: sequence, frames: frames, into: &buffer)
-        if segment == nil || (segmentRecords > 0 && segmentEnd + buffer.count > store.policy.segmentBytes) {
-            try startSegment(firstSequence: sequence)
+        let size = JournalRecord.encodedSize(of: frames)
+        guard size - JournalRecord.headerSize <= JournalRecord.maximumBodyLength else {
+            throw .recordTooLarge(size - JournalRecord.headerSize)
         }
+        let rollsOver =
+            segment != nil && segmentRecords + pendingRecords > 0
+            && segmentEnd + pending.count + size > store.policy.segmentBytes
+        if segment == nil || rollsOver {
+            // What is gathered belongs to the segment before.
+            try writePending()
+            if segment == nil || rollsOver { try startSegment(firstSequence: sequence) }
+        }
+        if writesBehind {
+            try JournalRecord.encode(sequence: sequence, frames: frames, appendingTo: &pending)
+            pendingRecords += 1
+            lastSequence = sequence
+            counters.records += 1
+            counters.bytes += size
+            if pending.count >= Self.pendingLimit { try writePending() }
+            return
+        }
+        try JournalRecord.encode(sequence: sequence, frames: frames, into: &buffer)
         let (written, error) = write(buffer, to: segment?.rawValue ?? -1, at: segmentEnd)
         if let error {
             // Nothing half-written stays: the tail goes back to the last whole record.
@@ -236,14 +258,66 @@ public final class JournalWriter {
         lastSequence = sequence
         counters.records += 1
         counters.bytes += buffer.count
-        if schedule.appended(at: now()) {
-            if let groupSync, syncsInGroup {
-                // Handed to the group's thread: nothing waits for the disk here.
-                if let raw = segment?.rawValue { groupSync.schedule(raw) }
-                schedule.synced(at: now())
-            } else {
-                try sync()
-            }
+        try scheduleSync()
+    }
+
+    /// Whether ``append(sequence:frames:)`` gathers records in memory and writes them in one
+    /// write each: by ``writePending()`` (the publisher calls it at most ``writeBehind`` after
+    /// a record was gathered, and before anything reads the journal) or when
+    /// ``pendingLimit`` bytes have gathered. `false` (the default): each record is written
+    /// when it is appended.
+    ///
+    /// A process that writes behind publishes a record before it is in the page cache, so a
+    /// `kill -9` can lose the last few milliseconds of records it sent. That is safe only
+    /// where the restarted process publishes the same records again, under the same numbers,
+    /// with the same content (a worker rebuilds its sessions from the poses).
+    public var writesBehind = false
+
+    /// The most bytes gathered before they are written whatever the time.
+    public static let pendingLimit = 64 << 10
+
+    /// Whether records are gathered and not written yet.
+    public var hasPending: Bool { pendingRecords > 0 }
+
+    /// Writes the records gathered by ``writesBehind`` (one write), then syncs as the policy
+    /// says. Does nothing when none is gathered.
+    ///
+    /// - Throws: ``JournalError/diskFull(path:)`` or ``JournalError/system(path:call:message:)``:
+    ///   the writer stops, and the records gathered are lost.
+    public func writePending() throws(JournalError) {
+        guard pendingRecords > 0, stopReason == nil else { return }
+        if segment == nil {
+            // The segment was deleted under the writer: the gathered records start a new one.
+            try startSegment(firstSequence: Self.firstSequence(in: pending))
+        }
+        let (written, error) = write(pending, to: segment?.rawValue ?? -1, at: segmentEnd)
+        let count = pending.count
+        let records = pendingRecords
+        pending.removeAll(keepingCapacity: true)
+        pendingRecords = 0
+        if let error {
+            if written > 0 { try? segment?.truncate(to: segmentEnd) }
+            throw stop(JournalError.from(error, path: path + "/" + (segmentName ?? ""), call: "write"))
+        }
+        segmentEnd += count
+        segmentRecords += records
+        try scheduleSync()
+    }
+
+    /// The sequence number of the first record in `records` (encoded records).
+    private static func firstSequence(in records: [UInt8]) -> UInt64 {
+        records.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+    }
+
+    /// After a write: syncs, or hands the file to the group, when the policy says it is time.
+    private func scheduleSync() throws(JournalError) {
+        guard schedule.appended(at: now()) else { return }
+        if let groupSync, syncsInGroup {
+            // Handed to the group's thread: nothing waits for the disk here.
+            if let raw = segment?.rawValue { groupSync.schedule(raw) }
+            schedule.synced(at: now())
+        } else {
+            try sync()
         }
     }
 
@@ -276,7 +350,9 @@ public final class JournalWriter {
     /// - Throws: ``JournalError`` when the sync fails (the writer stops).
     public func flush() throws(JournalError) {
         guard stopReason == nil else { return }
+        // A segment deleted under the writer is found first: what is gathered goes to a new one.
         checkSegmentIfDue()
+        try writePending()
         guard schedule.hasUnsyncedRecords else { return }
         try sync()
     }
@@ -292,10 +368,15 @@ public final class JournalWriter {
             return
         }
         let first = segmentFirst ?? 0
+        // What was written to it is lost; what is still gathered goes to the next segment.
+        let lastWritten =
+            pendingRecords > 0
+            ? Self.firstSequence(in: pending).subtractingReportingOverflow(1).partialValue : lastSequence
+        let lost = pendingRecords > 0 && Self.firstSequence(in: pending) <= first ? nil : lastWritten
         damage.append(
             JournalDamage(
                 kind: .deletedSegment, segment: name,
-                missing: lastSequence.flatMap { $0 >= first ? first...$0 : nil }))
+                missing: lost.flatMap { $0 >= first ? first...$0 : nil }))
         segment = nil
         segmentName = nil
         segmentFirst = nil

@@ -75,7 +75,7 @@ public struct WorkerCommand: ParsableCommand {
     public var holeWaitMilliseconds = 500
     /// `--state`, `--no-journal`, `--fsync`, `--journal-max-bytes`, `--journal-max-age`,
     /// `--new-session`.
-    public var journal = JournalOptions()
+    public var journal = JournalOptions(fsync: JournalOptions.workerSync)
 
     /// A command with every default.
     public init() {}
@@ -172,10 +172,12 @@ public struct WorkerCommand: ParsableCommand {
                     log.warning(ReplayServer.notServedOnCURVE)
                     return nil
                 }
-                return (
-                    JournalReplaySource(store: journal.store, current: state!.current),
-                    try ReplayServer(context: zmq, endpoint: endpoint)
-                )
+                let source = JournalReplaySource(store: journal.store, current: state!.current)
+                source.beforeReading = { [unowned journal] topic in journal.writePending(topic) }
+                source.lastJournaled = { [unowned journal] topic, stream in
+                    journal.lastJournaled(topic, stream: stream)
+                }
+                return (source, try ReplayServer(context: zmq, endpoint: endpoint))
             }
         defer { replay?.server.close() }
         let poseReplay = PoseReplayClient(context: zmq, bus: bus)
@@ -210,6 +212,7 @@ public struct WorkerCommand: ParsableCommand {
                 let checkpoint = core.checkpoint(camera: camera)
             else { return }
             checkpointed[camera] = (core.poses, now)
+            state.journal.writePending()
             do {
                 // Written after the journal records it counts on (a kill loses neither: both are
                 // in the page cache); not synced on the live loop.
@@ -359,7 +362,7 @@ public struct WorkerCommand: ParsableCommand {
         perform()
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
-            journal?.syncIfDue()
+            journal?.writeAndSyncIfDue(now: clock.now - origin)
             checkpointIfDue()
             var poller = Poller()
             poller.add(subscriber.socket, for: .readable)
@@ -480,6 +483,9 @@ public struct WorkerCommand: ParsableCommand {
         let log = context.logger
         let journal = try PublishJournal(
             options: options, environment: context.environment, bus: bus.description, log: log)
+        // A worker publishes the same events again after a kill -9 (the rebuild regenerates
+        // them, same numbers, same bytes): its journal writes in batches.
+        journal.writesBehind = true
         var identities: [WorkerCore.SessionIdentity] = []
         var current: [Topic: StreamID] = [:]
         var streamsByCamera: [String: [StreamID]] = [:]

@@ -23,8 +23,16 @@ public struct JournalOptions: Hashable, Sendable {
     /// `--new-session`: start new streams even when the state directory holds streams to resume.
     public var newSession = false
 
-    /// Every default.
-    public init() {}
+    /// Every default; `fsync` is the command's own (``workerSync`` for a worker).
+    public init(fsync: JournalPolicy.Sync = JournalPolicy.defaultSync) {
+        self.fsync = fsync
+    }
+
+    /// A worker's `--fsync` default: 1000 ms. What a worker journals is derived from the poses
+    /// (a rebuild regenerates the same events from the ingest's journal, synced every 200 ms),
+    /// so a power cut that takes its last second costs a rebuild, not data; syncing its
+    /// hundreds of streams five times a second cost as much CPU as the writes (64 cameras).
+    public static let workerSync = JournalPolicy.Sync.interval(.seconds(1))
 
     /// The policy the options give.
     public var policy: JournalPolicy {
@@ -85,7 +93,8 @@ public struct JournalOptions: Hashable, Sendable {
             .option(
                 "fsync", keyPath.appending(path: \.fsync), valueName: "always|never|ms",
                 help:
-                    "When journal records reach the disk: after each, never forced, or within MS milliseconds."
+                    "When journal records reach the disk: after each, never forced, or within MS milliseconds "
+                    + "(default: an ingest 200, a worker 1000)."
             ),
             .option(
                 "journal-max-bytes", keyPath.appending(path: \.maximumBytes), valueName: "size",

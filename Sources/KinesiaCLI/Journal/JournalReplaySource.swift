@@ -28,6 +28,24 @@ public final class JournalReplaySource: ReplaySource {
 
     private var readers: [JournalStream: JournalReader] = [:]
 
+    /// Called with a topic before its journal is read (a publisher that writes behind writes
+    /// what it gathered: ``PublishJournal/writePending(_:)``), so that what was published is
+    /// served.
+    public var beforeReading: ((Topic) -> Void)?
+
+    /// The last sequence number of a stream as its writer in this process knows it
+    /// (``PublishJournal/lastJournaled(_:stream:)``), `nil` when it does not write it. With it,
+    /// ``streams()`` announces a stream's end without reading what was written since the last
+    /// announcement (every second, every stream), and reads the journal for its first
+    /// record (which only retention changes) every ``firstRefreshInterval`` announcements.
+    public var lastJournaled: ((Topic, StreamID) -> UInt64?)?
+
+    /// How many announcements reuse a stream's first sequence number before the journal is
+    /// read again (retention runs at most every 10 s; a heartbeat comes every second).
+    public static let firstRefreshInterval = 10
+
+    private var announcementsSinceRefresh: [JournalStream: Int] = [:]
+
     /// Serves `current`'s topics from `store`.
     public init(store: JournalStore, current: [Topic: StreamID]) {
         self.store = store
@@ -65,6 +83,7 @@ public final class JournalReplaySource: ReplaySource {
         guard current[topic] != nil, let id = stream ?? current[topic],
             let reader = reader(JournalStream(topic: topic, streamID: id))
         else { throw .unknownStream }
+        beforeReading?(topic)
         guard let first = reader.firstSequence, let last = reader.lastSequence else { return [] }
         guard from >= first else { throw .notRetained(first: first, last: last) }
         guard limit > 0, let found = try? reader.entries(from: from, limit: limit) else { return [] }
@@ -73,6 +92,19 @@ public final class JournalReplaySource: ReplaySource {
 
     private func info(_ stream: JournalStream) -> ReplayStreamInfo? {
         guard let reader = reader(stream) else { return nil }
+        if let last = lastJournaled?(stream.topic, stream.streamID) {
+            let since = announcementsSinceRefresh[stream, default: Self.firstRefreshInterval]
+            if reader.firstSequence == nil || since >= Self.firstRefreshInterval {
+                beforeReading?(stream.topic)
+                try? reader.refresh()
+                announcementsSinceRefresh[stream] = 0
+            } else {
+                announcementsSinceRefresh[stream] = since + 1
+            }
+            guard let first = reader.firstSequence, first <= last else { return nil }
+            return ReplayStreamInfo(topic: stream.topic, stream: stream.streamID, first: first, last: last)
+        }
+        beforeReading?(stream.topic)
         try? reader.refresh()
         guard let first = reader.firstSequence, let last = reader.lastSequence else { return nil }
         return ReplayStreamInfo(topic: stream.topic, stream: stream.streamID, first: first, last: last)

@@ -140,6 +140,7 @@ public final class PublishJournal {
                 }
             }
             writer.groupSync = groupSync
+            writer.writesBehind = writesBehind
             writer.syncsInGroup = groupSync != nil
             // The segments before the last are checked by the replay server's readers when they
             // are first read (``JournalReplaySource/damageFound``), not here: reading every
@@ -152,6 +153,50 @@ public final class PublishJournal {
             publisher.continueStream(identity.stream, on: topic, after: resumed ? writer.lastSequence : nil)
         }
         return Attached(stream: identity.stream, resumed: resumed, lastSequences: lastSequences)
+    }
+
+    /// Whether the writers gather records and write them in batches (``JournalWriter/writesBehind``):
+    /// set before attaching; then call ``writePendingIfDue(now:)`` on every turn of the loop.
+    /// For a publisher that publishes the same records again after a `kill -9` (a worker).
+    public var writesBehind = false
+
+    /// How long a record gathered by ``writesBehind`` waits, at most, before it is written
+    /// (plus a turn of the loop): one write per stream per interval instead of one per record,
+    /// and what a `kill -9` loses from the page cache, to be published again by the rebuild.
+    public static let writeBehind = Duration.milliseconds(20)
+
+    private var lastWrite: Duration = .zero
+
+    /// Every ``writeBehind`` (`now` on the caller's clock; call it on every turn of the loop):
+    /// writes the gathered records of every writer, then syncs what the fsync policy says is
+    /// due (``syncIfDue()``). Cheap between two.
+    public func writeAndSyncIfDue(now: Duration) {
+        guard now - lastWrite >= Self.writeBehind else { return }
+        lastWrite = now
+        writePending()
+        syncIfDue()
+    }
+
+    /// Writes the gathered records of every writer (before a checkpoint counts on them).
+    public func writePending() {
+        for (topic, writer) in writers where writer.hasPending {
+            do { try writer.writePending() } catch { failed(topic, error) }
+        }
+    }
+
+    /// Writes the gathered records of `topic`'s writer (before its journal is read).
+    public func writePending(_ topic: Topic) {
+        guard let writer = writers[topic], writer.hasPending else { return }
+        do { try writer.writePending() } catch { failed(topic, error) }
+    }
+
+    /// The last sequence number journaled on `topic`'s stream `stream` by this process (gathered
+    /// records included), `nil` when it journals no such stream or the writer stopped.
+    public func lastJournaled(_ topic: Topic, stream: StreamID) -> UInt64? {
+        guard let writer = writers[topic], writer.stream.streamID == stream, writer.stopReason == nil else {
+            return nil
+        }
+        return writer.lastSequence
     }
 
     /// The journal writer of an attached topic (tests inject write failures through it).
