@@ -103,7 +103,9 @@ let package = Package(
         // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, private
         // directories, the line reader, errno. Internal (not a product): the commands, the test
         // support and KinesiaClient (the bus directory's checks) use it.
-        .target(name: "KinesiaSystem", swiftSettings: strictSettings),
+        .target(name: "KinesiaSystem", dependencies: ["CKinesiaMemory"], swiftSettings: strictSettings),
+        // glibc's malloc_trim, which Swift's Glibc module does not export.
+        .target(name: "CKinesiaMemory"),
         // Append-only journals of what a process publishes: checksummed records in segment
         // files per stream, fsync policy, retention, torn-tail recovery. Internal: the commands
         // (and the replay) use it.

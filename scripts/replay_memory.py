@@ -9,8 +9,12 @@ with the clients connected, and after they all left, and the replay counters of 
 health report.
 
     python3 scripts/replay_memory.py [--kinesia .build/debug/kinesia] [--clients 2000]
+
+Each DEALER costs this process two file descriptors (its connection and its mailbox) and the
+ingest one: the soft limit of open files is raised to the hard limit first (the ingest inherits
+it), and the run stops early if that is not enough for N.
 """
-import argparse, json, os, shutil, signal, struct, subprocess, sys, tempfile, time
+import argparse, json, os, resource, shutil, signal, struct, subprocess, sys, tempfile, time
 
 import zmq
 
@@ -40,11 +44,23 @@ def last_health(context, bus, process, timeout=3.0):
     return report
 
 
+def raise_descriptor_limit(clients):
+    """Raises RLIMIT_NOFILE to its hard limit; exits if N clients cannot fit in it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    needed = 2 * clients + 200
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        sys.exit(f"{clients} clients need about {needed} open files here, the hard limit is {hard} "
+                 f"(raise it, e.g. `ulimit -Hn {needed}` as root, or ask for fewer clients)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kinesia", default=".build/debug/kinesia")
     parser.add_argument("--clients", type=int, default=2000)
     args = parser.parse_args()
+    raise_descriptor_limit(args.clients)
     root = tempfile.mkdtemp(prefix="kinesia-replay-memory-")
     bus, state = root + "/bus", root + "/state"
     os.makedirs(bus, mode=0o700)
@@ -92,7 +108,8 @@ def main():
             each.term()
         print(f"clients {args.clients}: ingest RSS {before / 1024:.1f} MiB before, "
               f"{connected / 1024:.1f} MiB connected ({(connected - before) / max(1, args.clients):.1f} KiB "
-              f"per client), {after / 1024:.1f} MiB after they left")
+              f"per client), {after / 1024:.1f} MiB after they left "
+              f"({(after - before) / max(1, args.clients):.1f} KiB per client kept)")
         print("replay counters:", json.dumps(counters, sort_keys=True))
     finally:
         for proc in reversed(procs):

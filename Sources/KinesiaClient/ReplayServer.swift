@@ -18,13 +18,17 @@ public import KinesiaWire
 /// never queues without bound. Request frames larger than ``WireFormat/maximumFrameSize`` are
 /// refused by libzmq (`ZMQ_MAXMSGSIZE`), like on every receiving socket.
 ///
-/// Memory is bounded by the clients served: at most ``ReplayAdmission/maximumClients`` peers
-/// at once (a request from one more is refused, counted as `replayRefused`; each peer is
+/// Memory is bounded by the clients connected and served: at most
+/// ``ReplayConnections/maximumConnections`` connections open at once (one more is disconnected
+/// as soon as libzmq accepts it, counted as `replayConnectionsRefused`: libzmq spends about
+/// 40 KiB on each connection's pipes and buffers, requests or not), at most
+/// ``ReplayAdmission/maximumClients`` peers answered at once (a request from one more is refused, counted as `replayRefused`; each peer is
 /// forgotten after ``ReplayAdmission/idleTimeout`` without a request), at most
 /// ``highWaterMark`` messages queued for each (`ZMQ_SNDHWM`), 2 messages received from each
 /// (`ZMQ_RCVHWM`: one request frame at a time is all a client needs), frames of at most
 /// ``WireFormat/maximumFrameSize`` (`ZMQ_MAXMSGSIZE`), and a ZMTP handshake that must finish
-/// within 5 s (`ZMQ_HANDSHAKE_IVL`).
+/// within 5 s (`ZMQ_HANDSHAKE_IVL`). The heap freed by many connections that left is given back
+/// to the system (``FreedMemory``, `malloc_trim`), which glibc would otherwise keep.
 ///
 /// Not `Sendable`: poll ``socket`` and call ``serve(from:budget:)`` on one thread, the thread
 /// that appends to the source.
@@ -48,6 +52,12 @@ public final class ReplayServer {
     private var frames: [[UInt8]] = []
     /// Which clients are answered.
     public private(set) var admission: ReplayAdmission
+    /// Which connections are kept, counted from ``monitor``.
+    public private(set) var connections: ReplayConnections
+    /// The ROUTER's accepted and closed connections.
+    private let monitor: SocketMonitor
+    private var monitorEvents: [SocketEvent] = []
+    private var lastWatch: Duration?
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
 
@@ -56,13 +66,18 @@ public final class ReplayServer {
     ///   - context: The context of the socket.
     ///   - endpoint: Where to bind.
     ///   - admission: Which clients are answered (how many at once, how long an idle one is kept).
+    ///   - connections: How many connections are kept open at once.
     /// - Throws: ``ZMQError``.
-    public init(context: ZMQContext, endpoint: String, admission: ReplayAdmission = ReplayAdmission())
-        throws(ZMQError)
-    {
+    public init(
+        context: ZMQContext, endpoint: String, admission: ReplayAdmission = ReplayAdmission(),
+        connections: ReplayConnections = ReplayConnections()
+    ) throws(ZMQError) {
         self.admission = admission
+        self.connections = connections
         origin = clock.now
         socket = try ZMQSocket(.router, context: context)
+        // Before the bind, so that no connection is accepted unseen.
+        monitor = try socket.monitor([.accepted, .disconnected, .acceptFailed])
         try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try socket.set(.sendHighWaterMark, Self.highWaterMark)
         try socket.set(.receiveHighWaterMark, 2)
@@ -73,6 +88,12 @@ public final class ReplayServer {
             bound = "tcp://\(host):" + bound.dropFirst("tcp://0.0.0.0:".count)
         }
         self.endpoint = bound
+        counters["replayConnections"] = 0
+        counters["replayConnectionsRefused"] = 0
+    }
+
+    deinit {
+        close()
     }
 
     /// Where a process named `process` serves replay on `bus`: `ipc://DIR/replay/<process>.sock`
@@ -115,6 +136,7 @@ public final class ReplayServer {
     public func serve(from source: some ReplaySource, budget: Int = 16) throws(ZMQError) -> Int {
         var handled = 0
         let now = clock.now - origin
+        watchConnections(now: now)
         admission.expire(now: now)
         counters["replayClients"] = admission.clients
         while handled < budget, try socket.tryReceive(into: &frames) {
@@ -149,8 +171,41 @@ public final class ReplayServer {
         return handled
     }
 
-    /// Closes the socket.
-    public func close() { socket.close() }
+    /// Closes the socket (its monitor first: nothing is sent to the monitor's reader afterwards).
+    public func close() {
+        if !socket.isClosed {
+            while (try? monitor.next(timeout: .zero)) != nil {}
+        }
+        monitor.close()
+        socket.close()
+    }
+
+    /// Reads the monitor's events (every 5 ms at most: ``serve(from:budget:)`` may be called
+    /// for every pose) and performs what ``connections`` decides.
+    private func watchConnections(now: Duration) {
+        if let lastWatch, now - lastWatch < .milliseconds(5) { return }
+        lastWatch = now
+        monitorEvents.removeAll(keepingCapacity: true)
+        // Every event waiting, before any refusal: a descriptor is shut down only if it is still
+        // open after all of them. (A bounded read: the monitor's queue holds about 2,000.)
+        while monitorEvents.count < 10_000, let event = try? monitor.next(timeout: .zero) {
+            monitorEvents.append(event)
+        }
+        let actions =
+            monitorEvents.isEmpty ? connections.tick(now: now) : connections.record(monitorEvents, now: now)
+        for action in actions {
+            switch action {
+            case .refuse(let descriptor):
+                try? ConnectionShutdown.shutDown(descriptor: descriptor)
+            case .returnFreedMemory:
+                FreedMemory.returnToSystem()
+            }
+        }
+        counters["replayConnections"] = connections.open
+        counters["replayConnectionsRefused"] = connections.refused
+        if connections.acceptFailures > 0 { counters["replayAcceptFailures"] = connections.acceptFailures }
+        if connections.memoryReturns > 0 { counters["replayMemoryReturns"] = connections.memoryReturns }
+    }
 
     private func count(_ outcome: String) {
         counters["replay." + outcome, default: 0] += 1
