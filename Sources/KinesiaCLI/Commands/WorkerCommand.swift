@@ -75,7 +75,8 @@ public struct WorkerCommand: ParsableCommand {
     public var holeWaitMilliseconds = 500
     /// `--state`, `--no-journal`, `--fsync`, `--journal-max-bytes`, `--journal-max-age`,
     /// `--new-session`.
-    public var journal = JournalOptions(fsync: JournalOptions.workerSync)
+    public var journal = JournalOptions(
+        fsync: JournalOptions.workerSync, segmentBytes: JournalOptions.workerSegmentBytes)
 
     /// A command with every default.
     public init() {}

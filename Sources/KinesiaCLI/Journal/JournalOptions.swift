@@ -23,10 +23,21 @@ public struct JournalOptions: Hashable, Sendable {
     /// `--new-session`: start new streams even when the state directory holds streams to resume.
     public var newSession = false
 
-    /// Every default; `fsync` is the command's own (``workerSync`` for a worker).
-    public init(fsync: JournalPolicy.Sync = JournalPolicy.defaultSync) {
+    /// The size of a journal segment (`nil`: ``JournalPolicy``'s default, 16 MiB).
+    public var segmentBytes: Int?
+
+    /// Every default; `fsync` and `segmentBytes` are the command's own (``workerSync`` and
+    /// ``workerSegmentBytes`` for a worker).
+    public init(fsync: JournalPolicy.Sync = JournalPolicy.defaultSync, segmentBytes: Int? = nil) {
         self.fsync = fsync
+        self.segmentBytes = segmentBytes
     }
+
+    /// A worker's segment size: 1 MiB. A restarted worker reads and checks the last segment of
+    /// each of its streams before it publishes again (two per session: 256 for 64 cameras), so
+    /// its restart takes as long as those segments are large: 16 MiB segments, full after
+    /// about 40 minutes of snapshots, made an hour-long session's restart seconds long.
+    public static let workerSegmentBytes = 1 << 20
 
     /// A worker's `--fsync` default: 1000 ms. What a worker journals is derived from the poses
     /// (a rebuild regenerates the same events from the ingest's journal, synced every 200 ms),
@@ -36,7 +47,11 @@ public struct JournalOptions: Hashable, Sendable {
 
     /// The policy the options give.
     public var policy: JournalPolicy {
-        JournalPolicy(sync: fsync, maximumBytes: maximumBytes.value, maximumAge: maximumAge.value)
+        JournalPolicy(
+            sync: fsync,
+            // A small --journal-max-bytes still holds eight segments.
+            segmentBytes: segmentBytes.map { max(64 << 10, min($0, maximumBytes.value / 8)) },
+            maximumBytes: maximumBytes.value, maximumAge: maximumAge.value)
     }
 
     /// The state directory: `--state`, else one per bus in `$XDG_STATE_HOME/kinesia` (or
