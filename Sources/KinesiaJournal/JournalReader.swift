@@ -55,6 +55,8 @@ public final class JournalReader {
         var scannedTo = 0
         var hasHeader = true
         var countedDamage: Set<Int> = []
+        /// Whether it was scanned to its end as a segment that is not the last (done once).
+        var complete = false
         /// Whether its continuity with the next segment was checked (done once).
         var checkedContinuity = false
         /// The index in ``damageFound`` of a truncated end, to say what it lost.
@@ -103,13 +105,49 @@ public final class JournalReader {
             }
         }
         segments = kept
-        // Every segment but the last is complete: scanned once. The last is scanned on.
+        // Every segment but the last is complete: scanned once, and only when it matters: the
+        // first (where the stream starts), one that was the last (followed until a new one
+        // began), and the others when a read reaches them (``ensureScanned(_:)``). The last is
+        // scanned on at every refresh. So opening a long stream, or following it, costs what
+        // its ends hold, not all of it.
         for index in segments.indices {
-            try scan(index, isLast: index == segments.count - 1)
+            let isLast = index == segments.count - 1
+            if isLast || (!segments[index].complete && (index == 0 || segments[index].scannedTo > 0)) {
+                try scan(index, isLast: isLast)
+            }
+        }
+        // An empty last segment (one just begun): the stream ends in the one before.
+        var index = segments.count - 2
+        while index >= 0, segments[(index + 1)...].allSatisfy({ $0.records.isEmpty }) {
+            try ensureScanned(index)
+            index -= 1
         }
         checkContinuity()
-        firstSequence = segments.lazy.compactMap { $0.records.first?.sequence }.first
+        updateEnds()
+    }
+
+    /// ``firstSequence`` and ``lastSequence`` from what is scanned (a segment not scanned yet
+    /// starts at its name's sequence number).
+    private func updateEnds() {
+        firstSequence = nil
+        for segment in segments {
+            if let first = segment.records.first?.sequence {
+                firstSequence = first
+                break
+            }
+            if !segment.complete && segment.scannedTo == 0 {
+                firstSequence = segment.firstSequence
+                break
+            }
+        }
         lastSequence = segments.reversed().lazy.compactMap { $0.records.last?.sequence }.first
+    }
+
+    /// Scans segment `index` to its end when it is not the last and was not yet.
+    private func ensureScanned(_ index: Int) throws(JournalError) {
+        guard index < segments.count - 1, !segments[index].complete else { return }
+        try scan(index, isLast: false)
+        checkContinuity()
     }
 
     /// The records from sequence number `from` on (the first held at or after it), at most
@@ -128,6 +166,7 @@ public final class JournalReader {
         // The segment that may hold `from`: the last whose first sequence is not above it.
         var index = max(0, (segments.lastIndex { $0.firstSequence <= from }) ?? 0)
         while index < segments.count, result.count < limit {
+            try ensureScanned(index)
             let records = segments[index].records
             let start = Self.firstIndex(in: records, atOrAfter: from)
             if start < records.count {
@@ -215,6 +254,11 @@ public final class JournalReader {
             throw JournalError.from(error, path: path, call: "fstat")
         }
         let segment = segments[index]
+        if !isLast, segment.scannedTo > 0, size <= segment.scannedTo {
+            // Followed to its end while it was the last: nothing came after.
+            segments[index].complete = true
+            return
+        }
         guard size > segment.scannedTo || (segment.scannedTo == 0 && !isLast) else { return }
         let bytes: [UInt8]
         do {
@@ -244,13 +288,14 @@ public final class JournalReader {
                 if scan.tailIsTorn { segments[index].truncation = damageFound.count - 1 }
             }
             segments[index].scannedTo = max(size, 1)
+            segments[index].complete = true
         }
     }
 
     /// Between two segments, the second must start right after the first's last record (its
     /// name is the sequence number of its first record, as written): what is between is lost.
     private func checkContinuity() {
-        for index in segments.indices.dropLast() where !segments[index].checkedContinuity {
+        for index in segments.indices.dropLast() where segments[index].complete && !segments[index].checkedContinuity {
             segments[index].checkedContinuity = true
             let segment = segments[index]
             // A segment whose records are all damaged ends where it started.
