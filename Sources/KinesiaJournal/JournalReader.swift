@@ -295,7 +295,8 @@ public final class JournalReader {
     /// Between two segments, the second must start right after the first's last record (its
     /// name is the sequence number of its first record, as written): what is between is lost.
     private func checkContinuity() {
-        for index in segments.indices.dropLast() where segments[index].complete && !segments[index].checkedContinuity {
+        for index in segments.indices.dropLast()
+        where segments[index].complete && !segments[index].checkedContinuity {
             segments[index].checkedContinuity = true
             let segment = segments[index]
             // A segment whose records are all damaged ends where it started.

@@ -48,7 +48,8 @@ struct JournalReaderLazyScanTests {
             let target = files.count / 2
             let wanted = try #require(
                 UInt64(files[target].split(separator: "/").last!.prefix(20)))
-            for (index, file) in files.enumerated() where index != 0 && index != target && index < files.count - 1 {
+            for (index, file) in files.enumerated()
+            where index != 0 && index != target && index < files.count - 1 {
                 JournalFixtures.write(Array(repeating: 0x5A, count: 300), to: file)
             }
             let reader = try store.openReader(for: JournalFixtures.stream)
@@ -66,7 +67,8 @@ struct JournalReaderLazyScanTests {
         try JournalFixtures.journal(0..<25, in: store)
         // A new segment holding only its header, as a writer leaves it when it has just begun one.
         let directory = store.path(of: JournalFixtures.stream)
-        JournalFixtures.write(JournalRecord.segmentMagic, to: directory + "/" + SegmentName.name(firstSequence: 25))
+        JournalFixtures.write(
+            JournalRecord.segmentMagic, to: directory + "/" + SegmentName.name(firstSequence: 25))
         let reader = try store.openReader(for: JournalFixtures.stream)
         #expect(reader.firstSequence == 0)
         #expect(reader.lastSequence == 24)

@@ -42,7 +42,9 @@ struct JournalWriteBehindTests {
             let directFiles = JournalFixtures.segments(store)
             let behindFiles = JournalFixtures.segments(store, other)
             #expect(directFiles.count == behindFiles.count)
-            #expect(directFiles.map { $0.split(separator: "/").last! } == behindFiles.map { $0.split(separator: "/").last! })
+            #expect(
+                directFiles.map { $0.split(separator: "/").last! }
+                    == behindFiles.map { $0.split(separator: "/").last! })
             for (a, b) in zip(directFiles, behindFiles) {
                 #expect(JournalFixtures.bytes(a) == JournalFixtures.bytes(b))
             }

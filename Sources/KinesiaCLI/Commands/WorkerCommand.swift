@@ -183,6 +183,10 @@ public struct WorkerCommand: ParsableCommand {
         defer { replay?.server.close() }
         let poseReplay = PoseReplayClient(context: zmq, bus: bus)
         defer { poseReplay.close() }
+        // Where the poses were served in the last run: the rebuild asks there at once.
+        let hints = journal.map { ReplayEndpointHints(state: $0.stateDirectory) }
+        if let hints { poseReplay.remember(hints.load(), now: .zero) }
+        var hintsFailed = false
         var health = try BusProcess.healthPublisher(
             process: name, role: "worker", insecure: insecure, log: log)
         if let replay {
@@ -289,8 +293,15 @@ public struct WorkerCommand: ParsableCommand {
                 core.receiveMalformed(topic: topic, reason: reason, into: &actions)
             case .message(let message, _):
                 // Health reports: where the ingests serve their poses.
-                if case .health(let report) = message.body, let announcement = report.replay {
-                    poseReplay.announced(announcement, now: clock.now - origin)
+                if case .health(let report) = message.body, let announcement = report.replay,
+                    poseReplay.announced(announcement, now: clock.now - origin), let hints
+                {
+                    do {
+                        try hints.save(poseReplay.announcedEndpoints)
+                    } catch {
+                        if !hintsFailed { log.warning("\(error)") }
+                        hintsFailed = true
+                    }
                 }
                 return
             case .flatPose(let topic, let header, let pose, let result):

@@ -46,7 +46,9 @@ final class PoseReplayClient {
 
     private let context: ZMQContext
     private let asksForReplay: Bool
-    private var endpoints: [StreamID: (endpoint: String, at: Duration)] = [:]
+    /// Where each stream is served, since when, and whether a heartbeat said so (`false`: a
+    /// hint remembered from an earlier run, ``remember(_:now:)``).
+    private var endpoints: [StreamID: (endpoint: String, at: Duration, announced: Bool)] = [:]
     private var dealers: [String: ZMQSocket] = [:]
     private var pending: [String: Pending] = [:]
     private var nextID: UInt32 = 1
@@ -66,13 +68,54 @@ final class PoseReplayClient {
     var sockets: [ZMQSocket] { Array(dealers.values) }
 
     /// Learns where pose streams are served; sends the requests that waited for it.
-    func announced(_ announcement: ReplayAnnouncement, now: Duration) {
+    ///
+    /// - Returns: Whether a stream's endpoint is new or changed (worth remembering:
+    ///   ``announcedEndpoints``).
+    @discardableResult
+    func announced(_ announcement: ReplayAnnouncement, now: Duration) -> Bool {
+        var changed = false
         for info in announcement.streams where info.topic.kind == .pose {
-            endpoints[info.stream] = (announcement.endpoint, now)
+            let known = endpoints[info.stream]
+            if known?.endpoint != announcement.endpoint || known?.announced != true { changed = true }
+            endpoints[info.stream] = (announcement.endpoint, now, true)
         }
         for (camera, waiting) in pending where waiting.endpoint == nil {
             if endpoints[waiting.request.stream] != nil { send(camera: camera, waiting.request, now: now) }
         }
+        return changed
+    }
+
+    /// Where the streams announced so far are served (to remember for the next run).
+    var announcedEndpoints: [StreamID: String] {
+        endpoints.filter(\.value.announced).mapValues(\.endpoint)
+    }
+
+    /// Endpoints remembered from an earlier run (``ReplayEndpointHints``), asked at once for
+    /// their streams; one that does not answer within ``requestTimeout`` or does not hold the
+    /// stream is forgotten, and the request waits for an announcement as it would have.
+    func remember(_ hints: [StreamID: String], now: Duration) {
+        guard asksForReplay else { return }
+        for (stream, endpoint) in hints where endpoints[stream] == nil {
+            endpoints[stream] = (endpoint, now, false)
+        }
+    }
+
+    /// A hint that did not answer for `request` of `camera`: forgotten; the request waits for
+    /// the stream's announcement (from when it was first sent).
+    private func forgetHint(camera: String, _ waiting: Pending) -> Bool {
+        guard let endpoint = waiting.endpoint, let known = endpoints[waiting.request.stream],
+            !known.announced,
+            known.endpoint == endpoint
+        else { return false }
+        endpoints[waiting.request.stream] = nil
+        if !endpoints.values.contains(where: { $0.endpoint == endpoint }), let dealer = dealers[endpoint] {
+            dealer.close()
+            dealers[endpoint] = nil
+        }
+        var again = waiting
+        again.endpoint = nil
+        pending[camera] = again
+        return true
     }
 
     /// Sends (or, with no server known yet for the stream, keeps) `request` for `camera`; it
@@ -129,6 +172,8 @@ final class PoseReplayClient {
                     pending[camera] = nil
                     replies.append(.ended(camera: camera, stream: end.stream, last: end.last))
                 case .error(let failure):
+                    // A remembered endpoint that does not hold the stream: not an answer.
+                    if let waiting = pending[camera], forgetHint(camera: camera, waiting) { continue }
                     pending[camera] = nil
                     replies.append(
                         .failed(
@@ -146,6 +191,7 @@ final class PoseReplayClient {
                 pending[camera] = nil
                 replies.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
             } else if waiting.endpoint != nil, now - waiting.since >= requestTimeout {
+                if forgetHint(camera: camera, waiting) { continue }
                 pending[camera] = nil
                 replies.append(.timedOut(camera: camera))
             }
