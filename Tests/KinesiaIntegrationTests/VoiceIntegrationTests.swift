@@ -96,7 +96,7 @@ struct VoiceIntegrationTests {
         let expected = try Self.expectedTexts(events: events.map { ($0.event, $0.t) }, durations: durations)
         #expect(said.map(\.text) == expected, "\(voice.diagnostics)")
         // What a person hears for this simulation: every clean rep counted, the rejected ones
-        // explained, the first sight of the joints (the events of `kinesia analyze`).
+        // explained, the first sight of the joints greeted (the events of `kinesia analyze`).
         #expect(said.map(\.text) == Self.squatSeed3, "\(said.map(\.text))")
 
         // The espeak-ng command writes the same bytes for the same text (--engine command: a
@@ -117,7 +117,7 @@ struct VoiceIntegrationTests {
 
     /// The texts spoken for `sim:squat,seed=3`, left side, in English.
     static let squatSeed3 = [
-        "I can see you again", "1", "2", "3", "4", "Keep your trunk upright",
+        "I can see you", "1", "2", "3", "4", "Keep your trunk upright",
         "That one does not count. Keep your trunk upright",
     ]
 }

@@ -91,7 +91,7 @@ final class VoiceSpeaker: CueHandler {
     }
 
     func receive(_ snapshot: BusSnapshot) {
-        report(timeline.tick(snapshot.t, speak: speak))
+        report(timeline.tick(snapshot.t, session: snapshot.topic.session ?? "", speak: speak))
     }
 
     func senderRestarted(_ topic: Topic) -> Bool {
