@@ -19,7 +19,9 @@ public enum VoiceCueSubject: Hashable, Sendable {
     case formFault(FormFeedback)
     /// The required joints left the view (`{joints}` names the missing ones).
     case visibilityLost
-    /// The required joints are in view again.
+    /// The required joints are in view for the first time: the greeting (`"I can see you"`).
+    case visibilityGained
+    /// The required joints are in view again, after they left it.
     case visibilityRegained
     /// The most important placement problem of the new set.
     case setupIssue(SetupIssue)
@@ -31,7 +33,7 @@ public enum VoiceCueSubject: Hashable, Sendable {
     /// The rank of a cue: waiting cues are spoken setup first, then form, then progress.
     public var priority: VoiceCuePriority {
         switch self {
-        case .visibilityLost, .visibilityRegained, .setupIssue, .setupFixed: .setup
+        case .visibilityLost, .visibilityGained, .visibilityRegained, .setupIssue, .setupFixed: .setup
         case .formFault, .repRejected, .holdRejected: .form
         case .repCounted, .holdStarted, .holdCompleted, .baselineCompleted: .progress
         }
@@ -42,7 +44,7 @@ public enum VoiceCueSubject: Hashable, Sendable {
     /// `"4"` after `"3"`). `nil`: never replaced.
     var supersedingGroup: Int? {
         switch self {
-        case .visibilityLost, .visibilityRegained: 0
+        case .visibilityLost, .visibilityGained, .visibilityRegained: 0
         case .setupIssue, .setupFixed: 1
         case .repCounted, .holdCompleted: 2
         case .holdStarted: 3
@@ -99,6 +101,7 @@ extension VoiceCueSubject: CustomStringConvertible {
         case .holdRejected: "holdRejected"
         case .formFault(let fault): "formFault.\(fault.rawValue)"
         case .visibilityLost: "visibilityLost"
+        case .visibilityGained: "visibilityGained"
         case .visibilityRegained: "visibilityRegained"
         case .setupIssue(let issue): "setupIssue.\(issue.rawValue)"
         case .setupFixed: "setupFixed"

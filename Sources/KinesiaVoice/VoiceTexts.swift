@@ -1,11 +1,13 @@
 public import KinesiaMotion
 
 /// The texts of one language: one entry per cue, per ``FormFeedback``, per ``SetupIssue`` and
-/// per ``Joint``, read from a JSON file a therapist can edit (`docs/voice-texts.md`).
+/// per ``Joint``, the name of each side and the cues that name it, read from a JSON file a
+/// therapist can edit (`docs/voice-texts.md`).
 ///
 /// ```swift
 /// let texts = try VoiceTexts.builtIn(.spanish)
 /// texts.formFeedback[.keepTrunkUpright]  // "Mantén el tronco recto"
+/// texts.sidedCues[.repCounted]           // "{side}, {count}"
 /// ```
 ///
 /// Reading is strict: a missing entry, an unknown key (a typo) or a placeholder the entry
@@ -26,7 +28,9 @@ public struct VoiceTexts: Sendable, Hashable {
         case holdRejected
         /// Joints out of view: `{joints}` (their names, joined as a list).
         case visibilityLost
-        /// Back in view.
+        /// The required joints in view for the first time: the greeting.
+        case visibilityGained
+        /// Back in view after they left it.
         case visibilityRegained
         /// No placement problem any more.
         case setupFixed
@@ -40,12 +44,48 @@ public struct VoiceTexts: Sendable, Hashable {
             switch self {
             case .repCounted: ["count", "peak"]
             case .repRejected: ["fault", "peak"]
-            case .holdStarted, .visibilityRegained, .setupFixed, .unknownFault: []
+            case .holdStarted, .visibilityGained, .visibilityRegained, .setupFixed, .unknownFault: []
             case .holdCompleted: ["seconds", "count", "peak"]
             case .holdRejected: ["fault", "seconds"]
             case .visibilityLost: ["joints"]
             case .baselineCompleted: ["degrees"]
             }
+        }
+    }
+
+    /// The entries of `"sidedCues"`: the cues of one side, said instead of their ``Entry`` when a
+    /// voice follows more than one session (``VoiceCuePlanner/namesSides``). Each may use the
+    /// placeholders of its cue and `{side}` (the session's side, from ``VoiceTexts/sides``).
+    public enum SidedEntry: String, CaseIterable, Sendable, Hashable {
+        /// A clean rep of one side: `"{side}, {count}"`.
+        case repCounted
+        /// A rejected rep of one side: `{fault}`, `{peak}`, `{side}`.
+        case repRejected
+        /// A hold of one side started.
+        case holdStarted
+        /// A clean hold of one side: `{seconds}`, `{count}`, `{peak}`, `{side}`.
+        case holdCompleted
+        /// A hold of one side with poor form: `{fault}`, `{seconds}`, `{side}`.
+        case holdRejected
+        /// A live correction of one limb (``FormFeedback/concernsOneSide``): `{fault}` (its
+        /// text in `"formFeedback"`), `{side}`.
+        case formFault
+        /// The baseline of one side: `{degrees}`, `{side}`.
+        case baselineCompleted
+
+        /// The placeholders the entry may use.
+        public var placeholders: Set<String> {
+            let own: Set<String> =
+                switch self {
+                case .repCounted: Entry.repCounted.placeholders
+                case .repRejected: Entry.repRejected.placeholders
+                case .holdStarted: Entry.holdStarted.placeholders
+                case .holdCompleted: Entry.holdCompleted.placeholders
+                case .holdRejected: Entry.holdRejected.placeholders
+                case .formFault: ["fault"]
+                case .baselineCompleted: Entry.baselineCompleted.placeholders
+                }
+            return own.union(["side"])
         }
     }
 
@@ -65,6 +105,11 @@ public struct VoiceTexts: Sendable, Hashable {
     public var setupIssues: [SetupIssue: String]
     /// The spoken name of each joint.
     public var joints: [Joint: String]
+    /// The spoken name of each side, for `{side}`: the side of a session named `left` or
+    /// `right` (a session of another name is said by its name).
+    public var sides: [BodySide: String]
+    /// The cues of one side, with `{side}`.
+    public var sidedCues: [SidedEntry: String]
 
     /// The texts compiled into the binary for `language`.
     /// - Throws: ``VoiceTextsError`` (only if the built-in file is broken; a test reads them all).
@@ -98,7 +143,7 @@ public struct VoiceTexts: Sendable, Hashable {
         let root = try JSONFields(value, what: "the texts file")
         try root.rejectUnknownKeys(allowed: [
             "language", "espeakVoice", "listSeparator", "listLastSeparator", "cues", "formFeedback",
-            "setupIssues", "joints",
+            "setupIssues", "joints", "sides", "sidedCues",
         ])
         language = try root.string("language")
         espeakVoice = try root.string("espeakVoice")
@@ -112,6 +157,10 @@ public struct VoiceTexts: Sendable, Hashable {
             []
         }
         joints = try Self.table(root.object("joints"), Joint.allCases, key: \.rawValue) { _ in [] }
+        sides = try Self.table(root.object("sides"), BodySide.allCases, key: \.rawValue) { _ in [] }
+        sidedCues = try Self.table(root.object("sidedCues"), SidedEntry.allCases, key: \.rawValue) {
+            $0.placeholders
+        }
     }
 
     /// One object of texts: exactly one non-empty string per case, with known placeholders.

@@ -2,34 +2,67 @@ public import KinesiaMotion
 
 /// Runs a ``VoiceCuePlanner`` on the events' own time: each utterance occupies its length
 /// (the WAV's duration) in pose time, so what is said, and what is dropped as stale or
-/// repeated, depends only on the events and the texts, never on how fast they arrive. No I/O:
-/// the caller's `speak` closure synthesizes a cue and returns its length in seconds.
+/// repeated, depends only on the events and the texts, never on how fast they arrive or in
+/// which order the messages of different sessions interleave. No I/O: the caller's `speak`
+/// closure synthesizes a cue and returns its length in seconds.
 ///
-/// Decisions are taken once an instant is complete: the worker publishes all the events of a
-/// pose, then the snapshot of that pose, so a cue is chosen at time `t` when a later event or
-/// a snapshot at `t` or later arrives (``tick(_:speak:)``), never between two events of the
-/// same pose (a rep and a setup change of one pose are ranked together).
+/// Decisions are taken once an instant is complete for every session followed: each worker
+/// publishes all the events of a pose, then the snapshot of that pose, so a session has
+/// completed time `t` when its snapshot at `t` or later (``tick(_:session:speak:)``), or its
+/// event after `t`, has arrived. A cue is chosen at `t` only when every session heard from has
+/// completed `t`: a rep of the left side and a form fault of the right side at the same pose
+/// are ranked together, whichever worker's messages came first. A session more than
+/// ``maximumLag`` seconds behind the most advanced one (its worker stopped or restarted) is not
+/// waited for; its late events are taken when they come.
 ///
 /// ```swift
 /// var timeline = VoiceTimeline(planner: VoiceCuePlanner(texts: try .builtIn(.english)))
 /// let speak = { (cue: VoiceCue) -> Double in print(cue.text); return 1.2 }
 /// _ = timeline.receive(.formFault(.keepTrunkUpright), session: "left", at: 3.2, speak: speak)
-/// _ = timeline.tick(3.2, speak: speak)  // prints "Keep your trunk upright"; busy until 4.4
+/// _ = timeline.tick(3.2, session: "left", speak: speak)  // "Keep your trunk upright"; busy until 4.4
 /// ```
 public struct VoiceTimeline: Sendable {
+    /// An event received before its instant was complete for every session.
+    struct Pending: Sendable {
+        var event: MotionEvent
+        var session: String
+        var t: Double
+    }
+
+    /// How far one session's messages have come.
+    struct Progress: Sendable, Hashable {
+        /// The latest pose time.
+        var t: Double
+        /// Whether every event at ``t`` has arrived too (its snapshot did), not only the ones before.
+        var isComplete: Bool
+
+        /// Whether `other` is further on.
+        func isBefore(_ other: Progress) -> Bool {
+            t < other.t || (t == other.t && !isComplete && other.isComplete)
+        }
+    }
+
     /// The planner.
     public private(set) var planner: VoiceCuePlanner
     /// The time of the last decision (or event), in seconds.
     public private(set) var now: Double = -.infinity
     /// When the utterance being spoken ends (`nil`: silent).
     public private(set) var busyUntil: Double?
+    /// How far behind the most advanced session (in seconds of pose time) a session may be
+    /// and still be waited for.
+    public let maximumLag: Double
+    private var pending: [Pending] = []
+    private var progress: [String: Progress] = [:]
 
     /// A timeline with nothing said yet.
-    public init(planner: VoiceCuePlanner) {
+    /// - Parameter maximumLag: How long (in pose time) a session that fell behind is waited for.
+    public init(planner: VoiceCuePlanner, maximumLag: Double = 1) {
         self.planner = planner
+        self.maximumLag = max(0, maximumLag)
     }
 
-    /// An event at pose time `t`: first what happens before `t`, then the event's cues wait.
+    /// An event of `session` at pose time `t`: it waits until `t` is complete for every session
+    /// followed, then its cues are ranked with the others of that instant.
     /// - Parameter speak: Speaks a cue (synthesizes it, writes or plays it) and returns its
     ///   length in seconds.
     /// - Returns: What was spoken and dropped, in order.
@@ -37,18 +70,26 @@ public struct VoiceTimeline: Sendable {
     public mutating func receive<Failure: Error>(
         _ event: MotionEvent, session: String, at t: Double, speak: (VoiceCue) throws(Failure) -> Double
     ) throws(Failure) -> [VoiceCuePlanner.Action] {
-        var actions = try advance(to: t, including: false, speak: speak)
-        if t.isFinite { now = max(now, t) }
-        actions += planner.enqueue(event, session: session, at: now)
-        return actions
+        let at = t.isFinite ? t : (now.isFinite ? now : 0)
+        planner.heard(from: session)
+        advanceProgress(of: session, to: Progress(t: at, isComplete: false))
+        // In time order; at one instant by session, then in arrival order (a session's own
+        // events come in order): the same events give the same queue whatever the interleaving.
+        let index =
+            pending.firstIndex { $0.t > at || ($0.t == at && $0.session > session) } ?? pending.endIndex
+        pending.insert(Pending(event: event, session: session, t: at), at: index)
+        return try advance(to: horizon, speak: speak)
     }
 
-    /// Time has reached `t` and every event up to `t` has been received (a snapshot at `t`).
+    /// `session` has reached `t`: every one of its events up to `t` has been received (its
+    /// snapshot at `t`).
     /// - Throws: What `speak` throws.
-    public mutating func tick<Failure: Error>(_ t: Double, speak: (VoiceCue) throws(Failure) -> Double)
-        throws(Failure) -> [VoiceCuePlanner.Action]
-    {
-        try advance(to: t, including: true, speak: speak)
+    public mutating func tick<Failure: Error>(
+        _ t: Double, session: String, speak: (VoiceCue) throws(Failure) -> Double
+    ) throws(Failure) -> [VoiceCuePlanner.Action] {
+        planner.heard(from: session)
+        if t.isFinite { advanceProgress(of: session, to: Progress(t: t, isComplete: true)) }
+        return try advance(to: horizon, speak: speak)
     }
 
     /// The end of the stream: everything still waiting is decided (spoken or dropped).
@@ -56,7 +97,7 @@ public struct VoiceTimeline: Sendable {
     public mutating func finish<Failure: Error>(speak: (VoiceCue) throws(Failure) -> Double) throws(Failure)
         -> [VoiceCuePlanner.Action]
     {
-        try advance(to: .infinity, including: true, speak: speak)
+        try advance(to: Progress(t: .infinity, isComplete: true), speak: speak)
     }
 
     /// The session's sender restarted: its counts start again.
@@ -64,21 +105,53 @@ public struct VoiceTimeline: Sendable {
         planner.sessionRestarted(session)
     }
 
+    private mutating func advanceProgress(of session: String, to new: Progress) {
+        if let old = progress[session], !old.isBefore(new) { return }
+        progress[session] = new
+    }
+
+    /// The latest instant complete for every session that is not more than ``maximumLag``
+    /// behind the most advanced one.
+    var horizon: Progress {
+        guard let newest = progress.values.map(\.t).max() else {
+            return Progress(t: -.infinity, isComplete: false)
+        }
+        var horizon = Progress(t: .infinity, isComplete: true)
+        for session in progress.values where session.t >= newest - maximumLag && session.isBefore(horizon) {
+            horizon = session
+        }
+        return horizon
+    }
+
     private mutating func advance<Failure: Error>(
-        to limit: Double, including: Bool, speak: (VoiceCue) throws(Failure) -> Double
+        to limit: Progress, speak: (VoiceCue) throws(Failure) -> Double
     ) throws(Failure) -> [VoiceCuePlanner.Action] {
+        func isDecidable(_ t: Double) -> Bool { t < limit.t || (limit.isComplete && t == limit.t) }
         var actions: [VoiceCuePlanner.Action] = []
-        while now.isFinite {
+        while true {
+            // The next instant something happens: the utterance ends, an event's time comes, or
+            // (the voice free) now, for the cues that wait.
+            var next = Double.infinity
             if let end = busyUntil {
-                guard end < limit || (including && end <= limit) else { break }
+                next = end
+            } else if !planner.waiting.isEmpty {
+                next = now
+            }
+            if let first = pending.first { next = min(next, max(first.t, now)) }
+            guard next.isFinite, isDecidable(next) else { break }
+            now = max(now, next)
+            while let first = pending.first, first.t <= now {
+                pending.removeFirst()
+                actions += planner.enqueue(first.event, session: first.session, at: now)
+            }
+            if let end = busyUntil, end <= now {
                 planner.finishedSpeaking()
                 busyUntil = nil
-                now = max(now, end)
             }
-            guard now < limit || (including && now <= limit) else { break }
+            guard busyUntil == nil else { continue }
             let decided = planner.nextCue(at: now)
             actions += decided
-            guard case .speak(let cue) = decided.last else { break }
+            guard case .speak(let cue) = decided.last else { continue }
             busyUntil = now  // a failed speech takes no time, and the voice is free again
             let duration = try speak(cue)
             busyUntil = now + (duration.isFinite ? max(0, duration) : 0)

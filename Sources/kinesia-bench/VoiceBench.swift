@@ -57,7 +57,7 @@ enum VoiceBench {
                             chosen = cue
                             return 1
                         }
-                        _ = timeline.tick(t) { cue in
+                        _ = timeline.tick(t, session: "left") { cue in
                             chosen = cue
                             return 1
                         }

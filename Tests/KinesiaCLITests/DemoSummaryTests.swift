@@ -62,7 +62,7 @@ struct DemoSummaryTests {
     }
 
     @Test func theTopologyRunsTheAnalyticsWorkerTheRecorderAndTheVoiceBeforeTheIngest() throws {
-        var demo = try DemoCommand.parse(["--seed", "3", "--exercise", "squat"])
+        var demo = try DemoCommand.parse(["--seed", "3", "--exercise", "squat", "--language", "pt-BR"])
         let output = DemoOutput(directory: "/home/ana/out")
         var topology = demo.topology(bus: "/tmp/bus", output: output)
         try topology.validate()
@@ -78,7 +78,11 @@ struct DemoSummaryTests {
                     "/tmp/bus/state/worker-analytics",
                 ])
         #expect(commands["record"] == ["record", "--db", "/home/ana/out/record.sqlite", "--camera", "cam0"])
-        #expect(commands["voice"] == ["voice", "--camera", "cam0", "--output", "/home/ana/out/voice"])
+        // Both sides followed, so each is named; the espeak-ng command's own WAV files.
+        let voice = [
+            "voice", "--camera", "cam0", "--session", "left", "--session", "right", "--language", "pt-BR",
+        ]
+        #expect(commands["voice"] == voice + ["--engine", "command", "--output", "/home/ana/out/voice"])
         #expect(commands["ingest-cam0"]?.contains("sim:squat,side=both,seed=3") == true)
         #expect(commands["ingest-cam0"]?.suffix(2) == ["--state", "/tmp/bus/state/ingest-cam0"])
         #expect(commands["worker-left"]?.suffix(2) == ["--state", "/tmp/bus/state/worker-left"])
@@ -89,8 +93,7 @@ struct DemoSummaryTests {
 
         demo.speak = true
         topology = demo.topology(bus: "/tmp/bus", output: output)
-        #expect(
-            topology.processes.first { $0.name == "voice-aloud" }?.command == ["voice", "--camera", "cam0"])
+        #expect(topology.processes.first { $0.name == "voice-aloud" }?.command == voice)
     }
 
     static func summary(_ side: BodySide, reps: Int, clean: Int, slope: Double?, baseline: Double?)

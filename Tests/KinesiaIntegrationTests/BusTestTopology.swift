@@ -25,15 +25,16 @@ final class Topology: @unchecked Sendable {
     }
 
     /// Starts `kinesia <arguments> --bus <bus>` (without `--bus` when `addingBus` is false),
-    /// through `launcher` when given (another host: ``NamespaceNetwork/launcher(for:)``).
+    /// through `launcher` when given (another host: ``NamespaceNetwork/launcher(for:)``), with
+    /// `environment` added to the test's.
     @discardableResult
     func start(
         _ name: String, _ arguments: [String], standardInput: String = "/dev/null", addingBus: Bool = true,
-        launcher: [String] = []
+        launcher: [String] = [], environment: [String: String] = [:]
     ) throws -> KinesiaProcess {
         let process = try KinesiaProcess(
             name, arguments + (addingBus ? ["--bus", bus] + security(arguments.first ?? "") : []),
-            directory: directory, standardInput: standardInput, launcher: launcher)
+            directory: directory, standardInput: standardInput, launcher: launcher, environment: environment)
         processes.withLock { $0.append(process) }
         return process
     }

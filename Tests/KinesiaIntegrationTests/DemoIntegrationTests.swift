@@ -2,8 +2,10 @@ import Foundation
 import Glibc
 import KinesiaAnalytics
 import KinesiaMotion
+import KinesiaSpeech
 import KinesiaStore
 import KinesiaTestSupport
+import KinesiaVoice
 import Testing
 
 /// `kinesia demo` as a newcomer runs it: real broker, ingest, worker, record and voice processes,
@@ -36,13 +38,38 @@ struct DemoIntegrationTests {
     /// The leading number of a summary value (`4   peaks 132.4, ...`).
     func leadingNumber(_ text: String?) -> Int? { text.flatMap { Int($0.prefix { $0.isNumber }) } }
 
-    @Test(.timeLimit(.minutes(3)))
-    func aShortDemoSummarisesRecordsReportsAndSpeaksAndLeavesNoProcessBehind() async throws {
+    /// What a patient hears in the first 21.5 s of the default demo, in each language: the
+    /// greeting, each side's counts with its side, the left side's correction of the trunk (no
+    /// side: the trunk is both sides') and its rejected rep, named. 21.5 s stops between that
+    /// rejected rep (18.9 s of pose time) and the right side's third clean one (22.7 s), with
+    /// 2.5 s for the ingest to start.
+    static let heard: [VoiceLanguage: [String]] = [
+        .english: [
+            "I can see you", "Left, 1", "Right, 1", "Left, 2", "Right, 2", "Keep your trunk upright",
+            "Left side: that one does not count. Keep your trunk upright",
+        ],
+        .brazilianPortuguese: [
+            "Estou te vendo", "Esquerda, 1", "Direita, 1", "Esquerda, 2", "Direita, 2",
+            "Mantenha o tronco reto",
+            "Esquerda: essa não conta. Mantenha o tronco reto",
+        ],
+        .spanish: [
+            "Ya te veo", "Izquierda, 1", "Derecha, 1", "Izquierda, 2", "Derecha, 2", "Mantén el tronco recto",
+            "Izquierda: esa no cuenta. Mantén el tronco recto",
+        ],
+    ]
+
+    @Test(.timeLimit(.minutes(3)), arguments: VoiceLanguage.allCases)
+    func aShortDemoSummarisesRecordsReportsAndSpeaksAndLeavesNoProcessBehind(_ language: VoiceLanguage)
+        async throws
+    {
         let directory = try ConsumerTestPaths.temporaryDirectory().path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let out = directory + "/out"
         let demo = try KinesiaProcess(
-            "demo", ["demo", "--seconds", "10", "--out", out], directory: directory, logLevel: "warning")
+            "demo", ["demo", "--seconds", "21.5", "--language", language.code, "--out", out],
+            directory: directory,
+            logLevel: "warning")
         let status = await demo.waitForExit(timeout: .seconds(90))
         let output = demo.output
         #expect(status == 0, "demo failed:\n\(output)\n\(demo.errorText)")
@@ -109,18 +136,57 @@ struct DemoIntegrationTests {
         #expect(output.contains("trend "), "\(output)")
         #expect(block("cam0/analytics", in: output).isEmpty, "the analytics session is not a rep counter")
 
-        // Voice: every utterance has its WAV; every clean rep count spoken is one of the reps.
-        #expect(!utterances.isEmpty)
+        // Voice: what the patient hears, WAV after WAV, is the cues of the recorded events of both
+        // sides (each utterance as long as its WAV), each side named; every clean rep count
+        // spoken is one of the reps; every WAV is espeak-ng's own for its text.
+        #expect(utterances.map(\.text) == Self.heard[language], "\(utterances.map(\.text))")
+        var durations: [Double] = []
         for utterance in utterances {
-            let wav = try Data(contentsOf: URL(fileURLWithPath: out + "/voice/" + utterance.file))
-            #expect(wav.count > 44 && wav.prefix(4) == Data("RIFF".utf8), "\(utterance.file)")
+            let wav = try Array(Data(contentsOf: URL(fileURLWithPath: out + "/voice/" + utterance.file)))
+            durations.append(try WAVAudio(parsing: wav).duration)
             #expect(output.contains("\"\(utterance.text)\""), "\(utterance.text) not in the summary")
         }
+        var timeline = VoiceTimeline(
+            planner: VoiceCuePlanner(texts: try .builtIn(language), following: .sessions(["left", "right"])))
+        var expected: [String] = []
+        let speak = { (cue: VoiceCue) -> Double in
+            expected.append(cue.text)
+            return expected.count <= durations.count ? durations[expected.count - 1] : 1
+        }
+        // Both sides' events in pose-time order, as two live workers send them.
+        var recorded: [(session: String, event: MotionEvent, t: Double)] = []
+        for side in ["left", "right"] {
+            for line in try store.eventLines(camera: "cam0", session: side) {
+                let event = try MotionJSON.decodeEvent(line)
+                recorded.append((side, event.event, event.t))
+            }
+        }
+        let ordered = recorded.enumerated().sorted { ($0.element.t, $0.offset) < ($1.element.t, $1.offset) }
+        for (session, event, t) in ordered.map(\.element) {
+            _ = timeline.receive(event, session: session, at: t, speak: speak)
+        }
+        _ = timeline.finish(speak: speak)
+        #expect(utterances.map(\.text) == expected)
         let counts = utterances.filter { $0.cue == "repCounted" }
         #expect(!counts.isEmpty, "no rep counted aloud: \(utterances)")
         for count in counts {
-            let number = try #require(Int(count.text), "\(count.text)")
+            let number = try #require(Int(count.text.split(separator: " ").last ?? ""), "\(count.text)")
             #expect((1...(cleanReps[count.session] ?? 0)).contains(number), "\(count)")
+        }
+        let espeakVoice = try VoiceTexts.builtIn(language).espeakVoice
+        for utterance in utterances {
+            let reference = directory + "/reference.wav"
+            let text = directory + "/reference.txt"
+            try Data(utterance.text.utf8).write(to: URL(fileURLWithPath: text))
+            let espeak = try TestProcess(
+                executable: "/usr/bin/espeak-ng", arguments: ["-v", espeakVoice, "-w", reference],
+                environment: [:], standardInput: text)
+            #expect(await espeak.waitForExit(timeout: .seconds(30)) == 0)
+            let theirs = try Data(contentsOf: URL(fileURLWithPath: reference))
+            let ours = try Data(contentsOf: URL(fileURLWithPath: out + "/voice/" + utterance.file))
+            #expect(
+                ours == theirs,
+                "\(utterance.file) (\(utterance.text)) differs from espeak-ng -v \(espeakVoice) -w")
         }
         #expect(output.contains("Kept in \(out):"))
         #expect(output.contains("open file://\(out)/report.html"))

@@ -96,7 +96,7 @@ struct VoiceIntegrationTests {
         let expected = try Self.expectedTexts(events: events.map { ($0.event, $0.t) }, durations: durations)
         #expect(said.map(\.text) == expected, "\(voice.diagnostics)")
         // What a person hears for this simulation: every clean rep counted, the rejected ones
-        // explained, the first sight of the joints (the events of `kinesia analyze`).
+        // explained, the first sight of the joints greeted (the events of `kinesia analyze`).
         #expect(said.map(\.text) == Self.squatSeed3, "\(said.map(\.text))")
 
         // The espeak-ng command writes the same bytes for the same text (--engine command: a
@@ -115,9 +115,112 @@ struct VoiceIntegrationTests {
         }
     }
 
+    /// A patient's voice (pt-BR, the whole camera) and a therapist's (en, both sessions named)
+    /// on one sound output: a stand-in `paplay` logs when each file starts and ends, and no two
+    /// utterances ever overlap, while both voices have their turns. Two more voices write to
+    /// one `--output DIR`: every number is taken once, every line has its file.
+    @Test(.timeLimit(.minutes(3)))
+    func twoVoicesOnOneSoundOutputTakeTurnsAndNeverTalkOverEachOther() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let bin = topology.directory + "/bin"
+        let played = topology.directory + "/played.log"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let player = """
+            #!/bin/sh
+            echo "start $(date +%s.%N) $1" >> \(played)
+            sleep 0.3
+            echo "end $(date +%s.%N) $1" >> \(played)
+
+            """
+        try Data(player.utf8).write(to: URL(fileURLWithPath: bin + "/paplay"))
+        chmod(bin + "/paplay", 0o755)
+        let sound = [
+            "PULSE_SERVER": "unix:" + topology.directory + "/no-pulse",
+            "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            "XDG_RUNTIME_DIR": topology.directory,
+        ]
+        let shared = topology.directory + "/shared"
+        let voices = [
+            try topology.start(
+                "voice-patient", ["voice", "--camera", "cam0", "--language", "pt-BR"], environment: sound),
+            try topology.start(
+                "voice-therapist",
+                ["voice", "--camera", "cam0", "--session", "left", "--session", "right", "--language", "en"],
+                environment: sound),
+            try topology.start(
+                "voice-file-en", ["voice", "--camera", "cam0", "--language", "en", "--output", shared]),
+            try topology.start(
+                "voice-file-es", ["voice", "--camera", "cam0", "--language", "es", "--output", shared]),
+        ]
+        for voice in voices {
+            #expect(await voice.waitForError(containing: "connected"), "\(voice.diagnostics)")
+        }
+        #expect(voices[0].errorText.contains("playing with paplay"), "\(voices[0].diagnostics)")
+        _ = try await topology.startWorker(
+            "worker",
+            [
+                "--camera", "cam0", "--session", "left=shoulderAbduction:left", "--session",
+                "right=shoulderAbduction:right",
+            ])
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction,side=both,seed=7", "--pace",
+                "max",
+            ])
+        #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
+        // Every cue was decided at once (pace max); the voices play them in turns, the others'
+        // waiting, for a few seconds.
+        try await Task.sleep(for: .seconds(8))
+        for voice in voices {
+            voice.signal(SIGTERM)
+            #expect(await voice.waitForExit(timeout: .seconds(30)) == 0, "\(voice.diagnostics)")
+        }
+
+        // Each utterance's start and end, as the player saw them: one at a time.
+        var intervals: [(file: String, start: Double, end: Double)] = []
+        for line in TestProcess.readFile(played).split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 3, let time = Double(fields[1]) else { continue }
+            if fields[0] == "start" {
+                intervals.append((fields[2], time, .infinity))
+            } else if let index = intervals.lastIndex(where: { $0.file == fields[2] }) {
+                intervals[index].end = time
+            }
+        }
+        intervals.sort { $0.start < $1.start }
+        #expect(intervals.allSatisfy { $0.end.isFinite }, "\(intervals)")
+        for (earlier, later) in zip(intervals, intervals.dropFirst()) {
+            #expect(later.start >= earlier.end, "\(later.file) started while \(earlier.file) played")
+        }
+        // Both voices had turns, and alternated at least once.
+        let owners = intervals.map { interval in
+            voices.prefix(2).firstIndex { interval.file.contains("kinesia-voice-\($0.pid)/") } ?? -1
+        }
+        #expect(!owners.contains(-1), "\(intervals.map(\.file))")
+        #expect(Set(owners) == [0, 1], "\(intervals.map(\.file))")
+        #expect(zip(owners, owners.dropFirst()).contains { $0 != $1 })
+        // The therapist's cues name the side; the patient's (the whole camera) too, once both
+        // workers' sessions were heard from.
+        #expect(voices[1].errorText.contains("saying \"Left, 1\""), "\(voices[1].diagnostics)")
+        #expect(voices[0].errorText.contains("saying \"Estou te vendo\""), "\(voices[0].diagnostics)")
+
+        // One directory, two voices: numbers taken once, in order, each line with its file.
+        let lines = try Self.utterances(in: shared)
+        let wavFiles = try FileManager.default.contentsOfDirectory(atPath: shared).filter {
+            $0.hasSuffix(".wav")
+        }.sorted()
+        #expect(lines.count > 10)
+        #expect(lines.map(\.file) == wavFiles, "\(lines.map(\.file))")
+        #expect(wavFiles == (1...wavFiles.count).map { String(format: "%04d.wav", $0) })
+        #expect(lines.contains { $0.text == "I can see you" } && lines.contains { $0.text == "Ya te veo" })
+    }
+
     /// The texts spoken for `sim:squat,seed=3`, left side, in English.
     static let squatSeed3 = [
-        "I can see you again", "1", "2", "3", "4", "Keep your trunk upright",
+        "I can see you", "1", "2", "3", "4", "Keep your trunk upright",
         "That one does not count. Keep your trunk upright",
     ]
 }

@@ -30,7 +30,7 @@ package final class KinesiaProcess: Sendable {
     ///   ``TestProcess/SpawnError``.
     package init(
         _ name: String, _ arguments: [String], directory: String, standardInput: String = "/dev/null",
-        logLevel: String = "info", launcher: [String] = []
+        logLevel: String = "info", launcher: [String] = [], environment extra: [String: String] = [:]
     ) throws {
         self.name = name
         self.arguments = arguments
@@ -44,6 +44,7 @@ package final class KinesiaProcess: Sendable {
         // Journals and stream identities (the default state directory) stay in the test's
         // directory: shared by the processes of one test, gone with it.
         environment["XDG_STATE_HOME"] = directory + "/state"
+        environment.merge(extra) { _, new in new }
         let kinesia = try PackagePaths.kinesia()
         process = try TestProcess(
             executable: launcher.first ?? kinesia,

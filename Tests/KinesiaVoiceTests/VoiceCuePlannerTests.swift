@@ -86,12 +86,12 @@ struct VoiceCuePlannerTests {
 
     /// Both sides exercising: each side's counts are said, never taken for the other's repeats.
     @Test func eachSessionsCountsAreSaidEvenWhenTheOtherSideJustSaidTheSame() {
-        var planner = VoiceCuePlanner(texts: english)
+        var planner = VoiceCuePlanner(texts: english, following: .sessions(["left", "right"]))
         _ = planner.enqueue(clean(end: 2), session: "left", at: 2)
-        #expect(spoken(planner.nextCue(at: 2)) == ["1"])
+        #expect(spoken(planner.nextCue(at: 2)) == ["Left, 1"])
         planner.finishedSpeaking()
         _ = planner.enqueue(clean(end: 3), session: "right", at: 3)
-        #expect(spoken(planner.nextCue(at: 3)) == ["1"])
+        #expect(spoken(planner.nextCue(at: 3)) == ["Right, 1"])
         planner.finishedSpeaking()
         // The same session's count is still a repeat within the window (a replayed event).
         #expect(
@@ -174,13 +174,13 @@ struct VoiceTimelineTests {
         // Same pose: a setup change; ranked before the count.
         log += timeline.receive(.setupChanged([.tooFar]), session: "l", at: 2, speak: speak)
         #expect(said.isEmpty)
-        log += timeline.tick(2, speak: speak)
+        log += timeline.tick(2, session: "l", speak: speak)
         #expect(said.map(\.0) == ["Come closer to the camera"])
         #expect(timeline.busyUntil == 3)
         // At 2.5 the voice is busy; at 3.5 the count (1.5 s old) is said.
-        log += timeline.tick(2.5, speak: speak)
+        log += timeline.tick(2.5, session: "l", speak: speak)
         #expect(said.count == 1)
-        log += timeline.tick(3.5, speak: speak)
+        log += timeline.tick(3.5, session: "l", speak: speak)
         #expect(said.map(\.0) == ["Come closer to the camera", "1"])
         #expect(timeline.busyUntil == 4)
     }
@@ -204,7 +204,7 @@ struct VoiceTimelineTests {
             var pending = ticks
             for (t, event) in events {
                 while let tick = pending.first, tick < t {
-                    _ = timeline.tick(tick, speak: speak)
+                    _ = timeline.tick(tick, session: "l", speak: speak)
                     pending.removeFirst()
                 }
                 _ = timeline.receive(event, session: "l", at: t, speak: speak)

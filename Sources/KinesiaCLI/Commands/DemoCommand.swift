@@ -6,6 +6,7 @@ public import KinesiaMotion
 import KinesiaReport
 import KinesiaStore
 import KinesiaSystem
+public import KinesiaVoice
 import KinesiaWire
 import Synchronization
 
@@ -15,7 +16,9 @@ import Synchronization
 /// executable and under the ``Supervisor`` of `kinesia up`: a broker; a left, a right and an
 /// analytics worker (`--session left=EXERCISE:left`, `right=EXERCISE:right`,
 /// `analytics=EXERCISE:analytics`, one process each); the consumers `kinesia record --db` and
-/// `kinesia voice --output` (and, with `--speak`, a second voice that plays the cues aloud); and
+/// `kinesia voice --output` following both sides in `--language` (the `espeak-ng` command's
+/// own WAV files, the side named in each cue of one side; with `--speak`, a second voice that
+/// plays the same cues aloud); and
 /// an ingest of the built-in simulator (`sim:EXERCISE,side=both,seed=N`, at the recording's
 /// pace, looping). It shows the live view of `kinesia watch` in the foreground for `--seconds`
 /// (counted from the moment the ingest starts), then stops everything gracefully (intake first,
@@ -39,7 +42,8 @@ public struct DemoCommand: ParsableCommand {
         summary: "Run a broker, an ingest, workers and consumers with the live view, then summarise.",
         discussion: """
             Starts, in a temporary bus directory, a broker, a left, a right and an analytics \
-            worker, kinesia record and kinesia voice (writing WAV files), and an ingest of a \
+            worker, kinesia record and kinesia voice (writing WAV files in --language, each side \
+            named: "Left, 2"), and an ingest of a \
             simulated exercise (repeatable: seeded); shows the live view for --seconds, stops \
             everything, writes the HTML report and prints each session's reps, faults, best value \
             and events, the analytics (fatigue trend, symmetry), the texts spoken and where the \
@@ -61,6 +65,7 @@ public struct DemoCommand: ParsableCommand {
             .option(
                 "seed", \.seed, valueName: "n",
                 help: "The simulator's seed (the same seed gives the same reps)."),
+            .option("language", \.language, valueName: "code", help: "The language of the voice cues."),
             .option(
                 "out", \.output, valueName: "dir",
                 help: "Where to keep the database, report and WAV files (default ./kinesia-demo-<time>)."),
@@ -81,6 +86,8 @@ public struct DemoCommand: ParsableCommand {
     public var exercise = Exercise.named("shoulderAbduction")!
     /// `--seed`.
     public var seed = 7
+    /// `--language`.
+    public var language = VoiceLanguage.english
     /// `--out`: `nil` for `./kinesia-demo-YYYYMMDD-HHMMSS`.
     public var output: String?
     /// `--speak`.
@@ -134,15 +141,19 @@ public struct DemoCommand: ParsableCommand {
             ProcessSpec(
                 name: "record", command: ["record", "--db", output.database, "--camera", camera],
                 role: .consumer, environment: logLevel))
+        // Both sides, named: the voice follows both sessions from the first cue. The files are
+        // the espeak-ng command's own (--engine command: the same text, the same bytes).
+        let voice = [
+            "voice", "--camera", camera, "--session", "left", "--session", "right", "--language",
+            language.code,
+        ]
         processes.append(
             ProcessSpec(
-                name: "voice", command: ["voice", "--camera", camera, "--output", output.voice],
+                name: "voice", command: voice + ["--engine", "command", "--output", output.voice],
                 role: .consumer, environment: logLevel))
         if speak {
             processes.append(
-                ProcessSpec(
-                    name: "voice-aloud", command: ["voice", "--camera", camera], role: .consumer,
-                    environment: logLevel))
+                ProcessSpec(name: "voice-aloud", command: voice, role: .consumer, environment: logLevel))
         }
         processes.append(
             ProcessSpec(

@@ -53,10 +53,9 @@ struct CueConsumer {
         }
     }
 
-    /// What the target names in the log: `camera cam0`, `session cam0/left`.
-    var what: String {
-        target.session.map { "session \(target.camera)/\($0)" } ?? "camera \(target.camera)"
-    }
+    /// What the target names in the log: `camera cam0`, `session cam0/left`, `sessions
+    /// cam0/left and cam0/right`.
+    var what: String { target.description }
 
     /// Runs until SIGINT or SIGTERM.
     /// - Parameter makeHandler: Makes the handler on the bus thread (a failure ends the command).
@@ -164,8 +163,8 @@ struct CueConsumer {
 struct CueConsumerOptions: Hashable, Sendable {
     /// `--camera`.
     var camera = ""
-    /// `--session`.
-    var session: String?
+    /// `--session`, repeated.
+    var sessions: [String] = []
     /// `--bus`.
     var bus: String?
     /// `--name`.
@@ -174,7 +173,7 @@ struct CueConsumerOptions: Hashable, Sendable {
     var security = BusSecurityOptions()
 
     /// What is followed.
-    var target: CueTarget { CueTarget(camera: camera, session: session) }
+    var target: CueTarget { CueTarget(camera: camera, sessions: sessions) }
 
     /// `--camera` and `--session`.
     /// - Parameter done: What the consumer does with the events (`spoken`, `played`).
@@ -188,8 +187,9 @@ struct CueConsumerOptions: Hashable, Sendable {
                 "camera", keyPath.appending(path: \.camera), valueName: "id",
                 help: "The camera whose events are \(done)."),
             .option(
-                "session", keyPath.appending(path: \.session), valueName: "name",
-                help: "Only this session's events (default: every session of the camera)."),
+                "session", keyPath.appending(path: \.sessions), valueName: "name",
+                help: "Only this session's events; repeat for several (default: every session of the camera)."
+            ),
         ]
     }
 

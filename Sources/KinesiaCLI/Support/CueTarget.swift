@@ -1,38 +1,59 @@
 import KinesiaWire
 
 /// What a cue consumer (`kinesia voice`, `kinesia haptic`) follows: every session of one
-/// camera, or one session of it.
+/// camera, or the sessions named.
 struct CueTarget {
     /// `--camera`.
     var camera: String
-    /// `--session`, or `nil` for every session of the camera.
-    var session: String?
+    /// `--session`, repeated: the sessions followed, in the order given and each once; empty for
+    /// every session of the camera.
+    var sessions: [String]
 
-    /// Checks both names with the bus's name rule.
+    /// A target; `sessions` given twice are followed once.
+    init(camera: String, sessions: [String] = []) {
+        self.camera = camera
+        var seen = Set<String>()
+        self.sessions = sessions.filter { seen.insert($0).inserted }
+    }
+
+    /// Checks every name with the bus's name rule.
     /// - Throws: ``CLIError/usage(_:)`` naming the bad value.
     func validate() throws(CLIError) {
         guard !camera.isEmpty else { throw CLIError.usage("--camera is required") }
         guard Topic.isValidName(camera) else {
             throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
         }
-        if let session, !Topic.isValidName(session) {
+        for session in sessions where !Topic.isValidName(session) {
             throw CLIError.usage(Topic.invalidNameMessage(session, role: "session"))
         }
     }
 
-    /// The subscriptions: the events and snapshots of the camera, or of the session, and the
+    /// What is followed, for the log: `camera cam0`, `session cam0/left`, `sessions cam0/left
+    /// and cam0/right`.
+    var description: String {
+        let names = sessions.map { "\(camera)/\($0)" }
+        switch names.count {
+        case 0: return "camera \(camera)"
+        case 1: return "session \(names[0])"
+        default:
+            return "sessions " + names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1]
+        }
+    }
+
+    /// The subscriptions: the events and snapshots of the camera, or of each session, and the
     /// health reports (the first one tells that the subscription is in place).
     /// - Throws: ``CLIError/usage(_:)`` when a name cannot make a topic.
     func topics() throws(CLIError) -> [TopicPrefix] {
         do {
-            guard let session else {
+            guard !sessions.isEmpty else {
                 return [try .events(camera: camera), try .snapshots(camera: camera), .kind(.health)]
             }
-            return [
-                .kind(.health),
-                .topic(try Topic.event(camera: camera, session: session)),
-                .topic(try Topic.snapshot(camera: camera, session: session)),
-            ]
+            var topics: [TopicPrefix] = [.kind(.health)]
+            for session in sessions {
+                topics.append(.topic(try Topic.event(camera: camera, session: session)))
+                topics.append(.topic(try Topic.snapshot(camera: camera, session: session)))
+            }
+            return topics
         } catch {
             throw CLIError.usage(error.description)
         }

@@ -17,6 +17,10 @@ struct AudioPlayer: Sendable {
     var arguments: [String]
     /// The environment it runs with.
     var environment: [String: String]
+    /// What identifies the sound output it plays on (`paplay:/run/user/1000/pulse/native#`,
+    /// with the sink after `#` when `$PULSE_SINK` or `$PIPEWIRE_NODE` names one): voices on
+    /// the same output take turns (``OutputTurn``), voices on two outputs (two earpieces) do not.
+    var output: String
 
     /// Why this machine cannot play sound, and what to do about it.
     struct Unavailable: Error, Hashable, Sendable {
@@ -40,13 +44,24 @@ struct AudioPlayer: Sendable {
         let alsa = ((try? files.contentsOfDirectory(atPath: soundDevices)) ?? []).contains {
             $0.hasPrefix("pcmC")
         }
-        let candidates: [(Bool, String, [String])] = [
-            (pulse, "paplay", []), (pipewire, "pw-play", []), (alsa, "aplay", ["-q"]),
+        let candidates: [(Bool, String, [String], String)] = [
+            (
+                pulse, "paplay", [],
+                (environment["PULSE_SERVER"] ?? runtime + "/pulse/native") + "#"
+                    + (environment["PULSE_SINK"] ?? "")
+            ),
+            (
+                pipewire, "pw-play", [],
+                (environment["PIPEWIRE_REMOTE"] ?? runtime + "/pipewire-0") + "#"
+                    + (environment["PIPEWIRE_NODE"] ?? "")
+            ),
+            (alsa, "aplay", ["-q"], soundDevices + "#" + (environment["ALSA_CARD"] ?? "")),
         ]
-        for (available, name, arguments) in candidates where available {
+        for (available, name, arguments, output) in candidates where available {
             if let path = which(name, environment: environment) {
                 return AudioPlayer(
-                    name: name, executable: path, arguments: arguments, environment: environment)
+                    name: name, executable: path, arguments: arguments, environment: environment,
+                    output: name + ":" + output)
             }
         }
         guard pulse || pipewire || alsa else {
@@ -96,40 +111,76 @@ struct AudioPlayer: Sendable {
 
 /// Plays WAV files one after the other on a serial queue of its own, so that receiving events
 /// never waits for the sound: the voice never talks over itself, and the bus is read on time.
-/// A file the player fails on is counted (``failures``) and told to `failed`; the next one is
-/// played all the same.
+/// With an ``OutputTurn``, each file is played in a turn of the sound output, so that another
+/// voice on the same output never talks over it either; a file whose turn has not come by its
+/// deadline (the other voice held the output past the cue's age) is not played and is counted
+/// (``late``). A file the player fails on is counted (``failures``) and told to `failed`; the
+/// next one is played all the same.
 final class SerialAudioOutput: Sendable {
     private let player: AudioPlayer
+    private let turn: OutputTurn?
     private let queue = DispatchQueue(label: "kinesia.voice.player")
     private let failureCount = Mutex(0)
+    private let lateCount = Mutex(0)
     private let failed: @Sendable (CLIError) -> Void
     private let directory: String
 
     /// - Parameters:
+    ///   - turn: The turns of the sound output shared with other voices (`nil`: none).
     ///   - directory: Where the WAV files wait until played (removed after).
     ///   - failed: Told each failure of the player, on the player's queue.
-    init(player: AudioPlayer, directory: String, failed: @escaping @Sendable (CLIError) -> Void) {
+    init(
+        player: AudioPlayer, turn: OutputTurn?, directory: String,
+        failed: @escaping @Sendable (CLIError) -> Void
+    ) {
         self.player = player
+        self.turn = turn
         self.directory = directory
         self.failed = failed
     }
 
     /// How many files the player failed on.
     var failures: Int { failureCount.withLock { $0 } }
+    /// How many files were not played because their turn came after their deadline.
+    var late: Int { lateCount.withLock { $0 } }
 
     /// Queues `bytes` (a WAV file) to be played after what is queued.
-    /// - Parameter started: Called on the player's queue just before the player starts.
-    func enqueue(_ bytes: [UInt8], number: Int, started: @escaping @Sendable () -> Void) throws {
+    /// - Parameters:
+    ///   - deadline: When it is too late to start playing it.
+    ///   - started: Called on the player's queue just before the player starts.
+    ///   - skipped: Called on the player's queue when its turn came too late.
+    func enqueue(
+        _ bytes: [UInt8], number: Int, deadline: ContinuousClock.Instant,
+        started: @escaping @Sendable () -> Void, skipped: @escaping @Sendable () -> Void
+    ) throws {
         let file = directory + "/utterance-\(number).wav"
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         queue.async { [self] in
             defer { try? FileManager.default.removeItem(atPath: file) }
-            started()
-            do throws(CLIError) {
-                try self.player.play(file)
-            } catch {
+            do {
+                let play = { () throws(CLIError) in
+                    started()
+                    try self.player.play(file)
+                }
+                if let turn {
+                    if try turn.take(until: deadline, play) == nil {
+                        self.lateCount.withLock { $0 += 1 }
+                        skipped()
+                    }
+                } else {
+                    guard ContinuousClock().now <= deadline else {
+                        self.lateCount.withLock { $0 += 1 }
+                        skipped()
+                        return
+                    }
+                    try play()
+                }
+            } catch let error as CLIError {
                 self.failureCount.withLock { $0 += 1 }
                 self.failed(error)
+            } catch {
+                self.failureCount.withLock { $0 += 1 }
+                self.failed(CLIError.failure("\(error)"))
             }
         }
     }

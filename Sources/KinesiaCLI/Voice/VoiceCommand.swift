@@ -17,26 +17,32 @@ public enum VoiceEngine: String, CaseIterable, Sendable, ExpressibleByArgument {
     case command
 }
 
-/// `kinesia voice`: speaks a camera's (or one session's) events as cues with espeak-ng.
+/// `kinesia voice`: speaks the events of a camera's sessions (or of the sessions named) as cues
+/// with espeak-ng.
 ///
 /// The decisions are ``VoiceTimeline`` and ``VoiceCuePlanner`` (no I/O, pose time); this
 /// command receives the events and snapshots with `BusMessages`, synthesizes each cue with
 /// libespeak-ng in the process (``SpeechSynthesizer``), and either plays it (`paplay`,
 /// `pw-play` or `aplay`, one at a time) or, with `--output DIR`, writes it as `DIR/0001.wav`,
-/// `0002.wav`... with one line per utterance in `DIR/utterances.jsonl`.
+/// `0002.wav`... with one line per utterance in `DIR/utterances.jsonl`. Following more than one
+/// session, the cues of one side name it (`"Left, 2"`). Voices on one sound output (or one
+/// `--output DIR`) take turns per utterance (``OutputTurn``).
 public struct VoiceCommand: ParsableCommand {
     /// `voice`, with its help.
     public static let configuration = CommandConfiguration(
-        name: "voice", summary: "Speak a camera's or a session's events as voice cues (espeak-ng).",
+        name: "voice", summary: "Speak a camera's or some sessions' events as voice cues (espeak-ng).",
         discussion: """
             Counts clean reps aloud, says why a rep was rejected, corrects form, starts and ends \
             holds, names the joints out of view and the placement problems, in en, pt-BR or es. \
-            One utterance at a time; setup before form before counts; a cue that waited too long is \
-            dropped, and the same text is not repeated within 5 s (all in pose time). --output DIR \
+            Following more than one session (--session repeated, or a camera with a left and a \
+            right session), the cues of one side name it ("Left, 2"). One utterance at a time; \
+            setup before form before counts; a cue that waited too long is dropped, and the same \
+            text is not repeated within 5 s (all in pose time). Voices on one sound output take \
+            turns per utterance, never talking over each other. --output DIR \
             writes each utterance as DIR/NNNN.wav with DIR/utterances.jsonl instead of playing it. \
             --texts FILE reads edited texts (docs/voice-texts.md). Without a sound output it exits \
             1, unless --fallback-output DIR says where to write the utterances instead. Counters \
-            (spoken, stale, repeated, speechErrors...) on health/<name>/.
+            (spoken, stale, repeated, late, speechErrors...) on health/<name>/.
             """)
 
     /// The options.
@@ -87,6 +93,13 @@ public struct VoiceCommand: ParsableCommand {
         try options.target.validate()
     }
 
+    /// The sessions followed, which decide whether a cue names its side: the `--session`s
+    /// given, else every session of the camera.
+    var following: VoiceCuePlanner.Following {
+        let sessions = options.target.sessions
+        return sessions.isEmpty ? .camera : .sessions(Set(sessions))
+    }
+
     /// The texts: `--texts FILE`, else the built-in ones of `--language`.
     /// - Throws: ``CLIError/failure(_:)`` naming the file and what is wrong in it.
     func loadTexts() throws(CLIError) -> VoiceTexts {
@@ -123,9 +136,12 @@ public struct VoiceCommand: ParsableCommand {
         let texts = try loadTexts()
         let (sink, fallback) = try sink(context: context)
         let engine = self.engine
+        let following = self.following
+        let environment = context.environment
         try await consumer.run(context: context) { log in
             let speaker = try VoiceSpeaker(
-                texts: texts, engine: engine, sink: sink, noSoundOutput: fallback, logger: log)
+                texts: texts, engine: engine, sink: sink, following: following, noSoundOutput: fallback,
+                environment: environment, logger: log)
             log.info(
                 "speaking \(consumer.what) in \(texts.language) (espeak-ng voice \(texts.espeakVoice), \(engine)) on \(bus)"
                     + (sink.directoryPath.map { ", writing to \($0)" } ?? ", playing with \(sink.playerName)")

@@ -22,10 +22,13 @@ enum VoiceSink: Sendable {
 
 /// `--output DIR`: `0001.wav`, `0002.wav`... and one JSON line per utterance in
 /// `utterances.jsonl` (`file`, `text`, `cue`, `session`, `t`, `language`, `voice`). Numbering
-/// goes on after the highest number already there, so a restarted voice appends.
+/// goes on after the highest number already there, so a restarted voice appends. Each
+/// utterance is written in a turn of `DIR/utterances.lock` (``OutputTurn``): two voices writing
+/// to one directory take turns, never take the same number, and never mix their lines.
 final class VoiceOutputDirectory: Sendable {
     let path: String
     private let next: Mutex<Int>
+    private let turn: OutputTurn
 
     /// Makes the directory (and its parents) if needed.
     /// - Throws: ``CLIError/failure(_:)`` when it cannot be made or is not a directory.
@@ -51,18 +54,28 @@ final class VoiceOutputDirectory: Sendable {
             return Int(name.dropLast(4))
         }.max()
         next = Mutex((highest ?? 0) + 1)
+        turn = try OutputTurn(path: path + "/utterances.lock", pause: .zero)
     }
 
     /// Writes one utterance: its WAV, then its line.
     /// - Returns: The WAV's file name.
+    /// - Throws: ``CLIError/failure(_:)`` when another voice held the directory for 10 s, or
+    ///   what writing throws.
     func write(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
-        let number = next.withLock { value in
-            defer { value += 1 }
-            return value
+        let written = try turn.take(until: .now + .seconds(10)) { () throws -> String in
+            try writeInTurn(audio, cue: cue, texts: texts)
         }
-        var name = String(number)
-        if name.count < 4 { name = String(repeating: "0", count: 4 - name.count) + name }
-        name += ".wav"
+        guard let written else { throw CLIError.failure("\(turn.path) stayed locked for 10 s") }
+        return written
+    }
+
+    private func writeInTurn(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
+        // The next number no file has: another voice may have written since.
+        let name = next.withLock { value in
+            while FileManager.default.fileExists(atPath: path + "/" + Self.fileName(value)) { value += 1 }
+            defer { value += 1 }
+            return Self.fileName(value)
+        }
         try Data(audio.encoded()).write(to: URL(fileURLWithPath: path + "/" + name), options: .atomic)
         var line = "{\"file\":"
         JSONWriter.appendString(name, to: &line)
@@ -90,5 +103,12 @@ final class VoiceOutputDirectory: Sendable {
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(line.utf8))
         return name
+    }
+
+    /// `0007.wav`.
+    static func fileName(_ number: Int) -> String {
+        var name = String(number)
+        if name.count < 4 { name = String(repeating: "0", count: 4 - name.count) + name }
+        return name + ".wav"
     }
 }

@@ -15,6 +15,7 @@ import KinesiaWire
 /// played is logged and counted (`speechErrors`); the voice goes on with the next one.
 final class VoiceSpeaker: CueHandler {
     private var timeline: VoiceTimeline
+    private let rules: VoiceCuePlanner.Rules
     private let texts: VoiceTexts
     private let synthesizer: any SpeechEngine
     private let sink: VoiceSink
@@ -34,17 +35,23 @@ final class VoiceSpeaker: CueHandler {
     /// Whether the utterances go to files because this machine cannot play sound.
     let noSoundOutput: Bool
 
-    /// - Parameter noSoundOutput: The sink is a directory in place of the sound output
-    ///   (`--fallback-output`): reported as `noSoundOutput 1`.
+    /// - Parameters:
+    ///   - following: The sessions followed (`--session`, or every session of the camera).
+    ///   - noSoundOutput: The sink is a directory in place of the sound output
+    ///     (`--fallback-output`): reported as `noSoundOutput 1`.
     /// - Throws: ``CLIError/failure(_:)`` when libespeak-ng cannot start with the texts' voice.
-    init(texts: VoiceTexts, engine: VoiceEngine, sink: VoiceSink, noSoundOutput: Bool = false, logger: Logger)
-        throws(CLIError)
-    {
+    init(
+        texts: VoiceTexts, engine: VoiceEngine, sink: VoiceSink,
+        following: VoiceCuePlanner.Following = .camera,
+        noSoundOutput: Bool = false, environment: [String: String] = [:], logger: Logger
+    ) throws(CLIError) {
         self.texts = texts
         self.sink = sink
         self.logger = logger
         self.noSoundOutput = noSoundOutput
-        timeline = VoiceTimeline(planner: VoiceCuePlanner(texts: texts))
+        let planner = VoiceCuePlanner(texts: texts, following: following)
+        rules = planner.rules
+        timeline = VoiceTimeline(planner: planner)
         do {
             switch engine {
             case .library: synthesizer = try SpeechSynthesizer(voice: texts.espeakVoice)
@@ -57,7 +64,16 @@ final class VoiceSpeaker: CueHandler {
             let directory = NSTemporaryDirectory() + "kinesia-voice-\(getpid())"
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             playDirectory = directory
-            audio = SerialAudioOutput(player: player, directory: directory) { [logger] error in
+            // Voices on the same sound output take turns per utterance; without the lock file
+            // this voice still plays, only not in turns.
+            var turn: OutputTurn?
+            do {
+                turn = try OutputTurn(
+                    path: OutputTurn.path(forOutput: player.output, environment: environment))
+            } catch {
+                logger.warning("\(error): other voices on this sound output may talk over this one")
+            }
+            audio = SerialAudioOutput(player: player, turn: turn, directory: directory) { [logger] error in
                 logger.warning("speech error: \(error)")
             }
         } else {
@@ -76,7 +92,7 @@ final class VoiceSpeaker: CueHandler {
     var counters: [String: Int] {
         var counters = [
             "spoken": spoken, "speechErrors": speechErrors + (audio?.failures ?? 0),
-            "noSoundOutput": noSoundOutput ? 1 : 0,
+            "noSoundOutput": noSoundOutput ? 1 : 0, "late": audio?.late ?? 0,
         ]
         for reason in ["stale", "repeated", "superseded", "queueFull"] {
             counters[reason] = dropped[reason, default: 0]
@@ -91,7 +107,7 @@ final class VoiceSpeaker: CueHandler {
     }
 
     func receive(_ snapshot: BusSnapshot) {
-        report(timeline.tick(snapshot.t, speak: speak))
+        report(timeline.tick(snapshot.t, session: snapshot.topic.session ?? "", speak: speak))
     }
 
     func senderRestarted(_ topic: Topic) -> Bool {
@@ -158,9 +174,17 @@ final class VoiceSpeaker: CueHandler {
             let subject = cue.subject.description
             let session = cue.session
             let note = latency(since: arrival, to: "synthesized")
-            try self.audio?.enqueue(audio.encoded(), number: played) { [logger] in
-                logger.info("saying \(text) (\(session), \(subject))\(note)")
-            }
+            // Too late to start once it has waited its rank's age for the sound output.
+            // (The rules are read from a copy: this runs inside a mutation of the timeline.)
+            let age = rules.maximumAge[cue.priority, default: 2]
+            try self.audio?.enqueue(
+                audio.encoded(), number: played, deadline: clock.now + .seconds(double: age),
+                started: { [logger] in logger.info("saying \(text) (\(session), \(subject))\(note)") },
+                skipped: { [logger] in
+                    logger.info(
+                        "dropped \(text) (\(session), \(subject)): the sound output stayed busy for \(JSONWriter.number(age)) s"
+                    )
+                })
         }
         return audio.duration
     }
