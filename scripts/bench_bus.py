@@ -24,7 +24,7 @@ the per-role rights filter), each without and with CURVE, and prints
 path without CURVE).
 
 Values are the medians over the rounds (msg/s for throughput, microseconds for latency).
-DESIGN.md section 6 targets: Swift throughput >= C / 1.5, Swift median latency <= 1.2 x C,
+BENCHMARKS.md ("Targets"): Swift throughput >= C / 1.5, Swift median latency <= 1.2 x C,
 Swift throughput >= 2 x pyzmq. Timings on a shared 2-core box are noisy: compare ratios from
 the same run, never absolute figures from different runs.
 """

@@ -22,7 +22,7 @@ import Synchronization
 /// closes the frontend, the backend and the capture socket itself.
 ///
 /// A capture socket receives a copy of every message with a blocking send: a capture peer that
-/// stops reading stalls the whole proxy (DESIGN.md section 7).
+/// stops reading stalls the whole proxy (`docs/architecture.md`, "libzmq facts that shape the code").
 public final class ZMQProxy: Sendable {
     /// The frontend's bound endpoint (`ZMQ_LAST_ENDPOINT`), or empty if it only connected.
     public let frontendEndpoint: String

@@ -158,6 +158,15 @@ struct JournalOptionsTests {
         #expect(AgeLimit(argument: text) == nil)
     }
 
+    @Test func theStateHelpGivesTheDefaultDirectoryOfTheBus() {
+        // What `--help` says is the directory theDefaultStateDirectoryIsPerUserAndPerBus checks,
+        // not its parent.
+        for help in [IngestCommand.helpText, WorkerCommand.helpText] {
+            #expect(help.contains("$XDG_STATE_HOME/kinesia/bus-NAME or ~/.local/state/kinesia/bus-NAME"))
+            #expect(!help.contains("~/.local/state/kinesia)"))
+        }
+    }
+
     @Test func theDefaultStateDirectoryIsPerUserAndPerBus() throws {
         let options = JournalOptions()
         #expect(

@@ -95,13 +95,19 @@ struct ReplayServerTests {
             ReplayRequest(requestID: 1, topic: Self.topic, stream: Sent.stream, from: 0, limit: 10).encoded()
         ])
         #expect(old.count == 1)
-        guard case .error(let failure) = old.first else { return }
+        guard case .error(let failure) = old.first else {
+            Issue.record("no error for a sequence no longer retained: \(old)")
+            return
+        }
         #expect(failure.code == .notRetained && failure.first == 500 && failure.last == 1499)
 
         let other = try harness.ask([
             ReplayRequest(requestID: 2, topic: Self.topic, stream: StreamID(99), from: 0, limit: 10).encoded()
         ])
-        guard case .error(let unknown) = other.first else { return }
+        guard case .error(let unknown) = other.first else {
+            Issue.record("no error for an unknown stream: \(other)")
+            return
+        }
         #expect(unknown.code == .unknownStream && unknown.requestID == 2)
         #expect(harness.server.counters["replay.notRetained"] == 1)
         #expect(harness.server.counters["replay.unknownStream"] == 1)

@@ -118,7 +118,10 @@ struct SimulatedAnalysisTests {
         #expect(report.faults.isEmpty)
         #expect(report.holdsStarted == 0)
         // The resting limb stays below the level that ends a rep.
-        guard case .reps(_, let end, _) = exercise.kind else { return }
+        guard case .reps(_, let end, _) = exercise.kind else {
+            Issue.record("\(exercise.id) is not a rep exercise: \(exercise.kind)")
+            return
+        }
         #expect(report.snapshot.best < end)
     }
 

@@ -100,8 +100,9 @@ public struct JournalOptions: Hashable, Sendable {
         [
             .option(
                 "state", keyPath.appending(path: \.state), valueName: "dir",
-                help: "The state directory: journals and stream identities (owner-only; default "
-                    + "$XDG_STATE_HOME/kinesia or ~/.local/state/kinesia)."),
+                help: "The state directory: journals and stream identities (owner-only; default one per "
+                    + "bus, $XDG_STATE_HOME/kinesia/bus-NAME or ~/.local/state/kinesia/bus-NAME, NAME the bus "
+                    + "directory or address with every character but letters, digits, . and - as _)."),
             .flag(
                 "no-journal", keyPath.appending(path: \.disabled),
                 help: "Journal nothing; keep no stream identity."),
