@@ -162,8 +162,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaTestSupport"],
-            // Wire test vectors, read from the source tree (and by scripts/kinesia_wire.py), and the
-            // Python driver that runs that module for PythonWireTests.
+            // Wire test vectors, read from the source tree (and by the Python client,
+            // clients/python), and the Python drivers that run that package for the Python tests.
             exclude: ["Fixtures", "Python"],
             swiftSettings: strictSettings),
         .testTarget(

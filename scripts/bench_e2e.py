@@ -44,6 +44,8 @@ KINESIA = os.path.join(RELEASE, "kinesia")
 BENCH = os.path.join(RELEASE, "kinesia-bench")
 FLOOR = bench_programs.path("bench_e2e_floor")
 PYTHON_WORKER = os.path.join(ROOT, "scripts", "bench_pipeline_pyzmq.py")
+# The clone's Python environment (scripts/setup): the kinesia package and pyzmq, for the worker.
+PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 EXERCISE = "shoulderAbduction"
 STOPPED = re.compile(r"stopped: (\d+) poses, (\d+) events, (\d+) snapshots, (\d+) missing")
 
@@ -127,7 +129,7 @@ def swift_worker(bus, cameras, name, snapshot_rate=None, journal=True):
 
 
 def python_worker(bus, cameras, name):
-    return bus.start([sys.executable, PYTHON_WORKER, "--bus", bus.dir, "--cameras",
+    return bus.start([PYTHON, PYTHON_WORKER, "--bus", bus.dir, "--cameras",
                       ",".join(f"cam{k}" for k in cameras), "--sessions", "2"], name)
 
 
@@ -349,8 +351,9 @@ def run_throughput(args):
                                "round": round_index})
                 emit(result)
                 results.setdefault(("kinesia-no-journal", 1), []).append(result)
-        if subprocess.run([sys.executable, "-c", "import zmq"], capture_output=True).returncode != 0:
-            say("pyzmq not installed: skipping the Python baseline")
+        if not os.access(PYTHON, os.X_OK) or subprocess.run(
+                [PYTHON, "-c", "import zmq, kinesia.wire"], capture_output=True).returncode != 0:
+            say("no .venv with kinesia and pyzmq (scripts/setup): skipping the Python baseline")
             continue
         say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Python worker")
         result = ramp("python", 1, 64, args.step_seconds, max(1000, args.start_rate // 8),

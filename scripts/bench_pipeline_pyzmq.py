@@ -4,8 +4,8 @@ benchmark (scripts/bench_e2e.py runs it in place of `kinesia worker`, at the sam
 
     scripts/bench_pipeline_pyzmq.py --bus DIR --cameras cam0,cam1,... [--sessions 2]
 
-For every pose on pose/<camera>/: decode the wire record (scripts/kinesia_wire.py, the project's
-own Python decoder), track the sequence number, and for each of the camera's sessions compute a
+For every pose on pose/<camera>/: decode the wire record (kinesia.wire, clients/python: the
+project's own Python decoder), track the sequence number, and for each of the camera's sessions compute a
 trivial angle (shoulder abduction: the upper arm against the trunk, left and right), count a
 "rep" on a simple threshold crossing, and publish a JSON event on event/<camera>/<session>/
 at most 15 times a second of pose time (as `kinesia worker` throttles its snapshots) and on
@@ -25,8 +25,8 @@ import time
 
 import zmq
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kinesia_wire  # noqa: E402
+from kinesia.sequence import SequenceTracker
+from kinesia.wire import WireError, decode_message, encode_json_payload
 
 STOP = False
 
@@ -72,7 +72,7 @@ def main():
 
     stream_id = int.from_bytes(os.urandom(8), "little")
     sides = ["left", "right"]
-    tracker = kinesia_wire.SequenceTracker()
+    tracker = SequenceTracker()
     sessions = {}
     poses = events = 0
     out_sequence = {}
@@ -80,8 +80,8 @@ def main():
     def handle(topic, payload):
         nonlocal poses, events
         try:
-            message = kinesia_wire.decode_message(topic, payload)
-        except kinesia_wire.WireError:
+            message = decode_message(topic, payload)
+        except WireError:
             return
         tracker.record(message["topic"], message["header"])
         poses += 1
@@ -108,8 +108,7 @@ def main():
                 out_sequence[event_topic] = sequence + 1
                 text = ('{"type":"angle","t":%r,"value":%s,"repCount":%d}'
                         % (t, "null" if value is None else repr(value), state["reps"]))
-                body = kinesia_wire.encode_json_payload("event", text, stream_id, sequence,
-                                                        time.time_ns())
+                body = encode_json_payload("event", text, stream_id, sequence, time.time_ns())
                 pub.send_multipart([event_topic.encode(), body])
                 events += 1
 

@@ -15,7 +15,7 @@ The figure is the worst camera's. It also checks that no snapshot or event seque
 missing on any stream (the worker publishes what it missed while it was down; a live
 subscriber sees it arrive late), and prints one JSON line per kill.
 
-    python3 scripts/recovery.py [--kinesia .build/release/kinesia] [--cameras 8] [--kill-at 10,60]
+    .venv/bin/python scripts/recovery.py [--kinesia .build/release/kinesia] [--cameras 8] [--kill-at 10,60]
 """
 import argparse
 import json
@@ -30,8 +30,7 @@ import time
 
 import zmq
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kinesia_wire  # noqa: E402
+from kinesia.wire import HEADER_SIZE, decode_header, parse_topic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE_LATENCY = 0.100
@@ -39,7 +38,7 @@ LIVE_LATENCY = 0.100
 
 def t_of(payload):
     """The pose time of a snapshot (its JSON's "t")."""
-    body = payload[kinesia_wire.HEADER_SIZE:]
+    body = payload[HEADER_SIZE:]
     return json.loads(body.decode())["t"]
 
 
@@ -110,13 +109,13 @@ def main():
             except zmq.Again:
                 return
             now = time.time()
-            info = kinesia_wire.parse_topic(topic)
+            info = parse_topic(topic)
             kind, camera = info["kind"], info["camera"]
-            header = kinesia_wire.decode_header(payload)
+            header = decode_header(payload)
             if kind == "pose":
                 if first_pose is None:
                     first_pose = time.monotonic()
-                pose_t = struct.unpack_from("<d", payload, kinesia_wire.HEADER_SIZE)[0]
+                pose_t = struct.unpack_from("<d", payload, HEADER_SIZE)[0]
                 times = sent.setdefault(camera, {})
                 times[pose_t] = header["sent_at_ns"] / 1e9
                 if len(times) > 20_000:  # the last minute or so is enough

@@ -8,7 +8,7 @@ the server, as with a slow or hostile client). Prints the ingest's resident memo
 with the clients connected, and after they all left, and the replay counters of its last
 health report.
 
-    python3 scripts/replay_memory.py [--kinesia .build/debug/kinesia] [--clients 2000]
+    .venv/bin/python scripts/replay_memory.py [--kinesia .build/debug/kinesia] [--clients 2000]
 
 Each DEALER costs this process two file descriptors (its connection and its mailbox) and the
 ingest one: the soft limit of open files is raised to the hard limit first (the ingest inherits
@@ -18,8 +18,8 @@ import argparse, json, os, resource, shutil, signal, struct, subprocess, sys, te
 
 import zmq
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kinesia_wire  # noqa: E402
+from kinesia.replay import encode_replay_request
+from kinesia.wire import HEADER_SIZE
 
 
 def rss_kib(pid):
@@ -39,7 +39,7 @@ def last_health(context, bus, process, timeout=3.0):
     while time.time() < deadline:
         if sub.poll(200):
             topic, payload = sub.recv_multipart()
-            report = json.loads(payload[kinesia_wire.HEADER_SIZE:].decode())
+            report = json.loads(payload[HEADER_SIZE:].decode())
     sub.close(0)
     return report
 
@@ -84,7 +84,7 @@ def main():
         context = zmq.Context()
         contexts = [context]  # a context holds at most 1,023 sockets: a new one every 900
         before = rss_kib(ingest.pid)
-        request = kinesia_wire.encode_replay_request(1, "pose/cam0/", 0, 0, 256)
+        request = encode_replay_request(1, "pose/cam0/", 0, 0, 256)
         dealers = []
         for index in range(args.clients):
             if index and index % 900 == 0:

@@ -65,7 +65,7 @@ public enum ReplayFrameError: Error, Hashable, Sendable, CustomStringConvertible
     /// An error reply's message is not valid UTF-8 or is too long.
     case invalidText
 
-    /// The stable name shared with `scripts/kinesia_wire.py`.
+    /// The stable name shared with the Python client's `kinesia.replay` (`clients/python`).
     public var code: String {
         switch self {
         case .truncated: "truncated"

@@ -73,7 +73,7 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The topic frame is not a valid topic.
     case invalidTopic(TopicError)
 
-    /// The case's stable name, shared with `scripts/kinesia_wire.py` and documented in
+    /// The case's stable name, shared with the Python client's `kinesia.wire` and documented in
     /// `docs/wire-format.md`: `"truncated"`, `"badMagic"`, `"nonFinite"`...
     public var code: String {
         switch self {

@@ -63,7 +63,7 @@ struct AnalyticsJSONTests {
     }
 }
 
-/// `scripts/kinesia_wire.py` reads the lines Swift writes, and tells them from motion events.
+/// The Python client (`kinesia.wire`) reads the lines Swift writes, and tells them from motion events.
 struct AnalyticsPythonTests {
     @Test func pythonReadsEveryRecordAndRefusesABrokenOne() throws {
         let lines = [
@@ -73,9 +73,8 @@ struct AnalyticsPythonTests {
         ]
         let script = """
             import json, sys
-            sys.path.insert(0, sys.argv[1])
-            import kinesia_wire as kw
-            for line in sys.argv[2:]:
+            from kinesia import wire as kw
+            for line in sys.argv[1:]:
                 record = kw.decode_analytics(line)
                 print(record["type"], record["t"], record.get("side"), record.get("timeUnderTension"), record.get("progress"))
             print(kw.decode_analytics('{"type":"holdStarted","t":1}'))
@@ -85,7 +84,7 @@ struct AnalyticsPythonTests {
                 print(error.code)
             """
         let (status, output) = try TestProcess.run(
-            "/usr/bin/python3", ["-c", script, PackagePaths.path("scripts")] + lines,
+            try PackagePaths.python(), ["-c", script] + lines,
             environment: ProcessInfo.processInfo.environment)
         #expect(status == 0, "\(output)")
         #expect(

@@ -81,10 +81,8 @@ struct BusLimitsTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONUNBUFFERED"] = "1"
         let example = try TestProcess(
-            executable: "/usr/bin/env",
-            arguments: [
-                "python3", PackagePaths.path("scripts/examples/listen_events.py"), "--bus", topology.bus,
-            ],
+            executable: try PackagePaths.python(),
+            arguments: [PackagePaths.path("scripts/examples/listen_events.py"), "--bus", topology.bus],
             environment: environment, standardOutput: output, standardError: errors)
         defer { _ = example.send(SIGKILL) }
 

@@ -171,17 +171,13 @@ struct NamespaceHostTests {
         // A ZeroMQ client that knows the broker's public key but has no key pair of its own.
         let script = deployment.directory + "/no-client-key.py"
         try Self.noClientKeySubscriber.write(toFile: script, atomically: true, encoding: .utf8)
-        // The python3 of PATH, with pyzmq (scripts/setup), as PythonExampleTests.
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let python3 = try #require(
-            path.split(separator: ":").map { "\($0)/python3" }.first {
-                FileManager.default.isExecutableFile(atPath: $0)
-            }, "python3 is not installed: run scripts/setup")
+        // The clone's Python, with pyzmq (scripts/setup), as PythonExampleTests.
+        let interpreter = try PackagePaths.python()
         let launcher = deployment.network.launcher(for: "intruder")
         let python = try TestProcess(
             executable: launcher[0],
             arguments: Array(launcher.dropFirst()) + [
-                python3, script, "tcp://\(deployment.network.hubAddress):\(HostDeployment.port + 1)",
+                interpreter, script, "tcp://\(deployment.network.hubAddress):\(HostDeployment.port + 1)",
                 try deployment.serverKey(),
             ],
             environment: ProcessInfo.processInfo.environment,

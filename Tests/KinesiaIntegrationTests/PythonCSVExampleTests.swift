@@ -21,14 +21,9 @@ struct PythonCSVExampleTests {
         "duration", "faults", "isVisible", "missingJoints", "setupIssues", "value", "json",
     ]
 
-    /// The `python3` of `PATH` (with pyzmq: scripts/setup), as the other Python example tests.
-    static func python() throws -> String {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return try #require(
-            path.split(separator: ":").map { "\($0)/python3" }.first {
-                FileManager.default.isExecutableFile(atPath: $0)
-            }, "python3 is not installed: run scripts/setup")
-    }
+    /// The clone's Python (the kinesia package and pyzmq: scripts/setup), as the other Python
+    /// example tests.
+    static func python() throws -> String { try PackagePaths.python() }
 
     /// One run of the consumer, its standard error in `DIR/NAME.err`.
     static func start(_ name: String, out: String, in topology: Topology, _ extra: [String] = []) throws

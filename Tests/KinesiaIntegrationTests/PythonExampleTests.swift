@@ -72,11 +72,7 @@ struct PythonExampleTests {
     }
 
     @Test func theExampleSkipsEveryHostileMessageAndKeepsPrintingEvents() async throws {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let python = try #require(
-            path.split(separator: ":").map { "\($0)/python3" }.first {
-                FileManager.default.isExecutableFile(atPath: $0)
-            }, "python3 is not installed: run scripts/setup")
+        let python = try PackagePaths.python()
         let topology = try Topology()
         defer { topology.tearDown() }
         _ = try await topology.startBroker()

@@ -192,11 +192,7 @@ struct ReplayIntegrationTests {
     }
 
     @Test func thePythonExampleStartedLateGetsExactlyTheEventsOfAnalyzeFromTheBeginning() async throws {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let python = try #require(
-            path.split(separator: ":").map { "\($0)/python3" }.first {
-                FileManager.default.isExecutableFile(atPath: $0)
-            }, "python3 is not installed: run scripts/setup")
+        let python = try PackagePaths.python()
         let expected = try await Self.expected()
         let total = expected.values.map(\.count).reduce(0, +)
         let topology = try Topology()

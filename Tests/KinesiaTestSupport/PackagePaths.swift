@@ -62,6 +62,32 @@ package enum PackagePaths {
         }
     }
 
+    /// The clone's Python environment is missing.
+    package struct MissingPython: Error, CustomStringConvertible {
+        /// Where its Python was looked for.
+        package var path: String
+
+        /// No executable Python at `path`.
+        package init(path: String) { self.path = path }
+
+        package var description: String {
+            "the clone's Python environment is missing (no \(path)): run scripts/setup, which makes .venv "
+                + "with the Python client (clients/python) and pyzmq"
+        }
+    }
+
+    /// The Python of the clone's environment, `.venv/bin/python` (scripts/setup makes it): the
+    /// Python client of `clients/python` installed editable, with pyzmq. Every test that runs a
+    /// Python script of the project runs it with this one.
+    ///
+    /// - Throws: ``MissingPython`` saying what to run: a test that needs it fails, it is never
+    ///   skipped.
+    package static func python() throws(MissingPython) -> String {
+        let path = self.path(".venv/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw MissingPython(path: path) }
+        return path
+    }
+
     /// The `kinesia` executable built with these tests (the same configuration, never one
     /// installed elsewhere).
     ///

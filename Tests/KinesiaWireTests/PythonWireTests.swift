@@ -4,23 +4,16 @@ import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
-/// `python3` with its outputs kept apart: standard output is what the tests compare,
-/// standard error is shown when something fails.
+/// The clone's Python (`PackagePaths.python()`, with the `kinesia` package of `clients/python`)
+/// with its outputs kept apart: standard output is what the tests compare, standard error is
+/// shown when something fails.
 enum Python {
-    /// `python3` on `PATH`, or a failure saying what to install (never a skip).
-    static func executable() throws -> String {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let found = path.split(separator: ":").map { "\($0)/python3" }.first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }
-        return try #require(found, "python3 is not installed: run scripts/setup")
-    }
+    /// The package's test-vector tool, `python -m kinesia.fixtures`.
+    static let fixtures = ["-m", "kinesia.fixtures"]
+    static let driver = [PackagePaths.path("Tests/KinesiaWireTests/Python/wire_driver.py")]
 
-    static let module = PackagePaths.path("scripts/kinesia_wire.py")
-    static let driver = PackagePaths.path("Tests/KinesiaWireTests/Python/wire_driver.py")
-
-    /// Runs `python3 SCRIPT ARGUMENTS` to its end.
-    static func run(_ script: String, _ arguments: [String]) throws -> (
+    /// Runs `python PROGRAM ARGUMENTS` (a script, or `-m MODULE`) to its end.
+    static func run(_ program: [String], _ arguments: [String]) throws -> (
         status: Int32, output: String, error: String
     ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -30,7 +23,7 @@ enum Python {
         let output = directory.appendingPathComponent("out").path
         let error = directory.appendingPathComponent("err").path
         let process = try TestProcess(
-            executable: try executable(), arguments: [script] + arguments,
+            executable: try PackagePaths.python(), arguments: program + arguments,
             environment: ProcessInfo.processInfo.environment, standardOutput: output, standardError: error)
         let status = process.waitForExit()
         return (status, TestProcess.readFile(output), TestProcess.readFile(error))
@@ -76,7 +69,7 @@ enum SwiftAnswer {
         ])
     }
 
-    /// A pose in the recordings' JSON shape, as `kinesia_wire.decode_pose` returns it.
+    /// A pose in the recordings' JSON shape, as `kinesia.wire.decode_pose` returns it.
     static func pose(_ pose: Pose) -> JSONValue {
         var result: [String: JSONValue] = [
             "t": .number(pose.timestamp),
@@ -109,7 +102,7 @@ extension PayloadKind {
     }
 }
 
-/// `scripts/kinesia_wire.py` against the Swift decoders: the hostile corpus of the Swift tests
+/// The Python client (`kinesia.wire`, `kinesia.sequence`) against the Swift decoders: the hostile corpus of the Swift tests
 /// (the invalid fixtures and the robustness test's seeded mutations), its `decode` command on
 /// the fixtures, and its sequence tracker against Swift's ``SequenceTracker``. Python runs as
 /// a process, as a user runs it.
@@ -204,7 +197,7 @@ struct PythonWireTests {
             let topic = String(decoding: vector.message.topic.bytes, as: UTF8.self)
             for withTopic in [true, false] {
                 let run = try Python.run(
-                    Python.module, ["decode", path] + (withTopic ? ["--topic", topic] : []))
+                    Python.fixtures, ["decode", path] + (withTopic ? ["--topic", topic] : []))
                 #expect(run.status == 0, "\(vector.file): \(run.error)")
                 #expect(run.error == "")
                 guard case .object(let printed) = try JSONParser.parse(run.output) else {
@@ -239,7 +232,7 @@ struct PythonWireTests {
     @Test func decodeRefusesEachInvalidFixtureWithItsErrorAndStatusOne() throws {
         for vector in try WireFixtures.invalid() {
             let path = fixturesDirectory.appendingPathComponent(vector.file).path
-            let run = try Python.run(Python.module, ["decode", path, "--topic", vector.topic])
+            let run = try Python.run(Python.fixtures, ["decode", path, "--topic", vector.topic])
             #expect(run.status == 1, "\(vector.file): \(run.output)")
             #expect(run.output == "")
             #expect(run.error.hasPrefix("\(path): \(vector.code)"), "\(vector.file): \(run.error)")
@@ -249,9 +242,9 @@ struct PythonWireTests {
 
     @Test func decodeWithoutAFileIsAUsageError() throws {
         for arguments in [["decode"], ["decode", "a", "b"], []] {
-            let run = try Python.run(Python.module, arguments)
+            let run = try Python.run(Python.fixtures, arguments)
             #expect(run.status == 64, "\(arguments)")
-            #expect(run.error.hasPrefix("usage: kinesia_wire.py decode FILE [--topic TOPIC]"))
+            #expect(run.error.hasPrefix("usage: python -m kinesia.fixtures decode FILE [--topic TOPIC]"))
         }
     }
 

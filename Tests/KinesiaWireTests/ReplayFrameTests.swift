@@ -4,7 +4,7 @@ import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
-/// The replay protocol's test vectors (`Fixtures/replay.json`, read by `scripts/kinesia_wire.py
+/// The replay protocol's test vectors (`Fixtures/replay.json`, read by `python -m kinesia.fixtures
 /// check-replay` too): each frame as hex, and what it decodes to or the error it must give.
 enum ReplayFixtures {
     static let stream = StreamID(0x0123_4567_89AB_CDEF)

@@ -5,14 +5,13 @@ import KinesiaWire
 import Testing
 
 /// The committed test vectors: the Swift encoder still writes them byte for byte, and the
-/// Python module in `scripts/` reads and writes the same bytes.
+/// Python client (`python -m kinesia.fixtures`, clients/python) reads and writes the same bytes.
 ///
 /// After a deliberate format change, regenerate with
 /// `KINESIA_UPDATE_FIXTURES=1 swift test --filter WireFixtureTests` and review the diff.
 @Suite(.serialized)
 struct WireFixtureTests {
     static let updating = ProcessInfo.processInfo.environment["KINESIA_UPDATE_FIXTURES"] == "1"
-    static let script = PackagePaths.path("scripts/kinesia_wire.py")
 
     func committed(_ file: String) throws -> [UInt8] {
         Array(try Data(contentsOf: fixturesDirectory.appendingPathComponent(file)))
@@ -78,7 +77,7 @@ struct WireFixtureTests {
 
     @Test(.tags(.process)) func pythonDecoderReadsEveryFixtureAndEncodesTheSameBytes() throws {
         let (status, output) = try runPython(["check", fixturesDirectory.path])
-        #expect(status == 0, "kinesia_wire.py check failed:\n\(output)")
+        #expect(status == 0, "python -m kinesia.fixtures check failed:\n\(output)")
         let checked = try WireFixtures.valid().count + WireFixtures.invalid().count
         #expect(output.contains("\(checked) fixtures ok"), "\(output)")
     }
@@ -89,7 +88,7 @@ struct WireFixtureTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let expected = fixturesDirectory.appendingPathComponent("expected.json").path
         let (status, output) = try runPython(["encode-fixtures", expected, directory.path])
-        #expect(status == 0, "kinesia_wire.py encode-fixtures failed:\n\(output)")
+        #expect(status == 0, "python -m kinesia.fixtures encode-fixtures failed:\n\(output)")
         for vector in try WireFixtures.valid() {
             let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(vector.file)))
             let decoded = try WireMessage.decode(topic: vector.message.topic.bytes, payload: bytes)
@@ -99,10 +98,11 @@ struct WireFixtureTests {
         }
     }
 
-    /// Runs `python3 scripts/kinesia_wire.py ARGUMENTS`, returning its status and its output.
+    /// Runs `python -m kinesia.fixtures ARGUMENTS` with the clone's Python, returning its status
+    /// and its output.
     func runPython(_ arguments: [String]) throws -> (Int32, String) {
         try TestProcess.run(
-            "/usr/bin/env", ["python3", Self.script] + arguments,
+            try PackagePaths.python(), ["-m", "kinesia.fixtures"] + arguments,
             environment: ProcessInfo.processInfo.environment)
     }
 }

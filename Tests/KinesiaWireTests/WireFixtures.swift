@@ -3,7 +3,7 @@ import KinesiaMotion
 import KinesiaWire
 
 /// The test vectors of `docs/wire-format.md`, written to `Fixtures/*.bin` and described in
-/// `Fixtures/expected.json` for `scripts/kinesia_wire.py check`.
+/// `Fixtures/expected.json` for `python -m kinesia.fixtures check`.
 enum WireFixtures {
     /// A message that must decode.
     struct Valid {

@@ -2,9 +2,9 @@
 """Writes every Kinesia event of the bus to one CSV file per session, exactly once, across its
 own crashes: what a clinic's own software would do with the bus.
 
-    python3 scripts/examples/events_to_csv.py --out csv/ --from beginning
-    python3 scripts/examples/events_to_csv.py --out csv/ --camera cam0
-    python3 scripts/examples/events_to_csv.py --bus tcp://10.0.0.5:5550 --out csv/ \\
+    .venv/bin/python scripts/examples/events_to_csv.py --out csv/ --from beginning
+    .venv/bin/python scripts/examples/events_to_csv.py --out csv/ --camera cam0
+    .venv/bin/python scripts/examples/events_to_csv.py --bus tcp://10.0.0.5:5550 --out csv/ \\
         --key clinic.key --server-key broker.pub
 
 One file per session, `CAMERA-SESSION.csv` in --out (`event/cam0/left/` gives `cam0-left.csv`),
@@ -15,8 +15,8 @@ records (`NAME=EXERCISE:analytics`) gets the analytics columns in its own file
 
 The CSV files are the cursor: at start, and when a session is first seen, its file is read, a
 torn last row (a write cut by a kill) is cut off, and the last row of each stream gives the
-sequence after which delivery resumes (kinesia_wire.ExactlyOnce, with replay from the workers'
-replay endpoints). So a kill -9 and a restart leave the files equal to those of a run without
+sequence after which delivery resumes (kinesia.exactly_once.ExactlyOnce, with replay from the
+workers' replay endpoints). So a kill -9 and a restart leave the files equal to those of a run without
 faults: no row lost, none twice (as long as the workers journal, `--state`, and so still hold
 what was published while this program was down).
 
@@ -35,11 +35,11 @@ import signal
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kinesia_wire as kw  # noqa: E402
-from listen_events import subscriber_endpoint  # noqa: E402
-from listen_exactly_once import replay_actions, send_replay_request  # noqa: E402
+from kinesia.exactly_once import ExactlyOnce
+from kinesia.replay import ReplayError, replay_announcement
+from kinesia.wire import WireError, decode_analytics, decode_message, make_topic, parse_topic
+from listen_events import subscriber_endpoint
+from listen_exactly_once import replay_actions, send_replay_request
 
 # The columns. A cell holds the JSON value as the worker wrote it (numbers in their JSON text,
 # booleans `true`/`false`, arrays joined with `;`, objects of counts as `name=count;...`), empty
@@ -169,11 +169,11 @@ def motion_row(stream, sequence, text, state):
 
 def analytics_row(stream, sequence, text):
     """The row of an analytics record (docs/wire-format.md, section 14); ValueError if it is
-    not one (kinesia_wire.decode_analytics's checks)."""
+    not one (kinesia.wire.decode_analytics's checks)."""
     try:
-        if kw.decode_analytics(text) is None:
+        if decode_analytics(text) is None:
             raise ValueError("not an analytics record")
-    except kw.WireError as error:
+    except WireError as error:
         raise ValueError(str(error)) from None
     record = parse_json(text)
     fields = {"stream": stream, "sequence": str(sequence), "json": text}
@@ -192,8 +192,8 @@ def analytics_row(stream, sequence, text):
 def kind_of(text):
     """"analytics" for an analytics record's JSON, else "motion"."""
     try:
-        return "analytics" if kw.decode_analytics(text) is not None else "motion"
-    except kw.WireError:
+        return "analytics" if decode_analytics(text) is not None else "motion"
+    except WireError:
         return "motion"
 
 
@@ -298,9 +298,9 @@ class SessionFiles:
         if topic in self.sessions:
             return
         try:
-            parsed = kw.parse_topic(topic)
+            parsed = parse_topic(topic)
             name = f"{parsed['camera']}-{parsed['session']}.csv"
-        except (kw.WireError, KeyError, TypeError, AttributeError) as error:
+        except (WireError, KeyError, TypeError, AttributeError) as error:
             self.report(f"refused: an event topic {topic!r}: {error}")
             self.count("refused")
             self.sessions[topic] = None
@@ -411,8 +411,8 @@ def main():
     prefix = "event/"
     if args.camera:
         try:
-            kw.make_topic("pose", args.camera)  # checks the name
-        except kw.WireError as error:
+            make_topic("pose", args.camera)  # checks the name
+        except WireError as error:
             raise SystemExit(f"--camera: {error}")
         prefix = f"event/{args.camera}/"
     try:
@@ -466,7 +466,7 @@ def main():
     poller.register(sub, zmq.POLLIN)
     poller.register(monitor, zmq.POLLIN)
     dealers = {}
-    machine = kw.ExactlyOnce(start=args.start, accepts=(prefix,))
+    machine = ExactlyOnce(start=args.start, accepts=(prefix,))
     files = SessionFiles(args.out, report, count)
     origin = time.monotonic()
     report(f"writing {prefix!r} to CSV files in {args.out} exactly once from {args.start}")
@@ -504,17 +504,17 @@ def main():
     def replayed(frames, now):
         try:
             perform(replay_actions(machine, frames, now))
-        except (kw.ReplayError, kw.WireError, ValueError) as error:
+        except (ReplayError, WireError, ValueError) as error:
             count("malformedReplies")
             report(f"skipped a replay reply: {error}")
 
     def live(frames, now):
         try:
             if len(frames) != 2:
-                raise kw.WireError("frameCount", f"{len(frames)} frames")
-            message = kw.decode_message(*frames)
+                raise WireError("frameCount", f"{len(frames)} frames")
+            message = decode_message(*frames)
             if message["header"]["kind"] == "health":
-                announcement = kw.replay_announcement(message["json"])
+                announcement = replay_announcement(message["json"])
                 if announcement:
                     for info in announcement["streams"]:
                         load(info["topic"])
@@ -526,7 +526,7 @@ def main():
                 load(message["topic"])
                 key = (message["topic"], message["header"]["stream_id"])
                 perform(machine.received(key, message["header"]["sequence"], message, True, now))
-        except (kw.WireError, ValueError, KeyError, TypeError, AttributeError) as error:
+        except (WireError, ValueError, KeyError, TypeError, AttributeError) as error:
             count("malformed")
             report(f"skipped: {error}")
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Prints every Kinesia event on the bus: a Python consumer in 80 lines.
 
-    python3 scripts/examples/listen_events.py                      # events of every camera
-    python3 scripts/examples/listen_events.py --prefix event/cam1/ # one camera
-    python3 scripts/examples/listen_events.py --bus tcp://10.0.0.5:5550
+    .venv/bin/python scripts/examples/listen_events.py                      # events of every camera
+    .venv/bin/python scripts/examples/listen_events.py --prefix event/cam1/ # one camera
+    .venv/bin/python scripts/examples/listen_events.py --bus tcp://10.0.0.5:5550
 
 Subscribes on the broker's subscriber side: by default the IPC socket `sub.sock` in the bus
 directory ($KINESIA_BUS, else $XDG_RUNTIME_DIR/kinesia, else /tmp/kinesia-$UID: it must be yours,
 mode 0700, as `kinesia` requires); with --bus tcp://HOST:PORT, the TCP
 port PORT+1 (publishers use PORT). Needs pyzmq (scripts/setup installs it); the wire format
-itself is decoded by scripts/kinesia_wire.py, standard library only.
+itself is decoded by the kinesia package (clients/python), standard library only.
 """
 
 import argparse
@@ -18,14 +18,15 @@ import os
 import signal
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import kinesia_wire as kw  # noqa: E402
+from kinesia.bus import BusDirectoryError, default_bus_directory, prepare_bus_directory
+from kinesia.sequence import SequenceTracker
+from kinesia.wire import WireError, decode_message
 
 
 def subscriber_endpoint(bus):
     """The broker's XPUB endpoint for a --bus value (None: the default IPC directory)."""
     if bus is None:
-        bus = os.environ.get("KINESIA_BUS") or kw.default_bus_directory()
+        bus = os.environ.get("KINESIA_BUS") or default_bus_directory()
     if bus.startswith("tcp://"):
         host, _, port = bus[len("tcp://"):].rpartition(":")
         if not host or not port.isdigit():
@@ -35,8 +36,8 @@ def subscriber_endpoint(bus):
         bus = bus[len("ipc://"):]
     # A bus directory: checked (or made) as `kinesia` does, never trusted blindly.
     try:
-        directory = kw.prepare_bus_directory(os.path.abspath(bus))
-    except kw.BusDirectoryError as error:
+        directory = prepare_bus_directory(os.path.abspath(bus))
+    except BusDirectoryError as error:
         raise SystemExit(str(error))
     return f"ipc://{os.path.join(directory, 'sub.sock')}"
 
@@ -58,7 +59,7 @@ def main():
     socket.setsockopt(zmq.SUBSCRIBE, args.prefix.encode())
     socket.connect(endpoint)
     print(f"listening on {endpoint} for {args.prefix!r}", file=sys.stderr)
-    tracker = kw.SequenceTracker()
+    tracker = SequenceTracker()
     skipped = 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # print the totals on SIGTERM too
     try:
@@ -69,8 +70,8 @@ def main():
                 print(f"skipped a message of {len(frames)} frames", file=sys.stderr)
                 continue
             try:
-                message = kw.decode_message(frames[0], frames[1])
-            except kw.WireError as error:
+                message = decode_message(frames[0], frames[1])
+            except WireError as error:
                 skipped += 1
                 print(f"skipped: {error}", file=sys.stderr)
                 continue

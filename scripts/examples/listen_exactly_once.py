@@ -2,13 +2,13 @@
 """Prints every Kinesia event of the sessions it follows exactly once, in order per session,
 however late it starts: what it missed is fetched from the workers' replay endpoints.
 
-    python3 scripts/examples/listen_exactly_once.py --from beginning
-    python3 scripts/examples/listen_exactly_once.py --from now --prefix event/cam1/
-    python3 scripts/examples/listen_exactly_once.py --cursor cursor.txt   # resume where it stopped
+    .venv/bin/python scripts/examples/listen_exactly_once.py --from beginning
+    .venv/bin/python scripts/examples/listen_exactly_once.py --from now --prefix event/cam1/
+    .venv/bin/python scripts/examples/listen_exactly_once.py --cursor cursor.txt   # resume where it stopped
 
 The Python counterpart of `kinesia listen --from`: a SUB socket for the events and the health
 reports (their "replay" field announces each worker's replay endpoint and the last sequence
-number of each of its streams), a DEALER per replay endpoint, and kinesia_wire.ExactlyOnce for
+number of each of its streams), a DEALER per replay endpoint, and kinesia.exactly_once.ExactlyOnce for
 the decisions (docs/wire-format.md, section 11). Prints `TOPIC SEQUENCE JSON` per event (the
 JSON as the worker sent it). With
 --cursor FILE it starts after what the file says was printed, and rewrites the file at the end.
@@ -22,10 +22,11 @@ import signal
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kinesia_wire as kw  # noqa: E402
-from listen_events import subscriber_endpoint  # noqa: E402
+from kinesia.exactly_once import ExactlyOnce
+from kinesia.replay import (ReplayError, decode_replay_reply, encode_replay_request,
+                            replay_announcement)
+from kinesia.wire import WireError, decode_message
+from listen_events import subscriber_endpoint
 
 
 def read_cursor(path):
@@ -40,15 +41,15 @@ def read_cursor(path):
 
 
 def replay_actions(machine, frames, now):
-    """What `machine` (kw.ExactlyOnce) makes of one replay reply: an entry, a batch end or an
-    error. Raises kw.ReplayError or kw.WireError for a reply that does not read, or an entry whose
+    """What `machine` (ExactlyOnce) makes of one replay reply: an entry, a batch end or an
+    error. Raises ReplayError or WireError for a reply that does not read, or an entry whose
     message header is another message's."""
-    reply = kw.decode_replay_reply(frames)
+    reply = decode_replay_reply(frames)
     if reply["type"] == "entry":
-        message = kw.decode_message(*reply["frames"])
+        message = decode_message(*reply["frames"])
         if (message["header"]["stream_id"] != reply["stream_id"]
                 or message["header"]["sequence"] != reply["sequence"]):
-            raise kw.ReplayError("mismatch", "an entry whose header is another message's")
+            raise ReplayError("mismatch", "an entry whose header is another message's")
         return machine.received((message["topic"], reply["stream_id"]), reply["sequence"], message,
                                 False, now)
     if reply["type"] == "error":
@@ -70,7 +71,7 @@ def send_replay_request(context, poller, dealers, endpoint, request):
         dealer.connect(endpoint)
         poller.register(dealer, zmq.POLLIN)
         dealers[endpoint] = dealer
-    dealers[endpoint].send(kw.encode_replay_request(
+    dealers[endpoint].send(encode_replay_request(
         request["request_id"], request["topic"], request["stream_id"], request["from"],
         request["limit"]))
 
@@ -98,7 +99,7 @@ def main():
     poller = zmq.Poller()
     poller.register(sub, zmq.POLLIN)
     dealers = {}
-    machine = kw.ExactlyOnce(start=start, cursor=read_cursor(args.cursor), accepts=(args.prefix,))
+    machine = ExactlyOnce(start=start, cursor=read_cursor(args.cursor), accepts=(args.prefix,))
     origin = time.monotonic()
     print(f"listening to {args.prefix!r} exactly once from {args.start}", file=sys.stderr, flush=True)
 
@@ -132,19 +133,19 @@ def main():
                 while not stopping and dealer in ready and dealer.poll(0):
                     try:
                         perform(replay_actions(machine, dealer.recv_multipart(), now))
-                    except (kw.ReplayError, kw.WireError, ValueError) as error:
+                    except (ReplayError, WireError, ValueError) as error:
                         print(f"skipped a replay reply: {error}", file=sys.stderr)
             while not stopping and sub.poll(0):
                 frames = sub.recv_multipart()
                 try:
-                    message = kw.decode_message(*frames) if len(frames) == 2 else None
-                except kw.WireError as error:
+                    message = decode_message(*frames) if len(frames) == 2 else None
+                except WireError as error:
                     print(f"skipped: {error}", file=sys.stderr)
                     continue
                 if message is None:
                     continue
                 if message["header"]["kind"] == "health":
-                    announcement = kw.replay_announcement(message["json"])
+                    announcement = replay_announcement(message["json"])
                     if announcement:
                         perform(machine.announced(announcement, now))
                 elif message["topic"].startswith(args.prefix):

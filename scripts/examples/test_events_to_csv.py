@@ -1,7 +1,7 @@
 """Unit tests of events_to_csv.py's pure parts: the rows of each event shape, and the cursor read
 back from a CSV file (the torn last row, damaged files, the counts a restart resumes with).
 
-    python3 -m unittest discover -s scripts/examples -p 'test_*.py'
+    .venv/bin/python -m unittest discover -s scripts/examples -p 'test_*.py'
 """
 
 import csv

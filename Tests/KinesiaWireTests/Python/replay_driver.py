@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Checks the ExactlyOnce state machine of scripts/kinesia_wire.py with no I/O, for the Swift
+"""Checks the ExactlyOnce state machine of kinesia.exactly_once (clients/python) with no I/O, for the Swift
 tests (PythonReplayTests): a simulated publisher with a replay server, a lossy live path
 (drops, duplicates, a late join, a quiet tail, a retention window, a record damaged in the
 server's journal), and the machine must hand
 on every message exactly once and in order. Prints one line per scenario, then "ok"."""
 
-import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
-import kinesia_wire as kw  # noqa: E402
+from kinesia.exactly_once import ExactlyOnce
+from kinesia.replay import (REPLAY_MAX_BATCH, decode_replay_reply, decode_replay_request,
+                            encode_replay_reply, encode_replay_request)
 
 TOPIC = "event/cam0/left/"
 STREAM = "0123456789abcdef"
@@ -20,33 +20,33 @@ ENDPOINT = "ipc:///tmp/bus/replay/worker.sock"
 
 def serve(request, published, first, damaged=()):
     """The replay server's answer to a request, as decoded replies (through the codec)."""
-    frame = kw.encode_replay_request(request["request_id"], request["topic"], request["stream_id"],
-                                     request["from"], request["limit"])
-    request = kw.decode_replay_request(frame)
+    frame = encode_replay_request(request["request_id"], request["topic"], request["stream_id"],
+                                  request["from"], request["limit"])
+    request = decode_replay_request(frame)
     last = published - 1
     if request["from"] < first:
         reply = {"type": "error", "request_id": request["request_id"], "code": "notRetained",
                  "stream_id": STREAM, "first": first, "last": last, "message": "gone"}
-        return [kw.decode_replay_reply(kw.encode_replay_reply(reply))]
-    end = min(last, request["from"] + min(request["limit"], kw.REPLAY_MAX_BATCH) - 1)
+        return [decode_replay_reply(encode_replay_reply(reply))]
+    end = min(last, request["from"] + min(request["limit"], REPLAY_MAX_BATCH) - 1)
     replies = []
     for sequence in range(request["from"], end + 1):
         if sequence in damaged:  # never served: the batch goes past it
             continue
         entry = {"type": "entry", "request_id": request["request_id"], "stream_id": STREAM,
                  "sequence": sequence, "frames": [TOPIC.encode(), b"payload%d" % sequence]}
-        replies.append(kw.decode_replay_reply(kw.encode_replay_reply(entry)))
+        replies.append(decode_replay_reply(encode_replay_reply(entry)))
     next_ = end + 1 if end >= request["from"] else max(request["from"], first)
     done = {"type": "batchEnd", "request_id": request["request_id"], "stream_id": STREAM,
             "first": first, "last": last, "next": min(next_, last + 1),
             "count": sum(1 for s in range(request["from"], end + 1) if s not in damaged)}
-    replies.append(kw.decode_replay_reply(kw.encode_replay_reply(done)))
+    replies.append(decode_replay_reply(encode_replay_reply(done)))
     return replies
 
 
 def run(seed, start, count, drop, join_at, first=0, damaged=()):
     rng = random.Random(seed)
-    machine = kw.ExactlyOnce(start=start, accepts=("event/",), max_buffered=64)
+    machine = ExactlyOnce(start=start, accepts=("event/",), max_buffered=64)
     delivered, lost, queue, live = [], [], [], []
     now = 0.0
 

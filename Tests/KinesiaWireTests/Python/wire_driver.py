@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Drives scripts/kinesia_wire.py for the Swift tests (PythonWireTests): what the module
-answers, as JSON lines the tests compare with the Swift decoders and SequenceTracker.
+"""Drives kinesia.wire and kinesia.sequence (clients/python) for the Swift tests
+(PythonWireTests): what the package answers, as JSON lines the tests compare with the Swift decoders and SequenceTracker.
 
     wire_driver.py decode CASES    # CASES: records [u32 LE topic length][topic][u32 LE payload length][payload]
     wire_driver.py track EVENTS    # EVENTS: a JSON array of [topic, stream id (16 hex digits), sequence]
@@ -12,12 +12,11 @@ SequenceTracker.record) and a last line with the tracker's totals.
 """
 
 import json
-import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
-import kinesia_wire as kw  # noqa: E402
+from kinesia.sequence import SequenceTracker
+from kinesia.wire import WireError, decode_message
 
 
 def cases(path):
@@ -37,8 +36,8 @@ def cases(path):
 def decode(path):
     for topic, payload in cases(path):
         try:
-            message = kw.decode_message(topic, payload)
-        except kw.WireError as error:
+            message = decode_message(topic, payload)
+        except WireError as error:
             result = {"error": error.code}
         except BaseException as error:  # noqa: B036 - the point is to see every other one
             result = {"crash": f"{type(error).__name__}: {error}"[:300]}
@@ -57,7 +56,7 @@ def decode(path):
 def track(path):
     with open(path, encoding="utf-8") as file:
         events = json.load(file)
-    tracker = kw.SequenceTracker()
+    tracker = SequenceTracker()
     for topic, stream, sequence in events:
         print(json.dumps(tracker.record(topic, {"stream_id": stream, "sequence": sequence})))
     print(json.dumps({"delivered": tracker.delivered, "missing": tracker.missing,
