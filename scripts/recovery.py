@@ -95,12 +95,11 @@ def main():
     missing = {}       # topic -> sequence numbers never seen (holes)
     first_pose = None
     kill_time = None
-    pending = []
     results = []
     measuring = None   # per camera: [first answer, live again] since the kill
 
     def receive(timeout_ms):
-        nonlocal first_pose, measuring
+        nonlocal first_pose
         if not sub.poll(timeout_ms):
             return
         while True:

@@ -14,7 +14,7 @@ Each DEALER costs this process two file descriptors (its connection and its mail
 ingest one: the soft limit of open files is raised to the hard limit first (the ingest inherits
 it), and the run stops early if that is not enough for N.
 """
-import argparse, json, os, resource, shutil, signal, struct, subprocess, sys, tempfile, time
+import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time
 
 import zmq
 
