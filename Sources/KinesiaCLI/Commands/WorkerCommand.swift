@@ -282,8 +282,37 @@ public struct WorkerCommand: ParsableCommand {
                         log.error("session \(camera)/\(session): cannot journal its new run: \(error)")
                     }
                 case .requestPoses(let camera, let request):
-                    poseReplay.send(camera: camera, request, now: clock.now - origin)
+                    if let failure = poseReplay.send(camera: camera, request, now: clock.now - origin) {
+                        immediateReplies.append(failure)
+                    }
                 }
+            }
+            // Requests no server can answer fail at once, here, not at the next turn (a loop,
+            // not a recursion: a burst of holes is one failure after another).
+            guard !drainingImmediateReplies else { return }
+            drainingImmediateReplies = true
+            var next = 0
+            while next < immediateReplies.count {
+                apply(immediateReplies[next])
+                next += 1
+                perform()
+            }
+            immediateReplies.removeAll(keepingCapacity: true)
+            drainingImmediateReplies = false
+        }
+        var immediateReplies: [PoseReplayClient.Reply] = []
+        var drainingImmediateReplies = false
+
+        func apply(_ reply: PoseReplayClient.Reply) {
+            switch reply {
+            case .pose(let camera, let stream, let sequence, let pose):
+                core.receiveReplayed(pose, camera: camera, stream: stream, sequence: sequence, into: &actions)
+            case .ended(let camera, let stream, let last):
+                core.replayEnded(camera: camera, stream: stream, last: last, into: &actions)
+            case .failed(let camera, let stream, let first):
+                core.replayFailed(camera: camera, stream: stream, first: first, into: &actions)
+            case .timedOut(let camera):
+                core.replayTimedOut(camera: camera, into: &actions)
             }
         }
 
@@ -316,17 +345,7 @@ public struct WorkerCommand: ParsableCommand {
 
         func handleReplies() {
             for reply in poseReplay.receive(now: clock.now - origin) {
-                switch reply {
-                case .pose(let camera, let stream, let sequence, let pose):
-                    core.receiveReplayed(
-                        pose, camera: camera, stream: stream, sequence: sequence, into: &actions)
-                case .ended(let camera, let stream, let last):
-                    core.replayEnded(camera: camera, stream: stream, last: last, into: &actions)
-                case .failed(let camera, let stream, let first):
-                    core.replayFailed(camera: camera, stream: stream, first: first, into: &actions)
-                case .timedOut(let camera):
-                    core.replayTimedOut(camera: camera, into: &actions)
-                }
+                apply(reply)
                 perform()
             }
         }

@@ -120,7 +120,17 @@ final class PoseReplayClient {
 
     /// Sends (or, with no server known yet for the stream, keeps) `request` for `camera`; it
     /// replaces the camera's request under way.
-    func send(camera: String, _ request: PoseReplayRequest, now: Duration) {
+    ///
+    /// - Returns: The failure, at once, of a live request for a stream no server announces
+    ///   past ``announcementGrace`` (a publisher that serves no replay): the caller hands it
+    ///   to the core right away, so that each hole of such a publisher is given up as its pose
+    ///   arrives, not one hole per turn of the loop.
+    @discardableResult
+    func send(camera: String, _ request: PoseReplayRequest, now: Duration) -> Reply? {
+        if !request.waitsForServer, now >= announcementGrace, endpoints[request.stream] == nil {
+            pending[camera] = nil
+            return .failed(camera: camera, stream: request.stream, first: nil)
+        }
         let id = nextID
         nextID &+= 1
         var entry = Pending(camera: camera, request: request, endpoint: nil, since: now, id: id)
@@ -140,6 +150,7 @@ final class PoseReplayClient {
             entry.endpoint = endpoint
         }
         pending[camera] = entry
+        return nil
     }
 
     /// The replies waiting now, and the requests whose time is up.
