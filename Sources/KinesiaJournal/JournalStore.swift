@@ -21,8 +21,9 @@ public final class JournalStore: Sendable {
     public let directory: String
     /// The policy of every writer it opens.
     public let policy: JournalPolicy
-    /// When writers last had retention enforced (monotonic), `nil`: never.
-    private let lastRetention = Mutex<ContinuousClock.Instant?>(nil)
+    /// When retention is due (time since ``origin``).
+    private let retention: Mutex<RetentionSchedule>
+    private let origin = ContinuousClock.now
 
     /// Opens (making it when missing, with its parents, mode 0700) the store at `directory`.
     ///
@@ -31,6 +32,7 @@ public final class JournalStore: Sendable {
     public init(directory: String, policy: JournalPolicy = JournalPolicy()) throws(JournalError) {
         self.directory = directory
         self.policy = policy
+        retention = Mutex(RetentionSchedule(policy))
         let opened = try Self.openPrivate(directory, creating: true)
         opened.close()
     }
@@ -73,18 +75,18 @@ public final class JournalStore: Sendable {
         try JournalReader(directory: path(of: stream))
     }
 
-    /// ``enforceRetention(now:)`` when the last one writers asked for is the policy's
-    /// ``JournalPolicy/retentionInterval`` old or more (a writer starting a segment calls it);
-    /// nothing otherwise.
+    /// ``enforceRetention(now:)`` when it is due (``RetentionSchedule``): at the first call, then
+    /// when the policy's ``JournalPolicy/retentionInterval`` has passed since the last scan, or
+    /// as soon as ``JournalPolicy/retentionBytes`` of segments were closed since it; nothing
+    /// otherwise. A writer starting a segment calls it with the bytes of the one it closed; a
+    /// process calls it when idle (``closedBytes`` 0), so that a quiet stream's segments go by age.
+    ///
+    /// - Parameter closedBytes: The size of the segment the caller just closed (0: none).
     /// - Returns: Whether it ran.
     @discardableResult
-    public func enforceRetentionIfDue() -> Bool {
-        let now = ContinuousClock.now
-        let due = lastRetention.withLock { last -> Bool in
-            if let last, now - last < policy.retentionInterval { return false }
-            last = now
-            return true
-        }
+    public func enforceRetentionIfDue(closedBytes: Int = 0) -> Bool {
+        let now = origin.duration(to: ContinuousClock.now)
+        let due = retention.withLock { $0.isDue(at: now, closing: closedBytes) }
         if due { _ = try? enforceRetention() }
         return due
     }

@@ -7,7 +7,7 @@ package import KinesiaSystem
 /// Opening cuts a torn tail of the last segment (``recovery`` says how much, and how many
 /// damaged records it passed). ``append(sequence:frames:)`` writes one record (``JournalRecord``)
 /// at the end of the current segment, starting a new segment when the current one has reached
-/// ``JournalPolicy/segmentBytes`` (then runs the store's retention), and syncs as
+/// ``JournalPolicy/segmentBytes`` (then runs the store's retention when it is due), and syncs as
 /// ``JournalPolicy/sync`` says. Call ``syncIfDue()`` when idle so that an interval policy holds
 /// on a quiet stream.
 ///
@@ -409,9 +409,11 @@ public final class JournalWriter {
     /// Closes the current segment (synced unless the policy is `never`) and starts the one
     /// whose first record is `firstSequence`, then applies retention.
     private func startSegment(firstSequence: UInt64) throws(JournalError) {
+        var closedBytes = 0
         if segment != nil {
             if store.policy.sync != .never, schedule.hasUnsyncedRecords { try sync() }
             segment = nil
+            closedBytes = segmentEnd
         }
         let name = SegmentName.name(firstSequence: firstSequence)
         let file: FileDescriptor
@@ -440,7 +442,7 @@ public final class JournalWriter {
         segmentEnd = magic.count
         segmentRecords = 0
         counters.segments += 1
-        store.enforceRetentionIfDue()
+        store.enforceRetentionIfDue(closedBytes: closedBytes)
     }
 
     private static func open(

@@ -137,6 +137,34 @@ struct JournalStoreTests {
         }
     }
 
+    /// With the default 10 s interval, a writer filling segments faster than that still keeps
+    /// the store within the limit: closing a segment's worth makes the scan due. Before, only
+    /// the first segment scanned, and the 200 records kept every segment.
+    @Test func aFastWriterStaysWithinTheSizeLimitBetweenTwoIntervals() throws {
+        try withStore(JournalPolicy(sync: .never, segmentBytes: 1000, maximumBytes: 3000)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            var peak = 0
+            for sequence: UInt64 in 0..<200 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+                peak = max(
+                    peak, JournalFixtures.segments(store).reduce(0) { $0 + JournalFixtures.bytes($1).count })
+            }
+            #expect(peak <= 3000 + store.policy.retentionBytes + 1000)
+            #expect((try store.openReader(for: JournalFixtures.stream).firstSequence ?? 0) > 100)
+        }
+    }
+
+    @Test func aRetentionScanIsDueByTimeOrByTheBytesClosedSinceTheLast() {
+        var schedule = RetentionSchedule(interval: .seconds(10), bytes: 1000)
+        let requests: [(Duration, closing: Int)] = [
+            (.seconds(0), 0), (.seconds(1), 600), (.seconds(2), 0),
+            (.seconds(3), 400), (.seconds(4), 999), (.seconds(13), 0), (.seconds(14), 0),
+        ]
+        let due = requests.map { schedule.isDue(at: $0.0, closing: $0.closing) }
+        // The first request; 1000 bytes closed since the scan; 10 s since the last scan.
+        #expect(due == [true, false, false, true, false, true, false])
+    }
+
     /// Hundreds of streams started at once (a worker of 64 cameras) scan the store once, not at
     /// every first segment: before, the worker stalled for seconds in those scans.
     @Test func writersStartingManyStreamsScanForRetentionOnce() throws {

@@ -219,12 +219,15 @@ public final class PublishJournal {
         }
     }
 
-    /// Syncs what the fsync policy says is due (call it when idle).
+    /// Syncs what the fsync policy says is due, and enforces the store's retention when its
+    /// interval has passed (``JournalStore/enforceRetentionIfDue(closedBytes:)``: a stream that
+    /// starts no segment still loses its old ones by age). Call it when idle.
     public func syncIfDue() {
         for (topic, writer) in writers where writer.stopReason == nil {
             do { try writer.syncIfDue() } catch { failed(topic, error) }
             tellWriterDamage(topic, writer)
         }
+        store.enforceRetentionIfDue()
     }
 
     /// Syncs everything (at a graceful stop); marks the identities `ended` when the streams
