@@ -106,6 +106,10 @@ class Bus:
         self.stop([self.broker])
         for process in self.processes:
             process.log.close()
+        if os.environ.get("KINESIA_BENCH_KEEP"):
+            # The processes' logs, to see what went wrong in a run.
+            say(f"kept {self.dir}")
+            return
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
