@@ -131,10 +131,15 @@ struct WatchTerminalTests {
         let pane = { TestProcess.readFile(output) }
         let frames = { pane().components(separatedBy: Self.frameStart).count - 1 }
         // The prompt is set at the prompt: a shell may ignore PS1 from its environment.
-        try server.run(["send-keys", "-t", "watch", "-l", "PS1='\(Self.prompt)'"])
-        try server.run(["send-keys", "-t", "watch", "Enter"])
-        let promptShown = await waitUntil(timeout: .seconds(20)) {
-            ((try? server.screen("watch")) ?? []).contains { $0.hasPrefix(Self.promptShown) }
+        // Sent again every 10 s until it shows: on a loaded machine the shell may not have
+        // started reading when the first keys arrive.
+        var promptShown = false
+        for _ in 0..<4 where !promptShown {
+            try server.run(["send-keys", "-t", "watch", "-l", "PS1='\(Self.prompt)'"])
+            try server.run(["send-keys", "-t", "watch", "Enter"])
+            promptShown = await waitUntil(timeout: .seconds(10)) {
+                ((try? server.screen("watch")) ?? []).contains { $0.hasPrefix(Self.promptShown) }
+            }
         }
         #expect(promptShown, "no shell prompt in tmux: \((try? server.screen("watch")) ?? [])")
 
