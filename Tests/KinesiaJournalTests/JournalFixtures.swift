@@ -13,6 +13,17 @@ enum JournalFixtures {
         return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Runs `body` with a store of `policy` in a new temporary directory (and that directory),
+    /// removed afterwards.
+    static func withStore(
+        _ policy: JournalPolicy = JournalPolicy(sync: .never), _ body: (JournalStore, String) throws -> Void
+    ) throws {
+        let root = temporaryDirectory()
+        defer { remove(root) }
+        let store = try JournalStore(directory: root + "/state/journal", policy: policy)
+        try body(store, root)
+    }
+
     static func remove(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
     }

@@ -11,10 +11,7 @@ struct JournalStoreTests {
     private func withStore(
         _ policy: JournalPolicy = JournalPolicy(sync: .never), _ body: (JournalStore, String) throws -> Void
     ) throws {
-        let root = JournalFixtures.temporaryDirectory()
-        defer { JournalFixtures.remove(root) }
-        let store = try JournalStore(directory: root + "/state/journal", policy: policy)
-        try body(store, root)
+        try JournalFixtures.withStore(policy, body)
     }
 
     @Test func appendedRecordsReadBackInOrderByteForByte() throws {

@@ -13,10 +13,7 @@ struct JournalWriteBehindTests {
     private func withStore(
         _ policy: JournalPolicy = JournalPolicy(sync: .never), _ body: (JournalStore, String) throws -> Void
     ) throws {
-        let root = JournalFixtures.temporaryDirectory()
-        defer { JournalFixtures.remove(root) }
-        let store = try JournalStore(directory: root + "/state/journal", policy: policy)
-        try body(store, root)
+        try JournalFixtures.withStore(policy, body)
     }
 
     private let other = JournalStream(topic: try! Topic.pose(camera: "cam1"), streamID: StreamID(7))
