@@ -91,7 +91,15 @@ public struct FileStatus: Hashable, Sendable {
     /// number again, not its change time). A file whose inode changed since (`chmod`, a new
     /// link) counts as another: callers that remove only their own files then leave it.
     public func isSameFile(as other: FileStatus) -> Bool {
-        device == other.device && inode == other.inode && changedAt == other.changedAt
+        isSameInode(as: other) && changedAt == other.changedAt
+    }
+
+    /// Whether `other` has the same device and inode. Enough to tell that a path still names a
+    /// file held open (an inode number is not given again while a descriptor holds it), and,
+    /// unlike ``isSameFile(as:)``, not upset by a change to it: a directory's change time moves
+    /// whenever another process adds, renames or removes an entry in it.
+    public func isSameInode(as other: FileStatus) -> Bool {
+        device == other.device && inode == other.inode
     }
 }
 

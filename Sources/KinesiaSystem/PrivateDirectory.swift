@@ -76,8 +76,9 @@ public struct PrivateDirectory: ~Copyable, Sendable {
         } else if status.permissions & 0o077 != 0 {
             throw PrivateDirectoryError(path, .loosePermissions(status.permissions))
         }
-        // The path must still name the directory held open (not swapped since the open).
-        guard let current = try? FileStatus(path: path), current.isSameFile(as: status) else {
+        // The path must still name the directory held open (not swapped since the open). The
+        // inode, not its change time: workers sharing a state directory change it all the time.
+        guard let current = try? FileStatus(path: path), current.isSameInode(as: status) else {
             throw PrivateDirectoryError(path, .replaced)
         }
         return PrivateDirectory(path: path, descriptor: descriptor, wasCreated: created)

@@ -1,4 +1,6 @@
 import Foundation
+import KinesiaSystem
+import Synchronization
 import KinesiaBus
 import KinesiaClient
 import KinesiaWire
@@ -136,5 +138,36 @@ import Testing
             + "zz not-a-stream\n0000000000000000 ipc:///zero\n00000000000000aa http://x\n00000000000000bb ipc:///a b\n"
             + "00000000000000cc ipc:///ok\u{7}\n"
         #expect(ReplayEndpointHints.parse(text) == hints)
+    }
+
+    /// Two workers of one bus share the state directory: before, both renamed one temporary
+    /// name, so one of them failed with "No such file or directory" (seen in the 64-camera
+    /// benchmark) and each save dropped the other's hints.
+    @Test func workersSharingAStateDirectoryKeepEachOthersHints() throws {
+        let directory = NSTemporaryDirectory() + "kinesia-hints-\(UInt32.random(in: 0...UInt32.max))"
+        try PrivateDirectory.open(directory, creating: true).close()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let writers = (0..<2).map { ReplayEndpointHints(state: directory, writer: "worker\($0)") }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let own: [StreamID: String] = [StreamID(UInt64(index + 1)): "ipc:///run/replay-\(index).sock"]
+            for _ in 0..<300 {
+                do {
+                    try writers[index].save(own)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        // The last save of each came after the other's last load or read it: both are kept.
+        try writers[0].save([StreamID(1): "ipc:///run/replay-0.sock"])
+        #expect(
+            writers[1].load() == [
+                StreamID(1): "ipc:///run/replay-0.sock", StreamID(2): "ipc:///run/replay-1.sock",
+            ])
+        // A worker's own announcement wins over what another stored for the same stream.
+        try writers[1].save([StreamID(1): "ipc:///run/moved.sock"])
+        #expect(writers[0].load()[StreamID(1)] == "ipc:///run/moved.sock")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import KinesiaSystem
 import Testing
 
@@ -89,6 +90,36 @@ struct PrivateDirectoryTests {
         #expect(chmod(root + "/bus/pid", 0o644) == 0)
         let error = #expect(throws: PrivateDirectoryError.self) { try directory.checkEntry("pid") }
         #expect(error?.reason == .loosePermissions(0o644))
+    }
+
+    /// Processes sharing a directory (the workers of one state directory) change its entries
+    /// while others open it: that is not a replacement. Before, the change time was compared,
+    /// and an open raced by another process's rename failed with "was replaced".
+    @Test func anotherProcessChangingEntriesIsNotAReplacement() throws {
+        let root = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let stop = Atomic<Bool>(false)
+        let writer = Thread {
+            var turn = 0
+            while !stop.load(ordering: .relaxed) {
+                let name = root + "/entry-\(turn % 2)"
+                FileManager.default.createFile(atPath: name, contents: nil)
+                _ = rename(name, root + "/renamed")
+                turn += 1
+            }
+        }
+        writer.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        var failures: [String] = []
+        for _ in 0..<5000 {
+            do {
+                try PrivateDirectory.open(root, creating: false).close()
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        let failed = failures.count
+        #expect(failed == 0, "opens that failed, the first: \(failures.first ?? "")")
     }
 
     @Test func anEntryIsRemovedOnlyIfItIsStillTheSameFile() throws {

@@ -9,8 +9,13 @@ import KinesiaWire
 ///
 /// A hint is only a hint: ``PoseReplayClient`` asks the endpoint, and when it does not answer
 /// or does not hold the stream, waits for an announcement as it would have. Written to a
-/// temporary name and renamed, not synced (a torn or lost file only costs the wait); lines that
-/// do not read are passed over.
+/// temporary name of the writer's own and renamed, not synced (a torn or lost file only costs the
+/// wait); lines that do not read are passed over.
+///
+/// Workers of one bus share the state directory, and so this file: a save keeps the hints that
+/// other workers stored for streams this one has not been told about, and each writer's temporary
+/// file is its own (two workers renaming one temporary name lost each other's saves and failed
+/// with "No such file or directory").
 struct ReplayEndpointHints {
     /// The file.
     let path: String
@@ -19,10 +24,14 @@ struct ReplayEndpointHints {
 
     private let directory: String
     private let name = "replay-endpoints"
+    private let temporary: String
 
-    init(state: String) {
+    /// The hints of `state`, saved by `writer` (a name of its own among the processes that share
+    /// the directory: the process id by default).
+    init(state: String, writer: String = "\(getpid())") {
         directory = state
         path = state + "/" + name
+        temporary = name + "." + writer + ".new"
     }
 
     /// The hints stored (none when the file is missing or unreadable).
@@ -34,12 +43,12 @@ struct ReplayEndpointHints {
         return Self.parse(String(decoding: bytes, as: UTF8.self))
     }
 
-    /// Replaces the stored hints with `hints` (at most ``limit`` of them).
+    /// Stores `hints`, over what the file held for the same streams (at most ``limit`` streams:
+    /// `hints` first, then the others' in stream order).
     func save(_ hints: [StreamID: String]) throws(CLIError) {
-        let text = Self.format(hints)
+        let text = Self.format(Self.merging(hints, over: load()))
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
-            let temporary = name + ".new"
             let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
             try file.write(Array(text.utf8), at: 0)
             try file.close()
@@ -47,6 +56,16 @@ struct ReplayEndpointHints {
         } catch {
             throw CLIError.failure("cannot write \(path): \(error)")
         }
+    }
+
+    /// `hints`, and as many of `stored`'s other streams as fit under ``limit``.
+    static func merging(_ hints: [StreamID: String], over stored: [StreamID: String]) -> [StreamID: String] {
+        var merged = hints
+        for (stream, endpoint) in stored.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where merged.count < limit && merged[stream] == nil {
+            merged[stream] = endpoint
+        }
+        return merged
     }
 
     /// `STREAM ENDPOINT` lines, sorted by stream.
