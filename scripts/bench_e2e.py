@@ -76,6 +76,7 @@ class Bus:
         log = open(os.path.join(self.dir, f"{name}.log"), "w+")
         process = subprocess.Popen(command, stdout=stdout, stderr=log, cwd=ROOT)
         process.log = log
+        process.name = name
         self.processes.append(process)
         return process
 
@@ -157,6 +158,11 @@ def e2e_ours(cameras, workers, seconds, warmup, journal=True):
                            str(seconds), "--warmup", str(warmup)], "probe", stdout=subprocess.PIPE)
         out, _ = probe.communicate(timeout=seconds + 60)
         result = json.loads(out.strip().splitlines()[-1])
+        # A process that ended before it was stopped (one that died at start, say) is named:
+        # its cameras' answers would otherwise only show as lost.
+        result["dead"] = [p.name for p in worker_processes + ingests if p.poll() is not None]
+        for name in result["dead"]:
+            say(f"{name} ended before it was stopped (kept in {bus.dir}/{name}.log with KINESIA_BENCH_KEEP=1)")
         bus.stop(ingests)
         bus.stop(worker_processes)
         missing = [bus.stopped_counts(p) for p in worker_processes]
@@ -242,10 +248,12 @@ def run_e2e(args):
         for impl in ("kinesia", "kinesia-no-journal"):
             for r in results:
                 if r["impl"] == impl and r["cameras"] == cameras and (r["lost_answers"]
-                                                                       or r.get("worker_missing")):
+                                                                       or r.get("worker_missing")
+                                                                       or r.get("dead")):
                     FAILURES.append(f"e2e {impl} {cameras} camera(s), round {r['round'] + 1}: "
                                     f"{r['lost_answers']} of {r['expected_answers']} answers lost, "
-                                    f"{r.get('worker_missing', 0)} poses missing at 60 poses/s a camera")
+                                    f"{r.get('worker_missing', 0)} poses missing at 60 poses/s a camera"
+                                    + (f", ended early: {', '.join(r['dead'])}" if r.get("dead") else ""))
         bare = [r["snapshot_median_us"] for r in results if r["impl"] == "kinesia-no-journal"
                 and r["cameras"] == cameras and r.get("snapshot_median_us") is not None]
         if bare and summary.get("kinesia_median_us"):

@@ -1,9 +1,9 @@
 import Foundation
-import KinesiaSystem
-import Synchronization
 import KinesiaBus
 import KinesiaClient
+import KinesiaSystem
 import KinesiaWire
+import Synchronization
 import Testing
 
 @testable import KinesiaCLI

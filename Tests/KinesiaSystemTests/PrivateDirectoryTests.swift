@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Synchronization
 import KinesiaSystem
+import Synchronization
 import Testing
 
 /// The trust rule of a directory that holds sockets and a lock: a real directory of the running
