@@ -103,7 +103,7 @@ struct PrivateDirectoryTests {
             var turn = 0
             while !stop.load(ordering: .relaxed) {
                 let name = root + "/entry-\(turn % 2)"
-                FileManager.default.createFile(atPath: name, contents: nil)
+                _ = FileManager.default.createFile(atPath: name, contents: nil)
                 _ = rename(name, root + "/renamed")
                 turn += 1
             }
