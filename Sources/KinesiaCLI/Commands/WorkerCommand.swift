@@ -206,6 +206,13 @@ public struct WorkerCommand: ParsableCommand {
         // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
         // turn of the loop (one small file written and renamed: no sync on the live loop).
         var checkpointTurn = 0
+        var journaledTopics: [String: [Topic]] = [:]
+        for spec in specs {
+            journaledTopics[spec.camera, default: []] += [
+                try Topic.event(camera: spec.camera, session: spec.name),
+                try Topic.snapshot(camera: spec.camera, session: spec.name),
+            ]
+        }
         var checkpointed: [String: (poses: Int, at: Duration)] = [:]
         func checkpointIfDue() {
             guard let state, !core.cameras.isEmpty else { return }
@@ -217,7 +224,9 @@ public struct WorkerCommand: ParsableCommand {
                 let checkpoint = core.checkpoint(camera: camera)
             else { return }
             checkpointed[camera] = (core.poses, now)
-            state.journal.writePending()
+            // The records this checkpoint counts on are the camera's sessions' own: only their
+            // writers are written now (the others at their write-behind time).
+            for topic in journaledTopics[camera] ?? [] { state.journal.writePending(topic) }
             do {
                 // Written after the journal records it counts on (a kill loses neither: both are
                 // in the page cache); not synced on the live loop.
