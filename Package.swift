@@ -114,11 +114,20 @@ let package = Package(
             swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(
+            name: "KinesiaBroker", dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire"],
+            swiftSettings: strictSettings),
+        .target(
+            name: "KinesiaWorker",
+            dependencies: [
+                "KinesiaMotion", "KinesiaWire", "KinesiaClient", "KinesiaAnalytics", "KinesiaJournal",
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "KinesiaCLI",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
-                "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic",
+                "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -128,8 +137,8 @@ let package = Package(
         .executableTarget(
             name: "kinesia-bench",
             dependencies: [
-                "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaCLI",
-                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics",
+                "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaBroker",
+                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics", "KinesiaWorker",
                 "KinesiaVoice",
                 "KinesiaSpeech",
             ],
@@ -187,8 +196,12 @@ let package = Package(
             name: "KinesiaCLITests",
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
-                "KinesiaTestSupport",
+                "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker",
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaWorkerTests",
+            dependencies: ["KinesiaWorker", "KinesiaMotion", "KinesiaWire"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaVoiceTests", dependencies: ["KinesiaVoice", "KinesiaMotion", "KinesiaTestSupport"],

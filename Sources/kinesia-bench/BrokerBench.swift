@@ -1,6 +1,6 @@
 import Foundation
+import KinesiaBroker
 import KinesiaBus
-import KinesiaCLI
 import Synchronization
 
 /// `kinesia-bench broker`: the broker's forwarding, `[topic, 256-byte payload]` messages from a

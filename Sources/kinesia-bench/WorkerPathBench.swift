@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
-import KinesiaCLI
 import KinesiaJournal
 import KinesiaMotion
 import KinesiaWire
+import KinesiaWorker
 
 /// `kinesia-bench worker-path`: what a worker does per pose besides the sockets, step by step,
 /// to show what limits its throughput: decoding the pose record (``PoseCodec/decode(_:)``, or

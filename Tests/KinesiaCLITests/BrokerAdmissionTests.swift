@@ -4,6 +4,7 @@ import KinesiaClient
 import KinesiaWire
 import Testing
 
+@testable import KinesiaBroker
 @testable import KinesiaCLI
 
 struct BrokerAdmissionTests {

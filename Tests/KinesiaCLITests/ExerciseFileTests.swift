@@ -6,6 +6,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// Exercise files: a catalog exercise with changed thresholds, read strictly.
 struct ExerciseFileTests {
@@ -39,13 +40,13 @@ struct ExerciseFileTests {
 
     @Test func aFileWithOnlyTheIdIsTheCatalogExercise() throws {
         #expect(try parse(#"{"exercise": "wallSit"}"#) == Exercise.named("wallSit"))
-        #expect(ExerciseFile.identity(of: try parse(#"{"exercise": "wallSit"}"#)) == "wallSit")
+        #expect(WorkerSession.identity(of: try parse(#"{"exercise": "wallSit"}"#)) == "wallSit")
     }
 
     @Test func aHoldTakesItsThresholdAndSeconds() throws {
         let exercise = try parse(#"{"exercise": "wallSit", "hold": {"threshold": 80, "seconds": 45}}"#)
         #expect(exercise.kind == .hold(threshold: 80, seconds: 45))
-        #expect(ExerciseFile.identity(of: exercise).hasPrefix("wallSit(thresholds "))
+        #expect(WorkerSession.identity(of: exercise).hasPrefix("wallSit(thresholds "))
     }
 
     /// Every refusal names the file, the line and the column of the value, and the field.

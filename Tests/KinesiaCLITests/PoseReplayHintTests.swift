@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// A restarted worker asks where its poses were served in the last run at once
 /// (``ReplayEndpointHints``), before any heartbeat; a hint that is wrong costs a wait, never a

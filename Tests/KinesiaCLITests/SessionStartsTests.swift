@@ -3,6 +3,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// Where sessions started, kept per worker and camera in the state directory.
 struct SessionStartsTests {

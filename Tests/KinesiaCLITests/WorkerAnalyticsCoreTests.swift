@@ -6,6 +6,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// An analytics session in the worker core: the records of ``MotionAnalytics`` on its event
 /// topic, no snapshot, the final set summaries at ``WorkerCore/finish(into:)``.

@@ -5,6 +5,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// Hands poses to a ``WorkerCore`` the way `kinesia worker` does: each judged by a sequence
 /// tracker first (duplicates and stale poses never reach the core), every publish reported back.

@@ -4,6 +4,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// A worker killed at any moment and restarted with what its state directory kept (each
 /// session's identity and last journaled sequence numbers, each camera's pose segments)

@@ -2,6 +2,7 @@ import KinesiaMotion
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaWorker
 
 struct WorkerSessionTests {
     @Test func aSessionWithoutCameraTakesTheDefaultCamera() throws {

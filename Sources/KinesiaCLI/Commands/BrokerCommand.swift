@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaBroker
 import KinesiaBus
 import KinesiaClient
 import KinesiaWire

@@ -4,6 +4,7 @@ import KinesiaClient
 import KinesiaJournal
 import KinesiaMotion
 import KinesiaWire
+public import KinesiaWorker
 
 /// `kinesia worker --camera ID --session NAME=EXERCISE:SIDE ...`: hosts motion sessions on the
 /// poses of the bus and publishes what they find.

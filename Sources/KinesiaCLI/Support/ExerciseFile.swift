@@ -1,5 +1,4 @@
 import Foundation
-import KinesiaJournal
 public import KinesiaMotion
 
 /// An exercise file: a catalog exercise with the thresholds a therapist changed, for
@@ -54,14 +53,6 @@ public enum ExerciseFile {
                 "\(file):\(position?.line ?? 1):\(position?.column ?? 1): "
                     + (field.isEmpty ? "" : "\(field): ") + error.message)
         }
-    }
-
-    /// What makes two runs of a session with `exercise` the same (a stream identity's
-    /// `session`): the catalog id, and a checksum of the thresholds when they differ from it.
-    public static func identity(of exercise: Exercise) -> String {
-        guard Exercise.named(exercise.id) != exercise else { return exercise.id }
-        let crc = CRC32C.checksum(Array(String(describing: exercise).utf8))
-        return exercise.id + "(thresholds " + String(crc, radix: 16) + ")"
     }
 
     private static func exercise(from value: JSONValue) throws(JSONShapeError) -> Exercise {

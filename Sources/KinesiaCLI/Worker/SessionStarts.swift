@@ -2,6 +2,7 @@ import Glibc
 import KinesiaMotion
 import KinesiaSystem
 import KinesiaWire
+import KinesiaWorker
 
 /// Where each camera's sessions started, in a worker's state directory: the pose segments a
 /// restarted worker replays (``PoseSegment``), kept in `STATE/starts/<camera>+<first session's

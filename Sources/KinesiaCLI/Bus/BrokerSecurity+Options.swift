@@ -1,15 +1,8 @@
+import KinesiaBroker
 import KinesiaClient
 import KinesiaWire
 
-/// How the broker admits connections, from `--bus`, `--key`, `--allowed` and `--insecure`.
-enum BrokerSecurity: Hashable, Sendable {
-    /// A bus directory: only the broker's own user (checked by user id over IPC).
-    case localUser
-    /// TCP with CURVE: the broker's key and the allowed-keys directory (`<role>/*.pub`).
-    case curve(BusKey, allowedDirectory: String)
-    /// TCP without keys (`--insecure`): anyone who reaches the port.
-    case insecure
-
+extension BrokerSecurity {
     /// The environment variable of `--allowed`.
     static let allowedVariable = "KINESIA_ALLOWED"
 

@@ -1,7 +1,7 @@
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// The order in which a worker analyses a camera's poses, across gaps, restarts and new
 /// streams: every pose once, in sequence order.

@@ -1,6 +1,6 @@
 import KinesiaAnalytics
-import KinesiaMotion
-import KinesiaWire
+public import KinesiaMotion
+public import KinesiaWire
 
 extension WorkerCore {
     /// Everything a camera's sessions are, between two poses: each session's analysis state,
@@ -8,28 +8,29 @@ extension WorkerCore {
     /// restarted from it rebuilds from that pose, not from the first one, and gives the same
     /// events with the same numbers as the run it replaces (the analysis is deterministic, and
     /// every part of its state comes back bit for bit).
-    struct CameraCheckpoint: Codable, Hashable, Sendable {
+    public struct CameraCheckpoint: Codable, Hashable, Sendable {
         /// The encoding's version; another is refused.
-        static let currentVersion = 1
+        public static let currentVersion = 1
         /// ``currentVersion`` when written.
-        var version: Int
+        public var version: Int
         /// The camera.
-        var camera: String
+        public var camera: String
         /// The camera's sessions, in the worker's order.
-        var sessions: [SessionCheckpoint]
+        public var sessions: [SessionCheckpoint]
         /// The pose segments from the next pose to analyse on (the first one starts there).
-        var segments: [PoseSegment]
+        public var segments: [PoseSegment]
     }
 
     /// One session of a ``CameraCheckpoint``.
-    struct SessionCheckpoint: Codable, Hashable, Sendable {
+    public struct SessionCheckpoint: Codable, Hashable, Sendable {
         /// The session's name.
-        var name: String
+        public var name: String
         /// The stream its events and snapshots are published on.
-        var stream: StreamID
-        /// The next event and snapshot sequence numbers.
-        var nextEvent: UInt64
-        var nextSnapshot: UInt64
+        public var stream: StreamID
+        /// The next event sequence number.
+        public var nextEvent: UInt64
+        /// The next snapshot sequence number.
+        public var nextSnapshot: UInt64
         /// A side's analysis, or both sides' analytics.
         var analyzer: MotionAnalyzer.Checkpoint?
         var analytics: MotionAnalytics.Checkpoint?
@@ -38,7 +39,7 @@ extension WorkerCore {
 
     /// The camera's checkpoint now, or `nil` while its feed is not live (replaying, or waiting
     /// for a hole: held poses are not part of the state) or before its first pose.
-    func checkpoint(camera: String) -> CameraCheckpoint? {
+    public func checkpoint(camera: String) -> CameraCheckpoint? {
         guard let feed = ordered?[camera]?.feed, !feed.isCatchingUp, let position = feed.position,
             let indices = byCamera[camera]
         else { return nil }
@@ -62,7 +63,7 @@ extension WorkerCore {
     /// - Throws: ``CheckpointError`` when it is not this worker's camera as it is now (another
     ///   version, other sessions, another exercise or thresholds, another stream than the
     ///   session's identity: a new run since).
-    mutating func restore(_ checkpoint: CameraCheckpoint) throws(CheckpointError) {
+    public mutating func restore(_ checkpoint: CameraCheckpoint) throws(CheckpointError) {
         guard checkpoint.version == CameraCheckpoint.currentVersion else {
             throw CheckpointError(.unsupportedVersion, detail: "checkpoint version \(checkpoint.version)")
         }

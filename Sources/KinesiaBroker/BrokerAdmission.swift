@@ -1,7 +1,7 @@
 import Glibc
-import KinesiaBus
-import KinesiaClient
-import KinesiaWire
+package import KinesiaBus
+package import KinesiaClient
+package import KinesiaWire
 
 /// Who the broker lets in (its ZAP handler's decisions) and what it forwards of theirs (its
 /// forwarder's filter): pure functions of a request or a message, tested without sockets.
@@ -12,7 +12,7 @@ import KinesiaWire
 /// ``BusRights``.
 package struct BrokerAdmission: Sendable {
     /// Why a connection was refused: the counter `refused.<reason>` on `health/broker/`.
-    enum Refusal: String, CaseIterable, Hashable, Sendable {
+    package enum Refusal: String, CaseIterable, Hashable, Sendable {
         /// A CURVE key that is not in the allowed-keys directory.
         case unknownKey
         /// Another user id over IPC.
@@ -22,7 +22,7 @@ package struct BrokerAdmission: Sendable {
     }
 
     /// What to answer.
-    enum Decision: Hashable, Sendable {
+    package enum Decision: Hashable, Sendable {
         /// Admit, with this ZAP user id.
         case admit(userID: String)
         /// Refuse, and why (a sentence for the log).
@@ -30,12 +30,18 @@ package struct BrokerAdmission: Sendable {
     }
 
     /// How the broker runs.
-    let security: BrokerSecurity
+    package let security: BrokerSecurity
     /// The broker's user id.
-    let ownUserID: UInt32
+    package let ownUserID: UInt32
+
+    /// Admits as `security` says, for a broker run by the user `ownUserID`.
+    package init(security: BrokerSecurity, ownUserID: UInt32) {
+        self.security = security
+        self.ownUserID = ownUserID
+    }
 
     /// The decision on one ZAP request, given the allowed keys read for it.
-    func decide(_ request: ZAPRequest, allowed: AllowedKeys) -> Decision {
+    package func decide(_ request: ZAPRequest, allowed: AllowedKeys) -> Decision {
         switch request.mechanism {
         case "CURVE":
             guard case .curve(let brokerKey, _) = security, let key = request.curvePublicKey else {
@@ -92,7 +98,7 @@ package struct BrokerAdmission: Sendable {
         }
 
         /// The peer for ``BusRights``, `nil` for an unknown sender (whose messages are all dropped).
-        var peer: BusPeer? {
+        package var peer: BusPeer? {
             switch self {
             case .ingest: .role(.ingest)
             case .worker: .role(.worker)
@@ -103,7 +109,7 @@ package struct BrokerAdmission: Sendable {
             }
         }
 
-        var name: String { self == .trusted ? "trusted" : String(describing: self) }
+        package var name: String { self == .trusted ? "trusted" : String(describing: self) }
     }
 
     /// The forwarder's verdict on one message: `0` forwards it, otherwise its drop counter
@@ -117,13 +123,13 @@ package struct BrokerAdmission: Sendable {
     }
 
     /// The drop counter of a sender and a topic kind (1 and up).
-    static func dropSlot(_ sender: Sender, _ kind: BusRights.TopicKind) -> Int {
+    package static func dropSlot(_ sender: Sender, _ kind: BusRights.TopicKind) -> Int {
         1 + sender.rawValue * BusRights.TopicKind.allCases.count + Int(kind.rawValue)
     }
 
     /// The named drop counters of `health/broker/` (`dropped.consumer.event`...): only those
     /// that counted something.
-    static func droppedCounters(_ slots: [Int]) -> [String: Int] {
+    package static func droppedCounters(_ slots: [Int]) -> [String: Int] {
         var counters: [String: Int] = [:]
         for sender in Sender.allCases {
             for kind in BusRights.TopicKind.allCases {

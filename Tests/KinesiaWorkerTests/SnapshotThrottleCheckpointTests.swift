@@ -1,7 +1,7 @@
 import KinesiaMotion
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// A snapshot throttle read back from a checkpoint decides as the one it was taken from.
 struct SnapshotThrottleCheckpointTests {

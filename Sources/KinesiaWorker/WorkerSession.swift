@@ -1,0 +1,76 @@
+import KinesiaJournal
+public import KinesiaMotion
+import KinesiaWire
+
+/// One session a worker hosts, as `--session [CAMERA/]NAME=EXERCISE:SIDE` gives it
+/// (`EXERCISE:analytics` for both sides' analytics); `kinesia` parses the flag
+/// (`WorkerSession(parsing:defaultCamera:)`).
+///
+/// ```swift
+/// let session = WorkerSession(camera: "cam0", name: "left", exercise: .shoulderAbduction, side: .left)
+/// session.identity   // "shoulderAbduction:left"
+/// ```
+public struct WorkerSession: Hashable, Sendable {
+    /// What a session analyses.
+    public enum Analysis: Hashable, Sendable {
+        /// One side's motion session: its events and snapshots.
+        case side(BodySide)
+        /// Both sides' analytics (``MotionAnalytics``): tempo, symmetry and set records.
+        case analytics
+    }
+
+    /// The word after `EXERCISE:` that asks for ``Analysis/analytics``.
+    public static let analyticsKeyword = "analytics"
+
+    /// The camera whose poses it analyses.
+    public var camera: String
+    /// The session's name (in `event/<camera>/<name>/`).
+    public var name: String
+    /// The exercise.
+    public var exercise: Exercise
+    /// One side, or both sides' analytics.
+    public var analysis: Analysis
+
+    /// The side of a one-side session; `nil` for analytics.
+    public var side: BodySide? {
+        if case .side(let side) = analysis { side } else { nil }
+    }
+
+    /// Makes a one-side session.
+    public init(camera: String, name: String, exercise: Exercise, side: BodySide) {
+        self.init(camera: camera, name: name, exercise: exercise, analysis: .side(side))
+    }
+
+    /// Makes a session.
+    public init(camera: String, name: String, exercise: Exercise, analysis: Analysis) {
+        self.camera = camera
+        self.name = name
+        self.exercise = exercise
+        self.analysis = analysis
+    }
+
+    /// `EXERCISE:SIDE` or `EXERCISE:analytics`, as given.
+    public var analysisText: String {
+        switch analysis {
+        case .side(let side): "\(exercise.id):\(side.rawValue)"
+        case .analytics: "\(exercise.id):\(Self.analyticsKeyword)"
+        }
+    }
+
+    /// What makes two runs of a session with `exercise` the same (a stream identity's
+    /// `session`): the catalog id, and a checksum of the thresholds when they differ from it.
+    public static func identity(of exercise: Exercise) -> String {
+        guard Exercise.named(exercise.id) != exercise else { return exercise.id }
+        let crc = CRC32C.checksum(Array(String(describing: exercise).utf8))
+        return exercise.id + "(thresholds " + String(crc, radix: 16) + ")"
+    }
+
+    /// What makes two runs of the session the same session (its stream identity's `session`):
+    /// the exercise (with any changed thresholds) and the side, or `analytics`.
+    public var identity: String {
+        switch analysis {
+        case .side(let side): "\(Self.identity(of: exercise)):\(side.rawValue)"
+        case .analytics: "\(Self.identity(of: exercise)):\(Self.analyticsKeyword)"
+        }
+    }
+}
