@@ -175,7 +175,9 @@ public struct WorkerCommand: ParsableCommand {
                     return nil
                 }
                 let source = JournalReplaySource(store: journal.store, current: state!.current)
-                source.beforeReading = { [unowned journal] topic in journal.writePending(topic) }
+                source.beforeReading = { [unowned journal] topic, from in
+                    journal.writePending(topic, from: from)
+                }
                 source.lastJournaled = { [unowned journal] topic, stream in
                     journal.lastJournaled(topic, stream: stream)
                 }
@@ -207,13 +209,6 @@ public struct WorkerCommand: ParsableCommand {
         // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
         // turn of the loop (one small file written and renamed: no sync on the live loop).
         var checkpointTurn = 0
-        var journaledTopics: [String: [Topic]] = [:]
-        for spec in specs {
-            journaledTopics[spec.camera, default: []] += [
-                try Topic.event(camera: spec.camera, session: spec.name),
-                try Topic.snapshot(camera: spec.camera, session: spec.name),
-            ]
-        }
         var checkpointed: [String: (poses: Int, at: Duration)] = [:]
         func checkpointIfDue() {
             guard let state, !core.cameras.isEmpty else { return }
@@ -225,22 +220,28 @@ public struct WorkerCommand: ParsableCommand {
                 let checkpoint = core.checkpoint(camera: camera)
             else { return }
             checkpointed[camera] = (core.poses, now)
-            // The records this checkpoint counts on are the camera's sessions' own: only their
-            // writers are written now (the others at their write-behind time).
-            for topic in journaledTopics[camera] ?? [] { state.journal.writePending(topic) }
+            let payload: [UInt8]
             do {
-                // Written after the journal records it counts on (a kill loses neither: both are
-                // in the page cache); not synced on the live loop.
-                try state.checkpoints.save(
-                    CheckpointCodec.encode(checkpoint), camera: camera, sessions: state.streams(camera))
-                checkpointsWritten += 1
+                payload = try CheckpointCodec.encode(checkpoint)
             } catch {
-                checkpointErrors += 1
-                if checkpointErrors <= 10 || checkpointErrors % 1000 == 0 { log.error("\(error)") }
+                checkpointFailed("cannot encode a checkpoint of \(camera): \(error)")
+                return
+            }
+            // Written after the journal records it counts on, by the journal's thread (a kill
+            // loses neither: both are in the page cache, in that order); not synced.
+            let files = state.checkpoints
+            let streams = state.streams(camera)
+            state.journal.afterRecordsWritten(label: "checkpoint") {
+                try files.save(payload, camera: camera, sessions: streams)
+            } failure: { description in
+                checkpointFailed(description)
             }
         }
-        var checkpointsWritten = 0
         var checkpointErrors = 0
+        func checkpointFailed(_ description: String) {
+            checkpointErrors += 1
+            if checkpointErrors <= 10 || checkpointErrors % 1000 == 0 { log.error(description) }
+        }
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)
@@ -381,7 +382,7 @@ public struct WorkerCommand: ParsableCommand {
             var values = core.healthCounters(sequence: subscriber.tracker.totals)
             values["catchingUp"] = core.isCatchingUp ? 1 : 0
             if state != nil {
-                values["checkpoints"] = checkpointsWritten
+                values["checkpoints"] = state!.journal.completedJobs("checkpoint")
                 values["checkpointErrors"] = checkpointErrors
             }
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }

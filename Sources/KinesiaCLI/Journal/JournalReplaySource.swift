@@ -28,10 +28,10 @@ public final class JournalReplaySource: ReplaySource {
 
     private var readers: [JournalStream: JournalReader] = [:]
 
-    /// Called with a topic before its journal is read (a publisher that writes behind writes
-    /// what it gathered: ``PublishJournal/writePending(_:)``), so that what was published is
-    /// served.
-    public var beforeReading: ((Topic) -> Void)?
+    /// Called with a topic and the first sequence number wanted before its journal is read (a
+    /// publisher that writes behind writes what it gathered: ``PublishJournal/writePending(_:from:)``),
+    /// so that what was published is served.
+    public var beforeReading: ((Topic, UInt64) -> Void)?
 
     /// The last sequence number of a stream as its writer in this process knows it
     /// (``PublishJournal/lastJournaled(_:stream:)``), `nil` when it does not write it. With it,
@@ -83,7 +83,7 @@ public final class JournalReplaySource: ReplaySource {
         guard current[topic] != nil, let id = stream ?? current[topic],
             let reader = reader(JournalStream(topic: topic, streamID: id))
         else { throw .unknownStream }
-        beforeReading?(topic)
+        beforeReading?(topic, from)
         guard let first = reader.firstSequence, let last = reader.lastSequence else { return [] }
         guard from >= first else { throw .notRetained(first: first, last: last) }
         guard limit > 0, let found = try? reader.entries(from: from, limit: limit) else { return [] }
@@ -95,7 +95,9 @@ public final class JournalReplaySource: ReplaySource {
         if let last = lastJournaled?(stream.topic, stream.streamID) {
             let since = announcementsSinceRefresh[stream, default: Self.firstRefreshInterval]
             if reader.firstSequence == nil || since >= Self.firstRefreshInterval {
-                beforeReading?(stream.topic)
+                // Only the first record is wanted (what retention moves): written long ago but
+                // for a stream that has just begun.
+                beforeReading?(stream.topic, 0)
                 try? reader.refresh()
                 announcementsSinceRefresh[stream] = 0
             } else {
@@ -104,7 +106,7 @@ public final class JournalReplaySource: ReplaySource {
             guard let first = reader.firstSequence, first <= last else { return nil }
             return ReplayStreamInfo(topic: stream.topic, stream: stream.streamID, first: first, last: last)
         }
-        beforeReading?(stream.topic)
+        beforeReading?(stream.topic, 0)
         try? reader.refresh()
         guard let first = reader.firstSequence, let last = reader.lastSequence else { return nil }
         return ReplayStreamInfo(topic: stream.topic, stream: stream.streamID, first: first, last: last)

@@ -48,6 +48,11 @@ public final class PublishJournal {
     private var recovered = 0
     private var damageOnOpening: [JournalDamage] = []
     private var toldWriterDamage: [Topic: Int] = [:]
+    /// With ``writesBehind``: the thread that encodes, writes and syncs the records; every
+    /// writer is used under its lock only.
+    private var queue: JournalWriteQueue?
+    /// With ``writesBehind``: the topics whose writer stopped (as the queue reported).
+    private var stoppedTopics: Set<Topic> = []
 
     /// Opens the state directory (made owner-only when missing; refused when others may write
     /// it) and its journal store.
@@ -119,7 +124,20 @@ public final class PublishJournal {
             log.notice("stream \(stored.stream) (\(key)) ended in an earlier run: a new stream starts")
         }
         if !resumed || stored != identity { try identities.save(identity, as: key) }
-        for topic in topics { try? writers.removeValue(forKey: topic)?.flush() }
+        if writesBehind, queue == nil { queue = JournalWriteQueue(interval: Self.writeBehind) }
+        queue?.drain()
+        for topic in topics {
+            guard let old = writers.removeValue(forKey: topic) else { continue }
+            if let queue {
+                _ = try? queue.withWriters { () throws(JournalError) in
+                    queue.unregister(old)
+                    try old.flush()
+                }
+            } else {
+                try? old.flush()
+            }
+            stoppedTopics.remove(topic)
+        }
         keys[key] = identity
         var lastSequences: [Topic: UInt64] = [:]
         for topic in topics {
@@ -142,6 +160,7 @@ public final class PublishJournal {
             writer.groupSync = groupSync
             writer.writesBehind = writesBehind
             writer.syncsInGroup = groupSync != nil
+            if let queue { queue.withWriters { queue.register(writer) } }
             // The segments before the last are checked by the replay server's readers when they
             // are first read (``JournalReplaySource/damageFound``), not here: reading every
             // segment of every stream at start would make a restart as slow as the journal is
@@ -150,14 +169,16 @@ public final class PublishJournal {
             writers[topic] = writer
             keyOfTopic[topic] = key
             lastSequences[topic] = writer.lastSequence
+            attachedLast[topic] = writer.lastSequence
             publisher.continueStream(identity.stream, on: topic, after: resumed ? writer.lastSequence : nil)
         }
         return Attached(stream: identity.stream, resumed: resumed, lastSequences: lastSequences)
     }
 
-    /// Whether the writers gather records and write them in batches (``JournalWriter/writesBehind``):
-    /// set before attaching; then call ``writePendingIfDue(now:)`` on every turn of the loop.
-    /// For a publisher that publishes the same records again after a `kill -9` (a worker).
+    /// Whether the records are written behind, in batches, by a thread of their own
+    /// (``JournalWriteQueue``: the publishing thread only hands them over): set before
+    /// attaching; then call ``writeAndSyncIfDue(now:)`` on every turn of the loop. For a
+    /// publisher that publishes the same records again after a `kill -9` (a worker).
     public var writesBehind = false
 
     /// How long a record gathered by ``writesBehind`` waits, at most, before it is written
@@ -170,34 +191,109 @@ public final class PublishJournal {
     /// Every ``writeBehind`` (`now` on the caller's clock; call it on every turn of the loop):
     /// writes the gathered records of every writer, then syncs what the fsync policy says is
     /// due (``syncIfDue()``). Cheap between two.
+    /// With ``writesBehind``, the queue's thread writes and syncs: this reports what it found
+    /// wrong and enforces retention.
     public func writeAndSyncIfDue(now: Duration) {
         guard now - lastWrite >= Self.writeBehind else { return }
         lastWrite = now
+        if queue != nil {
+            takeQueueFailures()
+            store.enforceRetentionIfDue()
+            return
+        }
         writePending()
         syncIfDue()
     }
 
-    /// Writes the gathered records of every writer (before a checkpoint counts on them).
+    /// Writes the gathered records of every writer.
     public func writePending() {
+        if let queue {
+            queue.drain()
+            takeQueueFailures()
+            return
+        }
         for (topic, writer) in writers where writer.hasPending {
             do { try writer.writePending() } catch { failed(topic, error) }
         }
     }
 
-    /// Writes the gathered records of `topic`'s writer (before its journal is read).
-    public func writePending(_ topic: Topic) {
+    /// Writes the gathered records of `topic`'s writer before its journal is read from `from`
+    /// on. With ``writesBehind``, waits for the queue's thread to write what was handed over
+    /// (at most ``writeBehind`` of records and their writes), and only when the thread has not
+    /// written `from` yet: a reader behind the live edge never waits.
+    public func writePending(_ topic: Topic, from: UInt64 = 0) {
+        if let queue {
+            guard let writer = writers[topic], let handed = queue.handedOver(writer), from <= handed else {
+                return
+            }
+            if let written = queue.written(writer), from <= written { return }
+            queue.drain()
+            takeQueueFailures()
+            return
+        }
         guard let writer = writers[topic], writer.hasPending else { return }
         do { try writer.writePending() } catch { failed(topic, error) }
+    }
+
+    /// Runs `job` once every record journaled before it is written: on the queue's thread, in
+    /// order, with ``writesBehind`` (so the publishing thread does not wait for a file); now,
+    /// after writing them, otherwise. `failure` is told what it threw, on the publishing thread.
+    public func afterRecordsWritten(
+        label: String, _ job: @escaping @Sendable () throws -> Void,
+        failure: @escaping (String) -> Void
+    ) {
+        jobFailureHandlers[label] = failure
+        if let queue {
+            queue.run(label: label, job)
+            return
+        }
+        writePending()
+        do {
+            try job()
+            jobsDone[label, default: 0] += 1
+        } catch {
+            failure(String(describing: error))
+        }
+    }
+
+    /// The jobs of `label` (``afterRecordsWritten(label:_:failure:)``) that ran without an error.
+    public func completedJobs(_ label: String) -> Int {
+        jobsDone[label, default: 0] + (queue?.completed(label) ?? 0)
+    }
+
+    private var jobFailureHandlers: [String: (String) -> Void] = [:]
+    private var jobsDone: [String: Int] = [:]
+
+    /// What the queue's thread found wrong, reported as if it happened here.
+    private func takeQueueFailures() {
+        guard let queue else { return }
+        for failure in queue.takeFailures() {
+            switch failure {
+            case .writer(let writer, let error):
+                let topic = writer.stream.topic
+                guard writers[topic] === writer else { continue }
+                stoppedTopics.insert(topic)
+                failed(topic, error)
+            case .job(let label, let description):
+                jobFailureHandlers[label]?(description)
+            }
+        }
     }
 
     /// The last sequence number journaled on `topic`'s stream `stream` by this process (gathered
     /// records included), `nil` when it journals no such stream or the writer stopped.
     public func lastJournaled(_ topic: Topic, stream: StreamID) -> UInt64? {
-        guard let writer = writers[topic], writer.stream.streamID == stream, writer.stopReason == nil else {
-            return nil
+        guard let writer = writers[topic], writer.stream.streamID == stream else { return nil }
+        if let queue {
+            guard !stoppedTopics.contains(topic) else { return nil }
+            return queue.handedOver(writer) ?? attachedLast[topic] ?? nil
         }
+        guard writer.stopReason == nil else { return nil }
         return writer.lastSequence
     }
+
+    /// The last sequence number of each topic's writer when it was attached.
+    private var attachedLast: [Topic: UInt64?] = [:]
 
     /// The journal writer of an attached topic (tests inject write failures through it).
     func writer(of topic: Topic) -> JournalWriter? { writers[topic] }
@@ -211,7 +307,13 @@ public final class PublishJournal {
 
     /// Journals one message (a topic that is not attached is not journaled).
     public func record(topic: Topic, sequence: UInt64, frames: [[UInt8]]) {
-        guard let writer = writers[topic], writer.stopReason == nil else { return }
+        guard let writer = writers[topic] else { return }
+        if let queue {
+            guard stoppedTopics.isEmpty || !stoppedTopics.contains(topic) else { return }
+            queue.append(writer, sequence: sequence, frames: frames)
+            return
+        }
+        guard writer.stopReason == nil else { return }
         do {
             try writer.append(sequence: sequence, frames: frames)
         } catch {
@@ -223,6 +325,12 @@ public final class PublishJournal {
     /// interval has passed (``JournalStore/enforceRetentionIfDue(closedBytes:)``: a stream that
     /// starts no segment still loses its old ones by age). Call it when idle.
     public func syncIfDue() {
+        if queue != nil {
+            // The queue's thread syncs; the damage its writers found is told with the counters.
+            takeQueueFailures()
+            store.enforceRetentionIfDue()
+            return
+        }
         for (topic, writer) in writers where writer.stopReason == nil {
             do { try writer.syncIfDue() } catch { failed(topic, error) }
             tellWriterDamage(topic, writer)
@@ -233,6 +341,10 @@ public final class PublishJournal {
     /// Syncs everything (at a graceful stop); marks the identities `ended` when the streams
     /// are over (an ingest at the end of its source), so the next start begins new ones.
     public func finish(ended: Bool) {
+        if let queue {
+            queue.stop()
+            takeQueueFailures()
+        }
         groupSync?.stop()
         groupSync?.syncNow()
         for (topic, writer) in writers where writer.stopReason == nil {
@@ -253,6 +365,17 @@ public final class PublishJournal {
     /// `journalDamage.<kind>` (`tornTail`, `corruption`, `truncatedSegment`, `missingRecords`,
     /// `deletedSegment`: ``JournalDamage/Kind``).
     public var healthCounters: [String: Int] {
+        guard let queue else { return counters() }
+        takeQueueFailures()
+        var values = queue.withWriters { () -> [String: Int] in
+            for (topic, writer) in writers { tellWriterDamage(topic, writer) }
+            return counters()
+        }
+        values["journalQueueWaits"] = queue.waits
+        return values
+    }
+
+    private func counters() -> [String: Int] {
         var values: [String: Int] = [
             "journalRecords": 0, "journalBytes": 0, "journalSyncs": 0, "journalSegments": 0,
             "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,

@@ -1,0 +1,265 @@
+import Foundation
+
+/// Journal writes off the publishing thread: records are handed over (``append(_:sequence:frames:)``:
+/// a lock and an array append, the frames shared, not copied) and a thread of its own encodes
+/// them, writes each writer's batch in one `pwrite` every ``interval``, syncs what the fsync
+/// policy says is due, and runs the jobs queued behind them (``run(_:label:)``: a checkpoint
+/// that counts on the records before it), in the order they were queued.
+///
+/// For a publisher that publishes the same records again after a `kill -9` (a worker, which
+/// rebuilds them from the poses): what was queued and not written is lost with the process,
+/// as with ``JournalWriter/writesBehind``, and never ahead of a job queued after it.
+///
+/// How long the publishing thread can wait, and when:
+/// - ``append(_:sequence:frames:)`` waits only when ``limitBytes`` of frames are queued (a disk
+///   slower than the records for longer than that takes; counted in ``waits``);
+/// - ``drain()`` (before a reader reads the files) waits for what is queued: at most one
+///   ``interval`` of records and their writes;
+/// - ``withWriters(_:)`` (attaching, health counters) waits for the batch under way.
+///
+/// Every writer is used only under the queue's lock once it is ``register(_:)``ed: by the thread
+/// for a batch, by the caller through ``withWriters(_:)``.
+///
+/// ```swift
+/// let queue = JournalWriteQueue()
+/// queue.withWriters { queue.register(writer) }
+/// queue.append(writer, sequence: 0, frames: frames)
+/// queue.run(label: "checkpoint") { try save() }
+/// for failure in queue.takeFailures() { report(failure) }
+/// queue.stop()   // everything queued written, the thread ended
+/// ```
+public final class JournalWriteQueue: @unchecked Sendable {
+    /// What went wrong on the thread, for the publishing thread to report.
+    public enum Failure {
+        /// A writer stopped (its first error; later records to it are refused silently).
+        case writer(JournalWriter, JournalError)
+        /// A job threw.
+        case job(label: String, description: String)
+    }
+
+    private enum Job {
+        case append(JournalWriter, sequence: UInt64, frames: [[UInt8]])
+        case run(label: String, body: () throws -> Void)
+    }
+
+    /// How often the thread writes what was handed over.
+    public let interval: Duration
+    /// The most bytes of frames queued before ``append(_:sequence:frames:)`` waits.
+    public let limitBytes: Int
+
+    /// Guards the queue, the counts and the failures; signals the thread and the waiters.
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var queuedBytes = 0
+    private var queued = 0
+    private var done = 0
+    private var wanted = 0
+    private var stopping = false
+    private var ended = false
+    private var failures: [Failure] = []
+    private var waitCount = 0
+    private var completedJobs: [String: Int] = [:]
+    private var writtenThrough: [ObjectIdentifier: UInt64] = [:]
+    private var handedOver: [ObjectIdentifier: UInt64] = [:]
+
+    /// Guards the writers (held by the thread for a batch).
+    private let writersLock = NSLock()
+    private var writers: [ObjectIdentifier: JournalWriter] = [:]
+    private var failed: Set<ObjectIdentifier> = []
+    private var thread: Thread?
+
+    /// A queue whose thread writes every `interval`, with at most `limitBytes` waiting.
+    public init(interval: Duration = .milliseconds(20), limitBytes: Int = 16 << 20) {
+        self.interval = interval
+        self.limitBytes = limitBytes
+        let thread = Thread { [self] in loop() }
+        thread.name = "kinesia.journal-write"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Times ``append(_:sequence:frames:)`` waited for the thread (the queue was full).
+    public var waits: Int { condition.withLock { waitCount } }
+
+    /// The last sequence number of `writer` handed over (`nil`: none yet).
+    public func handedOver(_ writer: JournalWriter) -> UInt64? {
+        condition.withLock { handedOver[ObjectIdentifier(writer)] }
+    }
+
+    /// The last sequence number of `writer` that the thread has written (`nil`: none yet).
+    public func written(_ writer: JournalWriter) -> UInt64? {
+        condition.withLock { writtenThrough[ObjectIdentifier(writer)] }
+    }
+
+    /// The jobs of `label` that ran without an error.
+    public func completed(_ label: String) -> Int { condition.withLock { completedJobs[label, default: 0] } }
+
+    /// Makes `writer` the thread's to write and sync (call inside ``withWriters(_:)``); it
+    /// gathers its records (``JournalWriter/writesBehind``).
+    public func register(_ writer: JournalWriter) {
+        writer.writesBehind = true
+        writers[ObjectIdentifier(writer)] = writer
+    }
+
+    /// Takes `writer` back from the thread (call inside ``withWriters(_:)``, after ``drain()``).
+    public func unregister(_ writer: JournalWriter) {
+        let id = ObjectIdentifier(writer)
+        writers[id] = nil
+        failed.remove(id)
+        condition.withLock {
+            writtenThrough[id] = nil
+            handedOver[id] = nil
+        }
+    }
+
+    /// Hands over one record of a registered writer.
+    public func append(_ writer: JournalWriter, sequence: UInt64, frames: [[UInt8]]) {
+        var size = 0
+        for frame in frames { size += frame.count }
+        condition.lock()
+        while queuedBytes > limitBytes, !ended {
+            waitCount += 1
+            condition.wait()
+        }
+        jobs.append(.append(writer, sequence: sequence, frames: frames))
+        handedOver[ObjectIdentifier(writer)] = sequence
+        queued += 1
+        queuedBytes += size
+        condition.unlock()
+    }
+
+    /// Runs `body` on the thread, at its next batch, after every record handed over before it
+    /// is written.
+    /// An error it throws is a ``Failure/job(label:description:)``.
+    public func run(label: String, _ body: @escaping () throws -> Void) {
+        condition.lock()
+        jobs.append(.run(label: label, body: body))
+        queued += 1
+        condition.unlock()
+    }
+
+    /// Waits until everything handed over so far is written (before the files are read).
+    public func drain() {
+        condition.lock()
+        let target = queued
+        wanted = max(wanted, target)
+        condition.broadcast()
+        while done < target, !ended { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Runs `body` while the thread is not using the writers.
+    public func withWriters<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
+        writersLock.lock()
+        defer { writersLock.unlock() }
+        return try body()
+    }
+
+    /// The failures since the last call (the publishing thread reports them).
+    public func takeFailures() -> [Failure] {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !failures.isEmpty else { return [] }
+        defer { failures = [] }
+        return failures
+    }
+
+    /// Writes everything queued, runs the jobs, ends the thread; then waits for it.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !ended { condition.wait() }
+        condition.unlock()
+    }
+
+    private func loop() {
+        var batch: [Job] = []
+        while true {
+            condition.lock()
+            let deadline = Date(timeIntervalSinceNow: Self.seconds(interval))
+            while !stopping, wanted <= done {
+                if !condition.wait(until: deadline) { break }
+            }
+            swap(&batch, &jobs)
+            let finishing = stopping
+            queuedBytes = 0
+            condition.broadcast()
+            condition.unlock()
+
+            var found: [Failure] = []
+            var completed: [String: Int] = [:]
+            var wrote: [ObjectIdentifier: UInt64] = [:]
+            writersLock.lock()
+            perform(batch, failures: &found, completed: &completed, wrote: &wrote)
+            writersLock.unlock()
+
+            condition.lock()
+            done += batch.count
+            failures += found
+            completedJobs.merge(completed, uniquingKeysWith: +)
+            writtenThrough.merge(wrote) { _, new in new }
+            if finishing, jobs.isEmpty { ended = true }
+            condition.broadcast()
+            condition.unlock()
+            batch.removeAll(keepingCapacity: true)
+            if finishing, ended { return }
+        }
+    }
+
+    /// One batch: records gathered into their writers' batches, each batch written before a job
+    /// that follows it and at the end, then the syncs that are due.
+    private func perform(
+        _ batch: [Job], failures: inout [Failure], completed: inout [String: Int],
+        wrote: inout [ObjectIdentifier: UInt64]
+    ) {
+        var touched: [ObjectIdentifier: JournalWriter] = [:]
+        func writeTouched() {
+            for (id, writer) in touched {
+                do {
+                    if writer.hasPending { try writer.writePending() }
+                    if let last = writer.lastSequence { wrote[id] = last }
+                } catch {
+                    fail(writer, error, into: &failures)
+                }
+            }
+            touched.removeAll(keepingCapacity: true)
+        }
+        for job in batch {
+            switch job {
+            case .append(let writer, let sequence, let frames):
+                let id = ObjectIdentifier(writer)
+                guard !failed.contains(id) else { continue }
+                do {
+                    try writer.append(sequence: sequence, frames: frames)
+                    touched[id] = writer
+                } catch {
+                    fail(writer, error, into: &failures)
+                }
+            case .run(let label, let body):
+                writeTouched()
+                do {
+                    try body()
+                    completed[label, default: 0] += 1
+                } catch {
+                    failures.append(.job(label: label, description: String(describing: error)))
+                }
+            }
+        }
+        writeTouched()
+        for writer in writers.values where writer.stopReason == nil {
+            do { try writer.syncIfDue() } catch { fail(writer, error, into: &failures) }
+        }
+    }
+
+    private func fail(_ writer: JournalWriter, _ error: JournalError, into failures: inout [Failure]) {
+        guard failed.insert(ObjectIdentifier(writer)).inserted else { return }
+        failures.append(.writer(writer, error))
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Glibc
+import KinesiaSystem
+import KinesiaWire
+import Synchronization
+import Testing
+
+@testable import KinesiaJournal
+
+/// Records handed to the journal's own thread (``JournalWriteQueue``), on real files: written in
+/// order with the bytes a direct writer writes, a job never ahead of the records before it, a
+/// reader that waits only for what it wants, a failure reported and not repeated, a full queue
+/// that makes the publisher wait, and nothing lost at a stop.
+struct JournalWriteQueueTests {
+    private let other = JournalStream(topic: try! Topic.pose(camera: "cam1"), streamID: StreamID(7))
+
+    @Test func handedOverRecordsAreWrittenInOrderWithTheBytesOfADirectWriter() throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never, segmentBytes: 1000)) { store, _ in
+            let direct = try store.openWriter(for: JournalFixtures.stream)
+            let queued = try store.openWriter(for: other)
+            let queue = JournalWriteQueue(interval: .milliseconds(5))
+            queue.withWriters { queue.register(queued) }
+            for sequence: UInt64 in 0..<200 {
+                try direct.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+                queue.append(queued, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.drain()
+            #expect(queue.written(queued) == 199)
+            #expect(try store.openReader(for: other).allEntries().map(\.sequence) == Array(0..<200))
+            queue.stop()
+            let directFiles = JournalFixtures.segments(store)
+            let queuedFiles = JournalFixtures.segments(store, other)
+            #expect(directFiles.count == queuedFiles.count && directFiles.count > 1)
+            for (a, b) in zip(directFiles, queuedFiles) {
+                #expect(JournalFixtures.bytes(a) == JournalFixtures.bytes(b))
+            }
+        }
+    }
+
+    @Test func aJobRunsAfterTheRecordsHandedOverBeforeItAndBeforeThoseAfter() throws {
+        try JournalFixtures.withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            let queue = JournalWriteQueue(interval: .milliseconds(50))
+            queue.withWriters { queue.register(writer) }
+            let seen = Mutex<[UInt64]>([])
+            for sequence: UInt64 in 0..<30 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            // What a checkpoint counts on: the records before it are in the file when it runs.
+            queue.run(label: "checkpoint") {
+                let found = try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                seen.withLock { $0 = found }
+            }
+            for sequence: UInt64 in 30..<40 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.drain()
+            #expect(seen.withLock { $0 } == Array(0..<30))
+            #expect(queue.completed("checkpoint") == 1)
+            queue.stop()
+        }
+    }
+
+    @Test func aFailingWriterIsReportedOnceAndTheOthersGoOn() throws {
+        try JournalFixtures.withStore { store, _ in
+            let failing = try store.openWriter(for: JournalFixtures.stream)
+            let healthy = try store.openWriter(for: other)
+            let queue = JournalWriteQueue(interval: .milliseconds(5))
+            queue.withWriters {
+                queue.register(failing)
+                queue.register(healthy)
+                failing.writeFunction = { _, _, _ in (0, Errno(rawValue: ENOSPC)) }
+            }
+            for sequence: UInt64 in 0..<20 {
+                queue.append(failing, sequence: sequence, frames: JournalFixtures.frames(sequence))
+                queue.append(healthy, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.run(label: "job") { throw JournalError.notAJournal("on purpose") }
+            queue.drain()
+            let failures = queue.takeFailures()
+            let writers = failures.compactMap { failure -> JournalError? in
+                if case .writer(let writer, let error) = failure, writer === failing { error } else { nil }
+            }
+            #expect(writers.count == 1)
+            if case .diskFull = writers.first {} else { Issue.record("expected a full disk, got \(writers)") }
+            #expect(
+                failures.contains {
+                    if case .job(let label, _) = $0 { label == "job" } else { false }
+                })
+            #expect(queue.takeFailures().isEmpty)
+            #expect(try store.openReader(for: other).allEntries().map(\.sequence) == Array(0..<20))
+            queue.stop()
+        }
+    }
+
+    @Test func aFullQueueMakesThePublisherWaitAndLosesNothing() throws {
+        try JournalFixtures.withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            // Room for about two records: the publisher waits for the thread's next batch.
+            let queue = JournalWriteQueue(interval: .milliseconds(2), limitBytes: 100)
+            queue.withWriters { queue.register(writer) }
+            for sequence: UInt64 in 0..<50 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            #expect(queue.waits > 0)
+            queue.stop()
+            #expect(
+                try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                    == Array(0..<50))
+        }
+    }
+
+    @Test func aStopWritesWhatWasHandedOverWithoutWaitingForTheInterval() throws {
+        try JournalFixtures.withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            let queue = JournalWriteQueue(interval: .seconds(60))
+            queue.withWriters { queue.register(writer) }
+            for sequence: UInt64 in 0..<10 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            #expect(queue.written(writer) == nil)
+            let started = ContinuousClock.now
+            queue.stop()
+            #expect(ContinuousClock.now - started < .seconds(30))
+            #expect(
+                try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                    == Array(0..<10))
+        }
+    }
+}
