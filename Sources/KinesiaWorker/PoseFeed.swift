@@ -244,8 +244,16 @@ public struct PoseFeed<Pose> {
     /// A pose received live from the bus at `now`.
     public mutating func live(stream: StreamID, sequence: UInt64, pose: Pose, now: Duration) -> [Output] {
         var out: [Output] = []
-        live(Held(stream: stream, sequence: sequence, pose: pose, arrived: now), now: now, into: &out)
+        live(stream: stream, sequence: sequence, pose: pose, now: now, into: &out)
         return out
+    }
+
+    /// A pose received live from the bus at `now`; its outputs appended to `out` (a buffer the
+    /// caller keeps and empties: a pose analysed in order allocates nothing).
+    public mutating func live(
+        stream: StreamID, sequence: UInt64, pose: Pose, now: Duration, into out: inout [Output]
+    ) {
+        live(Held(stream: stream, sequence: sequence, pose: pose, arrived: now), now: now, into: &out)
     }
 
     private mutating func live(_ pose: Held, now: Duration, into out: inout [Output]) {

@@ -363,10 +363,18 @@ public struct WorkerCore: Sendable {
     ) {
         actions.removeAll(keepingCapacity: true)
         guard let camera = topic.camera, ordered?[camera] != nil else { return }
-        let outputs = ordered![camera]!.feed.live(
-            stream: header.streamID, sequence: header.sequence, pose: pose, now: now)
+        // The feed's outputs go into a buffer kept across poses (taken out while it is used).
+        var outputs = liveOutputs
+        liveOutputs = []
+        outputs.removeAll(keepingCapacity: true)
+        ordered![camera]!.feed.live(
+            stream: header.streamID, sequence: header.sequence, pose: pose, now: now, into: &outputs)
         perform(outputs, camera: camera, into: &actions)
+        liveOutputs = outputs
     }
+
+    /// The buffer of ``receiveLive(_:on:header:now:into:)``'s feed outputs.
+    private var liveOutputs: [PoseFeed<FlatPose>.Output] = []
 
     /// When ``tick(now:into:)`` next has something to do (the end of the wait for a hole in some
     /// camera's live poses), or `nil`.
