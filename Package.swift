@@ -221,7 +221,7 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport", "KinesiaJournal",
-                "KinesiaVoice", "KinesiaSpeech",
+                "KinesiaVoice", "KinesiaSpeech", "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
     ],

@@ -156,8 +156,6 @@ public final class EvdevRumbleDriver<IO: ForceFeedbackIO & ~Copyable>: HapticDev
 public enum HapticClock {
     /// Sleeps `milliseconds` on the calling thread.
     public static func sleep(milliseconds: Int) {
-        var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        ThreadSleep.sleep(.milliseconds(milliseconds))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KinesiaBus
 import KinesiaClient
+import KinesiaSystem
 import KinesiaTestSupport
 import KinesiaWire
 import Testing
@@ -23,22 +24,10 @@ struct ReplayMemoryTests {
         return kilobytes * 1024
     }
 
-    /// Raises this process's soft limit of open files to its hard limit (each client is two
-    /// descriptors here: its connection and its mailbox); the limit now in force.
-    static func raiseDescriptorLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return Int(clamping: limit.rlim_cur)
-    }
-
     @Test(.timeLimit(.minutes(3)))
     func aFloodOfReplayClientsIsCappedCountedAndItsMemoryGivenBackAfterItLeaves() async throws {
-        let limit = Self.raiseDescriptorLimit()
+        // Each client is two descriptors here: its connection and its mailbox.
+        let limit = FileDescriptorLimit.raiseToHardLimit()
         try #require(limit >= 2 * Self.clients + 200, "open files limit \(limit)")
         let topology = try Topology()
         defer { topology.tearDown() }

@@ -152,11 +152,7 @@ enum BusProcess {
 
 /// Sleeps on the calling thread (the socket loops are threads of their own, not tasks).
 func sleepThread(_ duration: Duration) {
-    guard duration > .zero else { return }
-    let (seconds, attoseconds) = duration.components
-    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+    ThreadSleep.sleep(duration)
 }
 
 extension Duration {

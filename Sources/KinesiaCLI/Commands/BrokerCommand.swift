@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBroker
 import KinesiaBus
 import KinesiaClient
+import KinesiaSystem
 import KinesiaWire
 import Synchronization
 
@@ -167,7 +168,9 @@ public struct BrokerCommand: ParsableCommand {
                     if event.kind == .handshakeFailedProtocol || event.kind == .handshakeFailedNoDetail {
                         handshakeFailures += 1
                     }
-                    if let warning = connections.record(event.kind, openDescriptors: openDescriptorCount) {
+                    if let warning = connections.record(
+                        event.kind, openDescriptors: FileDescriptorLimit.openCount)
+                    {
                         log.warning(warning)
                     }
                 }
@@ -391,27 +394,5 @@ struct BrokerConnections {
     /// The counters of `health/broker/`.
     var counters: [String: Int] {
         ["connections": open, "connectionsAccepted": accepted, "acceptFailures": acceptFailures]
-    }
-}
-
-/// The descriptors the process has open (the entries of `/proc/self/fd`); `Int.max` when the
-/// directory cannot be read, which is what happens when no descriptor is left to read it.
-func openDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? Int.max
-}
-
-/// The process's limit of open files (`RLIMIT_NOFILE`).
-enum FileDescriptorLimit {
-    /// Raises the soft limit to the hard limit (a broker holds one descriptor per connection)
-    /// and returns the limit now in force.
-    static func raiseToHardLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return Int(clamping: limit.rlim_cur)
     }
 }
