@@ -1,0 +1,44 @@
+public import KinesiaWire
+
+/// A run of one pose stream that a session analysed: from sequence number ``first`` of
+/// ``stream`` through ``last`` (`nil`: still going).
+///
+/// A session's pose history is a list of segments, one per pose stream it read (a new stream
+/// id on the camera's topic closes the current segment and opens the next). The state directory
+/// keeps the list, so that a restarted worker replays exactly the poses the session analysed.
+public struct PoseSegment: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The ingest's stream id.
+    public var stream: StreamID
+    /// The first sequence number analysed.
+    public var first: UInt64
+    /// The last sequence number analysed, once a later stream took over; `nil` while open.
+    public var last: UInt64?
+    /// Holes the live analysis gave up on (not filled within the feed's wait), in order: a
+    /// rebuild skips them too, so that it analyses exactly what the live run analysed.
+    public var skipped: [Range<UInt64>]
+
+    /// Makes a segment.
+    public init(stream: StreamID, first: UInt64, last: UInt64? = nil, skipped: [Range<UInt64>] = []) {
+        self.stream = stream
+        self.first = first
+        self.last = last
+        self.skipped = skipped
+    }
+
+    /// `0123456789abcdef 0...41`, or `0123456789abcdef 7...` while open; `(2 holes skipped)`
+    /// after it when the live run gave up on some.
+    public var description: String {
+        "\(stream) \(first)...\(last.map(String.init) ?? "")"
+            + (skipped.isEmpty ? "" : " (\(skipped.count) hole\(skipped.count == 1 ? "" : "s") skipped)")
+    }
+
+    /// The skipped range that holds `sequence`, if any.
+    func skippedRange(holding sequence: UInt64) -> Range<UInt64>? {
+        skipped.first { $0.contains(sequence) }
+    }
+
+    /// The first skipped range at or after `sequence`.
+    func nextSkipped(from sequence: UInt64) -> Range<UInt64>? {
+        skipped.first { $0.upperBound > sequence }
+    }
+}
