@@ -26,7 +26,8 @@ let package = Package(
     ],
     targets: [
         // The analysis core: pure Swift, deterministic, no I/O beyond reading recordings.
-        .target(name: "KinesiaMotion", swiftSettings: strictSettings),
+        .target(name: "KinesiaJSON", swiftSettings: strictSettings),
+        .target(name: "KinesiaMotion", dependencies: ["KinesiaJSON"], swiftSettings: strictSettings),
         // iOS only: the camera adapter over AVFoundation and Vision. Empty elsewhere.
         .target(
             name: "KinesiaMotionVision", dependencies: ["KinesiaMotion"],
@@ -37,7 +38,7 @@ let package = Package(
             swiftSettings: strictSettings),
         // Both sides of one camera's patient as tempo, symmetry and set figures: pure Swift, no I/O.
         .target(
-            name: "KinesiaAnalytics", dependencies: ["KinesiaMotion"],
+            name: "KinesiaAnalytics", dependencies: ["KinesiaMotion", "KinesiaJSON"],
             swiftSettings: strictSettings),
         // SQLite, as Debian ships it.
         .systemLibrary(
@@ -54,7 +55,7 @@ let package = Package(
             swiftSettings: strictSettings),
         // Topics and the versioned wire format: pure Swift, no sockets.
         .target(
-            name: "KinesiaWire", dependencies: ["KinesiaMotion"],
+            name: "KinesiaWire", dependencies: ["KinesiaMotion", "KinesiaJSON"],
             swiftSettings: strictSettings),
         // libzmq, as Debian ships it.
         .systemLibrary(
@@ -70,12 +71,13 @@ let package = Package(
             name: "KinesiaClient",
             dependencies: [
                 "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics", "KinesiaSystem",
+                "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
         // Voice cues: the texts (data files, one per language, compiled in) and the value-type
         // planner that decides what to say and when. No I/O.
         .target(
-            name: "KinesiaVoice", dependencies: ["KinesiaMotion"],
+            name: "KinesiaVoice", dependencies: ["KinesiaMotion", "KinesiaJSON"],
             resources: [
                 .embedInCode("Texts/en.json"), .embedInCode("Texts/pt-BR.json"),
                 .embedInCode("Texts/es.json"),
@@ -97,7 +99,8 @@ let package = Package(
         // Haptic patterns: the mapping from events (a data file), the planner, and the drivers
         // (evdev force feedback, a line protocol over a serial port).
         .target(
-            name: "KinesiaHaptic", dependencies: ["KinesiaMotion", "KinesiaSystem", "CKinesiaEvdev"],
+            name: "KinesiaHaptic",
+            dependencies: ["KinesiaMotion", "KinesiaJSON", "KinesiaSystem", "CKinesiaEvdev"],
             resources: [.embedInCode("Mapping/default.json")],
             swiftSettings: strictSettings),
         // POSIX in one place: signals, posix_spawn and reaping, flock, file descriptors, private
@@ -120,6 +123,7 @@ let package = Package(
             name: "KinesiaWorker",
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaClient", "KinesiaAnalytics", "KinesiaJournal",
+                "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
         .target(
@@ -128,6 +132,7 @@ let package = Package(
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
+                "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -152,7 +157,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaMotionTests",
-            dependencies: ["KinesiaMotion", "KinesiaSimulation", "KinesiaTestSupport"],
+            dependencies: ["KinesiaMotion", "KinesiaJSON", "KinesiaSimulation", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaAnalyticsTests",
@@ -170,7 +175,7 @@ let package = Package(
             name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaTestSupport"],
+            name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaJSON", "KinesiaTestSupport"],
             // Wire test vectors, read from the source tree (and by the Python client,
             // clients/python), and the Python drivers that run that package for the Python tests.
             exclude: ["Fixtures", "Python"],
@@ -196,8 +201,11 @@ let package = Package(
             name: "KinesiaCLITests",
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
-                "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker",
+                "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON",
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaJSONTests", dependencies: ["KinesiaJSON"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWorkerTests",
@@ -221,7 +229,7 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport", "KinesiaJournal",
-                "KinesiaVoice", "KinesiaSpeech", "KinesiaSystem",
+                "KinesiaVoice", "KinesiaSpeech", "KinesiaSystem", "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
     ],

@@ -1,3 +1,4 @@
+import KinesiaJSON
 public import KinesiaMotion
 
 /// The one-line JSON of ``AnalyticsRecord``s, as the analytics session publishes them on

@@ -1,3 +1,4 @@
+import KinesiaJSON
 public import KinesiaMotion
 
 extension MotionAnalytics {

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaJSON
 import KinesiaMotion
 
 /// The `kinesia` executable: finds the subcommand, parses it, runs it, and turns every outcome

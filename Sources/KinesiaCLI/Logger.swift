@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaJSON
 import KinesiaMotion
 
 /// A tiny logger for the `kinesia` processes: one line per message on standard error.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaBus
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
 

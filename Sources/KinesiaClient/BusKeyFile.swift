@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 public import KinesiaBus
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
 public import KinesiaWire

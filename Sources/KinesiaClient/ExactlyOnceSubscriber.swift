@@ -1,4 +1,5 @@
 public import KinesiaBus
+import KinesiaJSON
 import KinesiaMotion
 public import KinesiaWire
 

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// Which pattern each event plays: named patterns and a pattern name (or nothing) per

@@ -1,3 +1,4 @@
+import KinesiaJSON
 public import KinesiaMotion
 
 /// The texts of one language: one entry per cue, per ``FormFeedback``, per ``SetupIssue`` and

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// What a process publishes on `health/<process>/`: who it is and its counters.

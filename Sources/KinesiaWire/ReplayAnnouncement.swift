@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// The `"replay"` field of a health report: where the process answers replay requests, and

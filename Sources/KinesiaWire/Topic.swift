@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// A bus topic: the first frame of every message, which ZeroMQ matches by byte prefix.

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// Why a topic or a topic name was refused.

@@ -1,5 +1,6 @@
 import KinesiaAnalytics
 public import KinesiaClient
+import KinesiaJSON
 public import KinesiaMotion
 public import KinesiaWire
 

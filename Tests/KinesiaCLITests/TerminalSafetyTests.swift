@@ -1,4 +1,5 @@
 import KinesiaCLI
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaWire
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaAnalytics
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaSpeech
 import KinesiaStore

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaTestSupport
 import Testing

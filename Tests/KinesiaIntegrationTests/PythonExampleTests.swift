@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KinesiaBus
 import KinesiaClient
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaTestSupport
 import KinesiaWire

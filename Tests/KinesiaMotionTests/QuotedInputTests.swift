@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaJSON
 import KinesiaMotion
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 public import KinesiaClient
+import KinesiaJSON
 import KinesiaMotion
 public import KinesiaWire
 

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaAnalytics
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaReport
 import KinesiaStore

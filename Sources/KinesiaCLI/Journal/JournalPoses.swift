@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaJournal
 public import KinesiaMotion
 import KinesiaSystem

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// One thing a command accepts on its command line: an option with a value, a flag, or a

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// The command-line grammar shared by every `kinesia` command.

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaWire
 public import KinesiaWorker

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// Reads the members of one JSON object of a topology file, with errors that name the field

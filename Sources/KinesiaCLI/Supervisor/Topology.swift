@@ -1,4 +1,5 @@
 public import Foundation
+import KinesiaJSON
 import KinesiaMotion
 public import KinesiaSystem
 

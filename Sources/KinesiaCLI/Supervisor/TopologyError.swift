@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 
 /// A topology file that cannot be used, with the file, the line and column, and the field to fix.

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaJSON
 public import KinesiaMotion
 
 /// An exercise file: a catalog exercise with the thresholds a therapist changed, for

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaJSON
 public import KinesiaMotion
 import KinesiaSimulation
 import KinesiaSystem

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaClient
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaSpeech
 import KinesiaVoice

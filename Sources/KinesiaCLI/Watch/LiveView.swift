@@ -1,5 +1,6 @@
 import KinesiaBus
 import KinesiaClient
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaWire
 

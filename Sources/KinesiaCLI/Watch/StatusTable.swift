@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaMotion
 public import KinesiaWire
 

@@ -1,4 +1,5 @@
 import Glibc
+import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
 import KinesiaWire

@@ -1,3 +1,5 @@
+import KinesiaJSON
+
 extension CheckpointError {
     /// Refuses a checkpoint of another format version, another exercise or another
     /// configuration: the checks every restore begins with.

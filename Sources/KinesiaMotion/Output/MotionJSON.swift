@@ -1,3 +1,5 @@
+import KinesiaJSON
+
 /// The one-line JSON of events, snapshots, frames and summaries, shared by `kinesia analyze`,
 /// the workers on the bus and consumers in any language.
 ///

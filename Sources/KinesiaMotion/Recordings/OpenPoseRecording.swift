@@ -1,4 +1,5 @@
 public import Foundation
+import KinesiaJSON
 
 /// A folder of OpenPose per-frame JSON files (`*_keypoints.json`, as written by
 /// `--write_json`), read as poses.

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaJSON
 
 /// One pose as one line of JSON: the format of the recordings and of `kinesia ingest --source -`.
 ///

@@ -1,3 +1,5 @@
+import KinesiaJSON
+
 /// Why a recording could not be read: which file, which line, and what was wrong.
 ///
 /// The ``description`` is ready for a user, `FILE:LINE:COLUMN: DETAIL` as compilers write it:

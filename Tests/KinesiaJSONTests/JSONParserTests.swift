@@ -1,6 +1,6 @@
 import Testing
 
-@testable import KinesiaMotion
+@testable import KinesiaJSON
 
 struct JSONParserTests {
     @Test func parsesNestedValues() throws {
