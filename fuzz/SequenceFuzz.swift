@@ -8,9 +8,9 @@
 // otherwise the bytes themselves). None may trap (an overflow is a crash here); and what each
 // machine hands on is in order and never twice.
 
-import KinesiaCLI
 import KinesiaClient
 import KinesiaWire
+import KinesiaWorker
 
 private let edges: [UInt64] = [0, 1, 2, 1 << 53, (1 << 53) + 1, 1 << 63, (1 << 63) + 1, .max - 1, .max]
 
