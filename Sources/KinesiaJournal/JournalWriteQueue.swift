@@ -95,10 +95,16 @@ public final class JournalWriteQueue: @unchecked Sendable {
     public func completed(_ label: String) -> Int { condition.withLock { completedJobs[label, default: 0] } }
 
     /// Makes `writer` the thread's to write and sync (call inside ``withWriters(_:)``); it
-    /// gathers its records (``JournalWriter/writesBehind``).
+    /// gathers its records (``JournalWriter/writesBehind``). What it already holds counts as
+    /// handed over and written.
     public func register(_ writer: JournalWriter) {
+        let id = ObjectIdentifier(writer)
         writer.writesBehind = true
-        writers[ObjectIdentifier(writer)] = writer
+        writers[id] = writer
+        condition.withLock {
+            handedOver[id] = writer.lastSequence
+            writtenThrough[id] = writer.lastSequence
+        }
     }
 
     /// Takes `writer` back from the thread (call inside ``withWriters(_:)``, after ``drain()``).
@@ -149,7 +155,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
     }
 
     /// Runs `body` while the thread is not using the writers.
-    public func withWriters<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure)
+    public func withWriters<Result, Thrown: Error>(_ body: () throws(Thrown) -> Result) throws(Thrown)
         -> Result
     {
         writersLock.lock()

@@ -214,13 +214,14 @@ enum WorkerPathBench {
                                 json: Array(publication.json.utf8), on: publication.topic, into: &frames[1])
                         else { continue }
                         if journaling {
-                            let writer =
-                                writers[publication.topic]
-                                ?? (try? store.openWriter(
-                                    for: JournalStream(topic: publication.topic, streamID: StreamID(7))))
-                            writers[publication.topic] = writer
-                            // As a worker journals: records gathered and written behind.
-                            writer?.writesBehind = true
+                            var writer = writers[publication.topic]
+                            if writer == nil {
+                                writer = try? store.openWriter(
+                                    for: JournalStream(topic: publication.topic, streamID: StreamID(7)))
+                                // As a worker journals: records gathered and written behind.
+                                writer?.writesBehind = true
+                                writers[publication.topic] = writer
+                            }
                             try? writer?.append(sequence: header.sequence, frames: frames)
                         }
                         sum &+= frames[1].count

@@ -37,6 +37,25 @@ struct JournalWriteQueueTests {
         }
     }
 
+    @Test func whatAWriterHeldWhenRegisteredCountsAsHandedOverAndWritten() throws {
+        try JournalFixtures.withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            for sequence: UInt64 in 0..<5 {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            let queue = JournalWriteQueue(interval: .seconds(60))
+            queue.withWriters { queue.register(writer) }
+            // A resumed stream: a reader of its records never waits for the thread.
+            #expect(queue.handedOver(writer) == 4)
+            #expect(queue.written(writer) == 4)
+            queue.append(writer, sequence: 5, frames: JournalFixtures.frames(5))
+            #expect(queue.handedOver(writer) == 5)
+            #expect(queue.written(writer) == 4)
+            queue.stop()
+            #expect(queue.written(writer) == 5)
+        }
+    }
+
     @Test func aJobRunsAfterTheRecordsHandedOverBeforeItAndBeforeThoseAfter() throws {
         try JournalFixtures.withStore { store, _ in
             let writer = try store.openWriter(for: JournalFixtures.stream)

@@ -126,11 +126,6 @@ enum BusProcess {
     }
 }
 
-/// Sleeps on the calling thread (the socket loops are threads of their own, not tasks).
-func sleepThread(_ duration: Duration) {
-    ThreadSleep.sleep(duration)
-}
-
 extension Duration {
     /// The duration in seconds, as a `Double`.
     var seconds: Double {

@@ -184,7 +184,7 @@ public struct BrokerCommand: ParsableCommand {
                     counters["refused.handshake"] = handshakeFailures
                     return counters
                 }, via: publisher)
-            sleepThread(.milliseconds(50))
+            ThreadSleep.sleep(.milliseconds(50))
         }
         publisher.close()
         // The forwarder closes its sockets (which stops their monitors) before their monitors'

@@ -3,6 +3,7 @@ import KinesiaBus
 import KinesiaClient
 import KinesiaJournal
 public import KinesiaMotion
+import KinesiaSystem
 import KinesiaWire
 
 /// `kinesia ingest --camera ID --source SRC`: publishes a camera's poses on `pose/<camera>/`.
@@ -329,7 +330,7 @@ public struct IngestCommand: ParsableCommand {
                     switch pace.schedule(pose.timestamp, now: clock.now) {
                     case .at(let due):
                         while !stop.isRequested, clock.now < due {
-                            sleepThread(min(clock.now.duration(to: due), .milliseconds(20)))
+                            ThreadSleep.sleep(min(clock.now.duration(to: due), .milliseconds(20)))
                             health.publishIfDue(counters: { report() }, via: publisher)
                             serveReplay()
                         }
@@ -348,7 +349,7 @@ public struct IngestCommand: ParsableCommand {
                         // At the high-water mark: wait for the queue to drain rather than drop.
                         counters.paused += 1
                         while !queued, !stop.isRequested {
-                            sleepThread(.milliseconds(1))
+                            ThreadSleep.sleep(.milliseconds(1))
                             serveReplay()
                             queued = try publisher.resend()
                         }
@@ -371,7 +372,7 @@ public struct IngestCommand: ParsableCommand {
                 journal?.syncIfDue()
                 health.publishIfDue(counters: { report() }, via: publisher)
                 serveReplay()
-                sleepThread(.milliseconds(20))
+                ThreadSleep.sleep(.milliseconds(20))
             }
         } else {
             journal?.finish(ended: !stop.isRequested && failure == nil)

@@ -169,7 +169,6 @@ public final class PublishJournal {
             writers[topic] = writer
             keyOfTopic[topic] = key
             lastSequences[topic] = writer.lastSequence
-            attachedLast[topic] = writer.lastSequence
             publisher.continueStream(identity.stream, on: topic, after: resumed ? writer.lastSequence : nil)
         }
         return Attached(stream: identity.stream, resumed: resumed, lastSequences: lastSequences)
@@ -205,13 +204,9 @@ public final class PublishJournal {
         syncIfDue()
     }
 
-    /// Writes the gathered records of every writer.
-    public func writePending() {
-        if let queue {
-            queue.drain()
-            takeQueueFailures()
-            return
-        }
+    /// Writes the gathered records of every writer (without ``writesBehind``: the queue's
+    /// thread writes them otherwise).
+    private func writePending() {
         for (topic, writer) in writers where writer.hasPending {
             do { try writer.writePending() } catch { failed(topic, error) }
         }
@@ -286,14 +281,11 @@ public final class PublishJournal {
         guard let writer = writers[topic], writer.stream.streamID == stream else { return nil }
         if let queue {
             guard !stoppedTopics.contains(topic) else { return nil }
-            return queue.handedOver(writer) ?? attachedLast[topic] ?? nil
+            return queue.handedOver(writer)
         }
         guard writer.stopReason == nil else { return nil }
         return writer.lastSequence
     }
-
-    /// The last sequence number of each topic's writer when it was attached.
-    private var attachedLast: [Topic: UInt64?] = [:]
 
     /// The journal writer of an attached topic (tests inject write failures through it).
     func writer(of topic: Topic) -> JournalWriter? { writers[topic] }
