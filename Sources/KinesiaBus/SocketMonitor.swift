@@ -83,6 +83,9 @@ public final class SocketMonitor {
         return nil
     }
 
+    /// The socket the events arrive on, to wait for them with a ``Poller``.
+    public var eventSocket: ZMQSocket { reader }
+
     /// Stops the monitoring of the socket (when this monitor was made by
     /// ``ZMQSocket/monitor(_:)`` and the socket is still open), then closes the reader: in that
     /// order, libzmq never sends an event to a reader that is gone. Safe to call more than once.

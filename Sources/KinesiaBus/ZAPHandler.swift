@@ -149,19 +149,34 @@ public final class ZAPHandler: Sendable {
 
     /// The reply frames for request frames (a malformed request is answered 500).
     static func answer(_ frames: [[UInt8]], authenticate: (ZAPRequest) -> ZAPReply) -> [[UInt8]] {
-        func text(_ index: Int) -> String { String(decoding: frames[index], as: UTF8.self) }
-        guard frames.count >= 6, frames[0] == Array("1.0".utf8) else {
-            let id = frames.count > 1 ? frames[1] : []
-            return [Array("1.0".utf8), id, Array("500".utf8), Array("malformed request".utf8), [], []]
+        guard let request = ZAPRequest(frames: frames) else {
+            return ZAPReply(statusCode: 500, statusText: "malformed request", userID: "")
+                .frames(answering: frames.count > 1 ? frames[1] : [])
         }
-        let request = ZAPRequest(
+        return authenticate(request).frames(answering: request.requestID)
+    }
+}
+
+extension ZAPRequest {
+    /// Parses the frames libzmq sends a ZAP handler's REP socket (RFC 27: version `1.0`,
+    /// request id, domain, address, routing id, mechanism, credentials).
+    /// - Returns: `nil` when they are not a version 1.0 request.
+    public init?(frames: [[UInt8]]) {
+        guard frames.count >= 6, frames[0] == Array("1.0".utf8) else { return nil }
+        func text(_ index: Int) -> String { String(decoding: frames[index], as: UTF8.self) }
+        self.init(
             requestID: frames[1], domain: text(2), address: text(3), routingID: frames[4], mechanism: text(5),
             credentials: Array(frames.dropFirst(6)))
-        let reply = authenticate(request)
-        return [
-            Array("1.0".utf8), request.requestID, Array(String(reply.statusCode).utf8),
-            Array(reply.statusText.utf8),
-            Array(reply.userID.utf8), [],
+    }
+}
+
+extension ZAPReply {
+    /// The frames of this reply to the request `requestID`, as a ZAP handler's REP socket sends
+    /// them (RFC 27: version, request id, status code, status text, user id, metadata).
+    public func frames(answering requestID: [UInt8]) -> [[UInt8]] {
+        [
+            Array("1.0".utf8), requestID, Array(String(statusCode).utf8), Array(statusText.utf8),
+            Array(userID.utf8), [],
         ]
     }
 }

@@ -17,7 +17,10 @@ public import KinesiaWire
 /// new endpoint beyond that closes the least recently used one), and one unused for
 /// ``idleEndpointTimeout`` is closed (a restarted publisher is a new endpoint each time, so a
 /// long-running consumer would otherwise keep every old one). A request to a closed endpoint is
-/// simply sent again after the machine's timeout, on a new DEALER. An endpoint that cannot be
+/// simply sent again after the machine's timeout, on a new DEALER. A DEALER that got no reply
+/// for ``unansweredEndpointTimeout`` while it had requests out is closed and opened again
+/// (counted as `replayEndpointsReopened`): a server at its connection cap refuses the
+/// handshake, and libzmq does not retry a refused handshake on the same socket. An endpoint that cannot be
 /// used (not `ipc://` or `tcp://`, a failed connect) is said: counted in ``counters``
 /// (`replayEndpointFailures`), told once per endpoint to `problems`, and the request's hole is
 /// handed on as ``Delivery/lost(topic:sequences:)`` instead of being asked for again for ever.
@@ -35,6 +38,8 @@ public final class ExactlyOnceSubscriber {
     public static let maximumEndpoints = 64
     /// How long an endpoint no request or reply used stays connected (by default).
     public static let idleEndpointTimeout: Duration = .seconds(60)
+    /// How long a DEALER with requests out and no reply is kept before it connects again.
+    public static let unansweredEndpointTimeout: Duration = .seconds(5)
 
     /// What one receive produced.
     public enum Delivery {
@@ -63,6 +68,8 @@ public final class ExactlyOnceSubscriber {
     private struct Dealer {
         var socket: ZMQSocket
         var lastUsed: Duration
+        /// The first request sent since the last reply (`nil`: none out).
+        var unansweredSince: Duration?
     }
 
     private var dealers: [String: Dealer] = [:]
@@ -150,6 +157,7 @@ public final class ExactlyOnceSubscriber {
                 while budget > 0, try dealer.tryReceive(into: &frames) {
                     budget -= 1
                     dealers[endpoint]?.lastUsed = now()
+                    dealers[endpoint]?.unansweredSince = nil
                     try replayed(frames)
                 }
             }
@@ -205,8 +213,15 @@ public final class ExactlyOnceSubscriber {
     private func dealer(for endpoint: String) throws(ZMQError) -> ZMQSocket? {
         let time = now()
         if let existing = dealers[endpoint] {
-            dealers[endpoint]?.lastUsed = time
-            return existing.socket
+            guard let since = existing.unansweredSince, time - since >= Self.unansweredEndpointTimeout else {
+                dealers[endpoint]?.lastUsed = time
+                if existing.unansweredSince == nil { dealers[endpoint]?.unansweredSince = time }
+                return existing.socket
+            }
+            // Refused at its handshake (a server at its cap), or stuck: a new connection.
+            existing.socket.close()
+            dealers[endpoint] = nil
+            counters["replayEndpointsReopened", default: 0] += 1
         }
         // Never in clear text beside a CURVE bus, whatever a heartbeat announces.
         guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://") else {
@@ -231,7 +246,7 @@ public final class ExactlyOnceSubscriber {
             failed(endpoint, "connecting failed: \(error)")
             return nil
         }
-        dealers[endpoint] = Dealer(socket: socket, lastUsed: time)
+        dealers[endpoint] = Dealer(socket: socket, lastUsed: time, unansweredSince: time)
         counters["replayEndpointsOpened", default: 0] += 1
         return socket
     }

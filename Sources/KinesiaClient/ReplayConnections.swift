@@ -1,26 +1,35 @@
 public import KinesiaBus
 
-/// The connections of a ``ReplayServer``'s ROUTER, counted from its socket monitor, with no
-/// I/O: at most ``maximumConnections`` open at once, the rest disconnected as soon as they are
-/// accepted, and the heap they freed given back to the system after many left.
+/// The connections of a ``ReplayServer``'s ROUTER, with no I/O: which are admitted at their
+/// ZMTP handshake (at most ``maximumConnections`` open at once), which are shut out before it,
+/// and when the heap they freed is given back to the system.
 ///
-/// libzmq allocates every accepted connection its own pipes and stream buffers (about 40 KiB
-/// resident here, whether or not the peer ever sends a request), and a ROUTER has no call that
-/// refuses or drops a peer. ``ReplayAdmission`` bounds the peers *answered*; this bounds the
-/// peers *connected*: a connection accepted while ``maximumConnections`` others are open is
-/// refused (the server shuts its descriptor down, libzmq then closes it as a peer that left)
-/// and counted (`replayConnectionsRefused` on `health/`). Connections open before it are never
-/// touched: a flood of new ones cannot push a served client out. A refused libzmq client
-/// reconnects after its reconnect interval and is refused again while the table is full.
+/// libzmq allocates every connection its own pipes and stream buffers (about 40 KiB resident
+/// here, whether or not the peer ever sends a request), and a ROUTER has no call that refuses
+/// or drops a peer. ``ReplayAdmission`` bounds the peers *answered*; this bounds the peers
+/// *connected*. The server's ``ReplayGate`` asks ``admit()`` for every handshake (libzmq's ZAP
+/// request): while ``maximumConnections`` are open, the answer is no, libzmq ends the handshake
+/// with an authentication failure, and the refused peer **does not reconnect** (a libzmq client
+/// retries a connection that broke, not a handshake that was refused). Shutting a refused
+/// connection down instead, as this table did first, made every refused DEALER come back every
+/// 100 ms: thousands of connections a second, each allocated and freed, and a heap that grew
+/// with the churn. Connections open before are never touched: a flood of new ones cannot push
+/// a served client out.
 ///
+/// A peer that connects and never finishes its handshake (a raw socket) holds its connection
+/// until libzmq's handshake interval; at most ``maximumHandshakes`` wait at once, and one more
+/// is shut down as soon as it is accepted (``Action/refuse(descriptor:)``).
+///
+/// Counted from the socket's monitor: accepted, handshake succeeded or failed, disconnected.
 /// Memory freed by libzmq stays in glibc's arenas: once at least ``trimAfterDepartures``
 /// connections left and none left for ``trimQuietPeriod`` (or ``trimInterval`` passed since the
 /// first of them left, for connections that never stop coming and going), ``record(_:now:)``
-/// and ``tick(now:)`` ask for ``Action/returnFreedMemory``
-/// (``FreedMemory``, `malloc_trim`). Time is given by the caller.
+/// and ``tick(now:)`` ask for ``Action/returnFreedMemory`` (``FreedMemory``, `malloc_trim`).
+/// Time is given by the caller.
 ///
 /// ```swift
 /// var connections = ReplayConnections(maximumConnections: 256)
+/// let admitted = connections.admit()            // for each ZAP request
 /// for action in connections.record(events, now: clock.now - origin) {
 ///     switch action {
 ///     case .refuse(let descriptor): try? ConnectionShutdown.shutDown(descriptor: descriptor)
@@ -37,8 +46,10 @@ public struct ReplayConnections: Sendable {
         case returnFreedMemory
     }
 
-    /// The most connections open at once.
+    /// The most connections open (through their handshake) at once.
     public let maximumConnections: Int
+    /// The most connections accepted and still in their handshake at once.
+    public let maximumHandshakes: Int
     /// Connections that leave before the freed heap is given back.
     public let trimAfterDepartures: Int
     /// How long without a departure before the freed heap is given back.
@@ -48,17 +59,28 @@ public struct ReplayConnections: Sendable {
 
     /// Connections accepted since the start.
     public private(set) var accepted = 0
-    /// Connections refused because ``maximumConnections`` were open.
+    /// Connections refused: at their handshake because ``maximumConnections`` were open, or
+    /// shut down before it because ``maximumHandshakes`` were waiting.
     public private(set) var refused = 0
     /// Accepts that failed in libzmq (`EMFILE`: out of descriptors).
     public private(set) var acceptFailures = 0
     /// Times the freed heap was given back.
     public private(set) var memoryReturns = 0
 
-    /// The descriptors of the connections served, open now.
-    private var served: Set<Int32> = []
-    /// The descriptors of refused connections not yet seen closing.
-    private var refusing: Set<Int32> = []
+    /// The descriptors of the connections accepted and not seen leaving (in their handshake,
+    /// served, or refused and closing).
+    private var connected: Set<Int32> = []
+    /// The descriptors shut down here, not yet seen leaving.
+    private var shutting: Set<Int32> = []
+    /// Handshakes that ended (succeeded or failed) and connections that left, since the start.
+    /// libzmq's handshake events carry a status, not the descriptor; every connection ends its
+    /// handshake once (success or failure) before it leaves, so the connections served now are
+    /// the handshakes ended less the connections that left.
+    private var handshakesEnded = 0
+    private var departed = 0
+    /// Handshakes admitted whose success the monitor has not reported yet (at most the
+    /// handshakes under way: the monitor and the ZAP requests come on different pipes).
+    private var admittedInHandshake = 0
     private var departuresSinceReturn = 0
     /// The first departure since the last return, and the latest.
     private var firstDeparture: Duration?
@@ -67,22 +89,43 @@ public struct ReplayConnections: Sendable {
     /// Makes an empty table.
     /// - Parameters:
     ///   - maximumConnections: The most connections open at once (at least 1).
+    ///   - maximumHandshakes: The most connections in their handshake at once (at least 1).
     ///   - trimAfterDepartures: Connections that leave before the freed heap is given back.
     ///   - trimQuietPeriod: How long without a departure before it is given back.
     ///   - trimInterval: How long at most a departure waits for the return while connections
     ///     keep leaving.
     public init(
-        maximumConnections: Int = 256, trimAfterDepartures: Int = 64,
+        maximumConnections: Int = 256, maximumHandshakes: Int = 256, trimAfterDepartures: Int = 64,
         trimQuietPeriod: Duration = .seconds(1), trimInterval: Duration = .seconds(2)
     ) {
         self.maximumConnections = Swift.max(1, maximumConnections)
+        self.maximumHandshakes = Swift.max(1, maximumHandshakes)
         self.trimAfterDepartures = Swift.max(1, trimAfterDepartures)
         self.trimQuietPeriod = trimQuietPeriod
         self.trimInterval = trimInterval
     }
 
-    /// The connections served, open now.
-    public var open: Int { served.count }
+    /// The connections served, open now. A refused connection counts between the end of its
+    /// handshake and its departure (a few milliseconds), so the cap errs on the side of refusing.
+    public var open: Int { Swift.max(0, handshakesEnded - departed) }
+
+    /// The connections accepted and still in their handshake.
+    public var handshaking: Int { Swift.max(0, connected.count - open) }
+
+    /// Whether the handshake libzmq asks about (a ZAP request) may finish: `true` while fewer
+    /// than ``maximumConnections`` are open or admitted, otherwise `false`, counted in
+    /// ``refused``.
+    ///
+    /// Give the monitor's events first (``record(_:now:)``): the table then knows of every
+    /// connection that left.
+    public mutating func admit() -> Bool {
+        guard open + admittedInHandshake < maximumConnections else {
+            refused += 1
+            return false
+        }
+        admittedInHandshake += 1
+        return true
+    }
 
     /// The events the monitor reported since the last call, in order.
     ///
@@ -97,15 +140,22 @@ public struct ReplayConnections: Sendable {
             switch event.kind {
             case .accepted:
                 accepted += 1
-                if served.count < maximumConnections {
-                    served.insert(descriptor)
-                } else {
+                let waiting = handshaking
+                connected.insert(descriptor)
+                if waiting >= maximumHandshakes {
                     refused += 1
-                    refusing.insert(descriptor)
+                    shutting.insert(descriptor)
                     refusals.append(descriptor)
                 }
+            case .handshakeSucceeded:
+                handshakesEnded += 1
+                admittedInHandshake = Swift.max(0, admittedInHandshake - 1)
+            case .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailedNoDetail:
+                handshakesEnded += 1
             case .disconnected:
-                if served.remove(descriptor) == nil, refusing.remove(descriptor) == nil { continue }
+                guard connected.remove(descriptor) != nil else { continue }
+                shutting.remove(descriptor)
+                departed += 1
                 departuresSinceReturn += 1
                 if firstDeparture == nil { firstDeparture = now }
                 lastDeparture = now
@@ -114,8 +164,9 @@ public struct ReplayConnections: Sendable {
             default:
                 break
             }
+            admittedInHandshake = Swift.min(admittedInHandshake, handshaking)
         }
-        var actions = refusals.filter { refusing.contains($0) }.map { Action.refuse(descriptor: $0) }
+        var actions = refusals.filter { shutting.contains($0) }.map { Action.refuse(descriptor: $0) }
         actions += tick(now: now)
         return actions
     }

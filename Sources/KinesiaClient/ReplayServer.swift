@@ -19,9 +19,10 @@ public import KinesiaWire
 /// refused by libzmq (`ZMQ_MAXMSGSIZE`), like on every receiving socket.
 ///
 /// Memory is bounded by the clients connected and served: at most
-/// ``ReplayConnections/maximumConnections`` connections open at once (one more is disconnected
-/// as soon as libzmq accepts it, counted as `replayConnectionsRefused`: libzmq spends about
-/// 40 KiB on each connection's pipes and buffers, requests or not), at most
+/// ``ReplayConnections/maximumConnections`` connections open at once (one more is refused at
+/// its handshake by the server's ``ReplayGate``, counted as `replayConnectionsRefused`, and a
+/// refused libzmq client does not come back: libzmq spends about 40 KiB on each connection's
+/// pipes and buffers, requests or not), at most
 /// ``ReplayAdmission/maximumClients`` peers answered at once (a request from one more is refused, counted as `replayRefused`; each peer is
 /// forgotten after ``ReplayAdmission/idleTimeout`` without a request), at most
 /// ``highWaterMark`` messages queued for each (`ZMQ_SNDHWM`), 2 messages received from each
@@ -30,54 +31,86 @@ public import KinesiaWire
 /// within 5 s (`ZMQ_HANDSHAKE_IVL`). The heap freed by many connections that left is given back
 /// to the system (``FreedMemory``, `malloc_trim`), which glibc would otherwise keep.
 ///
+/// The server has a context of its own (``context``), because its gate is that context's ZAP
+/// handler; its connections are admitted on the gate's thread, never on the caller's.
+///
 /// Not `Sendable`: poll ``socket`` and call ``serve(from:budget:)`` on one thread, the thread
 /// that appends to the source.
 ///
 /// ```swift
-/// let server = try ReplayServer(context: context, endpoint: ReplayServer.endpoint(bus: bus, process: name))
+/// let server = try ReplayServer(endpoint: ReplayServer.endpoint(bus: bus, process: name))
 /// _ = try server.serve(from: source)   // whenever server.socket is readable
 /// ```
 public final class ReplayServer {
     /// The send high-water mark per client: four full batches.
     public static let highWaterMark: Int32 = 4 * (Int32(ReplayFormat.maximumBatch) + 1)
 
+    /// The server's own context (its ROUTER's and its gate's). An `inproc://` client connects
+    /// in it.
+    public let context: ZMQContext
     /// The ROUTER socket (for a ``Poller``).
     public let socket: ZMQSocket
     /// The endpoint bound, as clients connect to it (the port chosen for a `tcp://...:*`).
     public let endpoint: String
     /// Requests by outcome (`served`, `malformedRequest`, `unknownStream`, `notRetained`...),
-    /// entries sent, replies dropped at a full client queue.
-    public private(set) var counters: [String: Int] = [:]
+    /// entries sent, replies dropped at a full client queue, and the connections open and
+    /// refused (`replayConnections`, `replayConnectionsRefused`).
+    public var counters: [String: Int] {
+        let gate = gate.counts
+        var values = requestCounters
+        values["replayConnections"] = gate.open
+        values["replayConnectionsRefused"] = gate.refused
+        if gate.acceptFailures > 0 { values["replayAcceptFailures"] = gate.acceptFailures }
+        if gate.memoryReturns > 0 { values["replayMemoryReturns"] = gate.memoryReturns }
+        return values
+    }
+    private var requestCounters: [String: Int] = [:]
 
     private var frames: [[UInt8]] = []
     /// Which clients are answered.
     public private(set) var admission: ReplayAdmission
-    /// Which connections are kept, counted from ``monitor``.
-    public private(set) var connections: ReplayConnections
-    /// The ROUTER's accepted and closed connections.
-    private let monitor: SocketMonitor
-    private var monitorEvents: [SocketEvent] = []
-    private var lastWatch: Duration?
+    /// Which connections are admitted, on a thread of its own.
+    private let gate: ReplayGate
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
 
-    /// Binds a ROUTER at `endpoint`.
+    /// Binds a ROUTER at `endpoint`, in a context of its own.
     /// - Parameters:
-    ///   - context: The context of the socket.
     ///   - endpoint: Where to bind.
     ///   - admission: Which clients are answered (how many at once, how long an idle one is kept).
     ///   - connections: How many connections are kept open at once.
     /// - Throws: ``ZMQError``.
     public init(
-        context: ZMQContext, endpoint: String, admission: ReplayAdmission = ReplayAdmission(),
+        endpoint: String, admission: ReplayAdmission = ReplayAdmission(),
         connections: ReplayConnections = ReplayConnections()
     ) throws(ZMQError) {
         self.admission = admission
-        self.connections = connections
         origin = clock.now
-        socket = try ZMQSocket(.router, context: context)
-        // Before the bind, so that no connection is accepted unseen.
-        monitor = try socket.monitor([.accepted, .disconnected, .acceptFailed])
+        let context = try ZMQContext()
+        self.context = context
+        let socket: ZMQSocket
+        do throws(ZMQError) {
+            // Replies not sent at close are asked for again by their clients.
+            socket = try ZMQSocket(.router, context: context, linger: .zero)
+        } catch {
+            context.terminate()
+            throw error
+        }
+        let gate: ReplayGate
+        do throws(ZMQError) {
+            // Before the bind, so that no connection is accepted unseen.
+            let events = try socket.publishEvents([
+                .accepted, .disconnected, .acceptFailed, .handshakeSucceeded, .handshakeFailed,
+            ])
+            try socket.set(.zapDomain, ReplayGate.domain)
+            gate = try ReplayGate(context: context, events: events, connections: connections)
+        } catch {
+            socket.close()
+            context.terminate()
+            throw error
+        }
+        self.socket = socket
+        self.gate = gate
         try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try socket.set(.sendHighWaterMark, Self.highWaterMark)
         try socket.set(.receiveHighWaterMark, 2)
@@ -88,8 +121,6 @@ public final class ReplayServer {
             bound = "tcp://\(host):" + bound.dropFirst("tcp://0.0.0.0:".count)
         }
         self.endpoint = bound
-        counters["replayConnections"] = 0
-        counters["replayConnectionsRefused"] = 0
     }
 
     deinit {
@@ -136,16 +167,15 @@ public final class ReplayServer {
     public func serve(from source: some ReplaySource, budget: Int = 16) throws(ZMQError) -> Int {
         var handled = 0
         let now = clock.now - origin
-        watchConnections(now: now)
         admission.expire(now: now)
-        counters["replayClients"] = admission.clients
+        requestCounters["replayClients"] = admission.clients
         while handled < budget, try socket.tryReceive(into: &frames) {
             handled += 1
             guard frames.count >= 1, admission.admit(frames[0], now: now) else {
-                counters["replayRefused"] = admission.refused
+                requestCounters["replayRefused"] = admission.refused
                 continue
             }
-            counters["replayClients"] = admission.clients
+            requestCounters["replayClients"] = admission.clients
             // A DEALER's message arrives as [identity, request]; anything else is not a request.
             guard frames.count == 2 else {
                 count("malformedRequest")
@@ -162,53 +192,26 @@ public final class ReplayServer {
             count(outcome)
             for (index, reply) in replies.enumerated() {
                 guard try send([identity] + reply.frames()) else {
-                    counters["replayDropped", default: 0] += replies.count - index
+                    requestCounters["replayDropped", default: 0] += replies.count - index
                     break
                 }
-                if case .entry = reply { counters["replayEntries", default: 0] += 1 }
+                if case .entry = reply { requestCounters["replayEntries", default: 0] += 1 }
             }
         }
         return handled
     }
 
-    /// Closes the socket (its monitor first: nothing is sent to the monitor's reader afterwards).
+    /// Closes the socket and the context (the ROUTER's monitoring and the gate first: nothing
+    /// is sent to the gate's monitor reader after it is gone). Safe more than once.
     public func close() {
-        if !socket.isClosed {
-            while (try? monitor.next(timeout: .zero)) != nil {}
-        }
-        monitor.close()
+        if !socket.isClosed { try? socket.stopMonitoring() }
+        gate.stop()
         socket.close()
-    }
-
-    /// Reads the monitor's events (every 5 ms at most: ``serve(from:budget:)`` may be called
-    /// for every pose) and performs what ``connections`` decides.
-    private func watchConnections(now: Duration) {
-        if let lastWatch, now - lastWatch < .milliseconds(5) { return }
-        lastWatch = now
-        monitorEvents.removeAll(keepingCapacity: true)
-        // Every event waiting, before any refusal: a descriptor is shut down only if it is still
-        // open after all of them. (A bounded read: the monitor's queue holds about 2,000.)
-        while monitorEvents.count < 10_000, let event = try? monitor.next(timeout: .zero) {
-            monitorEvents.append(event)
-        }
-        let actions =
-            monitorEvents.isEmpty ? connections.tick(now: now) : connections.record(monitorEvents, now: now)
-        for action in actions {
-            switch action {
-            case .refuse(let descriptor):
-                try? ConnectionShutdown.shutDown(descriptor: descriptor)
-            case .returnFreedMemory:
-                FreedMemory.returnToSystem()
-            }
-        }
-        counters["replayConnections"] = connections.open
-        counters["replayConnectionsRefused"] = connections.refused
-        if connections.acceptFailures > 0 { counters["replayAcceptFailures"] = connections.acceptFailures }
-        if connections.memoryReturns > 0 { counters["replayMemoryReturns"] = connections.memoryReturns }
+        context.terminate()
     }
 
     private func count(_ outcome: String) {
-        counters["replay." + outcome, default: 0] += 1
+        requestCounters["replay." + outcome, default: 0] += 1
     }
 
     /// Sends without waiting; `false` when the client's queue is full or the client is gone.

@@ -84,7 +84,7 @@ enum ReplayBench {
                     source.append(
                         topic: topic, stream: stream, sequence: UInt64(index), frames: [topic.bytes, payload])
                 }
-                let server = try ReplayServer(context: context, endpoint: endpoint)
+                let server = try ReplayServer(endpoint: endpoint)
                 defer { server.close() }
                 ready.signal()
                 while serving.isOn {

@@ -30,7 +30,7 @@ struct ExactlyOnceSubscriberEndpointTests {
                     frames: [topic.bytes, payload])
             }
             let server = try ReplayServer(
-                context: context, endpoint: "ipc://\(broker.directory)/replay\(index).sock")
+                endpoint: "ipc://\(broker.directory)/replay\(index).sock")
             servers.append((server, source, topic))
         }
         defer { for (server, _, _) in servers { server.close() } }

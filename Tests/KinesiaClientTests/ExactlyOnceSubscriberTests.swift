@@ -26,7 +26,7 @@ struct ExactlyOnceSubscriberTests {
         }
         let context = try ZMQContext()
         defer { context.terminate() }
-        let server = try ReplayServer(context: context, endpoint: "ipc://\(broker.directory)/replay.sock")
+        let server = try ReplayServer(endpoint: "ipc://\(broker.directory)/replay.sock")
         defer { server.close() }
         let subscriber = try ExactlyOnceSubscriber(
             context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning)
@@ -75,5 +75,74 @@ struct ExactlyOnceSubscriberTests {
         #expect(
             subscriber.cursor.delivered[ReplayStreamKey(topic: topic, stream: Sent.stream)]
                 == UInt64(count - 1))
+    }
+
+    /// A server at its connection cap refuses the subscriber's handshake, and libzmq never
+    /// retries a refused handshake: the subscriber opens its DEALER again once it goes
+    /// unanswered, and gets everything when the server has room (issue 19, item 8).
+    @Test(.timeLimit(.minutes(1)))
+    func aSubscriberRefusedAtAFullServerConnectsAgainAndGetsEverything() async throws {
+        let broker = try FakeBroker()
+        let topic = try Topic.event(camera: "cam0", session: "left")
+        let count = 200
+        let source = InMemoryReplaySource()
+        var encoder = WireEncoder(streamID: Sent.stream)
+        var payload: [UInt8] = []
+        for index in 0..<count {
+            try encoder.encode(
+                json: Array("{\"type\":\"holdStarted\",\"t\":\(index)}".utf8), on: topic, into: &payload)
+            source.append(
+                topic: topic, stream: Sent.stream, sequence: UInt64(index), frames: [topic.bytes, payload])
+        }
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let server = try ReplayServer(
+            endpoint: "ipc://\(broker.directory)/replay.sock",
+            connections: ReplayConnections(maximumConnections: 1))
+        defer { server.close() }
+        // The one connection the server keeps, taken by an idle client for 2 s.
+        let squatter = try ZMQSocket(.dealer, context: context, linger: .zero)
+        try squatter.connect(server.endpoint)
+        let clock = ContinuousClock()
+        let connectedBy = clock.now.advanced(by: .seconds(20))
+        while server.counters["replayConnections"] != 1, clock.now < connectedBy {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(server.counters["replayConnections"] == 1, "\(server.counters)")
+        let squatEnds = clock.now.advanced(by: .seconds(2))
+        let subscriber = try ExactlyOnceSubscriber(
+            context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning)
+        defer { subscriber.close() }
+        #expect(try await broker.waitUntil { $0.subscriptions.contains("event/") })
+        var healthEncoder = WireEncoder(streamID: StreamID(42))
+        var healthPayload: [UInt8] = []
+        let report = HealthReport(
+            process: "worker", role: "worker", pid: 1, uptime: 1, counters: [:],
+            replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
+        let healthTopic = try Topic.health(process: "worker")
+
+        var delivered = 0
+        var lost = 0
+        let deadline = clock.now.advanced(by: .seconds(30))
+        var nextHeartbeat = clock.now
+        while delivered < count, clock.now < deadline {
+            if !squatter.isClosed, clock.now >= squatEnds { squatter.close() }
+            if clock.now >= nextHeartbeat {
+                try healthEncoder.encode(json: try report.json(), on: healthTopic, into: &healthPayload)
+                try broker.send([healthTopic.bytes, healthPayload])
+                nextHeartbeat = clock.now.advanced(by: .milliseconds(200))
+            }
+            try server.serve(from: source)
+            while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
+                switch delivery {
+                case .message: delivered += 1
+                case .lost: lost += 1
+                case .health, .malformed: break
+                }
+            }
+        }
+        #expect(delivered == count && lost == 0, "\(subscriber.counters) \(server.counters)")
+        #expect(subscriber.counters["replayEndpointsReopened", default: 0] >= 1, "\(subscriber.counters)")
+        #expect(server.counters["replayConnectionsRefused", default: 0] >= 1, "\(server.counters)")
     }
 }

@@ -12,33 +12,105 @@ struct ReplayConnectionsTests {
         SocketEvent(kind: .disconnected, value: descriptor)
     }
 
-    @Test func connectionsBeyondTheCapAreRefusedAndCountedAndThoseOpenBeforeAreKept() {
+    /// libzmq's handshake events carry a status, not the connection's descriptor.
+    static let succeeded = SocketEvent(kind: .handshakeSucceeded, value: 0)
+    static let refusedAtHandshake = SocketEvent(kind: .handshakeFailedAuth, value: 400)
+
+    /// `count` connections from `first` on, accepted, then each admitted or refused at its
+    /// handshake as a ZAP request would be, then the monitor's report of the outcome.
+    static func connect(
+        _ count: Int, from first: UInt32, to connections: inout ReplayConnections, now: Duration
+    ) -> (admitted: Int, actions: [ReplayConnections.Action]) {
+        let descriptors = (0..<UInt32(count)).map { first + $0 }
+        var actions = connections.record(descriptors.map(accepted), now: now)
+        var outcomes: [SocketEvent] = []
+        var admitted = 0
+        for descriptor in descriptors {
+            if connections.admit() {
+                admitted += 1
+                outcomes.append(succeeded)
+            } else {
+                outcomes.append(refusedAtHandshake)
+                outcomes.append(left(descriptor))
+            }
+        }
+        actions += connections.record(outcomes, now: now)
+        return (admitted, actions)
+    }
+
+    @Test func handshakesBeyondTheCapAreRefusedAndCountedAndThoseOpenBeforeAreKept() {
         var connections = ReplayConnections(maximumConnections: 2)
-        let actions = connections.record(
-            [Self.accepted(10), Self.accepted(11), Self.accepted(12)], now: .zero)
-        #expect(actions == [.refuse(descriptor: 12)])
+        let (admitted, actions) = Self.connect(3, from: 10, to: &connections, now: .zero)
+        #expect(admitted == 2)
+        #expect(actions.isEmpty, "refused at the handshake, not shut down")
         #expect(connections.open == 2)
         #expect(connections.refused == 1)
-        // The refused one closes, a served one leaves: the next is served.
-        let next = connections.record([Self.left(12), Self.left(10), Self.accepted(13)], now: .seconds(1))
-        #expect(next.isEmpty)
+        // A served one leaves: the next is admitted.
+        _ = connections.record([Self.left(10)], now: .seconds(1))
+        let next = Self.connect(1, from: 13, to: &connections, now: .seconds(1))
+        #expect(next.admitted == 1)
         #expect(connections.open == 2)
         #expect(connections.accepted == 4)
     }
 
+    @Test func handshakesUnderWayCountAgainstTheCap() {
+        // Three ZAP requests before the monitor reports any success: the third is refused.
+        var connections = ReplayConnections(maximumConnections: 2)
+        _ = connections.record([Self.accepted(10), Self.accepted(11), Self.accepted(12)], now: .zero)
+        let answers = (0..<3).map { _ in connections.admit() }
+        #expect(answers == [true, true, false])
+        _ = connections.record([Self.succeeded, Self.succeeded], now: .zero)
+        #expect(connections.open == 2)
+        let full = connections.admit()
+        #expect(!full)
+    }
+
+    @Test func anAdmittedHandshakeThatFailsGivesItsPlaceBack() {
+        var connections = ReplayConnections(maximumConnections: 1)
+        _ = connections.record([Self.accepted(10)], now: .zero)
+        let first = connections.admit()
+        // The peer went away before the handshake ended.
+        let failed = SocketEvent(kind: .handshakeFailedNoDetail, value: 104)
+        _ = connections.record([failed, Self.left(10), Self.accepted(11)], now: .zero)
+        let second = connections.admit()
+        #expect(first && second)
+    }
+
+    @Test func connectionsThatNeverFinishTheirHandshakeAreShutDownBeyondTheirCap() {
+        var connections = ReplayConnections(maximumConnections: 4, maximumHandshakes: 2)
+        let actions = connections.record(
+            [Self.accepted(10), Self.accepted(11), Self.accepted(12)], now: .zero)
+        #expect(actions == [.refuse(descriptor: 12)])
+        #expect(connections.refused == 1)
+    }
+
+    @Test func aRefusedConnectionCountsAsOpenOnlyUntilItLeaves() {
+        var connections = ReplayConnections(maximumConnections: 1)
+        _ = Self.connect(1, from: 10, to: &connections, now: .zero)
+        _ = connections.record([Self.accepted(11)], now: .zero)
+        let refused = connections.admit()
+        #expect(!refused)
+        _ = connections.record([Self.refusedAtHandshake], now: .zero)
+        #expect(connections.open == 2, "between its refusal and its departure: errs on refusing")
+        _ = connections.record([Self.left(11)], now: .zero)
+        #expect(connections.open == 1)
+        #expect(connections.handshaking == 0)
+    }
+
     @Test func aRefusedConnectionThatAlreadyLeftIsNotShutDown() {
         // Its descriptor may already belong to another file: only the ones still open are.
-        var connections = ReplayConnections(maximumConnections: 1)
+        var connections = ReplayConnections(maximumConnections: 1, maximumHandshakes: 1)
         let actions = connections.record([Self.accepted(10), Self.accepted(11), Self.left(11)], now: .zero)
         #expect(actions.isEmpty)
         #expect(connections.refused == 1)
     }
 
     @Test func thousandsOfConnectionsNeverOpenMoreThanTheCap() {
-        var connections = ReplayConnections(maximumConnections: 256)
-        let actions = connections.record((0..<9000).map { Self.accepted(UInt32(100 + $0)) }, now: .zero)
+        var connections = ReplayConnections(maximumConnections: 256, maximumHandshakes: 10_000)
+        let (admitted, actions) = Self.connect(9000, from: 100, to: &connections, now: .zero)
+        #expect(admitted == 256)
+        #expect(actions.isEmpty)
         #expect(connections.open == 256)
-        #expect(actions.count == 9000 - 256)
         #expect(connections.refused == 9000 - 256)
     }
 

@@ -466,6 +466,7 @@ def main():
     poller.register(sub, zmq.POLLIN)
     poller.register(monitor, zmq.POLLIN)
     dealers = {}
+    unanswered = {}  # endpoint: when its first request without a reply went out
     machine = ExactlyOnce(start=args.start, accepts=(prefix,))
     files = SessionFiles(args.out, report, count)
     origin = time.monotonic()
@@ -486,7 +487,8 @@ def main():
             else:
                 _, endpoint, request = action
                 if not keys:  # never in clear text beside a CURVE bus
-                    send_replay_request(context, poller, dealers, endpoint, request)
+                    send_replay_request(context, poller, dealers, unanswered, endpoint, request,
+                                        time.monotonic() - origin)
 
     def connection(frames):
         event = zmq.utils.monitor.parse_monitor_message(frames)
@@ -542,8 +544,9 @@ def main():
             now = time.monotonic() - origin
             while monitor.poll(0):
                 connection(monitor.recv_multipart())
-            for dealer in list(dealers.values()):
+            for endpoint, dealer in list(dealers.items()):
                 while dealer in ready and dealer.poll(0):
+                    unanswered.pop(endpoint, None)
                     replayed(dealer.recv_multipart(), now)
             while not stop and sub.poll(0):
                 live(sub.recv_multipart(), now)

@@ -57,11 +57,17 @@ def replay_actions(machine, frames, now):
     return machine.replay_ended(reply, now)
 
 
-def send_replay_request(context, poller, dealers, endpoint, request):
+def send_replay_request(context, poller, dealers, unanswered, endpoint, request, now):
     """Sends `request` to the replay server at `endpoint`, through one DEALER per endpoint (made
     and registered with `poller` on first use, at most 64). Endpoints that are not ipc:// or
-    tcp:// are ignored."""
+    tcp:// are ignored. A DEALER with requests out and no reply for 5 s (`unanswered`: when the
+    first went out) is made again: a server at its connection cap refuses the handshake, and
+    libzmq never retries a refused handshake on the same socket."""
     import zmq  # imported where it is used, as in main: --help works without pyzmq
+    if endpoint in dealers and now - unanswered.setdefault(endpoint, now) >= 5.0:
+        poller.unregister(dealers[endpoint])
+        dealers.pop(endpoint).close()
+        del unanswered[endpoint]
     if endpoint not in dealers:
         if not endpoint.startswith(("ipc://", "tcp://")) or len(dealers) >= 64:
             return
@@ -71,6 +77,7 @@ def send_replay_request(context, poller, dealers, endpoint, request):
         dealer.connect(endpoint)
         poller.register(dealer, zmq.POLLIN)
         dealers[endpoint] = dealer
+        unanswered[endpoint] = now
     dealers[endpoint].send(encode_replay_request(
         request["request_id"], request["topic"], request["stream_id"], request["from"],
         request["limit"]))
@@ -99,11 +106,12 @@ def main():
     poller = zmq.Poller()
     poller.register(sub, zmq.POLLIN)
     dealers = {}
+    unanswered = {}
     machine = ExactlyOnce(start=start, cursor=read_cursor(args.cursor), accepts=(args.prefix,))
     origin = time.monotonic()
     print(f"listening to {args.prefix!r} exactly once from {args.start}", file=sys.stderr, flush=True)
 
-    def perform(actions):
+    def perform(actions, now):
         for action in actions:
             if action[0] == "deliver":
                 _, key, sequence, message = action
@@ -118,7 +126,7 @@ def main():
                       file=sys.stderr, flush=True)
             else:
                 _, endpoint, request = action
-                send_replay_request(context, poller, dealers, endpoint, request)
+                send_replay_request(context, poller, dealers, unanswered, endpoint, request, now)
 
     # A signal stops the loop between two messages, never in the middle of printing what the
     # machine has already counted as delivered: the cursor saved below is exactly what was printed.
@@ -129,10 +137,11 @@ def main():
         while not stopping:
             ready = dict(poller.poll(100))
             now = time.monotonic() - origin
-            for dealer in list(dealers.values()):
+            for endpoint, dealer in list(dealers.items()):
                 while not stopping and dealer in ready and dealer.poll(0):
+                    unanswered.pop(endpoint, None)
                     try:
-                        perform(replay_actions(machine, dealer.recv_multipart(), now))
+                        perform(replay_actions(machine, dealer.recv_multipart(), now), now)
                     except (ReplayError, WireError, ValueError) as error:
                         print(f"skipped a replay reply: {error}", file=sys.stderr)
             while not stopping and sub.poll(0):
@@ -147,11 +156,11 @@ def main():
                 if message["header"]["kind"] == "health":
                     announcement = replay_announcement(message["json"])
                     if announcement:
-                        perform(machine.announced(announcement, now))
+                        perform(machine.announced(announcement, now), now)
                 elif message["topic"].startswith(args.prefix):
                     key = (message["topic"], message["header"]["stream_id"])
-                    perform(machine.received(key, message["header"]["sequence"], message, True, now))
-            perform(machine.tick(now))
+                    perform(machine.received(key, message["header"]["sequence"], message, True, now), now)
+            perform(machine.tick(now), now)
     finally:
         if args.cursor:
             # Replaced whole (a new file renamed over the old), never left half written.

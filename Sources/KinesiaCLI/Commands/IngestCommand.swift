@@ -231,7 +231,7 @@ public struct IngestCommand: ParsableCommand {
                 return (
                     JournalReplaySource(
                         store: journal.store, current: [topic: publisher.streamID(on: topic)]),
-                    try ReplayServer(context: zmq, endpoint: endpoint)
+                    try ReplayServer(endpoint: endpoint)
                 )
             }
         defer { replay?.server.close() }

@@ -181,7 +181,7 @@ public struct WorkerCommand: ParsableCommand {
                 source.lastJournaled = { [unowned journal] topic, stream in
                     journal.lastJournaled(topic, stream: stream)
                 }
-                return (source, try ReplayServer(context: zmq, endpoint: endpoint))
+                return (source, try ReplayServer(endpoint: endpoint))
             }
         defer { replay?.server.close() }
         let poseReplay = PoseReplayClient(context: zmq, bus: bus)

@@ -1,0 +1,171 @@
+import Dispatch
+import Foundation
+import KinesiaBus
+import KinesiaSystem
+import Synchronization
+
+/// The door of a ``ReplayServer``: the ZAP handler of the server's own context, on a thread of
+/// its own, that admits or refuses each connection at its ZMTP handshake by what
+/// ``ReplayConnections`` says, from the ROUTER's monitor read on the same thread.
+///
+/// The ROUTER sets ``domain`` as its `ZMQ_ZAP_DOMAIN`, so libzmq asks this handler about every
+/// NULL-mechanism handshake (over IPC and TCP) and holds the handshake until it answers. A
+/// refusal (status 400) ends the handshake with an authentication failure, which a libzmq peer
+/// does not retry: a flood of clients beyond the cap costs one handshake each, not one every
+/// reconnect interval. The thread also shuts down the connections beyond
+/// ``ReplayConnections/maximumHandshakes`` and gives freed heap back (``FreedMemory``), so the
+/// server's caller does none of this on its live path.
+///
+/// Start it before the ROUTER binds (its ZAP socket must be bound and its monitor reader
+/// connected first, or the first connections would pass unseen); stop it before the ROUTER and
+/// the context close.
+final class ReplayGate: Sendable {
+    /// The ROUTER's `ZMQ_ZAP_DOMAIN`.
+    static let domain = "kinesia-replay"
+
+    /// What the gate counted, for `health/`.
+    struct Counts: Hashable, Sendable {
+        /// Connections through their handshake, open now.
+        var open = 0
+        /// Connections refused (at the handshake or before it).
+        var refused = 0
+        /// Accepts that failed in libzmq (`EMFILE`).
+        var acceptFailures = 0
+        /// Times the freed heap was given back.
+        var memoryReturns = 0
+    }
+
+    /// What the gate's thread and its owner share.
+    private final class Shared: Sendable {
+        let counts = Mutex(Counts())
+        let stopping = Atomic<Bool>(false)
+    }
+
+    private let shared = Shared()
+    private let finished = DispatchGroup()
+
+    /// Binds the ZAP socket in `context`, connects the reader of the monitor `events` publishes
+    /// on, and starts answering, all on the gate's thread (this returns once they are ready).
+    /// - Parameters:
+    ///   - context: The server's context (one ZAP handler per context).
+    ///   - events: The inproc endpoint of the ROUTER's monitor (``ZMQSocket/publishEvents(_:)``):
+    ///     accepted, handshake succeeded and failed, disconnected, accept failed.
+    ///   - connections: The table, empty.
+    /// - Throws: ``ZMQError`` (``ZMQError/addressInUse`` when the context has a ZAP handler).
+    init(context: ZMQContext, events: String, connections: ReplayConnections) throws(ZMQError) {
+        let ready = DispatchSemaphore(value: 0)
+        let failure = Mutex<ZMQError?>(nil)
+        let shared = shared
+        finished.enter()
+        let group = finished
+        let thread = Thread {
+            defer { group.leave() }
+            let zap: ZMQSocket
+            let monitor: SocketMonitor
+            do throws(ZMQError) {
+                zap = try ZMQSocket(.rep, context: context, linger: .zero)
+                do throws(ZMQError) {
+                    try zap.bind(ZAPHandler.endpoint)
+                    monitor = try SocketMonitor(endpoint: events, context: context)
+                } catch {
+                    zap.close()
+                    throw error
+                }
+            } catch {
+                failure.withLock { $0 = error }
+                ready.signal()
+                return
+            }
+            ready.signal()
+            Self.run(zap: zap, monitor: monitor, connections: connections, shared: shared)
+            monitor.close()
+            zap.close()
+        }
+        thread.name = "kinesia.replay-gate"
+        thread.start()
+        ready.wait()
+        if let error = failure.withLock({ $0 }) {
+            finished.wait()
+            throw error
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// What the gate counted so far.
+    var counts: Counts { shared.counts.withLock { $0 } }
+
+    /// Stops answering and waits for the thread (within about 100 ms). Safe more than once.
+    /// Stop the ROUTER's monitoring before: its monitor must not write to a reader that is gone.
+    func stop() {
+        shared.stopping.store(true, ordering: .releasing)
+        finished.wait()
+    }
+
+    /// The gate's loop: the monitor's events first (so the table knows who left), then every
+    /// ZAP request waiting, then the actions; at least every 100 ms for the heap's return.
+    private static func run(
+        zap: ZMQSocket, monitor: SocketMonitor, connections: ReplayConnections, shared: Shared
+    ) {
+        var table = connections
+        let clock = ContinuousClock()
+        let origin = clock.now
+        var events: [SocketEvent] = []
+        var poller = Poller()
+        poller.add(zap, for: .readable)
+        poller.add(monitor.eventSocket, for: .readable)
+        while !shared.stopping.load(ordering: .acquiring) {
+            do {
+                _ = try poller.poll(timeout: .milliseconds(100))
+            } catch {
+                return
+            }
+            events.removeAll(keepingCapacity: true)
+            // A bounded read: the monitor's queue holds about 2,000 events.
+            while events.count < 10_000, let event = try? monitor.next(timeout: .zero) {
+                events.append(event)
+            }
+            let now = clock.now - origin
+            let actions = events.isEmpty ? table.tick(now: now) : table.record(events, now: now)
+            while let frames = try? zap.tryReceive() {
+                let reply = answer(frames, table: &table)
+                do {
+                    try zap.send(reply)
+                } catch {
+                    return
+                }
+            }
+            for action in actions {
+                switch action {
+                case .refuse(let descriptor):
+                    try? ConnectionShutdown.shutDown(descriptor: descriptor)
+                case .returnFreedMemory:
+                    FreedMemory.returnToSystem()
+                }
+            }
+            let counts = Counts(
+                open: table.open, refused: table.refused, acceptFailures: table.acceptFailures,
+                memoryReturns: table.memoryReturns)
+            shared.counts.withLock { $0 = counts }
+        }
+    }
+
+    /// The reply frames to one ZAP request: admitted while the table has room.
+    static func answer(_ frames: [[UInt8]], table: inout ReplayConnections) -> [[UInt8]] {
+        guard let request = ZAPRequest(frames: frames) else {
+            return ZAPReply(statusCode: 500, statusText: "malformed request", userID: "")
+                .frames(answering: frames.count > 1 ? frames[1] : [])
+        }
+        // Only the ROUTER's handshakes are counted; nothing else in the context asks.
+        guard request.domain == domain else {
+            return ZAPReply.admit(userID: "").frames(answering: request.requestID)
+        }
+        let reply =
+            table.admit()
+            ? ZAPReply.admit(userID: "")
+            : ZAPReply.refuse("the replay server has its most connections open; try again later")
+        return reply.frames(answering: request.requestID)
+    }
+}
