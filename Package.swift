@@ -126,13 +126,19 @@ let package = Package(
                 "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
+        // `kinesia up`: the topology file, the supervisor's state machine and its service, which
+        // starts, watches and restarts the processes of a deployment.
+        .target(
+            name: "KinesiaSupervisor",
+            dependencies: ["KinesiaSystem", "KinesiaMotion", "KinesiaWire", "KinesiaJSON"],
+            swiftSettings: strictSettings),
         .target(
             name: "KinesiaCLI",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
-                "KinesiaJSON",
+                "KinesiaJSON", "KinesiaSupervisor",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -201,11 +207,15 @@ let package = Package(
             name: "KinesiaCLITests",
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
-                "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON",
+                "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaJSONTests", dependencies: ["KinesiaJSON"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaSupervisorTests",
+            dependencies: ["KinesiaSupervisor", "KinesiaSystem", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWorkerTests",

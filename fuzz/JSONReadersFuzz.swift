@@ -8,8 +8,8 @@
 // and what it accepts must survive re-encoding where the project writes that format.
 
 import Foundation
-import KinesiaCLI
 import KinesiaMotion
+import KinesiaSupervisor
 import KinesiaWire
 
 @_cdecl("LLVMFuzzerTestOneInput")

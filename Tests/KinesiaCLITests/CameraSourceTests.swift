@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSupervisor
 import KinesiaTestSupport
 import KinesiaWire
 import Testing

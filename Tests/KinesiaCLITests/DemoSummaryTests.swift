@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaAnalytics
 import KinesiaMotion
+import KinesiaSupervisor
 import KinesiaTestSupport
 import Testing
 

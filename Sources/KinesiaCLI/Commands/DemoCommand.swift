@@ -5,6 +5,7 @@ import KinesiaClient
 public import KinesiaMotion
 import KinesiaReport
 import KinesiaStore
+import KinesiaSupervisor
 import KinesiaSystem
 public import KinesiaVoice
 import KinesiaWire

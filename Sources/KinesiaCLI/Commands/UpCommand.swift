@@ -1,3 +1,5 @@
+import KinesiaSupervisor
+
 /// `kinesia up FILE`: starts a whole topology (broker, ingests, workers, consumers) from a file
 /// and supervises it until SIGINT, SIGTERM or SIGHUP.
 ///

@@ -1,7 +1,7 @@
 import KinesiaSystem
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaSupervisor
 
 /// The supervisor's decisions, driven with no process and a manual time (durations since start).
 struct SupervisorStateMachineTests {

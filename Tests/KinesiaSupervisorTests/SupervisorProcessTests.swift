@@ -5,7 +5,7 @@ import KinesiaTestSupport
 import Synchronization
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaSupervisor
 
 /// The supervisor with real processes: `/bin/sh` scripts as the executable override.
 @Suite(.timeLimit(.minutes(1)), .tags(.process))
@@ -30,26 +30,7 @@ struct SupervisorProcessTests {
     }
 
     /// A private directory for one test's files.
-    final class Scratch {
-        let url: URL
-
-        init() throws {
-            url = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "kinesia-supervisor-\(getpid())-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        }
-
-        func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-        func lines(_ name: String) -> [String] {
-            ((try? String(contentsOfFile: path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(
-                String.init)
-        }
-
-        func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
-
-        deinit { try? FileManager.default.removeItem(at: url) }
-    }
+    typealias Scratch = ScratchDirectory
 
     static func shell(
         _ name: String, _ role: ProcessRole, _ script: String, restart: RestartPolicy = .onFailure

@@ -3,7 +3,7 @@ import KinesiaSystem
 import KinesiaTestSupport
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaSupervisor
 
 /// The topology file format of `kinesia up`: decoding, defaults and every validation error.
 struct SupervisorTopologyTests {

@@ -2,7 +2,7 @@ import Foundation
 import KinesiaTestSupport
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaSupervisor
 
 /// The files of `deploy/`: the systemd units and the example topology.
 @Suite(.tags(.process))
