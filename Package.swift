@@ -126,6 +126,11 @@ let package = Package(
                 "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
+        // What every long-running process shares: its logger and outputs, the stop token, and
+        // the thread its service runs on while signals are watched.
+        .target(
+            name: "KinesiaService", dependencies: ["KinesiaSystem", "KinesiaJSON"],
+            swiftSettings: strictSettings),
         // `kinesia up`: the topology file, the supervisor's state machine and its service, which
         // starts, watches and restarts the processes of a deployment.
         .target(
@@ -138,7 +143,7 @@ let package = Package(
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
-                "KinesiaJSON", "KinesiaSupervisor",
+                "KinesiaJSON", "KinesiaSupervisor", "KinesiaService",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -208,10 +213,14 @@ let package = Package(
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
+                "KinesiaService",
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaJSONTests", dependencies: ["KinesiaJSON"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaServiceTests", dependencies: ["KinesiaService"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSupervisorTests",

@@ -83,6 +83,12 @@ public final class SocketMonitor {
         return nil
     }
 
+    /// Stops the monitoring and closes the reader, as ``close()`` does: a monitor dropped
+    /// without `close()` must not leave libzmq writing to a reader that is gone.
+    deinit {
+        close()
+    }
+
     /// The socket the events arrive on, to wait for them with a ``Poller``.
     public var eventSocket: ZMQSocket { reader }
 

@@ -1,3 +1,5 @@
+public import KinesiaService
+
 /// What a running command writes to and reads from: its outputs, a logger and the environment.
 ///
 /// The real process uses standard output and error; tests pass ``CapturedText`` sinks and run

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaService
 
 /// The `kinesia` executable: finds the subcommand, parses it, runs it, and turns every outcome
 /// into text and an exit status in one place.

@@ -24,8 +24,10 @@ public import KinesiaBus
 /// Memory freed by libzmq stays in glibc's arenas: once at least ``trimAfterDepartures``
 /// connections left and none left for ``trimQuietPeriod`` (or ``trimInterval`` passed since the
 /// first of them left, for connections that never stop coming and going), ``record(_:now:)``
-/// and ``tick(now:)`` ask for ``Action/returnFreedMemory`` (``FreedMemory``, `malloc_trim`).
-/// Time is given by the caller.
+/// and ``tick(now:)`` ask for ``Action/returnFreedMemory`` (``FreedMemory``, `malloc_trim`),
+/// and once more ``trimFollowUp`` later: libzmq frees a departed connection's pipes, and the
+/// replies queued in them, only when the server's thread next handles its commands, which on
+/// a busy machine can come after the first return. Time is given by the caller.
 ///
 /// ```swift
 /// var connections = ReplayConnections(maximumConnections: 256)
@@ -56,6 +58,8 @@ public struct ReplayConnections: Sendable {
     public let trimQuietPeriod: Duration
     /// How long at most a departure waits for the return while connections keep leaving.
     public let trimInterval: Duration
+    /// How long after a return the heap is given back once more.
+    public let trimFollowUp: Duration
 
     /// Connections accepted since the start.
     public private(set) var accepted = 0
@@ -85,6 +89,8 @@ public struct ReplayConnections: Sendable {
     /// The first departure since the last return, and the latest.
     private var firstDeparture: Duration?
     private var lastDeparture: Duration?
+    /// When the second return of the last departures is due.
+    private var followUp: Duration?
 
     /// Makes an empty table.
     /// - Parameters:
@@ -94,15 +100,18 @@ public struct ReplayConnections: Sendable {
     ///   - trimQuietPeriod: How long without a departure before it is given back.
     ///   - trimInterval: How long at most a departure waits for the return while connections
     ///     keep leaving.
+    ///   - trimFollowUp: How long after a return the heap is given back once more.
     public init(
         maximumConnections: Int = 256, maximumHandshakes: Int = 256, trimAfterDepartures: Int = 64,
-        trimQuietPeriod: Duration = .seconds(1), trimInterval: Duration = .seconds(2)
+        trimQuietPeriod: Duration = .seconds(1), trimInterval: Duration = .seconds(2),
+        trimFollowUp: Duration = .seconds(5)
     ) {
         self.maximumConnections = Swift.max(1, maximumConnections)
         self.maximumHandshakes = Swift.max(1, maximumHandshakes)
         self.trimAfterDepartures = Swift.max(1, trimAfterDepartures)
         self.trimQuietPeriod = trimQuietPeriod
         self.trimInterval = trimInterval
+        self.trimFollowUp = trimFollowUp
     }
 
     /// The connections served, open now. A refused connection counts between the end of its
@@ -174,7 +183,10 @@ public struct ReplayConnections: Sendable {
     /// What is due at `now` with no new event: the return of the freed heap.
     public mutating func tick(now: Duration) -> [Action] {
         guard departuresSinceReturn >= trimAfterDepartures, let firstDeparture, let lastDeparture else {
-            return []
+            guard let due = followUp, now >= due else { return [] }
+            followUp = nil
+            memoryReturns += 1
+            return [.returnFreedMemory]
         }
         let quiet = now - lastDeparture >= trimQuietPeriod
         let overdue = now - firstDeparture >= trimInterval
@@ -182,6 +194,7 @@ public struct ReplayConnections: Sendable {
         departuresSinceReturn = 0
         self.firstDeparture = nil
         self.lastDeparture = nil
+        followUp = now + trimFollowUp
         memoryReturns += 1
         return [.returnFreedMemory]
     }

@@ -108,6 +108,27 @@ struct SocketMonitorTests {
         #expect(frames == [Array("after the monitor".utf8)])
     }
 
+    /// The same when the monitor is only dropped, never closed: its release stops the
+    /// monitoring before its reader goes.
+    @Test func droppingAMonitorWithoutClosingItLeavesTheSocketWorking() throws {
+        let context = try ZMQContext()
+        let server = try ZMQSocket(.pull, context: context)
+        defer { server.close() }
+        let endpoint = try server.bind("tcp://127.0.0.1:*")
+        let client = try ZMQSocket(.push, context: context)
+        defer { client.close() }
+        do {
+            let monitor = try client.monitor([.connected, .handshakeSucceeded, .disconnected])
+            _ = monitor
+        }
+        usleep(200_000)
+        try client.connect(endpoint)
+        try client.send([Array("after the monitor".utf8)])
+        let frames = try server.receive(timeout: .seconds(5))
+        if frames == nil { context.shutdown() }
+        #expect(frames == [Array("after the monitor".utf8)])
+    }
+
     @Test func monitorStreamDeliversEventsFromItsThreadAndStops() async throws {
         let context = try ZMQContext()
         let server = try ZMQSocket(.rep, context: context)

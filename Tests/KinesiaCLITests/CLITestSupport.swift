@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaCLI
+import KinesiaService
 import KinesiaTestSupport
 
 /// Runs a `kinesia` command line in-process and captures what it prints.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaMotion
+import KinesiaService
 import KinesiaTestSupport
 import KinesiaWire
 import Testing

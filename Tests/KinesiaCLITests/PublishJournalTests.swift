@@ -2,6 +2,7 @@ import Foundation
 import KinesiaBus
 import KinesiaClient
 import KinesiaJournal
+import KinesiaService
 import KinesiaSystem
 import KinesiaWire
 import Testing

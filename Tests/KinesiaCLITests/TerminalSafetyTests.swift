@@ -1,6 +1,7 @@
 import KinesiaCLI
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaService
 import KinesiaWire
 import Testing
 

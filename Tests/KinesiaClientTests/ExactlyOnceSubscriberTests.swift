@@ -109,7 +109,8 @@ struct ExactlyOnceSubscriberTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         try #require(server.counters["replayConnections"] == 1, "\(server.counters)")
-        let squatEnds = clock.now.advanced(by: .seconds(2))
+        // The squatter leaves once the subscriber was refused (or after 20 s).
+        let squatEnds = clock.now.advanced(by: .seconds(20))
         let subscriber = try ExactlyOnceSubscriber(
             context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning)
         defer { subscriber.close() }
@@ -123,10 +124,14 @@ struct ExactlyOnceSubscriberTests {
 
         var delivered = 0
         var lost = 0
-        let deadline = clock.now.advanced(by: .seconds(30))
+        let deadline = clock.now.advanced(by: .seconds(45))
         var nextHeartbeat = clock.now
         while delivered < count, clock.now < deadline {
-            if !squatter.isClosed, clock.now >= squatEnds { squatter.close() }
+            if !squatter.isClosed,
+                server.counters["replayConnectionsRefused", default: 0] >= 1 || clock.now >= squatEnds
+            {
+                squatter.close()
+            }
             if clock.now >= nextHeartbeat {
                 try healthEncoder.encode(json: try report.json(), on: healthTopic, into: &healthPayload)
                 try broker.send([healthTopic.bytes, healthPayload])

@@ -125,8 +125,11 @@ struct ReplayConnectionsTests {
         #expect(connections.record([Self.left(63)], now: .seconds(11)).isEmpty)
         #expect(connections.tick(now: .milliseconds(11_500)).isEmpty, "still leaving")
         #expect(connections.tick(now: .seconds(12)) == [.returnFreedMemory])
-        #expect(connections.tick(now: .seconds(20)).isEmpty, "once")
-        #expect(connections.memoryReturns == 1)
+        #expect(connections.tick(now: .seconds(16)).isEmpty)
+        // Once more, for what libzmq freed late (the pipes of the connections that left).
+        #expect(connections.tick(now: .seconds(17)) == [.returnFreedMemory])
+        #expect(connections.tick(now: .seconds(30)).isEmpty, "twice, not more")
+        #expect(connections.memoryReturns == 2)
     }
 
     @Test func connectionsThatNeverStopLeavingStillGetTheHeapBack() {

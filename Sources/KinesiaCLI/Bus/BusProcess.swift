@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaClient
+import KinesiaService
 import KinesiaSystem
 import KinesiaWire
 import Synchronization
@@ -8,12 +9,8 @@ import Synchronization
 /// What the bus commands share: running their blocking socket loop on a thread of its own
 /// while signals are watched, and naming the process.
 enum BusProcess {
-    /// Runs `body` on a dedicated thread (libzmq sockets block and are confined to one thread)
-    /// while SIGINT and SIGTERM request a stop through the token. A second SIGINT (Control-C
-    /// twice) ends the process at once with status 1; repeated SIGTERMs count as one (the
-    /// kernel's parent-death signal may come several times, see ``ParentDeathSignal``).
-    ///
-    /// The signals are watched before `body` starts.
+    /// Runs `body` as a service (``ServiceThread/run(logger:beforeForcedExit:_:)``), logging
+    /// on the command's logger and flushing its outputs before a forced exit.
     ///
     /// - Parameter beforeForcedExit: Called before a second SIGINT ends the process, to undo
     ///   what must not outlive it (`kinesia watch` shows the terminal's cursor again).
@@ -21,33 +18,13 @@ enum BusProcess {
         context: CommandContext, beforeForcedExit: @escaping @Sendable () -> Void = {},
         _ body: @escaping @Sendable (StopToken) throws -> Result
     ) async throws -> Result {
-        let signals = SignalStream([.interrupt, .terminate])
-        let token = StopToken()
-        let logger = context.logger
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await signal in signals {
-                    if token.isRequested {
-                        guard signal == .interrupt else { continue }
-                        logger.warning("\(signal) again: exiting at once")
-                        beforeForcedExit()
-                        context.standardOutput.flush()
-                        context.standardError.flush()
-                        exit(1)
-                    }
-                    logger.info("\(signal): stopping")
-                    token.request(signal)
-                }
-            }
-            defer { group.cancelAll() }
-            return try await withCheckedThrowingContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(with: Swift.Result { try body(token) })
-                }
-                thread.name = "kinesia.bus"
-                thread.start()
-            }
-        }
+        try await ServiceThread.run(
+            logger: context.logger,
+            beforeForcedExit: {
+                beforeForcedExit()
+                context.standardOutput.flush()
+                context.standardError.flush()
+            }, body)
     }
 
     /// The process name: `--name`, else `KINESIA_PROCESS_NAME` (set by `kinesia up`), else

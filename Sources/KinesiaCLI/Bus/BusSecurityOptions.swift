@@ -1,4 +1,5 @@
 import KinesiaClient
+import KinesiaService
 import KinesiaWire
 
 /// `--key`, `--server-key` and `--insecure`: how a command proves itself on a TCP bus.

@@ -1,5 +1,6 @@
 import Foundation
 public import KinesiaMotion
+public import KinesiaService
 
 /// `kinesia analyze FILE --exercise ID --side left|right`: runs one analysis over a recording
 /// and prints what happened.

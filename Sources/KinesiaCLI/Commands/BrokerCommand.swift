@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBroker
 import KinesiaBus
 import KinesiaClient
+import KinesiaService
 import KinesiaSystem
 import KinesiaWire
 import Synchronization

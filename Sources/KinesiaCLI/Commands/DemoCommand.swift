@@ -4,6 +4,7 @@ import KinesiaBus
 import KinesiaClient
 public import KinesiaMotion
 import KinesiaReport
+import KinesiaService
 import KinesiaStore
 import KinesiaSupervisor
 import KinesiaSystem

@@ -3,6 +3,7 @@ import KinesiaBus
 import KinesiaClient
 import KinesiaJournal
 public import KinesiaMotion
+import KinesiaService
 import KinesiaSystem
 import KinesiaWire
 

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaService
 public import KinesiaWire
 
 /// `kinesia keys`: makes CURVE key pairs for the bus and manages the broker's allowed keys.

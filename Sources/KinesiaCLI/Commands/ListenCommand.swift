@@ -3,6 +3,7 @@ import KinesiaBus
 public import KinesiaClient
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaService
 public import KinesiaWire
 
 /// `kinesia listen [TOPIC-PREFIX...]`: prints the messages of the bus.

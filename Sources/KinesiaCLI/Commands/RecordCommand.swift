@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaService
 import KinesiaStore
 import KinesiaWire
 

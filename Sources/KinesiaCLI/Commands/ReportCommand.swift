@@ -3,6 +3,7 @@ import KinesiaAnalytics
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaReport
+import KinesiaService
 import KinesiaStore
 import KinesiaWire
 

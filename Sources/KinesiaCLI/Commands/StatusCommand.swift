@@ -1,5 +1,6 @@
 import KinesiaBus
 import KinesiaClient
+import KinesiaService
 import KinesiaWire
 
 /// `kinesia status`: one table of the live processes on the bus and their counters.

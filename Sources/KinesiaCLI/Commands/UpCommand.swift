@@ -1,3 +1,4 @@
+import KinesiaService
 import KinesiaSupervisor
 
 /// `kinesia up FILE`: starts a whole topology (broker, ingests, workers, consumers) from a file

@@ -1,4 +1,5 @@
 import KinesiaClient
+import KinesiaService
 public import KinesiaWire
 
 /// `kinesia watch`: a live terminal view of every session and process on the bus, the Linux

@@ -2,6 +2,7 @@ import Foundation
 import KinesiaClient
 import KinesiaHaptic
 import KinesiaMotion
+import KinesiaService
 import KinesiaSystem
 import KinesiaWire
 

@@ -1,5 +1,6 @@
 import Dispatch
 import KinesiaHaptic
+import KinesiaService
 import Synchronization
 
 /// The device of `kinesia haptic`: plays patterns on a serial queue of its own, one at a time,

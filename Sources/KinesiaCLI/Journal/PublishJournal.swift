@@ -1,5 +1,6 @@
 public import KinesiaClient
 public import KinesiaJournal
+public import KinesiaService
 import KinesiaSystem
 public import KinesiaWire
 

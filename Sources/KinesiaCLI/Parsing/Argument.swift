@@ -1,5 +1,6 @@
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaService
 
 /// One thing a command accepts on its command line: an option with a value, a flag, or a
 /// positional argument, with its help line and the code that stores it into the command.
@@ -178,3 +179,5 @@ public struct Argument<Command> {
         }
     }
 }
+
+extension Logger.Level: ExpressibleByArgument {}

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaService
 import KinesiaWire
 
 /// What a cue consumer (`kinesia voice`, `kinesia haptic`) does with the messages of its

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaClient
 import KinesiaMotion
+import KinesiaService
 import KinesiaSpeech
 import KinesiaSystem
 public import KinesiaVoice

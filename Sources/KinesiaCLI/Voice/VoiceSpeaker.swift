@@ -2,6 +2,7 @@ import Foundation
 import KinesiaClient
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaService
 import KinesiaSpeech
 import KinesiaVoice
 import KinesiaWire

@@ -2,6 +2,7 @@ import KinesiaBus
 import KinesiaClient
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaService
 import KinesiaWire
 
 /// The socket loop behind `kinesia watch` and `kinesia demo`: subscribes, folds every message

@@ -1,4 +1,5 @@
 import Glibc
+import KinesiaService
 
 /// What the live views need to know about standard output: whether it is a terminal they may
 /// redraw, and its size.

@@ -1,4 +1,4 @@
-import KinesiaCLI
+import KinesiaService
 import Testing
 
 struct LoggerTests {
@@ -25,15 +25,5 @@ struct LoggerTests {
                 built = true; return "expensive"
             }())
         #expect(!built)
-    }
-
-    @Test func theContextTakesItsLevelFromTheEnvironment() {
-        let sink = CapturedText()
-        let context = CommandContext(
-            standardOutput: CapturedText(), standardError: sink, environment: ["KINESIA_LOG_LEVEL": "warning"]
-        )
-        context.logger.info("no")
-        context.logger.warning("yes")
-        #expect(sink.lines == ["kinesia: warning: yes"])
     }
 }

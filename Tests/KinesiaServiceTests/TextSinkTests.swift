@@ -1,5 +1,5 @@
 import Foundation
-import KinesiaCLI
+import KinesiaService
 import Testing
 
 struct TextSinkTests {

@@ -1,6 +1,5 @@
 import Foundation
 import KinesiaJSON
-import KinesiaMotion
 
 /// A tiny logger for the `kinesia` processes: one line per message on standard error.
 ///
@@ -16,7 +15,7 @@ import KinesiaMotion
 /// operator's terminal as an escape sequence.
 public struct Logger: Sendable {
     /// How important a message is.
-    public enum Level: String, CaseIterable, Comparable, Sendable, ExpressibleByArgument {
+    public enum Level: String, CaseIterable, Comparable, Sendable {
         /// Details for debugging.
         case debug
         /// Normal progress (the default level).
