@@ -131,6 +131,16 @@ let package = Package(
         .target(
             name: "KinesiaService", dependencies: ["KinesiaSystem", "KinesiaJSON"],
             swiftSettings: strictSettings),
+        // `kinesia voice` and `kinesia haptic`: the loop that follows a camera's cues, and what
+        // each does with them (speech through espeak-ng and a player; patterns on a device).
+        .target(
+            name: "KinesiaCueConsumers",
+            dependencies: [
+                "KinesiaService", "KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion",
+                "KinesiaVoice",
+                "KinesiaSpeech", "KinesiaHaptic", "KinesiaSystem", "KinesiaJSON",
+            ],
+            swiftSettings: strictSettings),
         // `kinesia up`: the topology file, the supervisor's state machine and its service, which
         // starts, watches and restarts the processes of a deployment.
         .target(
@@ -143,7 +153,7 @@ let package = Package(
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
-                "KinesiaJSON", "KinesiaSupervisor", "KinesiaService",
+                "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -213,7 +223,7 @@ let package = Package(
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
-                "KinesiaService",
+                "KinesiaService", "KinesiaCueConsumers",
             ],
             swiftSettings: strictSettings),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaCueConsumers
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaService
@@ -72,6 +73,9 @@ public enum Kinesia {
             return report(error, usage: Command.usage, context: context, command: Command.configuration.name)
         } catch let status as ExitStatus {
             return status.code
+        } catch let error as CueConsumerError {
+            return report(
+                CLIError(error), usage: Command.usage, context: context, command: Command.configuration.name)
         } catch {
             return report(
                 .failure(String(describing: error)), usage: Command.usage, context: context,

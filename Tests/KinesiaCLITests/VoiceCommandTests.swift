@@ -4,6 +4,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaCueConsumers
 
 /// Which sessions `kinesia voice` follows, parsed directly (no I/O).
 struct VoiceCommandTests {

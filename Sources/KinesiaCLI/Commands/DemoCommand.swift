@@ -2,6 +2,7 @@ import Foundation
 import KinesiaAnalytics
 import KinesiaBus
 import KinesiaClient
+import KinesiaCueConsumers
 public import KinesiaMotion
 import KinesiaReport
 import KinesiaService

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaClient
+import KinesiaCueConsumers
 import KinesiaHaptic
 import KinesiaMotion
 import KinesiaService
@@ -64,7 +65,7 @@ public struct HapticCommand: ParsableCommand {
 
     /// Checks the names and that exactly one device is given.
     public func validate() throws(CLIError) {
-        try options.target.validate()
+        try CLIError.from { () throws(CueConsumerError) in try options.target.validate() }
         switch (device, serial) {
         case (nil, nil):
             throw CLIError.usage("give a device: --device /dev/input/eventN or --serial /dev/ttyX")
@@ -106,68 +107,6 @@ public struct HapticCommand: ParsableCommand {
             return HapticPlayer(
                 mapping: mapping, output: HapticOutput(device: target, open: openDevice, logger: log),
                 logger: log)
-        }
-    }
-}
-
-/// The shell of `kinesia haptic`: feeds the events to a ``HapticPlanner`` and gives the
-/// patterns it decides to the ``HapticOutput``, counting them for `health/<name>/`.
-final class HapticPlayer: CueHandler {
-    private var planner: HapticPlanner
-    private let output: HapticOutput
-    private let logger: Logger
-    private var dropped: [String: Int] = [:]
-
-    init(mapping: HapticMapping, output: HapticOutput, logger: Logger) {
-        planner = HapticPlanner(mapping: mapping)
-        self.output = output
-        self.logger = logger
-    }
-
-    /// The counters of `health/<name>/`: the output's, and the patterns the planner dropped.
-    var counters: [String: Int] {
-        output.counters.merging(
-            ["stale": dropped["stale", default: 0], "superseded": dropped["superseded", default: 0]]
-        ) { own, _ in own }
-    }
-
-    func receive(_ event: BusEvent) {
-        perform(planner.receive(event.event, session: event.session, at: event.t))
-    }
-
-    func receive(_ snapshot: BusSnapshot) {
-        perform(planner.tick(snapshot.t))
-    }
-
-    func senderRestarted(_ topic: Topic) -> Bool { false }
-
-    func idle() { output.poll() }
-
-    func finish() {
-        output.drain()
-        output.close()
-    }
-
-    private func perform(_ actions: [HapticPlanner.Action]) {
-        for action in actions {
-            switch action {
-            case .play(let pattern, let trigger):
-                guard output.isReady else {
-                    output.countLost()
-                    logger.info("\(trigger): not played (no device)")
-                    continue
-                }
-                logger.info("\(trigger): \(pattern.steps.count) steps, \(Int(pattern.duration * 1000)) ms")
-                output.enqueue(pattern)
-            case .drop(let trigger, let reason):
-                let name =
-                    switch reason {
-                    case .busy: "superseded"
-                    case .stale: "stale"
-                    }
-                dropped[name, default: 0] += 1
-                logger.info("\(trigger): not played (\(reason))")
-            }
         }
     }
 }

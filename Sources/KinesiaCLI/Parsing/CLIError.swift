@@ -1,3 +1,5 @@
+import KinesiaCueConsumers
+
 /// Why a command did not run to the end, as the top-level funnel (``Kinesia/main(_:context:)``)
 /// reports it.
 ///
@@ -41,4 +43,26 @@ public struct ExitStatus: Error, Hashable, Sendable {
 
     /// Creates an exit status.
     public init(_ code: Int32) { self.code = code }
+}
+
+extension CLIError {
+    /// The exit-code error of a cue consumer's: a usage error stays one (status 64), the rest
+    /// are failures (status 1).
+    init(_ error: CueConsumerError) {
+        switch error {
+        case .usage(let text): self = .usage(text)
+        case .failure(let text): self = .failure(text)
+        }
+    }
+}
+
+extension CLIError {
+    /// What `body` returns; a cue consumer's error it throws becomes the command's.
+    static func from<Value>(_ body: () throws(CueConsumerError) -> Value) throws(CLIError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw CLIError(error)
+        }
+    }
 }

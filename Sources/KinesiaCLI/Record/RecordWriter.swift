@@ -1,4 +1,5 @@
 import KinesiaClient
+import KinesiaService
 import KinesiaStore
 import KinesiaWire
 

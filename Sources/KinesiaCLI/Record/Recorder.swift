@@ -1,5 +1,6 @@
 import KinesiaClient
 import KinesiaMotion
+import KinesiaService
 import KinesiaStore
 import KinesiaWire
 

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaClient
+public import KinesiaCueConsumers
 import KinesiaMotion
 import KinesiaService
 import KinesiaSpeech
@@ -9,14 +10,7 @@ import KinesiaWire
 
 extension VoiceLanguage: ExpressibleByArgument {}
 
-/// How `kinesia voice` runs espeak-ng.
-public enum VoiceEngine: String, CaseIterable, Sendable, ExpressibleByArgument {
-    /// libespeak-ng in the process: a few milliseconds per cue (the default).
-    case library
-    /// The `espeak-ng` command, one process per cue: every WAV is exactly what `espeak-ng -w`
-    /// writes for its text, tens of milliseconds later.
-    case command
-}
+extension VoiceEngine: ExpressibleByArgument {}
 
 /// `kinesia voice`: speaks the events of a camera's sessions (or of the sessions named) as cues
 /// with espeak-ng.
@@ -91,7 +85,7 @@ public struct VoiceCommand: ParsableCommand {
 
     /// Checks the names.
     public func validate() throws(CLIError) {
-        try options.target.validate()
+        try CLIError.from { () throws(CueConsumerError) in try options.target.validate() }
     }
 
     /// The sessions followed, which decide whether a cue names its side: the `--session`s
@@ -115,7 +109,12 @@ public struct VoiceCommand: ParsableCommand {
     /// - Throws: ``CLIError/failure(_:)`` when there is no sound output and no fallback, or a
     ///   directory cannot be used.
     func sink(context: CommandContext) throws(CLIError) -> (VoiceSink, fallback: Bool) {
-        if let output { return (.directory(try VoiceOutputDirectory(path: output)), false) }
+        if let output {
+            let directory = try CLIError.from { () throws(CueConsumerError) in
+                try VoiceOutputDirectory(path: output)
+            }
+            return (.directory(directory), false)
+        }
         do {
             return (.player(try AudioPlayer.find(environment: context.environment)), false)
         } catch {
@@ -126,7 +125,10 @@ public struct VoiceCommand: ParsableCommand {
             context.logger.warning(
                 "\(error.reason): writing each utterance to \(fallbackOutput) instead of playing it "
                     + "(--fallback-output; health/<name>/ reports noSoundOutput 1)")
-            return (.directory(try VoiceOutputDirectory(path: fallbackOutput)), true)
+            let directory = try CLIError.from { () throws(CueConsumerError) in
+                try VoiceOutputDirectory(path: fallbackOutput)
+            }
+            return (.directory(directory), true)
         }
     }
 

@@ -1,36 +1,36 @@
-import KinesiaWire
+package import KinesiaWire
 
 /// What a cue consumer (`kinesia voice`, `kinesia haptic`) follows: every session of one
 /// camera, or the sessions named.
-struct CueTarget {
+package struct CueTarget {
     /// `--camera`.
-    var camera: String
+    package var camera: String
     /// `--session`, repeated: the sessions followed, in the order given and each once; empty for
     /// every session of the camera.
-    var sessions: [String]
+    package var sessions: [String]
 
     /// A target; `sessions` given twice are followed once.
-    init(camera: String, sessions: [String] = []) {
+    package init(camera: String, sessions: [String] = []) {
         self.camera = camera
         var seen = Set<String>()
         self.sessions = sessions.filter { seen.insert($0).inserted }
     }
 
     /// Checks every name with the bus's name rule.
-    /// - Throws: ``CLIError/usage(_:)`` naming the bad value.
-    func validate() throws(CLIError) {
-        guard !camera.isEmpty else { throw CLIError.usage("--camera is required") }
+    /// - Throws: ``CueConsumerError/usage(_:)`` naming the bad value.
+    package func validate() throws(CueConsumerError) {
+        guard !camera.isEmpty else { throw CueConsumerError.usage("--camera is required") }
         guard Topic.isValidName(camera) else {
-            throw CLIError.usage(Topic.invalidNameMessage(camera, role: "camera"))
+            throw CueConsumerError.usage(Topic.invalidNameMessage(camera, role: "camera"))
         }
         for session in sessions where !Topic.isValidName(session) {
-            throw CLIError.usage(Topic.invalidNameMessage(session, role: "session"))
+            throw CueConsumerError.usage(Topic.invalidNameMessage(session, role: "session"))
         }
     }
 
     /// What is followed, for the log: `camera cam0`, `session cam0/left`, `sessions cam0/left
     /// and cam0/right`.
-    var description: String {
+    package var description: String {
         let names = sessions.map { "\(camera)/\($0)" }
         switch names.count {
         case 0: return "camera \(camera)"
@@ -42,8 +42,8 @@ struct CueTarget {
 
     /// The subscriptions: the events and snapshots of the camera, or of each session, and the
     /// health reports (the first one tells that the subscription is in place).
-    /// - Throws: ``CLIError/usage(_:)`` when a name cannot make a topic.
-    func topics() throws(CLIError) -> [TopicPrefix] {
+    /// - Throws: ``CueConsumerError/usage(_:)`` when a name cannot make a topic.
+    package func topics() throws(CueConsumerError) -> [TopicPrefix] {
         do {
             guard !sessions.isEmpty else {
                 return [try .events(camera: camera), try .snapshots(camera: camera), .kind(.health)]
@@ -55,7 +55,7 @@ struct CueTarget {
             }
             return topics
         } catch {
-            throw CLIError.usage(error.description)
+            throw CueConsumerError.usage(error.description)
         }
     }
 }

@@ -19,22 +19,22 @@ import KinesiaSystem
 /// let turn = try OutputTurn(path: "/run/user/1000/kinesia-voice-output-1000-0a1b2c3d.lock")
 /// let played = try turn.take(until: .now + .seconds(3)) { try player.play(file) }  // nil: too late
 /// ```
-final class OutputTurn: Sendable {
+package final class OutputTurn: Sendable {
     /// The lock file.
-    let path: String
+    package let path: String
     /// How long a voice waits after its own turn before it asks for the next.
-    let pause: Duration
+    package let pause: Duration
     private let descriptor: FileDescriptor
 
     /// Opens (or makes) the lock file.
-    /// - Throws: ``CLIError/failure(_:)`` when it cannot be opened.
-    init(path: String, pause: Duration = .milliseconds(120)) throws(CLIError) {
+    /// - Throws: ``CueConsumerError/failure(_:)`` when it cannot be opened.
+    package init(path: String, pause: Duration = .milliseconds(120)) throws(CueConsumerError) {
         self.path = path
         self.pause = pause
         do {
             descriptor = try FileDescriptor.open(path, O_RDWR | O_CREAT, permissions: 0o600)
         } catch {
-            throw CLIError.failure("cannot open the lock file \(path): \(error)")
+            throw CueConsumerError.failure("cannot open the lock file \(path): \(error)")
         }
     }
 
@@ -42,8 +42,9 @@ final class OutputTurn: Sendable {
     /// ``pause`` pass.
     /// - Returns: What `body` returned, or `nil` when the turn did not come by `deadline`
     ///   (another voice held the output all that time).
-    /// - Throws: What `body` throws, or ``CLIError/failure(_:)`` when the lock fails.
-    func take<Result>(until deadline: ContinuousClock.Instant, _ body: () throws -> Result) throws -> Result?
+    /// - Throws: What `body` throws, or ``CueConsumerError/failure(_:)`` when the lock fails.
+    package func take<Result>(until deadline: ContinuousClock.Instant, _ body: () throws -> Result) throws
+        -> Result?
     {
         let clock = ContinuousClock()
         while true {
@@ -51,7 +52,7 @@ final class OutputTurn: Sendable {
             do {
                 taken = try descriptor.tryLock()
             } catch {
-                throw CLIError.failure("cannot lock \(path): \(error)")
+                throw CueConsumerError.failure("cannot lock \(path): \(error)")
             }
             if taken { break }
             guard clock.now < deadline else { return nil }
@@ -70,7 +71,7 @@ final class OutputTurn: Sendable {
     /// The lock file of a sound output, in `$XDG_RUNTIME_DIR` (else the temporary directory),
     /// named after the output and the user: `kinesia-voice-output-1000-0a1b2c3d4e5f6a7b.lock`.
     /// - Parameter output: What identifies the output (``AudioPlayer/output``).
-    static func path(forOutput output: String, environment: [String: String]) -> String {
+    package static func path(forOutput output: String, environment: [String: String]) -> String {
         var directory = environment["XDG_RUNTIME_DIR"] ?? ""
         var isDirectory: ObjCBool = false
         if directory.isEmpty || !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)

@@ -1,22 +1,22 @@
 import Foundation
 import KinesiaJSON
 import KinesiaMotion
-import KinesiaSpeech
-import KinesiaVoice
+package import KinesiaSpeech
+package import KinesiaVoice
 import Synchronization
 
 /// Where `kinesia voice` puts its utterances.
-enum VoiceSink: Sendable {
+package enum VoiceSink: Sendable {
     /// Numbered WAV files and `utterances.jsonl` in a directory.
     case directory(VoiceOutputDirectory)
     /// An audio player, one utterance at a time.
     case player(AudioPlayer)
 
-    var directoryPath: String? {
+    package var directoryPath: String? {
         if case .directory(let directory) = self { directory.path } else { nil }
     }
 
-    var playerName: String {
+    package var playerName: String {
         if case .player(let player) = self { player.name } else { "" }
     }
 }
@@ -26,29 +26,31 @@ enum VoiceSink: Sendable {
 /// goes on after the highest number already there, so a restarted voice appends. Each
 /// utterance is written in a turn of `DIR/utterances.lock` (``OutputTurn``): two voices writing
 /// to one directory take turns, never take the same number, and never mix their lines.
-final class VoiceOutputDirectory: Sendable {
-    let path: String
+package final class VoiceOutputDirectory: Sendable {
+    package let path: String
     private let next: Mutex<Int>
     private let turn: OutputTurn
 
     /// Makes the directory (and its parents) if needed.
-    /// - Throws: ``CLIError/failure(_:)`` when it cannot be made or is not a directory.
-    init(path: String) throws(CLIError) {
+    /// - Throws: ``CueConsumerError/failure(_:)`` when it cannot be made or is not a directory.
+    package init(path: String) throws(CueConsumerError) {
         self.path = path
         let files = FileManager.default
         var isDirectory: ObjCBool = false
         if files.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw CLIError.failure("--output \(path) is not a directory") }
+            guard isDirectory.boolValue else {
+                throw CueConsumerError.failure("--output \(path) is not a directory")
+            }
         } else {
             do {
                 try files.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw CLIError.failure(
+                throw CueConsumerError.failure(
                     "cannot make the output directory \(path): \(error.localizedDescription)")
             }
         }
         guard files.isWritableFile(atPath: path) else {
-            throw CLIError.failure("the output directory \(path) is not writable")
+            throw CueConsumerError.failure("the output directory \(path) is not writable")
         }
         let highest = ((try? files.contentsOfDirectory(atPath: path)) ?? []).compactMap { name -> Int? in
             guard name.hasSuffix(".wav") else { return nil }
@@ -60,13 +62,13 @@ final class VoiceOutputDirectory: Sendable {
 
     /// Writes one utterance: its WAV, then its line.
     /// - Returns: The WAV's file name.
-    /// - Throws: ``CLIError/failure(_:)`` when another voice held the directory for 10 s, or
+    /// - Throws: ``CueConsumerError/failure(_:)`` when another voice held the directory for 10 s, or
     ///   what writing throws.
-    func write(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
+    package func write(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
         let written = try turn.take(until: .now + .seconds(10)) { () throws -> String in
             try writeInTurn(audio, cue: cue, texts: texts)
         }
-        guard let written else { throw CLIError.failure("\(turn.path) stayed locked for 10 s") }
+        guard let written else { throw CueConsumerError.failure("\(turn.path) stayed locked for 10 s") }
         return written
     }
 
@@ -97,7 +99,7 @@ final class VoiceOutputDirectory: Sendable {
         if !FileManager.default.fileExists(atPath: log),
             !FileManager.default.createFile(atPath: log, contents: nil)
         {
-            throw CLIError.failure("cannot make \(log)")
+            throw CueConsumerError.failure("cannot make \(log)")
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         defer { try? handle.close() }
@@ -107,7 +109,7 @@ final class VoiceOutputDirectory: Sendable {
     }
 
     /// `0007.wav`.
-    static func fileName(_ number: Int) -> String {
+    package static func fileName(_ number: Int) -> String {
         var name = String(number)
         if name.count < 4 { name = String(repeating: "0", count: 4 - name.count) + name }
         return name + ".wav"

@@ -12,18 +12,24 @@
 ///     log.warning(line)   // "... (1 of this kind so far)"
 /// }
 /// ```
-struct WarningThrottle: Hashable, Sendable {
+public struct WarningThrottle: Hashable, Sendable {
     /// Warnings of a reason shown before throttling starts.
-    var first = 10
+    public var first = 10
     /// After ``first``, every this-many-th of a reason is shown.
-    var every = 1000
+    public var every = 1000
     /// How many warnings of each reason were given (shown or not).
-    private(set) var counts: [String: Int] = [:]
+    public private(set) var counts: [String: Int] = [:]
+
+    /// A throttle that has seen no warning.
+    public init(first: Int = 10, every: Int = 1000) {
+        self.first = first
+        self.every = every
+    }
 
     /// Counts a warning of `reason`.
     /// - Returns: `message` with how many of its reason there were so far, when it is to be
     ///   shown; `nil` when it is throttled.
-    mutating func admit(_ reason: String, _ message: @autoclosure () -> String) -> String? {
+    public mutating func admit(_ reason: String, _ message: @autoclosure () -> String) -> String? {
         let seen = counts[reason, default: 0] &+ 1
         counts[reason] = seen
         guard seen <= first || seen % every == 0 else { return nil }
@@ -31,7 +37,7 @@ struct WarningThrottle: Hashable, Sendable {
     }
 
     /// How many warnings were throttled (counted, not shown), over every reason.
-    var hidden: Int {
+    public var hidden: Int {
         counts.values.reduce(0) { total, seen in
             let shown = min(seen, first) + max(0, seen / every - first / every)
             return total &+ (seen - shown)
@@ -39,7 +45,7 @@ struct WarningThrottle: Hashable, Sendable {
     }
 
     /// `reason=count` for every reason, sorted: for a closing log line.
-    var summary: String {
+    public var summary: String {
         counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 }

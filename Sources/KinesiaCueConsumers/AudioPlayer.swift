@@ -8,31 +8,32 @@ import Synchronization
 /// Chosen by what is there: `paplay` with a PulseAudio (or PipeWire-Pulse) server, `pw-play`
 /// with a PipeWire server, `aplay` with an ALSA device (`/dev/snd`). No server and no device:
 /// ``find(environment:soundDevices:)`` fails saying so, and that `--output DIR` writes files instead.
-struct AudioPlayer: Sendable {
+package struct AudioPlayer: Sendable {
     /// The program's name (`paplay`).
-    var name: String
+    package var name: String
     /// Its path.
-    var executable: String
+    package var executable: String
     /// Its arguments before the file.
-    var arguments: [String]
+    package var arguments: [String]
     /// The environment it runs with.
-    var environment: [String: String]
+    package var environment: [String: String]
     /// What identifies the sound output it plays on (`paplay:/run/user/1000/pulse/native#`,
     /// with the sink after `#` when `$PULSE_SINK` or `$PIPEWIRE_NODE` names one): voices on
     /// the same output take turns (``OutputTurn``), voices on two outputs (two earpieces) do not.
-    var output: String
+    package var output: String
 
     /// Why this machine cannot play sound, and what to do about it.
-    struct Unavailable: Error, Hashable, Sendable {
+    package struct Unavailable: Error, Hashable, Sendable {
         /// What is missing: no sound output, or no player for it.
-        var reason: String
+        package var reason: String
         /// What to install or to use instead.
-        var remedy: String
+        package var remedy: String
     }
 
     /// The player for this machine, or why there is none.
     /// - Parameter soundDevices: The ALSA device directory.
-    static func find(environment: [String: String], soundDevices: String = "/dev/snd") throws(Unavailable)
+    package static func find(environment: [String: String], soundDevices: String = "/dev/snd")
+        throws(Unavailable)
         -> AudioPlayer
     {
         let files = FileManager.default
@@ -78,7 +79,7 @@ struct AudioPlayer: Sendable {
     }
 
     /// The first executable `name` on `PATH`.
-    static func which(_ name: String, environment: [String: String]) -> String? {
+    package static func which(_ name: String, environment: [String: String]) -> String? {
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(name)" }.first {
             FileManager.default.isExecutableFile(atPath: $0)
@@ -86,8 +87,8 @@ struct AudioPlayer: Sendable {
     }
 
     /// Plays `file` and waits until it has been played.
-    /// - Throws: ``CLIError/failure(_:)`` when the player cannot start or fails.
-    func play(_ file: String) throws(CLIError) {
+    /// - Throws: ``CueConsumerError/failure(_:)`` when the player cannot start or fails.
+    package func play(_ file: String) throws(CueConsumerError) {
         let spawn = ProcessSpawn(
             executable: executable, arguments: [name] + arguments + [file],
             environment: environment.map { "\($0.key)=\($0.value)" })
@@ -95,16 +96,17 @@ struct AudioPlayer: Sendable {
         do {
             pid = try spawn.spawn()
         } catch {
-            throw CLIError.failure("cannot start \(name): \(error)")
+            throw CueConsumerError.failure("cannot start \(name): \(error)")
         }
         let status: TerminationStatus?
         do {
             status = try ChildWait.reap(pid, blocking: true)
         } catch {
-            throw CLIError.failure("\(name) was lost: \(error)")
+            throw CueConsumerError.failure("\(name) was lost: \(error)")
         }
         guard let status, status.isSuccess else {
-            throw CLIError.failure("\(name) failed (\(status.map { "\($0)" } ?? "unknown")) playing \(file)")
+            throw CueConsumerError.failure(
+                "\(name) failed (\(status.map { "\($0)" } ?? "unknown")) playing \(file)")
         }
     }
 }
@@ -116,22 +118,22 @@ struct AudioPlayer: Sendable {
 /// deadline (the other voice held the output past the cue's age) is not played and is counted
 /// (``late``). A file the player fails on is counted (``failures``) and told to `failed`; the
 /// next one is played all the same.
-final class SerialAudioOutput: Sendable {
+package final class SerialAudioOutput: Sendable {
     private let player: AudioPlayer
     private let turn: OutputTurn?
     private let queue = DispatchQueue(label: "kinesia.voice.player")
     private let failureCount = Mutex(0)
     private let lateCount = Mutex(0)
-    private let failed: @Sendable (CLIError) -> Void
+    private let failed: @Sendable (CueConsumerError) -> Void
     private let directory: String
 
     /// - Parameters:
     ///   - turn: The turns of the sound output shared with other voices (`nil`: none).
     ///   - directory: Where the WAV files wait until played (removed after).
     ///   - failed: Told each failure of the player, on the player's queue.
-    init(
+    package init(
         player: AudioPlayer, turn: OutputTurn?, directory: String,
-        failed: @escaping @Sendable (CLIError) -> Void
+        failed: @escaping @Sendable (CueConsumerError) -> Void
     ) {
         self.player = player
         self.turn = turn
@@ -140,16 +142,16 @@ final class SerialAudioOutput: Sendable {
     }
 
     /// How many files the player failed on.
-    var failures: Int { failureCount.withLock { $0 } }
+    package var failures: Int { failureCount.withLock { $0 } }
     /// How many files were not played because their turn came after their deadline.
-    var late: Int { lateCount.withLock { $0 } }
+    package var late: Int { lateCount.withLock { $0 } }
 
     /// Queues `bytes` (a WAV file) to be played after what is queued.
     /// - Parameters:
     ///   - deadline: When it is too late to start playing it.
     ///   - started: Called on the player's queue just before the player starts.
     ///   - skipped: Called on the player's queue when its turn came too late.
-    func enqueue(
+    package func enqueue(
         _ bytes: [UInt8], number: Int, deadline: ContinuousClock.Instant,
         started: @escaping @Sendable () -> Void, skipped: @escaping @Sendable () -> Void
     ) throws {
@@ -158,7 +160,7 @@ final class SerialAudioOutput: Sendable {
         queue.async { [self] in
             defer { try? FileManager.default.removeItem(atPath: file) }
             do {
-                let play = { () throws(CLIError) in
+                let play = { () throws(CueConsumerError) in
                     started()
                     try self.player.play(file)
                 }
@@ -175,18 +177,18 @@ final class SerialAudioOutput: Sendable {
                     }
                     try play()
                 }
-            } catch let error as CLIError {
+            } catch let error as CueConsumerError {
                 self.failureCount.withLock { $0 += 1 }
                 self.failed(error)
             } catch {
                 self.failureCount.withLock { $0 += 1 }
-                self.failed(CLIError.failure("\(error)"))
+                self.failed(CueConsumerError.failure("\(error)"))
             }
         }
     }
 
     /// Waits until everything queued has been played.
-    func drain() {
+    package func drain() {
         queue.sync {}
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
-import KinesiaClient
+package import KinesiaClient
 import KinesiaJSON
 import KinesiaMotion
-import KinesiaService
+package import KinesiaService
 import KinesiaSpeech
-import KinesiaVoice
-import KinesiaWire
+package import KinesiaVoice
+package import KinesiaWire
 
 /// The shell of `kinesia voice`: feeds the bus's events and snapshots to a ``VoiceTimeline``
 /// and performs what it decides (synthesize with libespeak-ng, then write or play), logging
@@ -15,7 +15,7 @@ import KinesiaWire
 /// Owns the speech engine (libespeak-ng's one engine, or the command): made, used and closed on
 /// the consumer's bus thread (``CueConsumer``). A cue that cannot be synthesized, written or
 /// played is logged and counted (`speechErrors`); the voice goes on with the next one.
-final class VoiceSpeaker: CueHandler {
+package final class VoiceSpeaker: CueHandler {
     private var timeline: VoiceTimeline
     private let rules: VoiceCuePlanner.Rules
     private let texts: VoiceTexts
@@ -35,18 +35,18 @@ final class VoiceSpeaker: CueHandler {
     /// Cues that could not be synthesized or written.
     private(set) var speechErrors = 0
     /// Whether the utterances go to files because this machine cannot play sound.
-    let noSoundOutput: Bool
+    package let noSoundOutput: Bool
 
     /// - Parameters:
     ///   - following: The sessions followed (`--session`, or every session of the camera).
     ///   - noSoundOutput: The sink is a directory in place of the sound output
     ///     (`--fallback-output`): reported as `noSoundOutput 1`.
-    /// - Throws: ``CLIError/failure(_:)`` when libespeak-ng cannot start with the texts' voice.
-    init(
+    /// - Throws: ``CueConsumerError/failure(_:)`` when libespeak-ng cannot start with the texts' voice.
+    package init(
         texts: VoiceTexts, engine: VoiceEngine, sink: VoiceSink,
         following: VoiceCuePlanner.Following = .camera,
         noSoundOutput: Bool = false, environment: [String: String] = [:], logger: Logger
-    ) throws(CLIError) {
+    ) throws(CueConsumerError) {
         self.texts = texts
         self.sink = sink
         self.logger = logger
@@ -60,7 +60,7 @@ final class VoiceSpeaker: CueHandler {
             case .command: synthesizer = try SpeechCommand(voice: texts.espeakVoice)
             }
         } catch {
-            throw CLIError.failure("speech: \(error)")
+            throw CueConsumerError.failure("speech: \(error)")
         }
         if case .player(let player) = sink {
             let directory = NSTemporaryDirectory() + "kinesia-voice-\(getpid())"
@@ -91,7 +91,7 @@ final class VoiceSpeaker: CueHandler {
     }
 
     /// The counters of `health/<name>/`.
-    var counters: [String: Int] {
+    package var counters: [String: Int] {
         var counters = [
             "spoken": spoken, "speechErrors": speechErrors + (audio?.failures ?? 0),
             "noSoundOutput": noSoundOutput ? 1 : 0, "late": audio?.late ?? 0,
@@ -102,27 +102,27 @@ final class VoiceSpeaker: CueHandler {
         return counters
     }
 
-    func receive(_ event: BusEvent) {
+    package func receive(_ event: BusEvent) {
         arrivals[event.t] = clock.now
         if arrivals.count > 256, let oldest = arrivals.keys.min() { arrivals[oldest] = nil }
         report(timeline.receive(event.event, session: event.session, at: event.t, speak: speak))
     }
 
-    func receive(_ snapshot: BusSnapshot) {
+    package func receive(_ snapshot: BusSnapshot) {
         report(timeline.tick(snapshot.t, session: snapshot.topic.session ?? "", speak: speak))
     }
 
-    func senderRestarted(_ topic: Topic) -> Bool {
+    package func senderRestarted(_ topic: Topic) -> Bool {
         guard topic.kind == .event, let session = topic.session else { return false }
         timeline.sessionRestarted(session)
         logger.notice("\(topic): the worker restarted; the counts of \(session) start again")
         return true
     }
 
-    func idle() {}
+    package func idle() {}
 
     /// The end: decides what still waits, then waits for the last sound.
-    func finish() {
+    package func finish() {
         report(timeline.finish(speak: speak))
         audio?.drain()
         let drops = dropped.values.reduce(0, +)
@@ -138,7 +138,7 @@ final class VoiceSpeaker: CueHandler {
     }
 
     /// The counter of a drop reason.
-    static func name(_ reason: VoiceCuePlanner.DropReason) -> String {
+    package static func name(_ reason: VoiceCuePlanner.DropReason) -> String {
         switch reason {
         case .stale: "stale"
         case .repeated: "repeated"

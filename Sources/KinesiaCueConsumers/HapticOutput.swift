@@ -1,6 +1,6 @@
 import Dispatch
-import KinesiaHaptic
-import KinesiaService
+package import KinesiaHaptic
+package import KinesiaService
 import Synchronization
 
 /// The device of `kinesia haptic`: plays patterns on a serial queue of its own, one at a time,
@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// The device is used only on the queue (hence `@unchecked Sendable`: the queue is the
 /// confinement); the link and the counters are behind locks, read by the consumer's thread.
-final class HapticOutput: @unchecked Sendable {
+package final class HapticOutput: @unchecked Sendable {
     private let open: @Sendable () throws(HapticDeviceError) -> any HapticDevice
     private let name: String
     private let logger: Logger
@@ -25,7 +25,7 @@ final class HapticOutput: @unchecked Sendable {
     /// - Parameters:
     ///   - device: What the device is, for the log (`serial /dev/ttyACM0`).
     ///   - open: Opens the device (on the output's queue).
-    init(
+    package init(
         device: String, open: @escaping @Sendable () throws(HapticDeviceError) -> any HapticDevice,
         logger: Logger
     ) {
@@ -38,11 +38,11 @@ final class HapticOutput: @unchecked Sendable {
     private var now: Double { (clock.now - started).seconds }
 
     /// Whether the device is open.
-    var isReady: Bool { link.withLock { $0.isReady } }
+    package var isReady: Bool { link.withLock { $0.isReady } }
 
     /// The counters of `health/<name>/`: `played`, `lost` (patterns decided while there was no
     /// device), `deviceReady` and `deviceMissing` (1 or 0), `deviceOpens`, `deviceErrors`.
-    var counters: [String: Int] {
+    package var counters: [String: Int] {
         let (played, lost) = counts.withLock { ($0.played, $0.lost) }
         return link.withLock { link in
             [
@@ -54,7 +54,7 @@ final class HapticOutput: @unchecked Sendable {
     }
 
     /// Opens the device when an attempt is due (call it often: every loop of the consumer).
-    func poll() {
+    package func poll() {
         let now = self.now
         guard link.withLock({ $0.tick(at: now) }).contains(.open) else { return }
         queue.async { [self] in
@@ -68,10 +68,10 @@ final class HapticOutput: @unchecked Sendable {
     }
 
     /// A pattern decided while there was no device.
-    func countLost() { counts.withLock { $0.lost += 1 } }
+    package func countLost() { counts.withLock { $0.lost += 1 } }
 
     /// Plays `pattern` after what is queued (counted as lost when the device is gone by then).
-    func enqueue(_ pattern: HapticPattern) {
+    package func enqueue(_ pattern: HapticPattern) {
         queue.async { [self] in
             guard let device else {
                 countLost()
@@ -88,10 +88,10 @@ final class HapticOutput: @unchecked Sendable {
     }
 
     /// Waits until everything queued has been played.
-    func drain() { queue.sync {} }
+    package func drain() { queue.sync {} }
 
     /// Closes the device (a serial wearable is told `STOP`).
-    func close() { queue.sync { device = nil } }
+    package func close() { queue.sync { device = nil } }
 
     /// Performs the link's actions, on the queue.
     private func perform(_ actions: [HapticDeviceLink.Action]) {
