@@ -85,18 +85,16 @@ struct SocketMonitorTests {
         #expect(try monitor.next(.monitorStopped, timeout: .seconds(5)) != nil)
     }
 
-    /// libzmq sends a monitor's events with a blocking send from the thread that raises them
-    /// (the I/O thread for a handshake): once the reader is gone, the next event blocks that
-    /// thread for good, and with it every socket of the context and `zmq_ctx_term`.
-    @Test func closingAMonitorBeforeItsSocketLeavesTheSocketWorking() throws {
+    /// Makes a PUSH client, lets `dropMonitor` make and end a monitor of it, then connects it
+    /// to a PULL server: what the server receives from it within 5 s.
+    static func sendAfterTheMonitor(_ dropMonitor: (ZMQSocket) throws -> Void) throws -> [[UInt8]]? {
         let context = try ZMQContext()
         let server = try ZMQSocket(.pull, context: context)
         defer { server.close() }
         let endpoint = try server.bind("tcp://127.0.0.1:*")
         let client = try ZMQSocket(.push, context: context)
         defer { client.close() }
-        let monitor = try client.monitor([.connected, .handshakeSucceeded, .disconnected])
-        monitor.close()
+        try dropMonitor(client)
         // libzmq takes the reader's close in the background: give it time to have happened
         // before the first event is raised (as on a busy machine, where the issue was seen).
         usleep(200_000)
@@ -105,27 +103,25 @@ struct SocketMonitorTests {
         let frames = try server.receive(timeout: .seconds(5))
         // A failing run must not hang: a shutdown ends the blocked send of the event.
         if frames == nil { context.shutdown() }
+        return frames
+    }
+
+    /// libzmq sends a monitor's events with a blocking send from the thread that raises them
+    /// (the I/O thread for a handshake): once the reader is gone, the next event blocks that
+    /// thread for good, and with it every socket of the context and `zmq_ctx_term`.
+    @Test func closingAMonitorBeforeItsSocketLeavesTheSocketWorking() throws {
+        let frames = try Self.sendAfterTheMonitor { client in
+            try client.monitor([.connected, .handshakeSucceeded, .disconnected]).close()
+        }
         #expect(frames == [Array("after the monitor".utf8)])
     }
 
     /// The same when the monitor is only dropped, never closed: its release stops the
     /// monitoring before its reader goes.
     @Test func droppingAMonitorWithoutClosingItLeavesTheSocketWorking() throws {
-        let context = try ZMQContext()
-        let server = try ZMQSocket(.pull, context: context)
-        defer { server.close() }
-        let endpoint = try server.bind("tcp://127.0.0.1:*")
-        let client = try ZMQSocket(.push, context: context)
-        defer { client.close() }
-        do {
-            let monitor = try client.monitor([.connected, .handshakeSucceeded, .disconnected])
-            _ = monitor
+        let frames = try Self.sendAfterTheMonitor { client in
+            _ = try client.monitor([.connected, .handshakeSucceeded, .disconnected])
         }
-        usleep(200_000)
-        try client.connect(endpoint)
-        try client.send([Array("after the monitor".utf8)])
-        let frames = try server.receive(timeout: .seconds(5))
-        if frames == nil { context.shutdown() }
         #expect(frames == [Array("after the monitor".utf8)])
     }
 

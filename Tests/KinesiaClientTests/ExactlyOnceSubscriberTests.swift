@@ -8,6 +8,30 @@ import Testing
 /// three, repeats some, never sends the tail, and announces a real ``ReplayServer``: every
 /// message comes out once, in order, from the beginning.
 struct ExactlyOnceSubscriberTests {
+    /// The heartbeat of a stand-in worker that announces `server`'s streams, every 200 ms.
+    struct Announcer {
+        private var encoder = WireEncoder(streamID: StreamID(42))
+        private var payload: [UInt8] = []
+        private let report: HealthReport
+        private let topic: Topic
+        private var next = ContinuousClock.now
+
+        init(server: ReplayServer, source: InMemoryReplaySource) throws {
+            topic = try Topic.health(process: "worker")
+            report = HealthReport(
+                process: "worker", role: "worker", pid: 1, uptime: 1, counters: [:],
+                replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
+        }
+
+        /// Sends the heartbeat through `broker` when 200 ms passed since the last.
+        mutating func announceIfDue(on broker: FakeBroker) throws {
+            guard ContinuousClock.now >= next else { return }
+            try encoder.encode(json: try report.json(), on: topic, into: &payload)
+            try broker.send([topic.bytes, payload])
+            next = ContinuousClock.now.advanced(by: .milliseconds(200))
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aLossyLiveStreamIsDeliveredWholeOnceAndInOrderThroughReplay() async throws {
         let broker = try FakeBroker()
@@ -39,24 +63,14 @@ struct ExactlyOnceSubscriberTests {
             try broker.send(published[index])
             if index % 7 == 0 { try broker.send(published[index]) }
         }
-        var healthEncoder = WireEncoder(streamID: StreamID(42))
-        var healthPayload: [UInt8] = []
-        let report = HealthReport(
-            process: "worker", role: "worker", pid: 1, uptime: 1, counters: [:],
-            replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
-        let healthTopic = try Topic.health(process: "worker")
+        var announcer = try Announcer(server: server, source: source)
 
         var delivered: [[UInt8]] = []
         var lost = 0
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(30))
-        var nextHeartbeat = clock.now
         while delivered.count < count, clock.now < deadline {
-            if clock.now >= nextHeartbeat {
-                try healthEncoder.encode(json: try report.json(), on: healthTopic, into: &healthPayload)
-                try broker.send([healthTopic.bytes, healthPayload])
-                nextHeartbeat = clock.now.advanced(by: .milliseconds(200))
-            }
+            try announcer.announceIfDue(on: broker)
             try server.serve(from: source)
             while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
                 switch delivery {
@@ -115,28 +129,18 @@ struct ExactlyOnceSubscriberTests {
             context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning)
         defer { subscriber.close() }
         #expect(try await broker.waitUntil { $0.subscriptions.contains("event/") })
-        var healthEncoder = WireEncoder(streamID: StreamID(42))
-        var healthPayload: [UInt8] = []
-        let report = HealthReport(
-            process: "worker", role: "worker", pid: 1, uptime: 1, counters: [:],
-            replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
-        let healthTopic = try Topic.health(process: "worker")
+        var announcer = try Announcer(server: server, source: source)
 
         var delivered = 0
         var lost = 0
         let deadline = clock.now.advanced(by: .seconds(45))
-        var nextHeartbeat = clock.now
         while delivered < count, clock.now < deadline {
             if !squatter.isClosed,
                 server.counters["replayConnectionsRefused", default: 0] >= 1 || clock.now >= squatEnds
             {
                 squatter.close()
             }
-            if clock.now >= nextHeartbeat {
-                try healthEncoder.encode(json: try report.json(), on: healthTopic, into: &healthPayload)
-                try broker.send([healthTopic.bytes, healthPayload])
-                nextHeartbeat = clock.now.advanced(by: .milliseconds(200))
-            }
+            try announcer.announceIfDue(on: broker)
             try server.serve(from: source)
             while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
                 switch delivery {
