@@ -147,8 +147,9 @@ public final class ZAPHandler: Sendable {
         finished.wait()
     }
 
-    /// The reply frames for request frames (a malformed request is answered 500).
-    static func answer(_ frames: [[UInt8]], authenticate: (ZAPRequest) -> ZAPReply) -> [[UInt8]] {
+    /// The reply frames for request frames (a malformed request is answered 500), for a
+    /// handler that answers on a socket of its own.
+    public static func answer(_ frames: [[UInt8]], authenticate: (ZAPRequest) -> ZAPReply) -> [[UInt8]] {
         guard let request = ZAPRequest(frames: frames) else {
             return ZAPReply(statusCode: 500, statusText: "malformed request", userID: "")
                 .frames(answering: frames.count > 1 ? frames[1] : [])

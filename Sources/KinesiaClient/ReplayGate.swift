@@ -154,18 +154,12 @@ final class ReplayGate: Sendable {
 
     /// The reply frames to one ZAP request: admitted while the table has room.
     static func answer(_ frames: [[UInt8]], table: inout ReplayConnections) -> [[UInt8]] {
-        guard let request = ZAPRequest(frames: frames) else {
-            return ZAPReply(statusCode: 500, statusText: "malformed request", userID: "")
-                .frames(answering: frames.count > 1 ? frames[1] : [])
+        ZAPHandler.answer(frames) { request in
+            // Only the ROUTER's handshakes are counted; nothing else in the context asks.
+            guard request.domain == domain else { return .admit(userID: "") }
+            return table.admit()
+                ? .admit(userID: "")
+                : .refuse("the replay server has its most connections open; try again later")
         }
-        // Only the ROUTER's handshakes are counted; nothing else in the context asks.
-        guard request.domain == domain else {
-            return ZAPReply.admit(userID: "").frames(answering: request.requestID)
-        }
-        let reply =
-            table.admit()
-            ? ZAPReply.admit(userID: "")
-            : ZAPReply.refuse("the replay server has its most connections open; try again later")
-        return reply.frames(answering: request.requestID)
     }
 }
