@@ -117,6 +117,13 @@ let package = Package(
             swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
         .target(
+            name: "KinesiaPublishJournal",
+            dependencies: [
+                "KinesiaJournal", "KinesiaClient", "KinesiaService", "KinesiaSystem", "KinesiaWire",
+                "KinesiaJSON", "KinesiaMotion",
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "KinesiaBroker", dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire"],
             swiftSettings: strictSettings),
         .target(
@@ -154,6 +161,7 @@ let package = Package(
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
+                "KinesiaPublishJournal",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -223,11 +231,18 @@ let package = Package(
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
-                "KinesiaService", "KinesiaCueConsumers",
+                "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal",
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaJSONTests", dependencies: ["KinesiaJSON"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaPublishJournalTests",
+            dependencies: [
+                "KinesiaPublishJournal", "KinesiaJournal", "KinesiaClient", "KinesiaBus", "KinesiaService",
+                "KinesiaSystem", "KinesiaWire", "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaServiceTests", dependencies: ["KinesiaService"],

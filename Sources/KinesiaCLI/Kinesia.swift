@@ -73,7 +73,7 @@ public enum Kinesia {
             return report(error, usage: Command.usage, context: context, command: Command.configuration.name)
         } catch let status as ExitStatus {
             return status.code
-        } catch let error as CueConsumerError {
+        } catch let error as any ServiceError {
             return report(
                 CLIError(error), usage: Command.usage, context: context, command: Command.configuration.name)
         } catch {

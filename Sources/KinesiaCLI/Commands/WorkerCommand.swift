@@ -3,6 +3,7 @@ import KinesiaBus
 import KinesiaClient
 import KinesiaJournal
 import KinesiaMotion
+public import KinesiaPublishJournal
 import KinesiaService
 import KinesiaWire
 public import KinesiaWorker

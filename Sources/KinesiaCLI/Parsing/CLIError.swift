@@ -1,4 +1,4 @@
-import KinesiaCueConsumers
+import KinesiaService
 
 /// Why a command did not run to the end, as the top-level funnel (``Kinesia/main(_:context:)``)
 /// reports it.
@@ -46,19 +46,18 @@ public struct ExitStatus: Error, Hashable, Sendable {
 }
 
 extension CLIError {
-    /// The exit-code error of a cue consumer's: a usage error stays one (status 64), the rest
-    /// are failures (status 1).
-    init(_ error: CueConsumerError) {
-        switch error {
-        case .usage(let text): self = .usage(text)
-        case .failure(let text): self = .failure(text)
-        }
+    /// The exit-code error of a service's: a usage error stays one (status 64), the rest are
+    /// failures (status 1).
+    init(_ error: any ServiceError) {
+        self = error.isUsageError ? .usage(error.description) : .failure(error.description)
     }
 }
 
 extension CLIError {
-    /// What `body` returns; a cue consumer's error it throws becomes the command's.
-    static func from<Value>(_ body: () throws(CueConsumerError) -> Value) throws(CLIError) -> Value {
+    /// What `body` returns; a service's error it throws becomes the command's.
+    static func from<Value, Failure: ServiceError>(_ body: () throws(Failure) -> Value) throws(CLIError)
+        -> Value
+    {
         do {
             return try body()
         } catch {

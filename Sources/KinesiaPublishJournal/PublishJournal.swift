@@ -58,21 +58,21 @@ public final class PublishJournal {
     /// Opens the state directory (made owner-only when missing; refused when others may write
     /// it) and its journal store.
     ///
-    /// - Throws: ``CLIError/failure(_:)`` naming what is wrong with the directory.
+    /// - Throws: ``PublishJournalError/unusable(_:)`` naming what is wrong with the directory.
     public init(options: JournalOptions, environment: [String: String], bus: String, log: Logger)
-        throws(CLIError)
+        throws(PublishJournalError)
     {
         let state = try options.stateDirectory(environment: environment, bus: bus)
         do {
             try PrivateDirectory.open(state, creating: true).close()
         } catch {
-            throw CLIError.failure("state directory: \(error)")
+            throw PublishJournalError.unusable("state directory: \(error)")
         }
         stateDirectory = state
         do {
             store = try JournalStore(directory: state + "/journal", policy: options.policy)
         } catch {
-            throw CLIError.failure("journal: \(error)")
+            throw PublishJournalError.unusable("journal: \(error)")
         }
         identities = try StreamIdentityFiles(state: state)
         newSession = options.newSession
@@ -100,7 +100,7 @@ public final class PublishJournal {
     /// Journals `topics` under the stream identity `key`: resumes the stored stream when it is
     /// the same `session` (publishing on with the next sequence numbers), or starts a new one.
     ///
-    /// - Throws: ``CLIError/failure(_:)`` when a journal is held by another process or cannot
+    /// - Throws: ``PublishJournalError/unusable(_:)`` when a journal is held by another process or cannot
     ///   be opened.
     /// - Parameters:
     ///   - topics: The topics, published on one stream.
@@ -114,7 +114,7 @@ public final class PublishJournal {
     public func attach(
         _ topics: [Topic], identity key: String, session: String, resumable: Bool = true,
         newStream: StreamID? = nil, to publisher: BusPublisher
-    ) throws(CLIError) -> Attached {
+    ) throws(PublishJournalError) -> Attached {
         let stored = try identities.load(key)
         var (identity, resumed) = StreamIdentity.resolve(
             stored: stored, session: session, newSession: newSession || !resumable)
@@ -146,7 +146,7 @@ public final class PublishJournal {
             do {
                 writer = try store.openWriter(for: JournalStream(topic: topic, streamID: identity.stream))
             } catch {
-                throw CLIError.failure("journal of \(topic): \(error)")
+                throw PublishJournalError.unusable("journal of \(topic): \(error)")
             }
             if writer.recovery.cutBytes > 0 || writer.recovery.damagedRanges > 0 {
                 recovered += 1

@@ -50,19 +50,19 @@ public struct StreamIdentity: Hashable, Sendable {
     }
 
     /// Reads the file's JSON.
-    init(json bytes: [UInt8]) throws(CLIError) {
+    init(json bytes: [UInt8]) throws(PublishJournalError) {
         do {
             let fields = try JSONFields(JSONParser.parse(bytes: bytes), what: "a stream identity")
             try fields.rejectUnknownKeys(allowed: ["ended", "session", "stream"])
             guard let id = UInt64(try fields.string("stream"), radix: 16), id != 0 else {
-                throw CLIError.failure("its stream is not 16 hex digits")
+                throw PublishJournalError.unusable("its stream is not 16 hex digits")
             }
             self.init(
                 stream: StreamID(id), session: try fields.string("session"), ended: try fields.bool("ended"))
-        } catch let error as CLIError {
+        } catch let error as PublishJournalError {
             throw error
         } catch {
-            throw CLIError.failure(String(describing: error))
+            throw PublishJournalError.unusable(String(describing: error))
         }
     }
 }
@@ -73,17 +73,17 @@ struct StreamIdentityFiles {
     /// `STATE/streams`.
     let directory: String
 
-    init(state: String) throws(CLIError) {
+    init(state: String) throws(PublishJournalError) {
         directory = state + "/streams"
         do {
             try PrivateDirectory.open(directory, creating: true).close()
         } catch {
-            throw CLIError.failure("state directory: \(error)")
+            throw PublishJournalError.unusable("state directory: \(error)")
         }
     }
 
     /// The identity stored under `key`, or `nil`.
-    func load(_ key: String) throws(CLIError) -> StreamIdentity? {
+    func load(_ key: String) throws(PublishJournalError) -> StreamIdentity? {
         let path = directory + "/" + key + ".json"
         let bytes: [UInt8]
         do {
@@ -92,12 +92,12 @@ struct StreamIdentityFiles {
             let file = try opened.openFile(key + ".json", O_RDONLY)
             bytes = (try? file.read(upTo: 65_536, at: 0)) ?? []
         } catch {
-            throw CLIError.failure("stream identity: \(error)")
+            throw PublishJournalError.unusable("stream identity: \(error)")
         }
         do {
             return try StreamIdentity(json: bytes)
         } catch {
-            throw CLIError.failure(
+            throw PublishJournalError.unusable(
                 "\(path) is not a stream identity (\(error)): remove it or give --new-session")
         }
     }
@@ -108,28 +108,30 @@ struct StreamIdentityFiles {
     /// and a rename cannot be had. A stream whose journal stopped is never resumed: its next
     /// numbers were published without being journaled, and a restart must not number anything
     /// else with them.
-    func markEnded(_ key: String) throws(CLIError) {
+    func markEnded(_ key: String) throws(PublishJournalError) {
         let prefix = Array(#"{"ended":"#.utf8)
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
             let file = try opened.openFile(key + ".json", O_RDWR)
             let head = try file.read(upTo: prefix.count + 5, at: 0)
             guard head.count == prefix.count + 5, Array(head.prefix(prefix.count)) == prefix else {
-                throw CLIError.failure("\(directory)/\(key).json does not start with \(#"{"ended":"#)")
+                throw PublishJournalError.unusable(
+                    "\(directory)/\(key).json does not start with \(#"{"ended":"#)")
             }
             guard head.suffix(5) == Array("false".utf8)[...] else { return }
             try file.write(Array("true ".utf8), at: prefix.count)
             try file.synchronizeData()
             try file.close()
-        } catch let error as CLIError {
+        } catch let error as PublishJournalError {
             throw error
         } catch {
-            throw CLIError.failure("cannot mark the stream identity \(directory)/\(key).json ended: \(error)")
+            throw PublishJournalError.unusable(
+                "cannot mark the stream identity \(directory)/\(key).json ended: \(error)")
         }
     }
 
     /// Stores `identity` under `key`.
-    func save(_ identity: StreamIdentity, as key: String) throws(CLIError) {
+    func save(_ identity: StreamIdentity, as key: String) throws(PublishJournalError) {
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
             let temporary = key + ".json.new"
@@ -139,7 +141,8 @@ struct StreamIdentityFiles {
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: key + ".json")
         } catch {
-            throw CLIError.failure("cannot store the stream identity \(directory)/\(key).json: \(error)")
+            throw PublishJournalError.unusable(
+                "cannot store the stream identity \(directory)/\(key).json: \(error)")
         }
     }
 }

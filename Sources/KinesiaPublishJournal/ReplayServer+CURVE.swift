@@ -1,9 +1,9 @@
-import KinesiaClient
+public import KinesiaClient
 
 extension ReplayServer {
     /// What the ingest and the worker say when they journal on a TCP bus with CURVE keys: their
     /// replay endpoint would be outside the broker's authentication, so they serve none.
-    static let notServedOnCURVE =
+    public static let notServedOnCURVE =
         "replay is not served on a TCP bus with CURVE keys: a replay endpoint of this process would "
         + "bypass the broker's authentication and encryption. Journals are still written (analyze "
         + "journal:PATH reads them); consumers on this bus report what they miss as lost "

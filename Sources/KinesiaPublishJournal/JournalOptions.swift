@@ -1,8 +1,7 @@
-import KinesiaJSON
 public import KinesiaJournal
 import KinesiaMotion
 
-/// The journal options of `kinesia ingest` and `kinesia worker`: `--state DIR`, `--no-journal`,
+/// The journal options of a journaling process (`kinesia ingest` and `kinesia worker`): `--state DIR`, `--no-journal`,
 /// `--fsync always|never|MS`, `--journal-max-bytes`, `--journal-max-age`, `--new-session`.
 ///
 /// ```swift
@@ -59,19 +58,18 @@ public struct JournalOptions: Hashable, Sendable {
     /// `$HOME/.local/state/kinesia`): `bus-` and the bus's directory or address with every
     /// character but letters, digits, `.` and `-` as `_` (`bus-_run_user_1000_kinesia`), so
     /// that two buses never share streams.
-    /// - Throws: ``CLIError/usage(_:)`` when no directory can be found or it is relative.
-    public func stateDirectory(environment: [String: String], bus: String) throws(CLIError) -> String {
-        let path =
-            state
-            ?? Self.defaultStateDirectory(environment: environment).map {
-                $0 + "/" + Self.busDirectoryName(bus)
-            }
-        guard let path, path.hasPrefix("/") else {
-            throw CLIError.usage(
-                state == nil
-                    ? "no state directory: set HOME or XDG_STATE_HOME, or give --state DIR (or --no-journal)"
-                    : "--state must be an absolute path, got \(state!.quotedExcerpt())")
-        }
+    /// - Throws: ``PublishJournalError/noStateDirectory`` when no directory can be found,
+    ///   ``PublishJournalError/relativeStateDirectory(_:)`` when the one given is relative.
+    public func stateDirectory(environment: [String: String], bus: String) throws(PublishJournalError)
+        -> String
+    {
+        guard
+            let path = state
+                ?? Self.defaultStateDirectory(environment: environment).map({
+                    $0 + "/" + Self.busDirectoryName(bus)
+                })
+        else { throw .noStateDirectory }
+        guard path.hasPrefix("/") else { throw .relativeStateDirectory(path) }
         return path
     }
 
@@ -93,46 +91,10 @@ public struct JournalOptions: Hashable, Sendable {
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/kinesia" }
         return nil
     }
-
-    /// The options as arguments of a command.
-    static func arguments<Command>(_ keyPath: WritableKeyPath<Command, JournalOptions>, resumes: String)
-        -> [Argument<Command>]
-    {
-        [
-            .option(
-                "state", keyPath.appending(path: \.state), valueName: "dir",
-                help: "The state directory: journals and stream identities (owner-only; default one per "
-                    + "bus, $XDG_STATE_HOME/kinesia/bus-NAME or ~/.local/state/kinesia/bus-NAME, NAME the bus "
-                    + "directory or address with every character but letters, digits, . and - as _)."),
-            .flag(
-                "no-journal", keyPath.appending(path: \.disabled),
-                help: "Journal nothing; keep no stream identity."),
-            .option(
-                "fsync", keyPath.appending(path: \.fsync), valueName: "always|never|ms",
-                help:
-                    "When journal records reach the disk: after each, never forced, or within MS milliseconds "
-                    + "(default: an ingest 200, a worker 1000)."
-            ),
-            .option(
-                "journal-max-bytes", keyPath.appending(path: \.maximumBytes), valueName: "size",
-                help: "The most the state directory's journals keep (e.g. 500M, 2G); the oldest segments go."),
-            .option(
-                "journal-max-age", keyPath.appending(path: \.maximumAge), valueName: "age",
-                help: "The oldest journal segment kept (e.g. 12h, 30d)."),
-            .flag("new-session", keyPath.appending(path: \.newSession), help: resumes),
-        ]
-    }
-}
-
-extension JournalPolicy.Sync: ExpressibleByArgument {
-    /// `always`, `never` or milliseconds.
-    public init?(argument: String) { self.init(parsing: argument) }
-    /// The forms.
-    public static var allValueStrings: [String] { ["always", "never", "<milliseconds>"] }
 }
 
 /// A size with an optional unit: `1048576`, `512K`, `500M`, `2G` (powers of 1024).
-public struct ByteCount: Hashable, Sendable, ExpressibleByArgument, CustomStringConvertible {
+public struct ByteCount: Hashable, Sendable, CustomStringConvertible {
     /// Bytes.
     public var value: Int
 
@@ -140,7 +102,7 @@ public struct ByteCount: Hashable, Sendable, ExpressibleByArgument, CustomString
     public init(_ value: Int) { self.value = value }
 
     /// Parses a positive size.
-    public init?(argument: String) {
+    public init?(parsing argument: String) {
         let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
         var text = Substring(argument)
         var unit = 1
@@ -163,7 +125,7 @@ public struct ByteCount: Hashable, Sendable, ExpressibleByArgument, CustomString
 }
 
 /// An age: `90s`, `30m`, `12h`, `30d`.
-public struct AgeLimit: Hashable, Sendable, ExpressibleByArgument, CustomStringConvertible {
+public struct AgeLimit: Hashable, Sendable, CustomStringConvertible {
     /// The age.
     public var value: Duration
 
@@ -171,7 +133,7 @@ public struct AgeLimit: Hashable, Sendable, ExpressibleByArgument, CustomStringC
     public init(_ value: Duration) { self.value = value }
 
     /// Parses a positive age with a unit (`s`, `m`, `h`, `d`).
-    public init?(argument: String) {
+    public init?(parsing argument: String) {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         guard let last = argument.last, let scale = units[last], let number = Int64(argument.dropLast()),
             number > 0, number <= Int64.max / scale / 1_000_000_000

@@ -7,7 +7,7 @@ import KinesiaSystem
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaPublishJournal
 
 /// What a journaling process does when its journal stops (a full disk): it publishes on, and
 /// the stream is never resumed, so no later start numbers other content with numbers that were
@@ -21,14 +21,14 @@ import Testing
         var options = JournalOptions()
         options.state = state
         let errors = CapturedText()
-        let context = CommandContext(standardOutput: CapturedText(), standardError: errors)
+        let log = Logger(label: "test", sink: errors)
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let bus = try BusAddress(parsing: state + "/no-bus")
         let topic = try Topic.event(camera: "cam0", session: "left")
 
         let first = try BusPublisher(context: zmq, bus: bus, linger: .zero)
-        let journal = try PublishJournal(options: options, environment: [:], bus: "b", log: context.logger)
+        let journal = try PublishJournal(options: options, environment: [:], bus: "b", log: log)
         let attached = try journal.attach([topic], identity: "session+cam0+left", session: "s", to: first)
         journal.install(on: first)
         for index in 0..<3 { _ = try first.publish(json: #"{"n":\#(index)}"#, kind: .event, on: topic) }
@@ -46,7 +46,7 @@ import Testing
         // published with other content).
         let second = try BusPublisher(context: zmq, bus: bus, linger: .zero)
         defer { second.close() }
-        let again = try PublishJournal(options: options, environment: [:], bus: "b", log: context.logger)
+        let again = try PublishJournal(options: options, environment: [:], bus: "b", log: log)
         let reattached = try again.attach([topic], identity: "session+cam0+left", session: "s", to: second)
         #expect(reattached.resumed == false)
         #expect(reattached.stream != attached.stream)
