@@ -130,7 +130,7 @@ let package = Package(
             name: "KinesiaWorker",
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaClient", "KinesiaAnalytics", "KinesiaJournal",
-                "KinesiaJSON",
+                "KinesiaJSON", "KinesiaBus", "KinesiaService", "KinesiaPublishJournal", "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
         // What every long-running process shares: its logger and outputs, the stop token, and
@@ -253,7 +253,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWorkerTests",
-            dependencies: ["KinesiaWorker", "KinesiaMotion", "KinesiaWire"],
+            dependencies: [
+                "KinesiaWorker", "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient",
+                "KinesiaSystem",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaVoiceTests", dependencies: ["KinesiaVoice", "KinesiaMotion", "KinesiaTestSupport"],

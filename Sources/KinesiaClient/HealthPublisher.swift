@@ -90,6 +90,17 @@ public struct HealthPublisher {
         started = clock.now
     }
 
+    /// The `health/<process>/` publisher of a bus process, with `insecure` required: a process on
+    /// an insecure TCP bus (TCP without keys) always carries the constant counter `insecure: 1`,
+    /// which `status` and `watch` show.
+    /// - Throws: ``TopicError`` when `process` is not a valid topic name.
+    public init(
+        process: String, role: String, insecure: Bool, problems: (@Sendable (String) -> Void)? = nil
+    ) throws(TopicError) {
+        try self.init(process: process, role: role, problems: problems)
+        if insecure { constantCounters["insecure"] = 1 }
+    }
+
     /// Where the process serves replay, and where its streams stand: read at every report and
     /// sent in its `"replay"` field (the replay heartbeat, ``ReplayAnnouncement``); `nil` for a
     /// process that serves no replay.

@@ -142,8 +142,6 @@ extension BusProcess {
     static func healthPublisher(
         process: String, role: String, insecure: Bool, log: Logger
     ) throws(TopicError) -> HealthPublisher {
-        var health = try HealthPublisher(process: process, role: role, problems: { log.warning($0) })
-        if insecure { health.constantCounters["insecure"] = 1 }
-        return health
+        try HealthPublisher(process: process, role: role, insecure: insecure, problems: { log.warning($0) })
     }
 }

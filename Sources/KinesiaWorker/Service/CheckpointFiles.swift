@@ -22,12 +22,12 @@ struct CheckpointFiles {
     /// `STATE/checkpoints`.
     let directory: String
 
-    init(state: String) throws(CLIError) {
+    init(state: String) throws(WorkerStateError) {
         directory = state + "/checkpoints"
         do {
             try PrivateDirectory.open(directory, creating: true).close()
         } catch {
-            throw CLIError.failure("state directory: \(error)")
+            throw WorkerStateError("state directory: \(error)")
         }
     }
 
@@ -62,7 +62,7 @@ struct CheckpointFiles {
 
     /// Writes `payload` as the newest checkpoint of `camera`'s `sessions`; removes the older
     /// files beyond ``kept``.
-    func save(_ payload: [UInt8], camera: String, sessions: [StreamID]) throws(CLIError) {
+    func save(_ payload: [UInt8], camera: String, sessions: [StreamID]) throws(WorkerStateError) {
         let folder = directory + "/" + Self.folderName(camera: camera, sessions: sessions)
         do {
             let opened = try PrivateDirectory.open(folder, creating: true)
@@ -78,7 +78,7 @@ struct CheckpointFiles {
                 try? opened.descriptor.removeEntry(old)
             }
         } catch {
-            throw CLIError.failure("cannot write a checkpoint of \(camera) in \(folder): \(error)")
+            throw WorkerStateError("cannot write a checkpoint of \(camera) in \(folder): \(error)")
         }
     }
 

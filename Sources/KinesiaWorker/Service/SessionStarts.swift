@@ -3,7 +3,6 @@ import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
 import KinesiaWire
-import KinesiaWorker
 
 /// Where each camera's sessions started, in a worker's state directory: the pose segments a
 /// restarted worker replays (``PoseSegment``), kept in `STATE/starts/<camera>+<first session's
@@ -27,12 +26,12 @@ struct SessionStarts {
     /// `STATE/starts`.
     let directory: String
 
-    init(state: String) throws(CLIError) {
+    init(state: String) throws(WorkerStateError) {
         directory = state + "/starts"
         do {
             try PrivateDirectory.open(directory, creating: true).close()
         } catch {
-            throw CLIError.failure("state directory: \(error)")
+            throw WorkerStateError("state directory: \(error)")
         }
     }
 
@@ -42,7 +41,7 @@ struct SessionStarts {
     }
 
     /// The segments recorded for `camera`, when they were recorded for these `sessions`.
-    func load(camera: String, sessions: [StreamID]) throws(CLIError) -> [PoseSegment] {
+    func load(camera: String, sessions: [StreamID]) throws(WorkerStateError) -> [PoseSegment] {
         var name = Self.fileName(camera: camera, sessions: sessions)
         let bytes: [UInt8]
         var skippedLines: [UInt8] = []
@@ -60,7 +59,7 @@ struct SessionStarts {
                 skippedLines = (try? appended.read(upTo: 1 << 24, at: 0)) ?? []
             }
         } catch {
-            throw CLIError.failure("session starts: \(error)")
+            throw WorkerStateError("session starts: \(error)")
         }
         do {
             let fields = try JSONFields(JSONParser.parse(bytes: bytes), what: "session starts")
@@ -105,7 +104,7 @@ struct SessionStarts {
             }
             return Self.merging(skippedLines: skippedLines, into: segments)
         } catch {
-            throw CLIError.failure(
+            throw WorkerStateError(
                 "\(directory)/\(name) is not a record of session starts (\(error)): remove it or give --new-session"
             )
         }
@@ -143,7 +142,7 @@ struct SessionStarts {
     /// follows is published, so a kill never loses it; not synced (a power failure can lose the
     /// last lines, as it can the journal's records of the last fsync interval).
     func appendSkip(camera: String, sessions: [StreamID], stream: StreamID, sequences: Range<UInt64>)
-        throws(CLIError)
+        throws(WorkerStateError)
     {
         let line = "\(stream) \(sequences.lowerBound) \(sequences.upperBound)\n"
         do {
@@ -153,12 +152,12 @@ struct SessionStarts {
             try file.write(Array(line.utf8), at: 0)
             try file.close()
         } catch {
-            throw CLIError.failure("cannot record a hole given up for \(camera) in \(directory): \(error)")
+            throw WorkerStateError("cannot record a hole given up for \(camera) in \(directory): \(error)")
         }
     }
 
     /// Records `segments` for `camera`'s `sessions`.
-    func save(camera: String, sessions: [StreamID], segments: [PoseSegment]) throws(CLIError) {
+    func save(camera: String, sessions: [StreamID], segments: [PoseSegment]) throws(WorkerStateError) {
         var json = "{\"segments\":["
         json += segments.map { segment in
             "{\"first\":\"\(segment.first)\"" + (segment.last.map { ",\"last\":\"\($0)\"" } ?? "")
@@ -185,7 +184,7 @@ struct SessionStarts {
                 try opened.openFile(name + ".skipped", O_WRONLY | O_TRUNC).close()
             }
         } catch {
-            throw CLIError.failure(
+            throw WorkerStateError(
                 "cannot record where \(camera)'s sessions started in \(directory): \(error)")
         }
     }

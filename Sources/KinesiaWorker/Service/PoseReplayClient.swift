@@ -2,7 +2,6 @@ import KinesiaBus
 import KinesiaClient
 import KinesiaMotion
 import KinesiaWire
-import KinesiaWorker
 
 /// The worker's side of pose replay: sends the ``WorkerCore``'s pose requests to the replay
 /// server that announced the stream (an ingest, on `health/`), and turns the replies into what

@@ -45,7 +45,7 @@ struct ReplayEndpointHints {
 
     /// Stores `hints`, over what the file held for the same streams (at most ``limit`` streams:
     /// `hints` first, then the others' in stream order).
-    func save(_ hints: [StreamID: String]) throws(CLIError) {
+    func save(_ hints: [StreamID: String]) throws(WorkerStateError) {
         let text = Self.format(Self.merging(hints, over: load()))
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
@@ -54,7 +54,7 @@ struct ReplayEndpointHints {
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: name)
         } catch {
-            throw CLIError.failure("cannot write \(path): \(error)")
+            throw WorkerStateError("cannot write \(path): \(error)")
         }
     }
 

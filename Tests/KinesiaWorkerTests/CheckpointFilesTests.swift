@@ -2,7 +2,7 @@ import Foundation
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaWorker
 
 /// A worker's checkpoint files: the newest that reads back wins; a torn, damaged or refused one
 /// is passed over for an older one, never trusted.

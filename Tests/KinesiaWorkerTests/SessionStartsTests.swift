@@ -2,7 +2,6 @@ import Foundation
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
 @testable import KinesiaWorker
 
 /// Where sessions started, kept per worker and camera in the state directory.

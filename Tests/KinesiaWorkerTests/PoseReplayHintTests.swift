@@ -6,7 +6,6 @@ import KinesiaWire
 import Synchronization
 import Testing
 
-@testable import KinesiaCLI
 @testable import KinesiaWorker
 
 /// A restarted worker asks where its poses were served in the last run at once

@@ -1,0 +1,530 @@
+import Foundation
+public import KinesiaBus
+public import KinesiaClient
+import KinesiaJournal
+import KinesiaMotion
+public import KinesiaPublishJournal
+public import KinesiaService
+import KinesiaWire
+
+/// The worker process (`kinesia worker`): hosts motion sessions on the poses of the bus and
+/// publishes what they find.
+///
+/// The service is the socket loop only. It subscribes `pose/<camera>/` for each camera of its
+/// sessions, hands every delivery to a ``WorkerCore`` (which hosts the sessions and makes every
+/// decision: fan-out, events, snapshots, sender restarts, counters), performs the actions the
+/// core returns (publish each event on `event/<camera>/<session>/` as the JSON line
+/// `kinesia analyze --format json` prints, and the snapshot on `snapshot/<camera>/<session>/`;
+/// log notices), and tells the core how each publish went. Its health report, about once a
+/// second on `health/<name>/`, is ``WorkerCore/healthCounters(sequence:)``: poses, decode errors
+/// (by reason), gaps, sender restarts, duplicates, rejected poses, events, snapshots and failed
+/// publishes (by reason). On a graceful stop, analytics sessions publish their final set summaries.
+///
+/// With a journal (the default), each session's events and snapshots are journaled before they
+/// are published and served through replay, the poses are analysed exactly once and in order
+/// (``PoseFeed``), and the sessions are checkpointed, so that a restarted worker rebuilds from
+/// its last checkpoint and publishes only what it had not.
+///
+/// ```swift
+/// let service = WorkerService(configuration, log: log)
+/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// ```
+public struct WorkerService: Sendable {
+    /// What a worker is given to run.
+    public struct Configuration: Sendable {
+        /// The sessions to host.
+        public var sessions: [WorkerSession]
+        /// The bus, made ready, with its credentials.
+        public var bus: BusAddress
+        /// Whether the bus runs insecure (TCP without keys): its health says so.
+        public var insecure: Bool
+        /// The process name on `health/<name>/`.
+        public var name: String
+        /// Snapshots per second of pose time, at most.
+        public var snapshotRate: Double
+        /// The journal: the state directory, its limits and syncs (or none).
+        public var journal: JournalOptions
+        /// How long a hole in a camera's live poses is waited for before it is given up.
+        public var holeWait: Duration
+        /// The environment the state directory's default is found in.
+        public var environment: [String: String]
+
+        /// A configuration.
+        public init(
+            sessions: [WorkerSession], bus: BusAddress, insecure: Bool, name: String,
+            snapshotRate: Double = 15, journal: JournalOptions, holeWait: Duration = .milliseconds(500),
+            environment: [String: String]
+        ) {
+            self.sessions = sessions
+            self.bus = bus
+            self.insecure = insecure
+            self.name = name
+            self.snapshotRate = snapshotRate
+            self.journal = journal
+            self.holeWait = holeWait
+            self.environment = environment
+        }
+    }
+
+    /// What it runs with.
+    public let configuration: Configuration
+    private let log: Logger
+
+    /// A worker that logs on `log`.
+    public init(_ configuration: Configuration, log: Logger) {
+        self.configuration = configuration
+        self.log = log
+    }
+
+    /// Runs the sessions until `stop` is requested, then finishes the poses already received
+    /// (at most half a second), publishes the analytics sessions' final summaries and a last
+    /// health report.
+    ///
+    /// - Throws: ``PublishJournalError`` and ``WorkerStateError`` when the state directory
+    ///   cannot be used; the socket errors of a bus that cannot be reached.
+    public func run(until stop: StopToken) throws {
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let specs = configuration.sessions
+        let bus = configuration.bus
+        let publisher = try BusPublisher(
+            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        defer { publisher.close() }
+        // Each session's events and snapshots are journaled before they are published, on a
+        // stream that survives restarts (a new one with --new-session); the journal is served
+        // through replay, and poses are analysed exactly once and in order (PoseFeed): a
+        // restarted worker replays its sessions' poses from their start and publishes only what
+        // it had not.
+        var state =
+            try configuration.journal.disabled
+            ? nil
+            : Self.journal(
+                specs, options: configuration.journal, bus: bus, publisher: publisher,
+                environment: configuration.environment, log: log)
+        let journal = state?.journal
+        var core = try WorkerCore(
+            sessions: specs, snapshotRate: configuration.snapshotRate,
+            identities: state?.identities
+                ?? specs.map { _ in WorkerCore.SessionIdentity(stream: publisher.streamID) },
+            resume: state?.segments, holeWait: configuration.holeWait)
+        if let state { try Self.restoreCheckpoints(&core, state: state, publisher: publisher, log: log) }
+        let subscriber = try BusSubscriber(
+            context: zmq, bus: bus,
+            prefixes: try core.cameras.map { (camera) throws(TopicError) in
+                try TopicPrefix.poses(camera: camera)
+            })
+        defer { subscriber.close() }
+        // Where the ingests serve their poses (health reports), on a subscriber of its own so
+        // that other processes' restarts never count in the pose counters.
+        let announcements = try state.map { _ in
+            try BusSubscriber(context: zmq, bus: bus, prefixes: [.kind(.health)])
+        }
+        defer { announcements?.close() }
+        // Each pose is decoded once, into flat form, and analysed by every session of its camera.
+        subscriber.decodesPosesFlat = true
+        let replay: (source: JournalReplaySource, server: ReplayServer)? =
+            try journal.flatMap { journal in
+                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: configuration.name) else {
+                    log.warning(ReplayServer.notServedOnCURVE)
+                    return nil
+                }
+                let source = JournalReplaySource(store: journal.store, current: state!.current)
+                source.beforeReading = { [unowned journal] topic, from in
+                    journal.writePending(topic, from: from)
+                }
+                source.lastJournaled = { [unowned journal] topic, stream in
+                    journal.lastJournaled(topic, stream: stream)
+                }
+                return (source, try ReplayServer(endpoint: endpoint))
+            }
+        defer { replay?.server.close() }
+        let poseReplay = PoseReplayClient(context: zmq, bus: bus)
+        defer { poseReplay.close() }
+        // Where the poses were served in the last run: the rebuild asks there at once.
+        let hints = journal.map { ReplayEndpointHints(state: $0.stateDirectory) }
+        if let hints { poseReplay.remember(hints.load(), now: .zero) }
+        var hintsFailed = false
+        var health = try HealthPublisher(
+            process: configuration.name, role: "worker", insecure: configuration.insecure,
+            problems: { log.warning($0) })
+        if let replay {
+            let endpoint = replay.server.endpoint
+            // Event and snapshot streams are announced: a consumer that follows snapshots
+            // exactly once (kinesia record) needs their endpoint and last sequence number too.
+            health.replay = {
+                ReplayAnnouncement(
+                    endpoint: endpoint,
+                    streams: replay.source.streams().filter {
+                        $0.topic.kind == .event || $0.topic.kind == .snapshot
+                    })
+            }
+        }
+        let clock = ContinuousClock()
+        let origin = clock.now
+        // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
+        // turn of the loop (one small file written and renamed: no sync on the live loop).
+        var checkpointTurn = 0
+        var checkpointed: [String: (poses: Int, at: Duration)] = [:]
+        func checkpointIfDue() {
+            guard let state, !core.cameras.isEmpty else { return }
+            let camera = core.cameras[checkpointTurn % core.cameras.count]
+            checkpointTurn &+= 1
+            let now = clock.now - origin
+            let last = checkpointed[camera]
+            guard now - (last?.at ?? .zero) >= Self.checkpointInterval, last?.poses != core.poses,
+                let checkpoint = core.checkpoint(camera: camera)
+            else { return }
+            checkpointed[camera] = (core.poses, now)
+            let payload: [UInt8]
+            do {
+                payload = try CheckpointCodec.encode(checkpoint)
+            } catch {
+                checkpointFailed("cannot encode a checkpoint of \(camera): \(error)")
+                return
+            }
+            // Written after the journal records it counts on, by the journal's thread (a kill
+            // loses neither: both are in the page cache, in that order); not synced.
+            let files = state.checkpoints
+            let streams = state.streams(camera)
+            state.journal.afterRecordsWritten(label: "checkpoint") {
+                try files.save(payload, camera: camera, sessions: streams)
+            } failure: { description in
+                checkpointFailed(description)
+            }
+        }
+        var checkpointErrors = 0
+        func checkpointFailed(_ description: String) {
+            checkpointErrors += 1
+            if checkpointErrors <= 10 || checkpointErrors % 1000 == 0 { log.error(description) }
+        }
+        // Reused for every delivery: a pose that publishes nothing allocates nothing.
+        var actions: [WorkerCore.Action] = []
+        actions.reserveCapacity(64)
+
+        func perform() {
+            for action in actions {
+                switch action {
+                case .publish(let publication):
+                    core.published(publication, outcome: send(publication))
+                case .notice(let notice) where notice.isWarning:
+                    log.warning(notice.description)
+                case .notice(let notice):
+                    log.notice(notice.description)
+                case .record(let camera, let segments):
+                    // Before anything the pose causes is published.
+                    do {
+                        try state?.starts.save(
+                            camera: camera, sessions: state!.streams(camera), segments: segments)
+                    } catch {
+                        log.error("\(error)")
+                    }
+                case .recordSkip(let camera, let stream, let sequences):
+                    // Before what the poses after the hole cause is published: a rebuild gives
+                    // the hole up too.
+                    do {
+                        try state?.starts.appendSkip(
+                            camera: camera, sessions: state!.streams(camera), stream: stream,
+                            sequences: sequences)
+                    } catch {
+                        log.error("\(error)")
+                    }
+                case .newRun(let camera, let session, let stream):
+                    // Before anything the new run publishes: its streams are journaled anew.
+                    guard state != nil,
+                        let spec = specs.first(where: { $0.camera == camera && $0.name == session })
+                    else { break }
+                    do {
+                        let topics = [
+                            try Topic.event(camera: camera, session: session),
+                            try Topic.snapshot(camera: camera, session: session),
+                        ]
+                        try state!.journal.attach(
+                            topics, identity: "session+\(camera)+\(session)", session: spec.identity,
+                            newStream: stream, to: publisher)
+                        for topic in topics { replay?.source.setCurrent(stream, for: topic) }
+                        state!.setStream(stream, camera: camera, session: session)
+                        log.error("session \(camera)/\(session): new run on stream \(stream)")
+                    } catch {
+                        log.error("session \(camera)/\(session): cannot journal its new run: \(error)")
+                    }
+                case .requestPoses(let camera, let request):
+                    if let failure = poseReplay.send(camera: camera, request, now: clock.now - origin) {
+                        immediateReplies.append(failure)
+                    }
+                }
+            }
+            // Requests no server can answer fail at once, here, not at the next turn (a loop,
+            // not a recursion: a burst of holes is one failure after another).
+            guard !drainingImmediateReplies else { return }
+            drainingImmediateReplies = true
+            var next = 0
+            while next < immediateReplies.count {
+                apply(immediateReplies[next])
+                next += 1
+                perform()
+            }
+            immediateReplies.removeAll(keepingCapacity: true)
+            drainingImmediateReplies = false
+        }
+        var immediateReplies: [PoseReplayClient.Reply] = []
+        var drainingImmediateReplies = false
+
+        func apply(_ reply: PoseReplayClient.Reply) {
+            switch reply {
+            case .pose(let camera, let stream, let sequence, let pose):
+                core.receiveReplayed(pose, camera: camera, stream: stream, sequence: sequence, into: &actions)
+            case .ended(let camera, let stream, let last):
+                core.replayEnded(camera: camera, stream: stream, last: last, into: &actions)
+            case .failed(let camera, let stream, let first):
+                core.replayFailed(camera: camera, stream: stream, first: first, into: &actions)
+            case .timedOut(let camera):
+                core.replayTimedOut(camera: camera, into: &actions)
+            }
+        }
+
+        func handle(_ delivery: BusSubscriber.Delivery) {
+            switch delivery {
+            case .malformed(let topic, let reason):
+                core.receiveMalformed(topic: topic, reason: reason, into: &actions)
+            case .message(let message, _):
+                // Health reports: where the ingests serve their poses.
+                if case .health(let report) = message.body, let announcement = report.replay,
+                    poseReplay.announced(announcement, now: clock.now - origin), let hints
+                {
+                    do {
+                        try hints.save(poseReplay.announcedEndpoints)
+                    } catch {
+                        if !hintsFailed { log.warning("\(error)") }
+                        hintsFailed = true
+                    }
+                }
+                return
+            case .flatPose(let topic, let header, let pose, let result):
+                if state != nil {
+                    core.receiveLive(pose, on: topic, header: header, now: clock.now - origin, into: &actions)
+                } else {
+                    core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
+                }
+            }
+            perform()
+        }
+
+        func handleReplies() {
+            for reply in poseReplay.receive(now: clock.now - origin) {
+                apply(reply)
+                perform()
+            }
+        }
+
+        func send(_ publication: WorkerCore.Publication) -> WorkerCore.PublishOutcome {
+            do {
+                let queued = try publisher.publish(
+                    json: publication.json, kind: publication.kind, on: publication.topic)
+                if state != nil, publisher.lastSequence(on: publication.topic) != publication.sequence {
+                    log.error(
+                        "\(publication.topic): published as #\(publisher.lastSequence(on: publication.topic) ?? 0), "
+                            + "the analysis numbered it #\(publication.sequence)")
+                }
+                return queued ? .sent : .notQueued
+            } catch let error as WireError {
+                return .failed(reason: error.code)
+            } catch {
+                return .failed(reason: "socket")
+            }
+        }
+
+        func counters() -> [String: Int] {
+            var values = core.healthCounters(sequence: subscriber.tracker.totals)
+            values["catchingUp"] = core.isCatchingUp ? 1 : 0
+            if state != nil {
+                values["checkpoints"] = state!.journal.completedJobs("checkpoint")
+                values["checkpointErrors"] = checkpointErrors
+            }
+            if let journal { values.merge(journal.healthCounters) { own, _ in own } }
+            if let replay {
+                values.merge(replay.server.counters) { own, _ in own }
+                // What the replay's readers found damaged in the segments they read.
+                for (name, count) in replay.source.damageFound.counters where count > 0 {
+                    values[name, default: 0] += count
+                }
+            }
+            return values
+        }
+
+        log.info(
+            "hosting "
+                + specs.map { "\($0.camera)/\($0.name)=\($0.analysisText)" }
+                .joined(separator: ", ") + " on \(bus)")
+        core.start(into: &actions)
+        perform()
+        while !stop.isRequested {
+            health.publishIfDue(counters: counters, via: publisher)
+            journal?.writeAndSyncIfDue(now: clock.now - origin)
+            checkpointIfDue()
+            var poller = Poller()
+            poller.add(subscriber.socket, for: .readable)
+            if let replay { poller.add(replay.server.socket, for: .readable) }
+            if let announcements { poller.add(announcements.socket, for: .readable) }
+            for socket in poseReplay.sockets { poller.add(socket, for: .readable) }
+            // Never later than the end of the wait for a hole in the live poses.
+            var timeout = Duration.milliseconds(100)
+            if let deadline = core.deadline {
+                timeout = max(.zero, min(timeout, deadline - (clock.now - origin)))
+            }
+            _ = try poller.poll(timeout: timeout)
+            core.tick(now: clock.now - origin, into: &actions)
+            perform()
+            if let replay { try replay.server.serve(from: replay.source) }
+            while let announcements, let next = try announcements.tryReceive() { handle(next) }
+            handleReplies()
+            // Drain what is already there before looking at the clock again.
+            var burst = 0
+            while burst < 10_000, let next = try subscriber.tryReceive() {
+                handle(next)
+                burst += 1
+            }
+            core.tick(now: clock.now - origin, into: &actions)
+            perform()
+        }
+        // Graceful: finish the poses already received (at most half a second), then report.
+        let deadline = clock.now.advanced(by: .milliseconds(500))
+        while clock.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
+        // Analytics sessions end their set: the final summaries go out before the report.
+        core.finish(into: &actions)
+        for case .publish(let publication) in actions {
+            core.published(publication, outcome: send(publication))
+        }
+        journal?.finish(ended: false)
+        health.publish(counters: counters(), via: publisher)
+        let totals = subscriber.tracker.totals
+        log.info(
+            "stopped: \(core.poses) poses, \(core.events) events, \(core.snapshots) snapshots, "
+                + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
+                + "\(core.publishFailureCount) failed publishes")
+    }
+
+    /// How often each camera's sessions are checkpointed, about: a restarted worker replays at
+    /// most this much of the camera's poses (plus the time it was down).
+    public static let checkpointInterval: Duration = .seconds(2)
+
+    /// Restores each resumed camera from its newest checkpoint that reads back and fits (an
+    /// older one when the newest does not), so that the rebuild starts there, not at the
+    /// camera's first pose; then numbers the sessions' topics on from the checkpoint when the
+    /// journal ends before it (records a full disk or a torn tail lost).
+    private static func restoreCheckpoints(
+        _ core: inout WorkerCore, state: State, publisher: BusPublisher, log: Logger
+    ) throws {
+        for camera in core.cameras where state.segments[camera].map({ !$0.isEmpty }) ?? false {
+            let found = state.checkpoints.newest(camera: camera, sessions: state.streams(camera)) {
+                payload -> WorkerCore.CameraCheckpoint? in
+                guard
+                    let checkpoint = try? CheckpointCodec.decode(
+                        WorkerCore.CameraCheckpoint.self, from: payload)
+                else { return nil }
+                var trial = core
+                guard (try? trial.restore(checkpoint)) != nil else { return nil }
+                core = trial
+                return checkpoint
+            }
+            if found.passedOver > 0 {
+                log.warning(
+                    "\(camera): \(found.passedOver) checkpoint(s) did not read back or fit: passed over")
+            }
+            guard let checkpoint = found.value else {
+                log.info("\(camera): no checkpoint: the sessions are rebuilt from their first pose")
+                continue
+            }
+            log.info(
+                "\(camera): restored from a checkpoint at \(checkpoint.segments[0].description): rebuilding from there"
+            )
+            for session in checkpoint.sessions {
+                for (topic, next) in [
+                    (try Topic.event(camera: camera, session: session.name), session.nextEvent),
+                    (try Topic.snapshot(camera: camera, session: session.name), session.nextSnapshot),
+                ] where next > 0 && (publisher.lastSequence(on: topic).map { $0 < next - 1 } ?? true) {
+                    publisher.continueStream(session.stream, on: topic, after: next - 1)
+                }
+            }
+        }
+    }
+
+    /// What the state directory gives a worker: the journal, each session's identity and last
+    /// journaled sequence numbers, and each camera's recorded session starts.
+    private struct State {
+        var journal: PublishJournal
+        var checkpoints: CheckpointFiles
+        var identities: [WorkerCore.SessionIdentity]
+        var segments: [String: [PoseSegment]]
+        var starts: SessionStarts
+        var current: [Topic: StreamID]
+        var streamsByCamera: [String: [StreamID]]
+        /// The session names of each camera, in the order of `streamsByCamera`.
+        var namesByCamera: [String: [String]]
+
+        func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
+
+        /// A new run: `session` of `camera` publishes on `stream` from now on.
+        mutating func setStream(_ stream: StreamID, camera: String, session: String) {
+            guard let index = namesByCamera[camera]?.firstIndex(of: session) else { return }
+            streamsByCamera[camera]?[index] = stream
+        }
+    }
+
+    /// Opens the state directory and attaches each session's event and snapshot topics to its
+    /// stream identity (`session+<camera>+<name>`): resumed when the session is the same
+    /// exercise and side (and thresholds), new otherwise.
+    private static func journal(
+        _ specs: [WorkerSession], options: JournalOptions, bus: BusAddress, publisher: BusPublisher,
+        environment: [String: String], log: Logger
+    ) throws -> State {
+        let journal = try PublishJournal(
+            options: options, environment: environment, bus: bus.description, log: log)
+        // A worker publishes the same events again after a kill -9 (the rebuild regenerates
+        // them, same numbers, same bytes): its journal writes in batches.
+        journal.writesBehind = true
+        var identities: [WorkerCore.SessionIdentity] = []
+        var current: [Topic: StreamID] = [:]
+        var streamsByCamera: [String: [StreamID]] = [:]
+        var namesByCamera: [String: [String]] = [:]
+        var resumedByCamera: [String: Bool] = [:]
+        for spec in specs {
+            let event = try Topic.event(camera: spec.camera, session: spec.name)
+            let snapshot = try Topic.snapshot(camera: spec.camera, session: spec.name)
+            let attached = try journal.attach(
+                [event, snapshot], identity: "session+\(spec.camera)+\(spec.name)", session: spec.identity,
+                to: publisher)
+            let last = attached.lastSequences[event].map { "after event #\($0)" } ?? "with no event yet"
+            log.info(
+                attached.resumed
+                    ? "session \(spec.camera)/\(spec.name): resuming stream \(attached.stream) \(last)"
+                    : "session \(spec.camera)/\(spec.name): new stream \(attached.stream)")
+            identities.append(
+                WorkerCore.SessionIdentity(
+                    stream: attached.stream,
+                    lastEvent: attached.resumed ? attached.lastSequences[event] ?? nil : nil,
+                    lastSnapshot: attached.resumed ? attached.lastSequences[snapshot] ?? nil : nil))
+            current[event] = attached.stream
+            current[snapshot] = attached.stream
+            streamsByCamera[spec.camera, default: []].append(attached.stream)
+            namesByCamera[spec.camera, default: []].append(spec.name)
+            resumedByCamera[spec.camera] = (resumedByCamera[spec.camera] ?? true) && attached.resumed
+        }
+        journal.install(on: publisher)
+        let starts = try SessionStarts(state: journal.stateDirectory)
+        var segments: [String: [PoseSegment]] = [:]
+        for (camera, streams) in streamsByCamera where resumedByCamera[camera] == true {
+            segments[camera] = try starts.load(camera: camera, sessions: streams)
+            if let recorded = segments[camera], !recorded.isEmpty {
+                log.info(
+                    "\(camera): replaying the sessions' poses from \(recorded.map(\.description).joined(separator: ", "))"
+                )
+            }
+        }
+        log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
+        return State(
+            journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory),
+            identities: identities,
+            segments: segments, starts: starts, current: current,
+            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera)
+    }
+}
