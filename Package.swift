@@ -124,6 +124,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(
+            name: "KinesiaIngest",
+            dependencies: [
+                "KinesiaMotion", "KinesiaSimulation", "KinesiaSystem", "KinesiaJSON", "KinesiaJournal",
+                "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaPublishJournal",
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "KinesiaBroker", dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire"],
             swiftSettings: strictSettings),
         .target(
@@ -161,7 +168,7 @@ let package = Package(
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
-                "KinesiaPublishJournal",
+                "KinesiaPublishJournal", "KinesiaIngest",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -231,7 +238,7 @@ let package = Package(
             dependencies: [
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
-                "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal",
+                "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal", "KinesiaIngest",
             ],
             swiftSettings: strictSettings),
         .testTarget(
@@ -242,6 +249,12 @@ let package = Package(
             dependencies: [
                 "KinesiaPublishJournal", "KinesiaJournal", "KinesiaClient", "KinesiaBus", "KinesiaService",
                 "KinesiaSystem", "KinesiaWire", "KinesiaTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaIngestTests",
+            dependencies: [
+                "KinesiaIngest", "KinesiaMotion", "KinesiaService", "KinesiaSystem", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(
@@ -276,7 +289,7 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaCLI",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaTestSupport", "KinesiaJournal",
-                "KinesiaVoice", "KinesiaSpeech", "KinesiaSystem", "KinesiaJSON",
+                "KinesiaVoice", "KinesiaSpeech", "KinesiaSystem", "KinesiaJSON", "KinesiaIngest",
             ],
             swiftSettings: strictSettings),
     ],

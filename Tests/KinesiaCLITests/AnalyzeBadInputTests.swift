@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaCLI
+import KinesiaIngest
 import KinesiaMotion
 import Testing
 

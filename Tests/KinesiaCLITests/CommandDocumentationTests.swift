@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaIngest
 import KinesiaMotion
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KinesiaBus
 import KinesiaCLI
+import KinesiaIngest
 import KinesiaMotion
 import KinesiaTestSupport
 import KinesiaWire

@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBus
 import KinesiaCLI
 import KinesiaClient
+import KinesiaIngest
 import KinesiaMotion
 import KinesiaTestSupport
 import KinesiaWire

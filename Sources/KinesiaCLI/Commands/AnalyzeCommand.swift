@@ -1,4 +1,5 @@
 import Foundation
+public import KinesiaIngest
 public import KinesiaMotion
 public import KinesiaService
 

@@ -50,9 +50,9 @@ final class DetectorProcess {
     ///   standard error), on the caller's thread. Its `error: ` line and, without one, its last
     ///   other line (a Python traceback's) make the failure's message; MediaPipe's own logging
     ///   goes nowhere else.
-    /// - Throws: ``CLIError/failure(_:)`` when the child cannot be started.
+    /// - Throws: ``PoseSourceError/failure(_:)`` when the child cannot be started.
     init(_ environment: DetectorEnvironment, arguments: [String], onMessage: @escaping (String) -> Void)
-        throws(CLIError)
+        throws(PoseSourceError)
     {
         // Close-on-exec pipes: only the copies the spawn puts on 1 and 2 reach the detector.
         let outputPipe = try Self.makePipe()
@@ -75,7 +75,7 @@ final class DetectorProcess {
         case .success(let pid):
             self.pid = pid
         case .failure(let failure):
-            throw CLIError.failure(
+            throw PoseSourceError.failure(
                 "cannot start the pose detector (\(environment.python)): \(failure.errno); run scripts/setup")
         }
         output = LineReader(outputRead)
@@ -87,11 +87,11 @@ final class DetectorProcess {
         stop()
     }
 
-    private static func makePipe() throws(CLIError) -> FileDescriptor.Pipe {
+    private static func makePipe() throws(PoseSourceError) -> FileDescriptor.Pipe {
         do {
             return try FileDescriptor.pipe()
         } catch {
-            throw CLIError.failure("cannot start the pose detector: pipe: \(error)")
+            throw PoseSourceError.failure("cannot start the pose detector: pipe: \(error)")
         }
     }
 
@@ -99,14 +99,14 @@ final class DetectorProcess {
     /// cannot read is an error at start rather than after the ingest waited for subscribers.
     /// The first item is kept for ``next(timeout:)``; after `timeout` the detector is left to
     /// go on (a camera slow to start).
-    /// - Throws: ``CLIError/failure(_:)`` when the detector failed.
-    func waitForFirstFrame(timeout: Duration) throws(CLIError) {
+    /// - Throws: ``PoseSourceError/failure(_:)`` when the detector failed.
+    func waitForFirstFrame(timeout: Duration) throws(PoseSourceError) {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while pending == nil, clock.now < deadline {
             switch next(timeout: .milliseconds(100)) {
             case .idle: continue
-            case .failed(let reason): throw CLIError.failure(reason)
+            case .failed(let reason): throw PoseSourceError.failure(reason)
             case let item: pending = item
             }
         }

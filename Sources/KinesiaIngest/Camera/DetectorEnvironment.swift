@@ -30,13 +30,13 @@ public struct DetectorEnvironment: Hashable, Sendable {
     }
 
     /// Finds the detector.
-    /// - Throws: ``CLIError/failure(_:)`` naming what is missing and how to install it.
-    public static func locate(environment: [String: String]) throws(CLIError) -> DetectorEnvironment {
+    /// - Throws: ``PoseSourceError/failure(_:)`` naming what is missing and how to install it.
+    public static func locate(environment: [String: String]) throws(PoseSourceError) -> DetectorEnvironment {
         let home = home(environment: environment)
         let python = home + "/venv/bin/python"
         let files = FileManager.default
         guard files.isExecutableFile(atPath: python) else {
-            throw CLIError.failure(
+            throw PoseSourceError.failure(
                 "the pose detector's environment is missing (no \(python)): run scripts/setup from a "
                     + "checkout of Kinesia Motion to install it, or set KINESIA_DETECTOR_HOME to where it is")
         }
@@ -45,7 +45,7 @@ public struct DetectorEnvironment: Hashable, Sendable {
         candidates += checkoutScripts()
         candidates.append(home + "/kinesia_detector.py")
         guard let script = candidates.first(where: { files.fileExists(atPath: $0) }) else {
-            throw CLIError.failure(
+            throw PoseSourceError.failure(
                 "the pose detector's script is missing (no \(home)/kinesia_detector.py): run scripts/setup")
         }
         return DetectorEnvironment(python: python, script: script)

@@ -1,10 +1,9 @@
 import Foundation
-import KinesiaSupervisor
 import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaIngest
 
 /// The Swift side of the camera ingest that needs no detector: sources, options, the
 /// detector's command line and its stats lines.
@@ -18,13 +17,13 @@ struct CameraSourceTests {
         for other in ["data/a.jsonl", "-", "sim:squat", "videos/x.mp4", "cam:/dev/video0"] {
             #expect(try CameraSource(parsing: other) == nil, "\(other)")
         }
-        #expect(throws: CLIError.self) { try CameraSource(parsing: "video:") }
+        #expect(throws: PoseSourceError.self) { try CameraSource(parsing: "video:") }
     }
 
     @Test func theDetectorGetsTheOptionsThatApplyToItsSource() {
         var options = CameraOptions(
-            mirrored: true, region: FrameRegion(argument: "0,470,1768,994"),
-            size: FrameSize(argument: "1280x720"),
+            mirrored: true, region: FrameRegion(parsing: "0,470,1768,994"),
+            size: FrameSize(parsing: "1280x720"),
             fps: 30)
         options.speed = 2
         #expect(
@@ -44,14 +43,14 @@ struct CameraSourceTests {
     }
 
     @Test func regionsAndSizesAreChecked() {
-        #expect(FrameRegion(argument: "0,470,1768,994")?.description == "0,470,1768,994")
+        #expect(FrameRegion(parsing: "0,470,1768,994")?.description == "0,470,1768,994")
         for bad in ["0,470,1768", "1,2,3,4,5", "10,0,5,20", "-1,0,5,5", "0,0,0,0", "a,b,c,d", ""] {
-            #expect(FrameRegion(argument: bad) == nil, "\(bad)")
+            #expect(FrameRegion(parsing: bad) == nil, "\(bad)")
         }
-        #expect(FrameSize(argument: "1280x720")?.description == "1280x720")
-        #expect(FrameSize(argument: "1280X720")?.width == 1280)
+        #expect(FrameSize(parsing: "1280x720")?.description == "1280x720")
+        #expect(FrameSize(parsing: "1280X720")?.width == 1280)
         for bad in ["1280", "0x720", "x720", "1280x-1", "axb"] {
-            #expect(FrameSize(argument: bad) == nil, "\(bad)")
+            #expect(FrameSize(parsing: bad) == nil, "\(bad)")
         }
     }
 
@@ -75,26 +74,5 @@ struct CameraSourceTests {
             stats.summary
                 == "detector: 33 frames in 3.3 s (10.0 fps), per frame 90.9 ms detecting, 3.0 ms decoding, "
                 + "1.5 ms converting, 9.1 ms outside the detector in all; 68 frames dropped")
-    }
-
-    @Test func theWebcamExampleTopologyLoads() throws {
-        let topology = try Topology.load(
-            contentsOf: PackagePaths.url("deploy/camera.json"))
-        let ingest = try #require(topology.processes.first { $0.role == .ingest })
-        #expect(
-            ingest.command.starts(with: ["ingest", "--camera", "cam0", "--source", "camera:/dev/video0"]))
-        #expect(topology.processes.map(\.role) == [.broker, .worker, .consumer, .ingest])
-    }
-
-    @Test func theStatusTableShowsACameraIngestsFrameRateAndDrops() {
-        let lines = StatusTable.render([
-            HealthReport(
-                process: "ingest-cam0", role: "ingest", pid: 4260, uptime: 11,
-                counters: ["sent": 300, "fpsOut": 9, "framesDropped": 620, "fpsIn": 30, "detectorMs": 101]),
-            HealthReport(process: "worker", role: "worker", pid: 4250, uptime: 11, counters: ["poses": 300]),
-        ])
-        let header = lines[0].split(separator: " ").map(String.init)
-        #expect(header.contains("fpsOut") && header.contains("framesDropped"))
-        #expect(lines[1].contains("detectorMs 101") && lines[1].contains("fpsIn 30"))
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaIngest
 
 /// `--pace recording` as a value (issue 9, item 8): poses due at the pace of their timestamps;
 /// a jump of the recording's time is not waited for.
@@ -57,13 +57,13 @@ struct RecordingPaceTests {
 
     @Test func theWarningSaysHowLongTheSkippedWaitWas() {
         #expect(
-            IngestCommand.jumpMessage(from: 0, to: 1e6, speed: 1)
+            IngestService.jumpMessage(from: 0, to: 1e6, speed: 1)
                 == "the recording's time jumps from t=0.0 to t=1000000.0: a wait of 11.6 days (over 5 s) "
                 + "skipped, the pace goes on from there")
-        #expect(IngestCommand.jumpMessage(from: 0, to: 7200, speed: 1).contains("a wait of 2.0 h"))
-        #expect(IngestCommand.jumpMessage(from: 0, to: 60, speed: 2).contains("a wait of 30.0 s"))
+        #expect(IngestService.jumpMessage(from: 0, to: 7200, speed: 1).contains("a wait of 2.0 h"))
+        #expect(IngestService.jumpMessage(from: 0, to: 60, speed: 2).contains("a wait of 30.0 s"))
         #expect(
-            IngestCommand.jumpMessage(from: 5, to: 1, speed: 1)
+            IngestService.jumpMessage(from: 5, to: 1, speed: 1)
                 == "the recording's time goes back from t=5.0 to t=1.0: sent at once, the pace goes on from there"
         )
     }

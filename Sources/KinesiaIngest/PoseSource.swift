@@ -52,13 +52,13 @@ public struct PoseSource {
     ///   - openPose: How to read OpenPose folders.
     ///   - camera: How the detector reads `video:` and `camera:` sources.
     ///   - onDetectorMessage: Where the detector's messages go (its warnings and errors).
-    /// - Throws: ``CLIError/usage(_:)`` for a bad `sim:` spec, ``CLIError/failure(_:)`` for a
+    /// - Throws: ``PoseSourceError/usage(_:)`` for a bad `sim:` spec, ``PoseSourceError/failure(_:)`` for a
     ///   missing or malformed file, or a detector that cannot start.
     public static func open(
         _ spec: String, loop: Bool, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options(),
         camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in },
         onWarning: (String) -> Void = { _ in }
-    ) throws(CLIError) -> PoseSource {
+    ) throws(PoseSourceError) -> PoseSource {
         if let source = try CameraSource(parsing: spec) {
             try source.checkReadable()
             let environment = try DetectorEnvironment.locate(environment: ProcessInfo.processInfo.environment)
@@ -90,10 +90,12 @@ public struct PoseSource {
         _ spec: String, openPose: OpenPoseRecording.Options = OpenPoseRecording.Options(),
         camera: CameraOptions = CameraOptions(), onDetectorMessage: @escaping (String) -> Void = { _ in },
         onWarning: (String) -> Void = { _ in }
-    ) throws(CLIError) -> [Pose] {
-        if spec == "-" { throw CLIError.usage("standard input (-) is not a recording") }
+    ) throws(PoseSourceError) -> [Pose] {
+        if spec == "-" { throw PoseSourceError.usage("standard input (-) is not a recording") }
         if CameraSource.isCamera(spec) {
-            if spec.hasPrefix("camera:") { throw CLIError.usage("a camera (\(spec)) is not a recording") }
+            if spec.hasPrefix("camera:") {
+                throw PoseSourceError.usage("a camera (\(spec)) is not a recording")
+            }
             var source = try open(spec, loop: false, camera: camera, onDetectorMessage: onDetectorMessage)
             var poses: [Pose] = []
             while true {
@@ -101,9 +103,9 @@ public struct PoseSource {
                 case .pose(let pose): poses.append(pose)
                 case .idle: continue
                 case .end: return poses
-                case .failed(let reason): throw CLIError.failure(reason)
+                case .failed(let reason): throw PoseSourceError.failure(reason)
                 case .malformed(let line, let reason):
-                    throw CLIError.failure("the pose detector's line \(line) is not a pose: \(reason)")
+                    throw PoseSourceError.failure("the pose detector's line \(line) is not a pose: \(reason)")
                 }
             }
         }
@@ -118,17 +120,17 @@ public struct PoseSource {
         do {
             return try Recording.load(URL(fileURLWithPath: spec), openPose: openPose)
         } catch {
-            throw CLIError.failure(error.description)
+            throw PoseSourceError.failure(error.description)
         }
     }
 
-    private static func simulator(_ spec: String) throws(CLIError) -> ExerciseSimulator {
+    private static func simulator(_ spec: String) throws(PoseSourceError) -> ExerciseSimulator {
         do {
             return try SimulationSpec(parsing: spec).makeSimulator()
         } catch let error as SimulationSpecError {
-            throw CLIError.usage("invalid source \(spec.quotedExcerpt()): \(error)")
+            throw PoseSourceError.usage("invalid source \(spec.quotedExcerpt()): \(error)")
         } catch {
-            throw CLIError.failure("cannot simulate \(spec.quotedExcerpt()): \(error)")
+            throw PoseSourceError.failure("cannot simulate \(spec.quotedExcerpt()): \(error)")
         }
     }
 

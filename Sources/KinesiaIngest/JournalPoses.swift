@@ -28,9 +28,9 @@ public enum JournalPoses {
 
     /// The poses of the journal `spec` names, and a warning when damaged records were skipped.
     ///
-    /// - Throws: ``CLIError/failure(_:)`` when PATH holds no pose stream, or several to choose
-    ///   from; ``CLIError/usage(_:)`` for an option that is none.
-    public static func load(_ spec: String) throws(CLIError) -> (poses: [Pose], warning: String?) {
+    /// - Throws: ``PoseSourceError/failure(_:)`` when PATH holds no pose stream, or several to choose
+    ///   from; ``PoseSourceError/usage(_:)`` for an option that is none.
+    public static func load(_ spec: String) throws(PoseSourceError) -> (poses: [Pose], warning: String?) {
         let (path, camera) = try parse(spec)
         let stream = try streamDirectory(path, camera: camera)
         let entries: [JournalEntry]
@@ -39,7 +39,7 @@ public enum JournalPoses {
             reader = try JournalReader(directory: stream)
             entries = try reader.allEntries()
         } catch {
-            throw CLIError.failure("\(spec): \(error)")
+            throw PoseSourceError.failure("\(spec): \(error)")
         }
         var poses: [Pose] = []
         poses.reserveCapacity(entries.count)
@@ -62,15 +62,15 @@ public enum JournalPoses {
         return (poses, problems.isEmpty ? nil : "\(stream): " + problems.joined(separator: ", "))
     }
 
-    private static func parse(_ spec: String) throws(CLIError) -> (path: String, camera: String?) {
+    private static func parse(_ spec: String) throws(PoseSourceError) -> (path: String, camera: String?) {
         let parts = spec.dropFirst(prefix.count).split(separator: ",", omittingEmptySubsequences: false)
         guard let path = parts.first, !path.isEmpty else {
-            throw CLIError.usage("\(spec.quotedExcerpt()): give journal:PATH[,camera=ID]")
+            throw PoseSourceError.usage("\(spec.quotedExcerpt()): give journal:PATH[,camera=ID]")
         }
         var camera: String?
         for option in parts.dropFirst() {
             guard option.hasPrefix("camera="), camera == nil else {
-                throw CLIError.usage(
+                throw PoseSourceError.usage(
                     "\(spec.quotedExcerpt()): unknown option \(String(option).quotedExcerpt())")
             }
             camera = String(option.dropFirst("camera=".count))
@@ -81,7 +81,7 @@ public enum JournalPoses {
     }
 
     /// The one pose stream directory at or under `path` (three levels at most).
-    static func streamDirectory(_ path: String, camera: String?) throws(CLIError) -> String {
+    static func streamDirectory(_ path: String, camera: String?) throws(PoseSourceError) -> String {
         var found: [String] = []
         collect(path, depth: 0, into: &found)
         let poseStreams = found.filter { stream in
@@ -93,14 +93,14 @@ public enum JournalPoses {
             return camera.map { topic.camera == $0 } ?? true
         }
         guard !poseStreams.isEmpty else {
-            throw CLIError.failure(
+            throw PoseSourceError.failure(
                 "journal:\(path): no pose journal there" + (camera.map { " for camera \($0)" } ?? "")
                     + " (give a state directory, its journal/ or a stream directory journal/pose+CAMERA/STREAM)"
             )
         }
         if poseStreams.count == 1 { return poseStreams[0] }
         guard camera != nil else {
-            throw CLIError.failure(
+            throw PoseSourceError.failure(
                 "journal:\(path) holds \(poseStreams.count) pose streams; give one with ,camera=ID "
                     + "(the newest is read) or its directory: " + poseStreams.sorted().joined(separator: ", ")
             )

@@ -1,0 +1,406 @@
+import Foundation
+import KinesiaBus
+public import KinesiaClient
+import KinesiaJournal
+import KinesiaMotion
+public import KinesiaPublishJournal
+public import KinesiaService
+import KinesiaSystem
+public import KinesiaWire
+
+/// The camera-ingest process (`kinesia ingest`): publishes a source's poses on
+/// `pose/<camera>/`, journals them (unless told not to) and serves the journal through replay,
+/// announced on `health/<name>/` with its counters.
+///
+/// At `--pace recording` a recording goes out at the pace of its timestamps, and a pose that
+/// meets a full queue is dropped and counted (the receivers see the gap); at `max`, and from a
+/// live source, the ingest waits for the queue instead. A recording or simulation whose stream
+/// is resumed goes on after the last pose journaled.
+///
+/// ```swift
+/// let service = IngestService(configuration, source: try PoseSource.open("sim:squat", ...), log: log)
+/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// ```
+public struct IngestService: Sendable {
+    /// How fast poses go out.
+    public enum Pace: String, CaseIterable, Sendable {
+        /// At the pace of the poses' timestamps.
+        case recording
+        /// As fast as the bus takes them.
+        case max
+    }
+
+    /// What an ingest is given to run.
+    public struct Configuration: Sendable {
+        /// The topic: `pose/<camera>/`.
+        public var topic: Topic
+        /// The process name on `health/<name>/`.
+        public var name: String
+        /// How fast poses go out.
+        public var pace: Pace
+        /// At ``Pace/recording``: this many times the recording's pace.
+        public var speed: Double
+        /// How long to wait for a first subscriber before sending anyway (0: do not wait).
+        public var waitSeconds: Double
+        /// The source as given (`sim:squat`, a path, `-`), for the logs and the stream identity.
+        public var source: String
+        /// The bus, made ready, with its credentials.
+        public var bus: BusAddress
+        /// Whether the source loops (part of the stream identity).
+        public var loop: Bool
+        /// The journal: the state directory, its limits and syncs (or none).
+        public var journal: JournalOptions
+        /// Whether the bus runs insecure (TCP without keys): its health says so.
+        public var insecure: Bool
+        /// After the source's end, serve its poses through replay until stopped.
+        public var keepServing: Bool
+        /// The environment the state directory's default is found in.
+        public var environment: [String: String]
+
+        /// A configuration.
+        public init(
+            topic: Topic, name: String, pace: Pace = .recording, speed: Double = 1, waitSeconds: Double = 30,
+            source: String, bus: BusAddress, loop: Bool = false, journal: JournalOptions,
+            insecure: Bool = false, keepServing: Bool = false, environment: [String: String]
+        ) {
+            self.topic = topic
+            self.name = name
+            self.pace = pace
+            self.speed = speed
+            self.waitSeconds = waitSeconds
+            self.source = source
+            self.bus = bus
+            self.loop = loop
+            self.journal = journal
+            self.insecure = insecure
+            self.keepServing = keepServing
+            self.environment = environment
+        }
+    }
+
+    /// What it runs with.
+    public let configuration: Configuration
+    private let source: UncheckedSource
+    private let log: Logger
+
+    /// An ingest of `source` (used on the thread that runs the service only), logging on `log`.
+    public init(_ configuration: Configuration, source: PoseSource, log: Logger) {
+        self.configuration = configuration
+        self.source = UncheckedSource(value: source)
+        self.log = log
+    }
+
+    /// Moves the source onto the loop's thread (it is used there only).
+    private struct UncheckedSource: @unchecked Sendable {
+        var value: PoseSource
+    }
+
+    private struct Counters {
+        var sent = 0
+        var dropped = 0
+        var paused = 0
+        var malformedLines = 0
+        var invalid = 0
+        /// Jumps of the recording's time not waited for at `--pace recording`.
+        var timeJumps = 0
+        /// The pose detector's counters (`video:` and `camera:` sources).
+        var detector: [String: Int] = [:]
+        /// A camera's poses analysed while the ingest waited for a subscriber, not sent.
+        var discarded = 0
+        /// Poses a resumed stream had sent before the restart, not sent again.
+        var resumedSkipped = 0
+
+        var dictionary: [String: Int] {
+            [
+                "sent": sent, "dropped": dropped, "paused": paused, "malformedLines": malformedLines,
+                "invalid": invalid, "timeJumps": timeJumps,
+            ].merging(detector) { own, _ in own }.merging(discarded > 0 ? ["discarded": discarded] : [:]) {
+                own, _ in own
+            }.merging(resumedSkipped > 0 ? ["resumedSkipped": resumedSkipped] : [:]) { own, _ in own }
+        }
+    }
+
+    /// Publishes the source until its end (or, with ``Configuration/keepServing``, until `stop`)
+    /// or until `stop` is requested, then sends a last health report and logs a summary.
+    ///
+    /// - Throws: ``PoseSourceError/failure(_:)`` when the source failed or held no usable pose;
+    ///   ``PublishJournalError`` when the state directory cannot be used; the socket errors of a
+    ///   bus that cannot be reached.
+    public func run(until stop: StopToken) throws {
+        let settings = configuration
+        let bus = settings.bus
+        let log = self.log
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let publisher = try BusPublisher(
+            context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
+        defer { publisher.close() }
+        var health = try HealthPublisher(
+            process: settings.name, role: "ingest", insecure: settings.insecure, problems: { log.warning($0) }
+        )
+        var counters = Counters()
+        let topic = settings.topic
+        var source = self.source.value
+        let (journal, resumeAfter) = try Self.journal(
+            settings, source: source, publisher: publisher, log: log)
+        // The pose journal is served through replay (workers fill gaps and replay a session's
+        // poses from it after a restart), announced on health/.
+        let replay: (source: JournalReplaySource, server: ReplayServer)? =
+            try journal.flatMap { journal in
+                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: settings.name) else {
+                    log.warning(ReplayServer.notServedOnCURVE)
+                    return nil
+                }
+                return (
+                    JournalReplaySource(
+                        store: journal.store, current: [topic: publisher.streamID(on: topic)]),
+                    try ReplayServer(endpoint: endpoint)
+                )
+            }
+        defer { replay?.server.close() }
+        if let replay {
+            let endpoint = replay.server.endpoint
+            health.replay = { ReplayAnnouncement(endpoint: endpoint, streams: replay.source.streams()) }
+        }
+        func serveReplay() {
+            guard let replay else { return }
+            do {
+                try replay.server.serve(from: replay.source)
+            } catch {
+                log.warning("replay: \(error)")
+            }
+        }
+        func report() -> [String: Int] {
+            var values = counters.dictionary
+            if let journal { values.merge(journal.healthCounters) { own, _ in own } }
+            if let replay {
+                values.merge(replay.server.counters) { own, _ in own }
+                // What the replay's readers found damaged in the segments they read.
+                for (name, count) in replay.source.damageFound.counters where count > 0 {
+                    values[name, default: 0] += count
+                }
+            }
+            return values
+        }
+        // Whether a subscription to the topic ever reached the ingest: the only thing a
+        // publisher can know about delivery (it never knows whether a pose arrived).
+        var subscribed = false
+
+        if settings.waitSeconds > 0 {
+            log.info("waiting for a subscriber to \(topic) on \(bus)")
+            let found = try publisher.waitForSubscriber(
+                to: topic, timeout: .seconds(double: settings.waitSeconds),
+                isCancelled: {
+                    // A camera's poses of nobody's interest: dropped, so the first ones sent are
+                    // live rather than what the pipe held while the ingest waited.
+                    counters.discarded += source.discardBufferedLivePoses()
+                    counters.detector = source.detectorCounters
+                    health.publishIfDue(counters: { report() }, via: publisher)
+                    serveReplay()
+                    return stop.isRequested
+                })
+            counters.discarded += source.discardBufferedLivePoses()
+            if stop.isRequested { return }
+            if !found {
+                log.warning("nobody subscribed to \(topic) within \(settings.waitSeconds) s: sending anyway")
+            }
+            subscribed = found
+        }
+        log.info(
+            "publishing \(settings.source) on \(topic) (pace \(source.isLive ? "live" : settings.pace.rawValue))"
+        )
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        var lastProgress = started
+        var pace = RecordingPace(speed: settings.speed)
+        var lastT: Double?
+        let paced = settings.pace == .recording && !source.isLive
+        var failure: String?
+
+        loop: while !stop.isRequested {
+            journal?.syncIfDue()
+            serveReplay()
+            counters.detector = source.detectorCounters
+            health.publishIfDue(counters: { report() }, via: publisher)
+            if clock.now - lastProgress >= .seconds(5) {
+                lastProgress = clock.now
+                if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
+                log.info(
+                    "\(counters.sent) poses sent"
+                        + (lastT.map { " (t=\(String(format: "%.1f", $0)) s)" } ?? "")
+                        + (source.count.map { " of \($0)" } ?? "") + ", \(counters.dropped) dropped")
+            }
+            switch source.next(timeout: .milliseconds(100)) {
+            case .end:
+                break loop
+            case .failed(let reason):
+                failure = reason
+                break loop
+            case .idle:
+                continue
+            case .malformed(let line, let reason):
+                counters.malformedLines += 1
+                log.warning("standard input line \(line): \(reason)")
+                continue
+            case .pose(let pose):
+                if let resumeAfter, pose.timestamp <= resumeAfter {
+                    // Sent before the restart (the stream resumed): not sent again.
+                    counters.resumedSkipped += 1
+                    continue
+                }
+                if paced {
+                    switch pace.schedule(pose.timestamp, now: clock.now) {
+                    case .at(let due):
+                        while !stop.isRequested, clock.now < due {
+                            ThreadSleep.sleep(min(clock.now.duration(to: due), .milliseconds(20)))
+                            health.publishIfDue(counters: { report() }, via: publisher)
+                            serveReplay()
+                        }
+                        if stop.isRequested { break loop }
+                    case .jump(let from, let to):
+                        counters.timeJumps += 1
+                        if counters.timeJumps <= 10 || counters.timeJumps % 1000 == 0 {
+                            log.warning(Self.jumpMessage(from: from, to: to, speed: settings.speed))
+                        }
+                    }
+                }
+                lastT = pose.timestamp
+                do {
+                    var queued = try publisher.publish(pose, on: topic)
+                    if !queued, settings.pace == .max || source.isLive {
+                        // At the high-water mark: wait for the queue to drain rather than drop.
+                        counters.paused += 1
+                        while !queued, !stop.isRequested {
+                            ThreadSleep.sleep(.milliseconds(1))
+                            serveReplay()
+                            queued = try publisher.resend()
+                        }
+                    }
+                    if queued { counters.sent += 1 } else { counters.dropped += 1 }
+                } catch let error as WireError {
+                    counters.invalid += 1
+                    log.warning("pose at t=\(pose.timestamp) not sent: \(error)")
+                }
+            }
+        }
+        counters.detector = source.detectorCounters
+        // A source read to its end ends its stream: the next start begins a new one.
+        if settings.keepServing, failure == nil, replay != nil {
+            // The stream stays open (not ended): a restart resumes it, skips every pose, and
+            // serves again.
+            journal?.finish(ended: false)
+            log.info("end of \(settings.source): serving its poses through replay until stopped")
+            while !stop.isRequested {
+                journal?.syncIfDue()
+                health.publishIfDue(counters: { report() }, via: publisher)
+                serveReplay()
+                ThreadSleep.sleep(.milliseconds(20))
+            }
+        } else {
+            journal?.finish(ended: !stop.isRequested && failure == nil)
+        }
+        health.publish(counters: report(), via: publisher)
+        if let summary = source.detectorSummary { log.info(summary) }
+        if let failure { throw PoseSourceError.failure(failure) }
+        if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
+        let elapsed = (clock.now - started).seconds
+        // "sent": handed to the bus. A publisher cannot know what was delivered; it only knows
+        // whether anyone subscribed.
+        let summary =
+            "\(counters.sent) poses sent to the broker in \(String(format: "%.1f", elapsed)) s, "
+            + "\(counters.dropped) dropped"
+            + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
+            + (counters.timeJumps > 0 ? ", \(counters.timeJumps) jumps in time not waited for" : "")
+            + (source.loops > 0 ? ", \(source.loops) loops" : "")
+            + (counters.resumedSkipped > 0
+                ? ", \(counters.resumedSkipped) sent before the restart skipped" : "")
+        let ending = stop.isRequested ? "stopped" : "done"
+        if !stop.isRequested, counters.sent + counters.dropped + counters.resumedSkipped == 0 {
+            log.info("\(ending): \(summary)")
+            throw PoseSourceError.failure(Self.nothingUsable(settings.source, counters: counters))
+        }
+        guard subscribed || counters.sent == 0 else {
+            // Nothing can have been delivered: said as a warning, not a failure, because an
+            // ingest started before its workers (or under `kinesia up`, which restarts what
+            // fails) did its job; the operator must still not read it as a delivery.
+            log.warning(
+                "\(ending): \(summary), but nobody ever subscribed to \(topic) on \(settings.bus.description): "
+                    + "none of them was delivered (is a worker running, and is the broker reachable?)")
+            return
+        }
+        log.info("\(ending): \(summary) (delivery is not confirmed)")
+    }
+
+    /// Opens the journal of the camera's poses (unless `--no-journal`) and its stream identity
+    /// (`pose+<camera>`). A recording or simulation whose stream is resumed (the same source,
+    /// stopped before its end) goes on after the last pose journaled: the poses up to that
+    /// pose's time are skipped. A live source (standard input, a camera, a video through the
+    /// detector) always starts a new stream.
+    /// - Returns: The journal, and the time of the last pose sent before a restart (`nil`: send
+    ///   every pose).
+    private static func journal(
+        _ settings: Configuration, source: PoseSource, publisher: BusPublisher, log: Logger
+    ) throws -> (PublishJournal?, Double?) {
+        guard !settings.journal.disabled else { return (nil, nil) }
+        let journal = try PublishJournal(
+            options: settings.journal, environment: settings.environment, bus: settings.bus.description,
+            log: log)
+        let camera = settings.topic.camera ?? ""
+        let resumable = !source.isLive && settings.source != "-" && !CameraSource.isCamera(settings.source)
+        let attached = try journal.attach(
+            [settings.topic], identity: "pose+\(camera)", session: "\(settings.source) loop=\(settings.loop)",
+            resumable: resumable, to: publisher)
+        journal.install(on: publisher)
+        var resumeAfter: Double?
+        if attached.resumed, let last = attached.lastSequences[settings.topic] {
+            let stream = JournalStream(topic: settings.topic, streamID: attached.stream)
+            if let entry = try? journal.store.openReader(for: stream).entries(from: last, limit: 1).first,
+                entry.frames.count == 2, let decoded = try? PoseCodec.decode(entry.frames[1])
+            {
+                resumeAfter = decoded.pose.timestamp
+            }
+        }
+        log.info(
+            attached.resumed
+                ? "resuming stream \(attached.stream) of \(settings.topic) after pose #\(attached.lastSequences[settings.topic].map(String.init) ?? "-")"
+                    + (resumeAfter.map { " (t=\($0)): the poses up to there are not sent again" } ?? "")
+                : "new stream \(attached.stream) of \(settings.topic)")
+        log.info("journaling in \(journal.stateDirectory) (fsync \(settings.journal.fsync))")
+        return (journal, resumeAfter)
+    }
+
+    /// The warning for a jump of the recording's time that is not waited for.
+    public static func jumpMessage(from: Double, to: Double, speed: Double) -> String {
+        let times = "from t=\(from) to t=\(to)"
+        guard to > from else {
+            return "the recording's time goes back \(times): sent at once, the pace goes on from there"
+        }
+        let wait = (to - from) / speed
+        return "the recording's time jumps \(times): a wait of \(Self.describe(seconds: wait)) "
+            + "(over \(Int(RecordingPace.longestWait)) s) skipped, the pace goes on from there"
+    }
+
+    /// `12.5 s`, `3.2 h`, `11.6 days`.
+    private static func describe(seconds: Double) -> String {
+        if seconds < 3600 { return String(format: "%.1f s", seconds) }
+        if seconds < 86_400 { return String(format: "%.1f h", seconds / 3600) }
+        return String(format: "%.1f days", seconds / 86_400)
+    }
+
+    /// The failure of a source that ended without a pose to send.
+    private static func nothingUsable(_ source: String, counters: Counters) -> String {
+        var found: [String] = []
+        if counters.malformedLines > 0 {
+            found.append(
+                "\(counters.malformedLines) malformed line\(counters.malformedLines == 1 ? "" : "s")")
+        }
+        if counters.invalid > 0 {
+            found.append(
+                "\(counters.invalid) pose\(counters.invalid == 1 ? "" : "s") that could not be encoded")
+        }
+        let name = source == "-" ? "standard input" : source
+        return "nothing sent: \(name) held no usable pose"
+            + (found.isEmpty ? "" : " (" + found.joined(separator: ", ") + ")")
+    }
+}
