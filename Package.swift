@@ -131,7 +131,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(
-            name: "KinesiaBroker", dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire"],
+            name: "KinesiaBroker",
+            dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire", "KinesiaService", "KinesiaSystem"],
             swiftSettings: strictSettings),
         .target(
             name: "KinesiaWorker",
@@ -256,6 +257,9 @@ let package = Package(
             dependencies: [
                 "KinesiaIngest", "KinesiaMotion", "KinesiaService", "KinesiaSystem", "KinesiaTestSupport",
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaBrokerTests", dependencies: ["KinesiaBroker", "KinesiaBus"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaServiceTests", dependencies: ["KinesiaService"],

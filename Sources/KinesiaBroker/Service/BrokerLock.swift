@@ -32,9 +32,9 @@ final class BrokerLock {
     private var sockets: [String: FileStatus] = [:]
 
     /// Takes the lock, or fails at once if another process holds it.
-    /// - Throws: ``CLIError/failure(_:)`` naming the other broker's pid, a directory or file
+    /// - Throws: ``BrokerError`` naming the other broker's pid, a directory or file
     ///   that is not private to the user, or the system error.
-    init(directory: String) throws(CLIError) {
+    init(directory: String) throws(BrokerError) {
         self.directory = directory
         let opened: PrivateDirectory
         do {
@@ -53,12 +53,12 @@ final class BrokerLock {
             locked = try opened.descriptor.tryLock()
             if locked { locked = try pidFile.tryLock() }
         } catch {
-            throw CLIError.failure("cannot lock \(directory): \(error)")
+            throw BrokerError("cannot lock \(directory): \(error)")
         }
         guard locked else {
             let bytes = (try? pidFile.read(upTo: 32)) ?? []
             let pid = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw CLIError.failure(
+            throw BrokerError(
                 "another broker already serves \(directory)"
                     + (pid.isEmpty || !pid.allSatisfy(\.isNumber) ? "" : " (pid \(pid))")
                     + "; stop it first, or give this one another --bus")
@@ -73,8 +73,8 @@ final class BrokerLock {
     /// Records the identity (device and inode) of the socket files just bound, so that
     /// ``removeSockets()`` removes these and no other.
     ///
-    /// - Throws: ``CLIError/failure(_:)`` when one is missing or not private to the user.
-    func recordSockets(_ names: [String]) throws(CLIError) {
+    /// - Throws: ``BrokerError`` when one is missing or not private to the user.
+    func recordSockets(_ names: [String]) throws(BrokerError) {
         for name in names {
             let status: FileStatus?
             do {
@@ -83,7 +83,7 @@ final class BrokerLock {
                 throw Self.unusable(directory, error)
             }
             guard let status, status.kind == .socket else {
-                throw CLIError.failure("\(directory)/\(name) is not the socket this broker bound")
+                throw BrokerError("\(directory)/\(name) is not the socket this broker bound")
             }
             sockets[name] = status
         }
@@ -109,8 +109,8 @@ final class BrokerLock {
 
     /// The failure for a directory or file that ``PrivateDirectory`` refuses (the words of
     /// ``BusAddressError/directoryUnusable(_:reason:)``, as every other command says them).
-    private static func unusable(_ directory: String, _ error: PrivateDirectoryError) -> CLIError {
-        CLIError.failure(BusAddressError.directoryUnusable(directory, reason: error.description).description)
+    private static func unusable(_ directory: String, _ error: PrivateDirectoryError) -> BrokerError {
+        BrokerError(BusAddressError.directoryUnusable(directory, reason: error.description).description)
     }
 
     deinit {

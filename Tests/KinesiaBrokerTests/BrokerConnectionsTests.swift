@@ -1,7 +1,7 @@
 import KinesiaBus
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaBroker
 
 /// The broker's connection counts, from its monitors' events, with no socket.
 struct BrokerConnectionsTests {
