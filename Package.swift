@@ -131,6 +131,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(
+            name: "KinesiaRecorder",
+            dependencies: [
+                "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaStore", "KinesiaWire",
+                "KinesiaMotion",
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "KinesiaBroker",
             dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire", "KinesiaService", "KinesiaSystem"],
             swiftSettings: strictSettings),
@@ -169,7 +176,7 @@ let package = Package(
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
-                "KinesiaPublishJournal", "KinesiaIngest",
+                "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -240,6 +247,7 @@ let package = Package(
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
                 "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal", "KinesiaIngest",
+                "KinesiaRecorder",
             ],
             swiftSettings: strictSettings),
         .testTarget(
@@ -260,6 +268,13 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaBrokerTests", dependencies: ["KinesiaBroker", "KinesiaBus"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaRecorderTests",
+            dependencies: [
+                "KinesiaRecorder", "KinesiaClient", "KinesiaMotion", "KinesiaStore", "KinesiaWire",
+                "KinesiaAnalytics", "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaServiceTests", dependencies: ["KinesiaService"],

@@ -4,6 +4,7 @@ import KinesiaWire
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaRecorder
 
 /// Warnings a hostile peer can trigger at its own rate (issue 19, item 13).
 struct WarningThrottleTests {

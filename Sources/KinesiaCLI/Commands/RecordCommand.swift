@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaRecorder
 import KinesiaService
 import KinesiaStore
 import KinesiaWire
@@ -99,17 +100,6 @@ public struct RecordCommand: ParsableCommand {
         }
     }
 
-    /// The subscriptions: each camera's events and snapshots, or every camera's.
-    func prefixes() throws(TopicError) -> [TopicPrefix] {
-        guard !cameras.isEmpty else { return [.kind(.event), .kind(.snapshot)] }
-        var result: [TopicPrefix] = []
-        for camera in cameras {
-            result.append(try .events(camera: camera))
-            result.append(try .snapshots(camera: camera))
-        }
-        return result
-    }
-
     /// Records until a signal.
     public func run(context: CommandContext) async throws {
         let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
@@ -122,65 +112,11 @@ public struct RecordCommand: ParsableCommand {
         } catch {
             throw CLIError.failure("kinesia record: \(error)")
         }
-        let command = self
-        try await BusProcess.run(context: context) { stop in
-            try command.record(
-                database, bus: bus, insecure: insecure, name: name, stop: stop, context: context)
-        }
-    }
-
-    private func record(
-        _ database: String, bus: BusAddress, insecure: Bool, name: String, stop: StopToken,
-        context: CommandContext
-    ) throws {
-        let log = context.logger
-        let clock = ContinuousClock()
-        let origin = clock.now
-        func now() -> Duration { clock.now - origin }
-        let writer = try RecordWriter(path: database, snapshotInterval: snapshotInterval, now: now())
-        let zmq = try ZMQContext()
-        defer { zmq.terminate() }
-        let publisher = try BusPublisher(
-            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
-        defer { publisher.close() }
-        let subscriber = try ExactlyOnceSubscriber(
-            context: zmq, bus: bus, topics: try prefixes(), from: from.replayStart, cursor: writer.cursor)
-        defer { subscriber.close() }
-        var health = try BusProcess.healthPublisher(
-            process: name, role: "record", insecure: insecure, log: log)
-        func counters() -> [String: Int] {
-            var values = writer.recorder.counters
-            for (counter, value) in subscriber.machine.counters { values["replay.\(counter)"] = value }
-            return values
-        }
-        func handle(_ delivery: ExactlyOnceSubscriber.Delivery) throws {
-            for warning in try writer.handle(delivery, now: now()) { log.warning(warning) }
-        }
-
-        let known = writer.cursor.delivered.count
-        log.info(
-            "recording \(cameras.isEmpty ? "every camera" : cameras.joined(separator: ", ")) on \(bus) into \(database) "
-                + (known == 0
-                    ? "(new streams from \(from.rawValue))"
-                    : "(resuming \(known) stream\(known == 1 ? "" : "s") after their last stored message; new ones from \(from.rawValue))")
-        )
-        while !stop.isRequested {
-            health.publishIfDue(counters: counters, via: publisher)
-            try writer.commitIfDue(now: now())
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
-            try handle(delivery)
-        }
-        // What is already here is stored before stopping.
-        let deadline = clock.now.advanced(by: .milliseconds(500))
-        while clock.now < deadline, let next = try subscriber.receive(timeout: .milliseconds(20)) {
-            try handle(next)
-        }
-        try writer.close()
-        health.publish(counters: counters(), via: publisher)
-        let recorder = writer.recorder
-        log.info(
-            "stopped: \(recorder.stored) stored, \(recorder.duplicates) already stored, "
-                + "\(recorder.snapshotsSkipped) snapshots skipped, \(recorder.malformed) malformed, \(recorder.missing) missing"
-        )
+        let service = RecordService(
+            RecordService.Configuration(
+                database: database, bus: bus, insecure: insecure, name: name, cameras: cameras,
+                from: from.replayStart, snapshotInterval: snapshotInterval),
+            log: context.logger)
+        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
     }
 }

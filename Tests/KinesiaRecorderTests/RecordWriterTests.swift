@@ -6,7 +6,7 @@ import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaRecorder
 
 /// `kinesia record`'s cursor and transactions, with no socket: an ``ExactlyOnceStateMachine``
 /// fed by a simulated worker (its messages, its heartbeats, its replay answers) drives a

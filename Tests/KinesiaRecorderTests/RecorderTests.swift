@@ -5,7 +5,7 @@ import KinesiaStore
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaRecorder
 
 /// What `kinesia record` does with each message, with no database and no socket.
 struct RecorderTests {

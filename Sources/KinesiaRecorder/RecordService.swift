@@ -1,0 +1,133 @@
+import KinesiaBus
+public import KinesiaClient
+public import KinesiaService
+import KinesiaStore
+public import KinesiaWire
+
+/// The record consumer (`kinesia record`): follows each camera's events and snapshots exactly
+/// once (``ExactlyOnceSubscriber``) and stores the events, the analytics and a snapshot at most
+/// every ``Configuration/snapshotInterval`` of pose time (and at every change of the rep
+/// counts) in an SQLite database (``RecordWriter``), the same ones across restarts: a
+/// restarted recorder resumes each stream after its last stored message.
+///
+/// ```swift
+/// let service = RecordService(configuration, log: log)
+/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// ```
+public struct RecordService: Sendable {
+    /// What a recorder is given to run.
+    public struct Configuration: Sendable {
+        /// The database file.
+        public var database: String
+        /// The bus, made ready, with its credentials.
+        public var bus: BusAddress
+        /// Whether the bus runs insecure (TCP without keys): its health says so.
+        public var insecure: Bool
+        /// The process name on `health/<name>/`.
+        public var name: String
+        /// The cameras followed (empty: every camera).
+        public var cameras: [String]
+        /// Where streams the database does not know yet start.
+        public var from: ReplayStart
+        /// Seconds of pose time between two stored snapshots of a session, at least.
+        public var snapshotInterval: Double
+
+        /// A configuration.
+        public init(
+            database: String, bus: BusAddress, insecure: Bool, name: String, cameras: [String] = [],
+            from: ReplayStart = .beginning, snapshotInterval: Double = 0.2
+        ) {
+            self.database = database
+            self.bus = bus
+            self.insecure = insecure
+            self.name = name
+            self.cameras = cameras
+            self.from = from
+            self.snapshotInterval = snapshotInterval
+        }
+    }
+
+    /// What it runs with.
+    public let configuration: Configuration
+    private let log: Logger
+
+    /// A recorder that logs on `log`.
+    public init(_ configuration: Configuration, log: Logger) {
+        self.configuration = configuration
+        self.log = log
+    }
+
+    /// The subscriptions: each camera's events and snapshots, or every camera's.
+    public static func prefixes(_ cameras: [String]) throws(TopicError) -> [TopicPrefix] {
+        guard !cameras.isEmpty else { return [.kind(.event), .kind(.snapshot)] }
+        var result: [TopicPrefix] = []
+        for camera in cameras {
+            result.append(try .events(camera: camera))
+            result.append(try .snapshots(camera: camera))
+        }
+        return result
+    }
+
+    /// Records until `stop` is requested, then stores what already arrived (at most half a
+    /// second), commits, and sends a last health report.
+    ///
+    /// - Throws: ``SQLiteError`` when the database cannot be written; the socket errors of a
+    ///   bus that cannot be reached.
+    public func run(until stop: StopToken) throws {
+        let database = configuration.database
+        let bus = configuration.bus
+        let cameras = configuration.cameras
+        let log = self.log
+        let clock = ContinuousClock()
+        let origin = clock.now
+        func now() -> Duration { clock.now - origin }
+        let writer = try RecordWriter(
+            path: database, snapshotInterval: configuration.snapshotInterval, now: now())
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let publisher = try BusPublisher(
+            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        defer { publisher.close() }
+        let subscriber = try ExactlyOnceSubscriber(
+            context: zmq, bus: bus, topics: try Self.prefixes(cameras), from: configuration.from,
+            cursor: writer.cursor)
+        defer { subscriber.close() }
+        var health = try HealthPublisher(
+            process: configuration.name, role: "record", insecure: configuration.insecure,
+            problems: { log.warning($0) })
+        func counters() -> [String: Int] {
+            var values = writer.recorder.counters
+            for (counter, value) in subscriber.machine.counters { values["replay.\(counter)"] = value }
+            return values
+        }
+        func handle(_ delivery: ExactlyOnceSubscriber.Delivery) throws {
+            for warning in try writer.handle(delivery, now: now()) { log.warning(warning) }
+        }
+
+        let known = writer.cursor.delivered.count
+        log.info(
+            "recording \(cameras.isEmpty ? "every camera" : cameras.joined(separator: ", ")) on \(bus) into \(database) "
+                + (known == 0
+                    ? "(new streams from \(configuration.from))"
+                    : "(resuming \(known) stream\(known == 1 ? "" : "s") after their last stored message; new ones from \(configuration.from))")
+        )
+        while !stop.isRequested {
+            health.publishIfDue(counters: counters, via: publisher)
+            try writer.commitIfDue(now: now())
+            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+            try handle(delivery)
+        }
+        // What is already here is stored before stopping.
+        let deadline = clock.now.advanced(by: .milliseconds(500))
+        while clock.now < deadline, let next = try subscriber.receive(timeout: .milliseconds(20)) {
+            try handle(next)
+        }
+        try writer.close()
+        health.publish(counters: counters(), via: publisher)
+        let recorder = writer.recorder
+        log.info(
+            "stopped: \(recorder.stored) stored, \(recorder.duplicates) already stored, "
+                + "\(recorder.snapshotsSkipped) snapshots skipped, \(recorder.malformed) malformed, \(recorder.missing) missing"
+        )
+    }
+}
