@@ -92,18 +92,14 @@ package struct AudioPlayer: Sendable {
         let spawn = ProcessSpawn(
             executable: executable, arguments: [name] + arguments + [file],
             environment: environment.map { "\($0.key)=\($0.value)" })
-        let pid: pid_t
+        let child: ChildProcess
         do {
-            pid = try spawn.spawn()
+            child = try ChildProcess(spawn, name: "kinesia-audio-player")
         } catch {
             throw CueConsumerError.failure("cannot start \(name): \(error)")
         }
-        let status: TerminationStatus?
-        do {
-            status = try ChildWait.reap(pid, blocking: true)
-        } catch {
-            throw CueConsumerError.failure("\(name) was lost: \(error)")
-        }
+        // `.exited(-1)` when someone else reaped it: the player was lost.
+        let status = child.waitForExit()
         guard let status, status.isSuccess else {
             throw CueConsumerError.failure(
                 "\(name) failed (\(status.map { "\($0)" } ?? "unknown")) playing \(file)")

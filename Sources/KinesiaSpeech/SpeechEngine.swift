@@ -92,8 +92,7 @@ public final class SpeechCommand: SpeechEngine {
         spawn.standardInput = input
         let status: TerminationStatus?
         do {
-            let pid = try spawn.spawn()
-            status = try ChildWait.reap(pid, blocking: true)
+            status = try ChildProcess(spawn, name: "kinesia-espeak-ng").waitForExit()
         } catch {
             throw SpeechError.synthesisFailed(-1)
         }

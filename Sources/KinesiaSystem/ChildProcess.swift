@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Synchronization
 
-/// One child process, spawned with `posix_spawn` and reaped by a thread of its own.
+/// One child process, spawned with `posix_spawn` and reaped by a thread of its own: the one
+/// owner of a child in the package (the supervisor's children, the pose detector, the audio
+/// player, the `espeak-ng` command, the tests' processes).
 ///
 /// Why not `Foundation.Process`: it cannot put a child in a process group of its own, reset the
 /// signal dispositions the parent ignores (a supervisor ignores SIGINT/SIGTERM to receive them
@@ -29,8 +30,16 @@ import Synchronization
 /// Reaping: the thread blocks in `waitid(..., WNOWAIT)` (no polling, no CPU), then reaps with
 /// `waitpid` under the same lock that ``send(_:)`` takes, so a signal is never sent to a pid
 /// that was already reaped (and possibly reused). Only this child's pid is waited for, so
-/// other children of the same process (a test runner's) are left alone.
-package final class ChildProcess: Sendable {
+/// other children of the same process (a test runner's) are left alone. Waiting for the exit
+/// (``waitForExit(timeout:)``, ``stop(grace:)``) blocks on a condition the thread signals: no
+/// polling either.
+///
+/// ```swift
+/// let child = try ChildProcess(ProcessSpawn(executable: "aplay", arguments: ["aplay", file], environment: env))
+/// let status = child.waitForExit()           // blocks until it ends
+/// let stopped = other.stop(grace: .seconds(2)) // SIGTERM to its group, SIGKILL after 2 s
+/// ```
+package final class ChildProcess: @unchecked Sendable {
     /// What to run.
     package struct Launch: Hashable, Sendable {
         /// The executable: a path, or a name found on `PATH` when it has no `/`.
@@ -61,17 +70,21 @@ package final class ChildProcess: Sendable {
     private enum State {
         case launching
         case running(pid: Int32)
-        case reaped
+        case spawnFailed(ProcessSpawn.Failure)
+        case reaped(pid: Int32, status: TerminationStatus)
     }
 
     /// The variable that carries the supervisor's pid to a child.
     package static let parentPIDVariable = "KINESIA_SUPERVISOR_PID"
 
-    private let state = Mutex<State>(.launching)
+    /// The state, under the condition's lock; the condition is signalled at every change.
+    private var state = State.launching
+    private let changed = NSCondition()
 
     private init() {}
 
-    /// Starts `launch` on a new thread and reports its ``Event``s through `onEvent`.
+    /// Starts `launch` on a new thread and reports its ``Event``s through `onEvent`, without
+    /// waiting for the spawn (the supervisor's children).
     ///
     /// - Parameters:
     ///   - launch: What to run.
@@ -82,49 +95,144 @@ package final class ChildProcess: Sendable {
         _ launch: Launch, name: String, onEvent: @escaping @Sendable (Event) -> Void
     ) -> ChildProcess {
         let child = ChildProcess()
-        let thread = Thread {
-            child.spawnAndWait(launch, onEvent: onEvent)
-        }
-        thread.name = "kinesia-up-\(name)"
-        thread.start()
+        child.start(
+            ProcessSpawn(
+                executable: launch.executable, arguments: launch.arguments, environment: launch.environment),
+            name: "kinesia-up-\(name)", onEvent: onEvent)
         return child
     }
 
-    /// Sends `signal` to the child's process group (the child and whatever it started); does
-    /// nothing once the child has been reaped.
+    /// Spawns `spawn` from a thread of its own (which then waits for the child's exit) and
+    /// returns once it runs.
     ///
-    /// - Returns: Whether a signal was sent.
-    @discardableResult
-    package func send(_ signal: ProcessSignal) -> Bool {
-        state.withLock { state in
-            guard case .running(let pid) = state else { return false }
-            if kill(-pid, signal.rawValue) == 0 { return true }
-            // The child may have left its group (setsid): signal it alone.
-            return kill(pid, signal.rawValue) == 0
+    /// - Parameter name: A name for the thread (debugging only).
+    /// - Throws: ``ProcessSpawn/Failure`` when it cannot be spawned.
+    package convenience init(_ spawn: ProcessSpawn, name: String = "kinesia-child") throws(ProcessSpawn
+        .Failure)
+    {
+        self.init()
+        start(spawn, name: name, onEvent: { _ in })
+        changed.lock()
+        defer { changed.unlock() }
+        while case .launching = state { changed.wait() }
+        if case .spawnFailed(let failure) = state { throw failure }
+    }
+
+    /// The child's pid (`nil` before it runs or when it could not be spawned).
+    package var pid: Int32? {
+        changed.lock()
+        defer { changed.unlock() }
+        switch state {
+        case .running(let pid), .reaped(let pid, _): return pid
+        case .launching, .spawnFailed: return nil
         }
     }
 
-    private func spawnAndWait(_ launch: Launch, onEvent: @Sendable (Event) -> Void) {
+    /// How it ended, once it has been reaped (`nil` while it runs).
+    package var status: TerminationStatus? {
+        changed.lock()
+        defer { changed.unlock() }
+        if case .reaped(_, let status) = state { return status }
+        return nil
+    }
+
+    /// Sends `signal` to the child's process group (the child and whatever it started), or to
+    /// the child alone; does nothing once the child has been reaped.
+    ///
+    /// - Returns: Whether a signal was sent.
+    @discardableResult
+    package func send(_ signal: ProcessSignal, toGroup: Bool = true) -> Bool {
+        changed.lock()
+        defer { changed.unlock() }
+        guard case .running(let pid) = state else { return false }
+        if toGroup, kill(-pid, signal.rawValue) == 0 { return true }
+        // The child may have left its group (setsid): signal it alone.
+        return kill(pid, signal.rawValue) == 0
+    }
+
+    /// Blocks until the child has been reaped, or for at most `timeout`.
+    ///
+    /// - Returns: How it ended; `nil` when it still runs after `timeout`, or was never spawned.
+    @discardableResult
+    package func waitForExit(timeout: Duration? = nil) -> TerminationStatus? {
+        let deadline = timeout.map {
+            Date().addingTimeInterval(
+                Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18)
+        }
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            switch state {
+            case .reaped(_, let status): return status
+            case .spawnFailed: return nil
+            case .launching, .running: break
+            }
+            if let deadline {
+                // `false`: the deadline passed (a spurious wake-up returns `true`: checked again).
+                guard changed.wait(until: deadline) else {
+                    if case .reaped(_, let status) = state { return status }
+                    return nil
+                }
+            } else {
+                changed.wait()
+            }
+        }
+    }
+
+    /// SIGTERM to the child's group; SIGKILL when it still runs after `grace`; then waits for
+    /// it to be reaped.
+    ///
+    /// - Returns: How it ended (`nil` only when it was never spawned).
+    @discardableResult
+    package func stop(grace: Duration) -> TerminationStatus? {
+        send(.terminate)
+        return waitForExit(killingAfter: grace)
+    }
+
+    /// Waits at most `grace` for the child to end by itself, then SIGKILLs its group and waits
+    /// for it to be reaped: never blocks for good.
+    ///
+    /// - Returns: How it ended (`nil` only when it was never spawned).
+    @discardableResult
+    package func waitForExit(killingAfter grace: Duration) -> TerminationStatus? {
+        if let status = waitForExit(timeout: grace) { return status }
+        send(.kill)
+        return waitForExit()
+    }
+
+    private func start(_ spawn: ProcessSpawn, name: String, onEvent: @escaping @Sendable (Event) -> Void) {
+        let thread = Thread { self.spawnAndWait(spawn, onEvent: onEvent) }
+        thread.name = name
+        thread.start()
+    }
+
+    private func update(_ new: State) {
+        changed.lock()
+        state = new
+        changed.broadcast()
+        changed.unlock()
+    }
+
+    private func spawnAndWait(_ spawn: ProcessSpawn, onEvent: @Sendable (Event) -> Void) {
         let pid: Int32
         do {
-            pid = try ProcessSpawn(
-                executable: launch.executable, arguments: launch.arguments, environment: launch.environment
-            ).spawn()
+            pid = try spawn.spawn()
         } catch {
-            state.withLock { $0 = .reaped }
+            update(.spawnFailed(error))
             onEvent(.spawnFailed(reason: error.description))
             return
         }
-        state.withLock { $0 = .running(pid: pid) }
+        update(.running(pid: pid))
         onEvent(.spawned(pid: pid))
 
         // Wait without reaping, so that `send` never signals a reaped (reusable) pid.
         try? ChildWait.waitUntilExited(pid)
-        let status: TerminationStatus = state.withLock { state in
-            state = .reaped
-            // ECHILD: someone else reaped it; the status is unknown.
-            return (try? ChildWait.reap(pid, blocking: true)) ?? .exited(-1)
-        }
+        changed.lock()
+        // ECHILD: someone else reaped it; the status is unknown.
+        let status = (try? ChildWait.reap(pid, blocking: true)) ?? .exited(-1)
+        state = .reaped(pid: pid, status: status)
+        changed.broadcast()
+        changed.unlock()
         onEvent(.exited(pid: pid, status: status))
     }
 }

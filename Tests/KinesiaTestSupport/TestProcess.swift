@@ -1,6 +1,5 @@
 package import Glibc
 package import KinesiaSystem
-import Synchronization
 
 /// A process that a test starts (a `kinesia` command, a script, a system tool), its output going
 /// to files, reaped by the test itself.
@@ -11,10 +10,10 @@ import Synchronization
 /// mask, a process group of its own), with standard input from a file (`/dev/null` by default)
 /// and standard output and error to files (no pipe can fill up and block it).
 ///
-/// Reaping: ``isRunning``, ``waitForExit(timeout:)`` and ``waitForExit()`` wait for this pid
-/// only (never for the children of other tests), and ``send(_:)`` signals it only while it has
-/// not been reaped, under the same lock, so a signal never reaches a reused pid. A process still
-/// running when its `TestProcess` goes away is killed and reaped.
+/// Reaping is ``ChildProcess``'s, the package's one owner of a child: a thread of its own waits
+/// for this pid only (never for the children of other tests), and ``send(_:)`` signals it only
+/// while it has not been reaped, under the same lock, so a signal never reaches a reused pid. A
+/// process still running when its `TestProcess` goes away is killed and reaped.
 ///
 /// Not `Foundation.Process`: it does not reset the signal mask, and it runs a run loop on a
 /// thread of its own to reap.
@@ -25,8 +24,7 @@ package final class TestProcess: Sendable {
     /// The process id.
     package let pid: pid_t
 
-    /// The exit status once reaped: the code, or 128 + N when signal N ended it.
-    private let reaped = Mutex<Int32?>(nil)
+    private let child: ChildProcess
 
     /// Starts `executable` with `arguments` (without `argv[0]`, which is the executable).
     ///
@@ -52,47 +50,29 @@ package final class TestProcess: Sendable {
         spawn.standardOutput = .file(standardOutput)
         spawn.standardError = standardError == standardOutput ? .standardOutput : .file(standardError)
         spawn.workingDirectory = workingDirectory
-        pid = try spawn.spawn()
+        child = try ChildProcess(spawn, name: "kinesia-test-child")
+        pid = child.pid ?? -1
     }
 
     deinit {
-        reaped.withLock { status in
-            guard status == nil else { return }
-            kill(pid, SIGKILL)
-            status = (try? ChildWait.reap(pid, blocking: true))?.shellStatus ?? -1
-        }
+        if child.send(.kill, toGroup: false) { child.waitForExit() }
     }
 
-    /// Whether it has not exited yet (reaps it when it has).
-    package var isRunning: Bool {
-        reaped.withLock { status in
-            guard status == nil else { return false }
-            do {
-                guard let reaped = try ChildWait.reap(pid, blocking: false) else { return true }
-                status = reaped.shellStatus
-            } catch {
-                status = -1  // ECHILD: reaped by someone else; the status is lost
-            }
-            return false
-        }
-    }
+    /// Whether it has not exited yet.
+    package var isRunning: Bool { child.status == nil }
 
     /// The exit status once it has exited: the code, or 128 + N when signal N ended it.
-    package var exitStatus: Int32? {
-        isRunning ? nil : reaped.withLock { $0 }
-    }
+    package var exitStatus: Int32? { child.status?.shellStatus }
 
-    /// Sends `signal` while it has not been reaped.
+    /// Sends `signal` to the process (not its group) while it has not been reaped.
     ///
     /// - Returns: Whether the signal was sent.
     @discardableResult
     package func send(_ signal: Int32) -> Bool {
-        reaped.withLock { status in
-            status == nil && kill(pid, signal) == 0
-        }
+        child.send(ProcessSignal(rawValue: signal), toGroup: false)
     }
 
-    /// Waits until it exits, polling every 10 ms (no thread is blocked).
+    /// Waits until it exits, looking every 10 ms (no thread is blocked).
     ///
     /// - Returns: ``exitStatus``, or `nil` when it still runs after `timeout`.
     package func waitForExit(timeout: Duration) async -> Int32? {
@@ -109,10 +89,7 @@ package final class TestProcess: Sendable {
     ///
     /// - Returns: ``exitStatus``.
     package func waitForExit() -> Int32 {
-        // Wait without reaping, so that `send` never signals a reaped (reusable) pid.
-        try? ChildWait.waitUntilExited(pid)
-        while isRunning {}  // reaps: it has exited
-        return exitStatus ?? -1
+        child.waitForExit()?.shellStatus ?? -1
     }
 
     /// SIGTERM, then SIGKILL when it still runs after `grace`.

@@ -41,7 +41,7 @@ final class DetectorProcess {
     private let errors: LineReader
     private var lastError: String?
     private var messages: [String] = []
-    private var isReaped = false
+    private let child: ChildProcess
     private var pending: Item?
     private let onMessage: (String) -> Void
 
@@ -67,13 +67,16 @@ final class DetectorProcess {
             environment: childEnvironment.map { "\($0.key)=\($0.value)" })
         spawn.standardOutput = .descriptor(outputPipe.writeEnd.rawValue)
         spawn.standardError = .descriptor(errorPipe.writeEnd.rawValue)
-        let spawned = Result { () throws(ProcessSpawn.Failure) in try spawn.spawn() }
+        let spawned = Result { () throws(ProcessSpawn.Failure) in
+            try ChildProcess(spawn, name: "kinesia-detector")
+        }
         // The parent's write ends close here, so the reads end when the detector exits.
         let outputRead = outputPipe.readEnd
         let errorRead = errorPipe.readEnd
         switch spawned {
-        case .success(let pid):
-            self.pid = pid
+        case .success(let child):
+            self.child = child
+            pid = child.pid ?? -1
         case .failure(let failure):
             throw PoseSourceError.failure(
                 "cannot start the pose detector (\(environment.python)): \(failure.errno); run scripts/setup")
@@ -156,29 +159,14 @@ final class DetectorProcess {
 
     /// Stops the child (SIGTERM to its group, SIGKILL after two seconds) and reaps it.
     func stop() {
-        guard !isReaped else { return }
-        kill(-pid, SIGTERM)
-        _ = reap(within: .seconds(2))
-    }
-
-    /// Reaps the child, waiting at most `grace` before SIGKILL: never blocks for good.
-    private func reap(within grace: Duration) -> TerminationStatus? {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: grace)
-        while clock.now < deadline {
-            if let status = reap(blocking: false) { return status }
-            if isReaped { return nil }
-            usleep(5_000)
-        }
-        kill(-pid, SIGKILL)
-        return reap(blocking: true)
+        child.stop(grace: .seconds(2))
     }
 
     /// The output ended: reads what is left of standard error, reaps the child and says why.
     private func finish() -> Item {
         readErrors(timeout: .seconds(2), untilEnd: true)
         // The output is closed: the child is exiting (or, closing it early, is killed).
-        let status = reap(within: .seconds(5)) ?? .exited(-1)
+        let status = child.waitForExit(killingAfter: .seconds(5)) ?? .exited(-1)
         switch status {
         case .exited(0):
             return .end
@@ -217,21 +205,6 @@ final class DetectorProcess {
                 }
                 if !untilEnd { wait = .zero }
             }
-        }
-    }
-
-    /// Reaps the child if it has exited (or, `blocking`, when it does); `nil` when it still
-    /// runs or was reaped already.
-    private func reap(blocking: Bool) -> TerminationStatus? {
-        guard !isReaped else { return nil }
-        do {
-            guard let status = try ChildWait.reap(pid, blocking: blocking) else { return nil }
-            isReaped = true
-            return status
-        } catch {
-            // ECHILD: nothing left to reap.
-            isReaped = true
-            return nil
         }
     }
 }
