@@ -93,8 +93,8 @@ package struct CueConsumer {
         defer { publisher.close() }
         let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: topics)
         defer { subscriber.close() }
-        var health = try HealthPublisher(process: name, role: role, problems: { log.warning($0) })
-        if insecure { health.constantCounters["insecure"] = 1 }
+        var health = try HealthPublisher(
+            process: name, role: role, insecure: insecure, problems: { log.warning($0) })
         var counters = Counters()
         var connected = false
         // Every gap and malformed message is counted; the first ten of a reason are logged, then

@@ -32,10 +32,10 @@ public struct IngestService: Sendable {
 
     /// What an ingest is given to run.
     public struct Configuration: Sendable {
+        /// The bus, the process name and whether the bus is insecure.
+        public var process: BusProcessIdentity
         /// The topic: `pose/<camera>/`.
         public var topic: Topic
-        /// The process name on `health/<name>/`.
-        public var name: String
         /// How fast poses go out.
         public var pace: Pace
         /// At ``Pace/recording``: this many times the recording's pace.
@@ -44,14 +44,10 @@ public struct IngestService: Sendable {
         public var waitSeconds: Double
         /// The source as given (`sim:squat`, a path, `-`), for the logs and the stream identity.
         public var source: String
-        /// The bus, made ready, with its credentials.
-        public var bus: BusAddress
         /// Whether the source loops (part of the stream identity).
         public var loop: Bool
         /// The journal: the state directory, its limits and syncs (or none).
         public var journal: JournalOptions
-        /// Whether the bus runs insecure (TCP without keys): its health says so.
-        public var insecure: Bool
         /// After the source's end, serve its poses through replay until stopped.
         public var keepServing: Bool
         /// The environment the state directory's default is found in.
@@ -59,20 +55,18 @@ public struct IngestService: Sendable {
 
         /// A configuration.
         public init(
-            topic: Topic, name: String, pace: Pace = .recording, speed: Double = 1, waitSeconds: Double = 30,
-            source: String, bus: BusAddress, loop: Bool = false, journal: JournalOptions,
-            insecure: Bool = false, keepServing: Bool = false, environment: [String: String]
+            process: BusProcessIdentity, topic: Topic, pace: Pace = .recording, speed: Double = 1,
+            waitSeconds: Double = 30, source: String, loop: Bool = false, journal: JournalOptions,
+            keepServing: Bool = false, environment: [String: String]
         ) {
+            self.process = process
             self.topic = topic
-            self.name = name
             self.pace = pace
             self.speed = speed
             self.waitSeconds = waitSeconds
             self.source = source
-            self.bus = bus
             self.loop = loop
             self.journal = journal
-            self.insecure = insecure
             self.keepServing = keepServing
             self.environment = environment
         }
@@ -128,16 +122,14 @@ public struct IngestService: Sendable {
     ///   bus that cannot be reached.
     public func run(until stop: StopToken) throws {
         let settings = configuration
-        let bus = settings.bus
+        let bus = settings.process.bus
         let log = self.log
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let publisher = try BusPublisher(
             context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
         defer { publisher.close() }
-        var health = try HealthPublisher(
-            process: settings.name, role: "ingest", insecure: settings.insecure, problems: { log.warning($0) }
-        )
+        var health = try settings.process.healthPublisher(role: "ingest", problems: { log.warning($0) })
         var counters = Counters()
         let topic = settings.topic
         var source = self.source.value
@@ -147,7 +139,8 @@ public struct IngestService: Sendable {
         // poses from it after a restart), announced on health/.
         let replay: (source: JournalReplaySource, server: ReplayServer)? =
             try journal.flatMap { journal in
-                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: settings.name) else {
+                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: settings.process.name)
+                else {
                     log.warning(ReplayServer.notServedOnCURVE)
                     return nil
                 }
@@ -325,7 +318,7 @@ public struct IngestService: Sendable {
             // ingest started before its workers (or under `kinesia up`, which restarts what
             // fails) did its job; the operator must still not read it as a delivery.
             log.warning(
-                "\(ending): \(summary), but nobody ever subscribed to \(topic) on \(settings.bus.description): "
+                "\(ending): \(summary), but nobody ever subscribed to \(topic) on \(settings.process.bus.description): "
                     + "none of them was delivered (is a worker running, and is the broker reachable?)")
             return
         }
@@ -344,7 +337,8 @@ public struct IngestService: Sendable {
     ) throws -> (PublishJournal?, Double?) {
         guard !settings.journal.disabled else { return (nil, nil) }
         let journal = try PublishJournal(
-            options: settings.journal, environment: settings.environment, bus: settings.bus.description,
+            options: settings.journal, environment: settings.environment,
+            bus: settings.process.bus.description,
             log: log)
         let camera = settings.topic.camera ?? ""
         let resumable = !source.isLive && settings.source != "-" && !CameraSource.isCamera(settings.source)

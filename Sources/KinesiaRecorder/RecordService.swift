@@ -17,14 +17,10 @@ public import KinesiaWire
 public struct RecordService: Sendable {
     /// What a recorder is given to run.
     public struct Configuration: Sendable {
+        /// The bus, the process name and whether the bus is insecure.
+        public var process: BusProcessIdentity
         /// The database file.
         public var database: String
-        /// The bus, made ready, with its credentials.
-        public var bus: BusAddress
-        /// Whether the bus runs insecure (TCP without keys): its health says so.
-        public var insecure: Bool
-        /// The process name on `health/<name>/`.
-        public var name: String
         /// The cameras followed (empty: every camera).
         public var cameras: [String]
         /// Where streams the database does not know yet start.
@@ -34,13 +30,11 @@ public struct RecordService: Sendable {
 
         /// A configuration.
         public init(
-            database: String, bus: BusAddress, insecure: Bool, name: String, cameras: [String] = [],
+            process: BusProcessIdentity, database: String, cameras: [String] = [],
             from: ReplayStart = .beginning, snapshotInterval: Double = 0.2
         ) {
+            self.process = process
             self.database = database
-            self.bus = bus
-            self.insecure = insecure
-            self.name = name
             self.cameras = cameras
             self.from = from
             self.snapshotInterval = snapshotInterval
@@ -75,7 +69,7 @@ public struct RecordService: Sendable {
     ///   bus that cannot be reached.
     public func run(until stop: StopToken) throws {
         let database = configuration.database
-        let bus = configuration.bus
+        let bus = configuration.process.bus
         let cameras = configuration.cameras
         let log = self.log
         let clock = ContinuousClock()
@@ -92,9 +86,7 @@ public struct RecordService: Sendable {
             context: zmq, bus: bus, topics: try Self.prefixes(cameras), from: configuration.from,
             cursor: writer.cursor)
         defer { subscriber.close() }
-        var health = try HealthPublisher(
-            process: configuration.name, role: "record", insecure: configuration.insecure,
-            problems: { log.warning($0) })
+        var health = try configuration.process.healthPublisher(role: "record", problems: { log.warning($0) })
         func counters() -> [String: Int] {
             var values = writer.recorder.counters
             for (counter, value) in subscriber.machine.counters { values["replay.\(counter)"] = value }

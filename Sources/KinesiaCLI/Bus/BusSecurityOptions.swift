@@ -133,15 +133,4 @@ extension BusProcess {
         }
         return (bus, insecure)
     }
-
-    /// The `health/<process>/` publisher of a bus process. Every process that publishes health
-    /// makes it here, with `insecure` required: a process on an insecure TCP bus (the `insecure`
-    /// of ``bus(_:security:role:context:)``, or a broker run with `--insecure`) always carries
-    /// the constant counter `insecure: 1`, which `status` and `watch` show.
-    /// - Throws: ``TopicError`` for a process name that cannot be a topic.
-    static func healthPublisher(
-        process: String, role: String, insecure: Bool, log: Logger
-    ) throws(TopicError) -> HealthPublisher {
-        try HealthPublisher(process: process, role: role, insecure: insecure, problems: { log.warning($0) })
-    }
 }

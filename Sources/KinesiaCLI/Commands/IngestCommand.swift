@@ -149,9 +149,10 @@ public struct IngestCommand: ParsableCommand {
             onWarning: { log.warning($0) })
         let service = IngestService(
             IngestService.Configuration(
-                topic: topic, name: name, pace: pace, speed: speed, waitSeconds: waitSeconds, source: source,
-                bus: bus, loop: loop, journal: journal, insecure: insecure, keepServing: keepServing,
-                environment: context.environment),
+                process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), topic: topic,
+                pace: pace,
+                speed: speed, waitSeconds: waitSeconds, source: source, loop: loop, journal: journal,
+                keepServing: keepServing, environment: context.environment),
             source: poses, log: log)
         try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
     }

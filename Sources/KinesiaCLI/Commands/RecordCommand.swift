@@ -114,7 +114,8 @@ public struct RecordCommand: ParsableCommand {
         }
         let service = RecordService(
             RecordService.Configuration(
-                database: database, bus: bus, insecure: insecure, name: name, cameras: cameras,
+                process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), database: database,
+                cameras: cameras,
                 from: from.replayStart, snapshotInterval: snapshotInterval),
             log: context.logger)
         try await BusProcess.run(context: context) { stop in try service.run(until: stop) }

@@ -124,7 +124,8 @@ public struct WorkerCommand: ParsableCommand {
         let holeWait = Duration.milliseconds(holeWaitMilliseconds)
         let service = WorkerService(
             WorkerService.Configuration(
-                sessions: sessions, bus: bus, insecure: insecure, name: name, snapshotRate: rate,
+                process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), sessions: sessions,
+                snapshotRate: rate,
                 journal: journalOptions, holeWait: holeWait, environment: context.environment),
             log: context.logger)
         try await BusProcess.run(context: context) { stop in try service.run(until: stop) }

@@ -1,5 +1,5 @@
 import Foundation
-public import KinesiaBus
+import KinesiaBus
 public import KinesiaClient
 import KinesiaJournal
 import KinesiaMotion
@@ -32,14 +32,10 @@ import KinesiaWire
 public struct WorkerService: Sendable {
     /// What a worker is given to run.
     public struct Configuration: Sendable {
+        /// The bus, the process name and whether the bus is insecure.
+        public var process: BusProcessIdentity
         /// The sessions to host.
         public var sessions: [WorkerSession]
-        /// The bus, made ready, with its credentials.
-        public var bus: BusAddress
-        /// Whether the bus runs insecure (TCP without keys): its health says so.
-        public var insecure: Bool
-        /// The process name on `health/<name>/`.
-        public var name: String
         /// Snapshots per second of pose time, at most.
         public var snapshotRate: Double
         /// The journal: the state directory, its limits and syncs (or none).
@@ -51,14 +47,12 @@ public struct WorkerService: Sendable {
 
         /// A configuration.
         public init(
-            sessions: [WorkerSession], bus: BusAddress, insecure: Bool, name: String,
-            snapshotRate: Double = 15, journal: JournalOptions, holeWait: Duration = .milliseconds(500),
+            process: BusProcessIdentity, sessions: [WorkerSession], snapshotRate: Double = 15,
+            journal: JournalOptions, holeWait: Duration = .milliseconds(500),
             environment: [String: String]
         ) {
+            self.process = process
             self.sessions = sessions
-            self.bus = bus
-            self.insecure = insecure
-            self.name = name
             self.snapshotRate = snapshotRate
             self.journal = journal
             self.holeWait = holeWait
@@ -86,7 +80,7 @@ public struct WorkerService: Sendable {
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let specs = configuration.sessions
-        let bus = configuration.bus
+        let bus = configuration.process.bus
         let publisher = try BusPublisher(
             context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
@@ -124,7 +118,8 @@ public struct WorkerService: Sendable {
         subscriber.decodesPosesFlat = true
         let replay: (source: JournalReplaySource, server: ReplayServer)? =
             try journal.flatMap { journal in
-                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: configuration.name) else {
+                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: configuration.process.name)
+                else {
                     log.warning(ReplayServer.notServedOnCURVE)
                     return nil
                 }
@@ -144,9 +139,7 @@ public struct WorkerService: Sendable {
         let hints = journal.map { ReplayEndpointHints(state: $0.stateDirectory) }
         if let hints { poseReplay.remember(hints.load(), now: .zero) }
         var hintsFailed = false
-        var health = try HealthPublisher(
-            process: configuration.name, role: "worker", insecure: configuration.insecure,
-            problems: { log.warning($0) })
+        var health = try configuration.process.healthPublisher(role: "worker", problems: { log.warning($0) })
         if let replay {
             let endpoint = replay.server.endpoint
             // Event and snapshot streams are announced: a consumer that follows snapshots
