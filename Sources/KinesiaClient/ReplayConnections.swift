@@ -76,12 +76,17 @@ public struct ReplayConnections: Sendable {
     private var connected: Set<Int32> = []
     /// The descriptors shut down here, not yet seen leaving.
     private var shutting: Set<Int32> = []
-    /// Handshakes that ended (succeeded or failed) and connections that left, since the start.
+    /// Handshakes that succeeded, and connections that left after one, since the start.
     /// libzmq's handshake events carry a status, not the descriptor; every connection ends its
-    /// handshake once (success or failure) before it leaves, so the connections served now are
-    /// the handshakes ended less the connections that left.
-    private var handshakesEnded = 0
-    private var departed = 0
+    /// handshake once (success or failure) before it leaves, so a departure is one of a failed
+    /// handshake's while some are still to leave, and a served connection's otherwise. That
+    /// never counts a served connection gone before it is (a refused one's departure may be
+    /// taken for it, until the served one leaves too), so the count errs on the side of
+    /// refusing, and a refused connection still closing is never counted as served.
+    private var handshakesSucceeded = 0
+    private var servedDeparted = 0
+    /// Failed handshakes whose connection has not been seen leaving.
+    private var failedStillOpen = 0
     /// Handshakes admitted whose success the monitor has not reported yet (at most the
     /// handshakes under way: the monitor and the ZAP requests come on different pipes).
     private var admittedInHandshake = 0
@@ -114,12 +119,12 @@ public struct ReplayConnections: Sendable {
         self.trimFollowUp = trimFollowUp
     }
 
-    /// The connections served, open now. A refused connection counts between the end of its
-    /// handshake and its departure (a few milliseconds), so the cap errs on the side of refusing.
-    public var open: Int { Swift.max(0, handshakesEnded - departed) }
+    /// The connections served (through a handshake that succeeded), open now: never fewer
+    /// than there are, and never a refused connection that is still closing.
+    public var open: Int { Swift.max(0, handshakesSucceeded - servedDeparted) }
 
     /// The connections accepted and still in their handshake.
-    public var handshaking: Int { Swift.max(0, connected.count - open) }
+    public var handshaking: Int { Swift.max(0, connected.count - open - failedStillOpen) }
 
     /// Whether the handshake libzmq asks about (a ZAP request) may finish: `true` while fewer
     /// than ``maximumConnections`` are open or admitted, otherwise `false`, counted in
@@ -157,14 +162,18 @@ public struct ReplayConnections: Sendable {
                     refusals.append(descriptor)
                 }
             case .handshakeSucceeded:
-                handshakesEnded += 1
+                handshakesSucceeded += 1
                 admittedInHandshake = Swift.max(0, admittedInHandshake - 1)
             case .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailedNoDetail:
-                handshakesEnded += 1
+                failedStillOpen += 1
             case .disconnected:
                 guard connected.remove(descriptor) != nil else { continue }
                 shutting.remove(descriptor)
-                departed += 1
+                if failedStillOpen > 0 {
+                    failedStillOpen -= 1
+                } else {
+                    servedDeparted += 1
+                }
                 departuresSinceReturn += 1
                 if firstDeparture == nil { firstDeparture = now }
                 lastDeparture = now

@@ -150,7 +150,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
     public mutating func reconcile(stream: StreamID, through lastSequence: UInt64, on key: Key) -> UInt64 {
         guard let current = states[key]?.stream, current == stream else { return 0 }
         let missed = states[key]!.reconcile(through: lastSequence)
-        totals.missing &+= missed
+        totals.missing.addSaturating(missed)
         return missed
     }
 
@@ -159,16 +159,16 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
         case .inOrder: totals.delivered &+= 1
         case .gap(let missed):
             totals.delivered &+= 1
-            totals.missing &+= missed
+            totals.missing.addSaturating(missed)
         case .duplicate: totals.duplicates &+= 1
         case .outOfOrder:
             totals.delivered &+= 1
             totals.outOfOrder &+= 1
-            totals.missing &-= 1
+            totals.missing = totals.missing == 0 ? 0 : totals.missing - 1
         case .stale: totals.stale &+= 1
         case .newStream(let restart, let missed):
             totals.delivered &+= 1
-            totals.missing &+= missed
+            totals.missing.addSaturating(missed)
             if restart { totals.restarts &+= 1 }
         }
     }
@@ -224,7 +224,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
                 }
             }
             highest = sequence
-            totals.missing &+= skipped
+            totals.missing.addSaturating(skipped)
             return skipped
         }
 
@@ -245,7 +245,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
                 mark(sequence, true)
                 totals.delivered &+= 1
                 totals.outOfOrder &+= 1
-                totals.missing &-= 1
+                totals.missing = totals.missing == 0 ? 0 : totals.missing - 1
                 return .outOfOrder
             }
             let skipped = advance(to: sequence)

@@ -584,7 +584,10 @@ public struct WorkerCore: Sendable {
         values["rejected"] = rejected
         if let ordered {
             values["posesReplayed"] = ordered.values.reduce(0) { $0 + $1.feed.replayed }
-            values["posesLost"] = Int(clamping: ordered.values.reduce(UInt64(0)) { $0 + $1.feed.lost })
+            // Each camera's losses saturate, and so does their sum: a peer's jump to 2^64-1 on two
+            // cameras must not trap (issue 19, item 1).
+            values["posesLost"] = Int(
+                clamping: ordered.values.reduce(into: UInt64(0)) { $0.addSaturating($1.feed.lost) })
             // Gaps are filled by replay: what is missing for good is what no server had, and
             // the holes seen live are `gapsSeen` (so `poses` + `gaps` is still what was sent).
             values["gapsSeen"] = values["gaps"]

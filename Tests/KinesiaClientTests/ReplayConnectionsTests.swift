@@ -84,17 +84,53 @@ struct ReplayConnectionsTests {
         #expect(connections.refused == 1)
     }
 
-    @Test func aRefusedConnectionCountsAsOpenOnlyUntilItLeaves() {
+    @Test func aRefusedConnectionStillClosingIsNotCountedAsServed() {
+        // CI saw `replayConnections` 262 with a cap of 256: refused connections between the
+        // failure of their handshake and their departure were counted as open.
         var connections = ReplayConnections(maximumConnections: 1)
         _ = Self.connect(1, from: 10, to: &connections, now: .zero)
         _ = connections.record([Self.accepted(11)], now: .zero)
         let refused = connections.admit()
         #expect(!refused)
         _ = connections.record([Self.refusedAtHandshake], now: .zero)
-        #expect(connections.open == 2, "between its refusal and its departure: errs on refusing")
+        #expect(connections.open == 1)
+        #expect(connections.handshaking == 0)
+        let again = connections.admit()
+        #expect(!again, "the served connection still holds the only place")
         _ = connections.record([Self.left(11)], now: .zero)
         #expect(connections.open == 1)
         #expect(connections.handshaking == 0)
+    }
+
+    @Test func aServedConnectionLeavingWhileARefusedOneClosesIsCountedGoneOnceBothLeft() {
+        // Departures carry a descriptor, handshakes do not: the first departure is taken for the
+        // refused connection's, so the count stays high (never low) until the second.
+        var connections = ReplayConnections(maximumConnections: 2)
+        _ = Self.connect(2, from: 10, to: &connections, now: .zero)
+        _ = connections.record([Self.accepted(12)], now: .zero)
+        let refused = connections.admit()
+        #expect(!refused)
+        _ = connections.record([Self.refusedAtHandshake, Self.left(10)], now: .zero)
+        #expect(connections.open == 2, "errs on refusing")
+        _ = connections.record([Self.left(12)], now: .zero)
+        #expect(connections.open == 1)
+        let admitted = connections.admit()
+        #expect(admitted)
+    }
+
+    @Test func aFloodRefusedFasterThanItLeavesNeverShowsMoreThanTheCapOpen() {
+        var connections = ReplayConnections(maximumConnections: 256, maximumHandshakes: 10_000)
+        let descriptors = (0..<UInt32(600)).map { 100 + $0 }
+        _ = connections.record(descriptors.map(Self.accepted), now: .zero)
+        var outcomes: [SocketEvent] = []
+        for _ in descriptors {
+            outcomes.append(connections.admit() ? Self.succeeded : Self.refusedAtHandshake)
+        }
+        _ = connections.record(outcomes, now: .zero)
+        #expect(connections.open == 256, "the refused 344 have not left yet")
+        #expect(connections.handshaking == 0)
+        _ = connections.record(descriptors.dropFirst(256).map(Self.left), now: .zero)
+        #expect(connections.open == 256)
     }
 
     @Test func aRefusedConnectionThatAlreadyLeftIsNotShutDown() {

@@ -1,0 +1,34 @@
+import KinesiaMotion
+import KinesiaWire
+import Testing
+
+@testable import KinesiaWorker
+
+/// A worker's counters stay total for any sequence numbers its peers send (issue 19, item 1:
+/// every sequence-number and counter computation on bus data must be total).
+struct WorkerCoreEdgeTests {
+    /// Two cameras whose poses each jump from 0 to 2^64-1: each camera's feed gives up almost
+    /// 2^64 poses as lost, and the worker's sum of them saturated instead of trapping (it
+    /// added them with `+`: two such cameras killed the worker at its next health report).
+    @Test func losingAlmostEverySequenceNumberOnTwoCamerasKeepsTheHealthReportReadable() throws {
+        let sessions = [
+            WorkerSession(camera: "cam0", name: "left", exercise: .squat, side: .left),
+            WorkerSession(camera: "cam1", name: "left", exercise: .squat, side: .left),
+        ]
+        var core = try WorkerCore(sessions: sessions, snapshotRate: 15, resume: [:], holeWait: .zero)
+        var actions: [WorkerCore.Action] = []
+        core.start(into: &actions)
+        for camera in ["cam0", "cam1"] {
+            let topic = try Topic.pose(camera: camera)
+            for (sequence, time) in [(UInt64(0), 0.0), (UInt64.max, 0.1)] {
+                let header = WireHeader(kind: .pose, streamID: StreamID(7), sequence: sequence, sentAt: 0)
+                core.receiveLive(
+                    FlatPose(timestamp: time), on: topic, header: header, now: .seconds(time), into: &actions)
+            }
+            core.tick(now: .seconds(1), into: &actions)
+        }
+        let counters = core.healthCounters(sequence: SequenceTotals())
+        #expect(counters["posesLost"] == Int.max, "\(counters)")
+        #expect(counters["gaps"] == Int.max)
+    }
+}
