@@ -1,6 +1,7 @@
 public import KinesiaBus
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaSystem
 public import KinesiaWire
 
 /// Receives the messages of some topics exactly once and in order per stream, on the caller's
@@ -85,8 +86,10 @@ public final class ExactlyOnceSubscriber {
     private var ready: [Delivery] = []
     private var readIndex = 0
     private var frames: [[UInt8]] = []
+    /// The I/O waits' clock (``receive(timeout:)``).
     private let clock = ContinuousClock()
-    private let origin: ContinuousClock.Instant
+    /// The decisions' time (the replay timeouts, idle endpoints), on the clock given.
+    private let elapsed: ElapsedClock
 
     /// Connects to the bus and follows `topics`.
     /// - Parameters:
@@ -100,6 +103,8 @@ public final class ExactlyOnceSubscriber {
     ///   - maximumEndpoints: The most replay endpoints connected at once (at least 1).
     ///   - idleEndpointTimeout: An endpoint unused this long is disconnected.
     ///   - problems: Told once per replay endpoint that cannot be used (a command logs it).
+    ///   - clock: What the replay timeouts and idle endpoints are timed on (a ``ManualClock``
+    ///     in tests); ``receive(timeout:)`` waits on the real clock whatever it is.
     /// - Throws: ``ZMQError``.
     public init(
         context: ZMQContext, bus: BusAddress, topics: [TopicPrefix], from start: ReplayStart,
@@ -107,8 +112,9 @@ public final class ExactlyOnceSubscriber {
         highWaterMark: Int32 = BusSubscriber.defaultHighWaterMark,
         maximumEndpoints: Int = ExactlyOnceSubscriber.maximumEndpoints,
         idleEndpointTimeout: Duration = ExactlyOnceSubscriber.idleEndpointTimeout,
-        problems: (@Sendable (String) -> Void)? = nil
+        problems: (@Sendable (String) -> Void)? = nil, clock: some Clock<Duration> = ContinuousClock()
     ) throws(ZMQError) {
+        elapsed = ElapsedClock(clock)
         self.context = context
         endpointLimit = Swift.max(1, maximumEndpoints)
         idleTimeout = idleEndpointTimeout
@@ -121,7 +127,6 @@ public final class ExactlyOnceSubscriber {
         _ = try subscriber.waitForConnection(timeout: .zero)
         machine = ExactlyOnceStateMachine(
             start: start, cursor: cursor, accepts: topics, maximumBuffered: maximumBuffered)
-        origin = clock.now
     }
 
     /// The positions of what was delivered.
@@ -185,7 +190,7 @@ public final class ExactlyOnceSubscriber {
         return ready[readIndex]
     }
 
-    private func now() -> Duration { clock.now - origin }
+    private func now() -> Duration { elapsed.now }
 
     private func perform(_ actions: [ExactlyOnceStateMachine<WireMessage>.Action]) throws(ZMQError) {
         for action in actions {

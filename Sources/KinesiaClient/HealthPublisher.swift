@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaSystem
 public import KinesiaWire
 
 /// Publishes a process's ``HealthReport`` on `health/<process>/` about once a second.
@@ -62,9 +63,9 @@ public struct HealthPublisher {
     /// without keys), under the counters given to each report.
     public var constantCounters: [String: Int] = [:]
 
-    private let clock = ContinuousClock()
-    private let started: ContinuousClock.Instant
-    private var last: ContinuousClock.Instant?
+    /// The time since this value was made, on the clock it was given.
+    private let elapsed: ElapsedClock
+    private var last: Duration?
     private let problems: (@Sendable (String) -> Void)?
     private var toldSummary = false
     private var toldFailure = false
@@ -77,17 +78,18 @@ public struct HealthPublisher {
     ///   - interval: How often reports go out.
     ///   - problems: Told once about the first summarised report and once about the first
     ///     report that could not go out (a command logs it).
+    ///   - clock: What the interval and the uptime are read on (a ``ManualClock`` in tests).
     /// - Throws: ``TopicError`` when `process` is not a valid topic name.
     public init(
         process: String, role: String, interval: Duration = .seconds(1),
-        problems: (@Sendable (String) -> Void)? = nil
+        problems: (@Sendable (String) -> Void)? = nil, clock: some Clock<Duration> = ContinuousClock()
     ) throws(TopicError) {
         self.process = process
         self.role = role
         self.interval = interval
         self.problems = problems
         topic = try Topic.health(process: process)
-        started = clock.now
+        elapsed = ElapsedClock(clock)
     }
 
     /// The `health/<process>/` publisher of a bus process, with `insecure` required: a process on
@@ -95,9 +97,10 @@ public struct HealthPublisher {
     /// which `status` and `watch` show.
     /// - Throws: ``TopicError`` when `process` is not a valid topic name.
     public init(
-        process: String, role: String, insecure: Bool, problems: (@Sendable (String) -> Void)? = nil
+        process: String, role: String, insecure: Bool, problems: (@Sendable (String) -> Void)? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
     ) throws(TopicError) {
-        try self.init(process: process, role: role, problems: problems)
+        try self.init(process: process, role: role, problems: problems, clock: clock)
         if insecure { constantCounters["insecure"] = 1 }
     }
 
@@ -107,10 +110,7 @@ public struct HealthPublisher {
     public var replay: (() -> ReplayAnnouncement)?
 
     /// Seconds since this value was made (the process's start, near enough).
-    public var uptime: Double {
-        let elapsed = clock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    }
+    public var uptime: Double { elapsed.seconds }
 
     /// The report with `counters` (and ``failuresCounterName`` once a report failed).
     public func report(counters: [String: Int]) -> HealthReport {
@@ -146,7 +146,7 @@ public struct HealthPublisher {
     /// - Returns: Whether a report went out.
     @discardableResult
     public mutating func publishIfDue(counters: () -> [String: Int], via publisher: BusPublisher) -> Bool {
-        if let last, clock.now - last < interval { return false }
+        if let last, elapsed.now - last < interval { return false }
         publish(counters: counters(), via: publisher)
         return true
     }
@@ -156,7 +156,7 @@ public struct HealthPublisher {
     /// - Returns: What became of the report.
     @discardableResult
     public mutating func publish(counters: [String: Int], via publisher: BusPublisher) -> Outcome {
-        last = clock.now
+        last = elapsed.now
         var worst: Outcome = .sent
         for report in reports(counters: counters) {
             let outcome = publish(report, via: publisher, counters: counters.count)

@@ -71,21 +71,22 @@ public final class ReplayServer {
     public private(set) var admission: ReplayAdmission
     /// Which connections are admitted, on a thread of its own.
     private let gate: ReplayGate
-    private let clock = ContinuousClock()
-    private let origin: ContinuousClock.Instant
+    /// The admission's time (idle clients forgotten), on the clock given.
+    private let elapsed: ElapsedClock
 
     /// Binds a ROUTER at `endpoint`, in a context of its own.
     /// - Parameters:
     ///   - endpoint: Where to bind.
     ///   - admission: Which clients are answered (how many at once, how long an idle one is kept).
     ///   - connections: How many connections are kept open at once.
+    ///   - clock: What idle clients are timed on (a ``ManualClock`` in tests).
     /// - Throws: ``ZMQError``.
     public init(
         endpoint: String, admission: ReplayAdmission = ReplayAdmission(),
-        connections: ReplayConnections = ReplayConnections()
+        connections: ReplayConnections = ReplayConnections(), clock: some Clock<Duration> = ContinuousClock()
     ) throws(ZMQError) {
         self.admission = admission
-        origin = clock.now
+        elapsed = ElapsedClock(clock)
         let context = try ZMQContext()
         self.context = context
         let socket: ZMQSocket
@@ -166,7 +167,7 @@ public final class ReplayServer {
     @discardableResult
     public func serve(from source: some ReplaySource, budget: Int = 16) throws(ZMQError) -> Int {
         var handled = 0
-        let now = clock.now - origin
+        let now = elapsed.now
         admission.expire(now: now)
         requestCounters["replayClients"] = admission.clients
         while handled < budget, try socket.tryReceive(into: &frames) {

@@ -1,0 +1,28 @@
+/// The time elapsed since a value was made, read on a clock given to it (`ContinuousClock` in a
+/// process, ``ManualClock`` in a test): what a shell passes to its state machines as `now`.
+///
+/// Any `Clock` whose durations are `Duration` will do; the clock is kept behind a closure, so a
+/// non-generic type can store one.
+///
+/// ```swift
+/// let elapsed = ElapsedClock(ContinuousClock())
+/// machine.tick(now: elapsed.now)
+/// ```
+public struct ElapsedClock: Sendable {
+    private let read: @Sendable () -> Duration
+
+    /// Starts counting now on `clock`.
+    public init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        read = { origin.duration(to: clock.now) }
+    }
+
+    /// The time since this value was made.
+    public var now: Duration { read() }
+
+    /// ``now`` in seconds.
+    public var seconds: Double {
+        let elapsed = now
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+}
