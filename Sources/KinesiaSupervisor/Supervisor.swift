@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Glibc
 public import KinesiaSystem
@@ -11,7 +10,7 @@ import Synchronization
 /// decision: the shell only spawns processes (``ChildProcess``, `posix_spawn`, each child in
 /// its own process group), sends signals, reports events and wakes the machine at its
 /// deadlines. Nothing polls: child exits arrive from the threads that wait for them, timers
-/// from Dispatch.
+/// from a sleep on the supervisor's clock (a ``ManualClock`` in tests) in a child task.
 ///
 /// ```swift
 /// let signals = SignalStream([.interrupt, .terminate])  // before any child exists
@@ -44,6 +43,10 @@ public final class Supervisor: Sendable {
     }
 
     private let onEvent: @Sendable (SupervisorEvent) -> Void
+    /// The machine's time (start settling, back-off, shutdown deadlines), from the start of a
+    /// run, and a sleep on the same clock.
+    private let startTime: @Sendable () -> ElapsedClock
+    private let sleep: @Sendable (Duration) async throws -> Void
     private let inputs = Mailbox<Input>()
     private let hasRun = Atomic<Bool>(false)
 
@@ -55,10 +58,14 @@ public final class Supervisor: Sendable {
     ///     `executable` override; by default the running executable itself.
     ///   - onEvent: Receives every ``SupervisorEvent``; by default each is printed on standard
     ///     error as `kinesia up: ...`. Called from the task that runs ``run()``.
+    ///   - clock: What the deadlines are timed on (a ``ManualClock`` in tests).
     public init(
         topology: Topology, kinesiaExecutable: String = Supervisor.currentExecutable(),
-        onEvent: @escaping @Sendable (SupervisorEvent) -> Void = Supervisor.printEvent
+        onEvent: @escaping @Sendable (SupervisorEvent) -> Void = Supervisor.printEvent,
+        clock: some Clock<Duration> = ContinuousClock()
     ) {
+        startTime = { ElapsedClock(clock) }
+        sleep = { try await clock.sleep(for: $0) }
         self.topology = topology
         self.kinesiaExecutable = kinesiaExecutable
         self.onEvent = onEvent
@@ -87,8 +94,16 @@ public final class Supervisor: Sendable {
     }
 
     private func loop() async -> Int32 {
-        let clock = ContinuousClock()
-        let origin = clock.now
+        // The timers sleep in child tasks, cancelled when the run ends.
+        await withDiscardingTaskGroup { timers in
+            let status = await loop(timers: &timers)
+            timers.cancelAll()
+            return status
+        }
+    }
+
+    private func loop(timers: inout DiscardingTaskGroup) async -> Int32 {
+        let elapsed = startTime()
         var machine = SupervisorStateMachine(topology: topology)
         var children: [String: ChildProcess] = [:]
         var scheduled: Duration?
@@ -115,18 +130,21 @@ public final class Supervisor: Sendable {
             }
         }
 
-        perform(machine.start(at: origin.duration(to: clock.now)))
+        perform(machine.start(at: elapsed.now))
         while !machine.isFinished {
             if let next = machine.nextDeadline, scheduled.map({ next < $0 }) ?? true {
                 scheduled = next
-                let delay = max(.zero, next - origin.duration(to: clock.now))
+                let delay = max(.zero, next - elapsed.now)
                 let inputs = self.inputs
-                DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) {
+                let sleep = self.sleep
+                timers.addTask {
+                    // Cancelled at the end of the run: no timer outlives it.
+                    guard (try? await sleep(delay)) != nil else { return }
                     inputs.post(.timer)
                 }
             }
             let input = await inputs.next()
-            let now = origin.duration(to: clock.now)
+            let now = elapsed.now
             switch input {
             case .timer:
                 // Whichever timer fired (an early one, or one made stale by a later decision),
@@ -146,11 +164,6 @@ public final class Supervisor: Sendable {
             }
         }
         return machine.exitStatus ?? 1
-    }
-
-    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }
 

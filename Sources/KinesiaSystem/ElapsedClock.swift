@@ -12,7 +12,7 @@ public struct ElapsedClock: Sendable {
     private let read: @Sendable () -> Duration
 
     /// Starts counting now on `clock`.
-    public init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    public init(_ clock: some Clock<Duration>) {
         let origin = clock.now
         read = { origin.duration(to: clock.now) }
     }
