@@ -46,7 +46,6 @@ public final class Supervisor: Sendable {
     /// The machine's time (start settling, back-off, shutdown deadlines), from the start of a
     /// run, and a sleep on the same clock.
     private let startTime: @Sendable () -> ElapsedClock
-    private let sleep: @Sendable (Duration) async throws -> Void
     private let inputs = Mailbox<Input>()
     private let hasRun = Atomic<Bool>(false)
 
@@ -65,7 +64,6 @@ public final class Supervisor: Sendable {
         clock: some Clock<Duration> = ContinuousClock()
     ) {
         startTime = { ElapsedClock(clock) }
-        sleep = { try await clock.sleep(for: $0) }
         self.topology = topology
         self.kinesiaExecutable = kinesiaExecutable
         self.onEvent = onEvent
@@ -134,12 +132,11 @@ public final class Supervisor: Sendable {
         while !machine.isFinished {
             if let next = machine.nextDeadline, scheduled.map({ next < $0 }) ?? true {
                 scheduled = next
-                let delay = max(.zero, next - elapsed.now)
                 let inputs = self.inputs
-                let sleep = self.sleep
                 timers.addTask {
-                    // Cancelled at the end of the run: no timer outlives it.
-                    guard (try? await sleep(delay)) != nil else { return }
+                    // Until the deadline itself, not a delay from whenever the task starts (a
+                    // late task would wake late). Cancelled at the end of the run.
+                    guard (try? await elapsed.sleep(until: next)) != nil else { return }
                     inputs.post(.timer)
                 }
             }

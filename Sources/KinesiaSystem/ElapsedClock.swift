@@ -10,11 +10,20 @@
 /// ```
 public struct ElapsedClock: Sendable {
     private let read: @Sendable () -> Duration
+    private let sleeper: @Sendable (Duration) async throws -> Void
 
     /// Starts counting now on `clock`.
     public init(_ clock: some Clock<Duration>) {
         let origin = clock.now
         read = { origin.duration(to: clock.now) }
+        sleeper = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+    }
+
+    /// Sleeps until ``now`` reaches `elapsed` (at once when it has): a deadline fixed when it
+    /// is computed, however late the sleeping task starts.
+    /// - Throws: `CancellationError` when the task is cancelled.
+    public func sleep(until elapsed: Duration) async throws {
+        try await sleeper(elapsed)
     }
 
     /// The time since this value was made.

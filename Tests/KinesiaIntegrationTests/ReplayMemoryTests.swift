@@ -74,17 +74,17 @@ struct ReplayMemoryTests {
         #expect(flooded != nil, "connections beyond the cap not refused or not counted: \(counters)")
         #expect(counters["replayConnections", default: Int.max] <= 256, "\(counters)")
         // Refused at their handshake, the refused clients do not come back: over 3 s (30 of a
-        // DEALER's reconnect intervals) fewer refusals than there are refused clients, where
-        // clients that reconnected would be refused about 30 times each. (A client that sees its
-        // connection close before it reads the refusal tries once more: on a loaded machine,
-        // many of them do.)
+        // DEALER's reconnect intervals) fewer than two refusals per refused client, where
+        // clients that reconnected would be refused about 30 times each (about 10,000). (A
+        // client that sees its connection close before it reads the refusal tries once more: on
+        // a loaded machine most of them do; a CI run under the parallel suite saw 365 for 344.)
         let refusedThen = counters["replayConnectionsRefused", default: 0]
         try await Task.sleep(for: .seconds(3))
         let floodedAt = flooded?.uptime ?? 0
         let later = await health.wait(for: "ingest-cam0", timeout: .seconds(5)) { $0.uptime >= floodedAt + 3 }
         let refusedLater = later?.counters["replayConnectionsRefused", default: 0] ?? refusedThen
         #expect(
-            refusedLater - refusedThen < Self.clients - 256,
+            refusedLater - refusedThen < 2 * (Self.clients - 256),
             "refused clients reconnecting: \(refusedThen) then \(refusedLater) refusals")
         // What the flood holds is the connections kept, not the ones refused: about 40 KiB each.
         #expect(during - before < 256 * (200 << 10), "RSS \(before) before, \(during) with the flood")

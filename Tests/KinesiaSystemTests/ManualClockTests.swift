@@ -40,3 +40,19 @@ struct ManualClockTests {
         #expect(clock.sleepers == 0)
     }
 }
+
+/// ``ElapsedClock``'s sleep is until a deadline fixed when it is computed.
+struct ElapsedClockTests {
+    @Test func aSleepUntilAnElapsedTimeWakesAtItEvenWhenItStartsLate() async throws {
+        let clock = ManualClock()
+        let elapsed = ElapsedClock(clock)
+        let deadline = elapsed.now + .seconds(40)
+        // The clock moves on before the sleeping task starts: the deadline does not move.
+        clock.advance(by: .seconds(39))
+        let sleeper = Task { try await elapsed.sleep(until: deadline) }
+        while clock.sleepers == 0 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        try await sleeper.value
+        #expect(elapsed.now == .seconds(40))
+    }
+}
