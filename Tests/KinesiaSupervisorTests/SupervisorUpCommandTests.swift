@@ -124,18 +124,31 @@ struct SupervisorUpCommandTests {
             #"{"processes": [\#(shellProcess("slow", role: .worker, script: script))], "shutdown": {"deadlineSeconds": 30}}"#,
             in: scratch)
         #expect(await SupervisorProcessTests.eventually { scratch.exists("ready") })
-        for (index, signal) in signals.enumerated() {
-            up.send(signal)
-            // Two signals sent before `up` took the first would merge into one pending signal:
-            // each next one goes once the shutdown is under way. The child takes 8 s to stop: a
-            // test thread held up for seconds on a loaded machine still sends it in time.
-            if index == 0 {
-                #expect(
-                    await SupervisorProcessTests.eventually {
-                        scratch.lines("up.log").contains { $0.contains("stopping slow") }
-                    })
+        // Two signals sent before `up` took the first would merge into one pending signal: each
+        // next one goes once the shutdown is under way. The child takes 8 s to stop. The signals
+        // are sent from a thread of their own: a test task waiting on the cooperative pool,
+        // which the parallel suite's blocking tests can hold for seconds, sent the second SIGINT
+        // after the child had stopped (a loaded run).
+        let logPath = scratch.path("up.log")
+        let sent = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            let thread = Thread {
+                var underWay = true
+                for (index, signal) in signals.enumerated() {
+                    _ = up.send(signal)
+                    guard index == 0 else { continue }
+                    let deadline = Date(timeIntervalSinceNow: 30)
+                    underWay = false
+                    while !underWay, Date() < deadline {
+                        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                        underWay = log.contains("stopping slow")
+                        if !underWay { usleep(5_000) }
+                    }
+                }
+                done.resume(returning: underWay)
             }
+            thread.start()
         }
+        #expect(sent, "the shutdown did not start: \(scratch.lines("up.log"))")
         #expect(await SupervisorProcessTests.eventually(timeout: .seconds(30)) { !up.isRunning })
         #expect(up.exitStatus == 0)
         return (scratch.lines("up.log"), scratch.lines("stops"))
