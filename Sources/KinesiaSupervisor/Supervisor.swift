@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 public import KinesiaSystem
@@ -93,14 +94,23 @@ public final class Supervisor: Sendable {
 
     private func loop() async -> Int32 {
         // The timers sleep in child tasks, cancelled when the run ends.
-        await withDiscardingTaskGroup { timers in
-            let status = await loop(timers: &timers)
+        let ended = Flag()
+        return await withDiscardingTaskGroup { timers in
+            let status = await loop(timers: &timers, ended: ended)
+            ended.set()
             timers.cancelAll()
             return status
         }
     }
 
-    private func loop(timers: inout DiscardingTaskGroup) async -> Int32 {
+    /// Set once a run has ended, before its timers are cancelled.
+    private final class Flag: Sendable {
+        private let raw = Atomic<Bool>(false)
+        func set() { raw.store(true, ordering: .releasing) }
+        var isSet: Bool { raw.load(ordering: .acquiring) }
+    }
+
+    private func loop(timers: inout DiscardingTaskGroup, ended: Flag) async -> Int32 {
         let elapsed = startTime()
         var machine = SupervisorStateMachine(topology: topology)
         var children: [String: ChildProcess] = [:]
@@ -135,8 +145,23 @@ public final class Supervisor: Sendable {
                 let inputs = self.inputs
                 timers.addTask {
                     // Until the deadline itself, not a delay from whenever the task starts (a
-                    // late task would wake late). Cancelled at the end of the run.
-                    guard (try? await elapsed.sleep(until: next)) != nil else { return }
+                    // late task would wake late).
+                    do {
+                        try await elapsed.sleep(until: next)
+                    } catch {
+                        // Cancelled. At the end of the run: nothing to do. Otherwise the task
+                        // running the supervisor was cancelled, which is a shutdown request
+                        // whose deadlines must still come: waited on the wall clock, which a
+                        // cancelled task's sleep no longer waits on.
+                        guard !ended.isSet else { return }
+                        let remaining = max(.zero, next - elapsed.now)
+                        let (seconds, attoseconds) = remaining.components
+                        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                            inputs.post(.timer)
+                        }
+                        return
+                    }
                     inputs.post(.timer)
                 }
             }

@@ -38,6 +38,18 @@ struct ReplayConnectionsTests {
         return (admitted, actions)
     }
 
+    /// One connection more than `count` served ones: accepted, then refused at its handshake
+    /// (its departure not reported yet). Returns whether it was admitted.
+    static func oneBeyond(
+        _ count: Int, refusing descriptor: UInt32, in connections: inout ReplayConnections
+    ) -> Bool {
+        _ = connect(count, from: 10, to: &connections, now: .zero)
+        _ = connections.record([accepted(descriptor)], now: .zero)
+        let admitted = connections.admit()
+        _ = connections.record([admitted ? succeeded : refusedAtHandshake], now: .zero)
+        return admitted
+    }
+
     @Test func handshakesBeyondTheCapAreRefusedAndCountedAndThoseOpenBeforeAreKept() {
         var connections = ReplayConnections(maximumConnections: 2)
         let (admitted, actions) = Self.connect(3, from: 10, to: &connections, now: .zero)
@@ -88,11 +100,8 @@ struct ReplayConnectionsTests {
         // CI saw `replayConnections` 262 with a cap of 256: refused connections between the
         // failure of their handshake and their departure were counted as open.
         var connections = ReplayConnections(maximumConnections: 1)
-        _ = Self.connect(1, from: 10, to: &connections, now: .zero)
-        _ = connections.record([Self.accepted(11)], now: .zero)
-        let refused = connections.admit()
+        let refused = Self.oneBeyond(1, refusing: 11, in: &connections)
         #expect(!refused)
-        _ = connections.record([Self.refusedAtHandshake], now: .zero)
         #expect(connections.open == 1)
         #expect(connections.handshaking == 0)
         let again = connections.admit()
@@ -106,11 +115,9 @@ struct ReplayConnectionsTests {
         // Departures carry a descriptor, handshakes do not: the first departure is taken for the
         // refused connection's, so the count stays high (never low) until the second.
         var connections = ReplayConnections(maximumConnections: 2)
-        _ = Self.connect(2, from: 10, to: &connections, now: .zero)
-        _ = connections.record([Self.accepted(12)], now: .zero)
-        let refused = connections.admit()
+        let refused = Self.oneBeyond(2, refusing: 12, in: &connections)
         #expect(!refused)
-        _ = connections.record([Self.refusedAtHandshake, Self.left(10)], now: .zero)
+        _ = connections.record([Self.left(10)], now: .zero)
         #expect(connections.open == 2, "errs on refusing")
         _ = connections.record([Self.left(12)], now: .zero)
         #expect(connections.open == 1)

@@ -214,6 +214,31 @@ struct SupervisorProcessTests {
         #expect(Self.isGone(pid))
     }
 
+    /// Cancelling the task that runs the supervisor is a shutdown request whose deadlines still
+    /// come: a child that ignores SIGTERM is killed once the deadline passed, and the run
+    /// returns (the timers of a cancelled task cannot sleep; they wait on the wall clock).
+    @Test func aCancelledRunStillKillsAChildThatIgnoresSigtermAtTheDeadline() async throws {
+        let scratch = try Scratch()
+        let script = """
+            trap '' TERM
+            echo ready > \(scratch.path("ready"))
+            while :; do sleep 0.05; done
+            """
+        let topology = Topology(
+            processes: [Self.shell("stubborn", .worker, script)],
+            shutdown: ShutdownPolicy(deadline: .milliseconds(300)))
+        let log = EventLog()
+        let supervisor = Supervisor(topology: topology, onEvent: log.append)
+        let run = Task { await supervisor.run() }
+        #expect(await Self.eventually { scratch.exists("ready") })
+        run.cancel()
+        #expect(await run.value == 0)
+        let pid = log.startedPIDs.first ?? 0
+        #expect(log.all.contains(.killing(name: "stubborn", pid: pid, deadline: .milliseconds(300))))
+        #expect(log.all.contains(.exited(name: "stubborn", pid: pid, status: .signaled(.kill))))
+        #expect(Self.isGone(pid))
+    }
+
     @Test func reportsAnExecutableThatCannotBeStartedAndGivesUp() async throws {
         let topology = Topology(
             processes: [
