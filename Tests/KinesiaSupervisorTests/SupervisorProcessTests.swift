@@ -186,16 +186,22 @@ struct SupervisorProcessTests {
         }
     }
 
-    @Test func killsAChildThatIgnoresSigtermOnceTheDeadlinePassed() async throws {
-        let scratch = try Scratch()
+    /// One child that ignores SIGTERM (it writes `ready` once its trap is set), and a shutdown
+    /// deadline of 300 ms.
+    static func stubborn(readyIn scratch: Scratch) -> Topology {
         let script = """
             trap '' TERM
             echo ready > \(scratch.path("ready"))
             while :; do sleep 0.05; done
             """
-        let topology = Topology(
-            processes: [Self.shell("stubborn", .worker, script)],
+        return Topology(
+            processes: [shell("stubborn", .worker, script)],
             shutdown: ShutdownPolicy(deadline: .milliseconds(300)))
+    }
+
+    @Test func killsAChildThatIgnoresSigtermOnceTheDeadlinePassed() async throws {
+        let scratch = try Scratch()
+        let topology = Self.stubborn(readyIn: scratch)
         let log = EventLog()
         let supervisor = Supervisor(topology: topology, onEvent: log.append)
 
@@ -219,14 +225,7 @@ struct SupervisorProcessTests {
     /// returns (the timers of a cancelled task cannot sleep; they wait on the wall clock).
     @Test func aCancelledRunStillKillsAChildThatIgnoresSigtermAtTheDeadline() async throws {
         let scratch = try Scratch()
-        let script = """
-            trap '' TERM
-            echo ready > \(scratch.path("ready"))
-            while :; do sleep 0.05; done
-            """
-        let topology = Topology(
-            processes: [Self.shell("stubborn", .worker, script)],
-            shutdown: ShutdownPolicy(deadline: .milliseconds(300)))
+        let topology = Self.stubborn(readyIn: scratch)
         let log = EventLog()
         let supervisor = Supervisor(topology: topology, onEvent: log.append)
         let run = Task { await supervisor.run() }
