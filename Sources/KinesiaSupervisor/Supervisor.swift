@@ -44,8 +44,8 @@ public final class Supervisor: Sendable {
     }
 
     private let onEvent: @Sendable (SupervisorEvent) -> Void
-    /// The machine's time (start settling, back-off, shutdown deadlines), from the start of a
-    /// run, and a sleep on the same clock.
+    /// Makes the machine's time (start settling, back-off, shutdown deadlines) at the start of
+    /// a run, on the clock given.
     private let startTime: @Sendable () -> ElapsedClock
     private let inputs = Mailbox<Input>()
     private let hasRun = Atomic<Bool>(false)
@@ -154,10 +154,8 @@ public final class Supervisor: Sendable {
                         // whose deadlines must still come: waited on the wall clock, which a
                         // cancelled task's sleep no longer waits on.
                         guard !ended.isSet else { return }
-                        let remaining = max(.zero, next - elapsed.now)
-                        let (seconds, attoseconds) = remaining.components
-                        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-                        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                        let remaining = Self.dispatchInterval(max(.zero, next - elapsed.now))
+                        DispatchQueue.global().asyncAfter(deadline: .now() + remaining) {
                             inputs.post(.timer)
                         }
                         return
@@ -186,6 +184,11 @@ public final class Supervisor: Sendable {
             }
         }
         return machine.exitStatus ?? 1
+    }
+
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }
 

@@ -11,4 +11,17 @@ extension FixedWidthInteger {
         let (sum, overflow) = addingReportingOverflow(other)
         self = overflow ? (other < 0 ? .min : .max) : sum
     }
+
+    /// Subtracts `other`, stopping at the type's smallest (or largest) value instead of
+    /// trapping: a counter taken back (a message counted missing that came after all) never
+    /// wraps below zero.
+    ///
+    /// ```swift
+    /// var missing: UInt64 = 0
+    /// missing.subtractSaturating(1)   // 0
+    /// ```
+    public mutating func subtractSaturating(_ other: Self) {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        self = overflow ? (other < 0 ? .max : .min) : difference
+    }
 }

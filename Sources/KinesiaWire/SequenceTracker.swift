@@ -164,7 +164,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
         case .outOfOrder:
             totals.delivered &+= 1
             totals.outOfOrder &+= 1
-            totals.missing = totals.missing == 0 ? 0 : totals.missing - 1
+            totals.missing.subtractSaturating(1)
         case .stale: totals.stale &+= 1
         case .newStream(let restart, let missed):
             totals.delivered &+= 1
@@ -245,7 +245,7 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
                 mark(sequence, true)
                 totals.delivered &+= 1
                 totals.outOfOrder &+= 1
-                totals.missing = totals.missing == 0 ? 0 : totals.missing - 1
+                totals.missing.subtractSaturating(1)
                 return .outOfOrder
             }
             let skipped = advance(to: sequence)

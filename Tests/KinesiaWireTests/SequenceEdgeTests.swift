@@ -26,6 +26,21 @@ struct SequenceEdgeTests {
         #expect(plain == 42)
     }
 
+    @Test func saturatingSubtractionStopsAtTheTypesEnds() {
+        var missing: UInt64 = 0
+        missing.subtractSaturating(1)
+        #expect(missing == 0)
+        var low = Int.min + 1
+        low.subtractSaturating(5)
+        #expect(low == .min)
+        var high = Int.max - 1
+        high.subtractSaturating(-5)
+        #expect(high == .max)
+        var plain: UInt64 = 42
+        plain.subtractSaturating(2)
+        #expect(plain == 40)
+    }
+
     @Test func theTrackerJudgesUInt64MaxWithoutTrapping() {
         var tracker = SequenceTracker<String>()
         #expect(
