@@ -171,13 +171,30 @@ public struct RetentionSchedule: Hashable, Sendable {
         self.init(interval: policy.retentionInterval, bytes: policy.retentionBytes)
     }
 
+    /// Why a scan is due.
+    public enum Reason: Hashable, Sendable {
+        /// The first request, or ``interval`` passed since the last scan: a scan that another
+        /// process sharing the store has just done stands for it (``JournalStore``).
+        case interval
+        /// Writers closed ``bytes`` since the last scan: the store may be over its size limit
+        /// now, whoever scanned last.
+        case closedBytes
+    }
+
     /// Records a request at `now` from a writer that closed `closedBytes` (a segment it ended;
     /// 0 for none) and tells whether to scan now; a scan it says is due counts as done.
     public mutating func isDue(at now: Duration, closing closedBytes: Int = 0) -> Bool {
+        due(at: now, closing: closedBytes) != nil
+    }
+
+    /// Records a request at `now` from a writer that closed `closedBytes` and tells why a scan
+    /// is due now (`nil`: none is); a scan it says is due counts as done.
+    public mutating func due(at now: Duration, closing closedBytes: Int = 0) -> Reason? {
         closedSinceScan += closedBytes
-        if let lastScan, now - lastScan < interval, closedSinceScan < bytes { return false }
+        let bytesDue = closedSinceScan >= bytes
+        if let lastScan, now - lastScan < interval, !bytesDue { return nil }
         lastScan = now
         closedSinceScan = 0
-        return true
+        return bytesDue ? .closedBytes : .interval
     }
 }

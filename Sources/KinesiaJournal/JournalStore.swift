@@ -80,15 +80,59 @@ public final class JournalStore: Sendable {
     /// as soon as ``JournalPolicy/retentionBytes`` of segments were closed since it; nothing
     /// otherwise. A writer starting a segment calls it with the bytes of the one it closed; a
     /// process calls it when idle (``closedBytes`` 0), so that a quiet stream's segments go by age.
+    /// The processes that share a store (every ingest and worker of a deployment, by default)
+    /// take turns at the scans that are due by time: a scan covers the whole store, so one
+    /// process's scan stands for every other's until the interval has passed again
+    /// (``retentionTurnName``). Without the turn, each of N processes scanned the N processes'
+    /// streams every interval, all at about the same moment: at 64 cameras, a tenth of the box's
+    /// CPU and bursts of hundreds of ms in every answer's latency.
     ///
     /// - Parameter closedBytes: The size of the segment the caller just closed (0: none).
     /// - Returns: Whether it ran.
     @discardableResult
     public func enforceRetentionIfDue(closedBytes: Int = 0) -> Bool {
         let now = origin.duration(to: ContinuousClock.now)
-        let due = retention.withLock { $0.isDue(at: now, closing: closedBytes) }
-        if due { _ = try? enforceRetention() }
-        return due
+        switch retention.withLock({ $0.due(at: now, closing: closedBytes) }) {
+        case nil:
+            return false
+        case .closedBytes:
+            _ = try? enforceRetention()
+            return true
+        case .interval:
+            return enforceRetentionInTurn()
+        }
+    }
+
+    /// The file of the store's directory that holds when the store's last time-based scan ended
+    /// (nanoseconds since the epoch, 8 bytes, little-endian), locked (`flock`) by the process
+    /// scanning. Not a topic's directory name (``JournalStream/topic(directoryName:)``).
+    public static let retentionTurnName = "retention-turn"
+
+    /// Scans unless another process sharing the store is scanning now or scanned less than the
+    /// policy's ``JournalPolicy/retentionInterval`` ago (by the wall clock, which the segments'
+    /// ages are measured on too), then records the end of the scan.
+    /// - Returns: Whether it scanned.
+    private func enforceRetentionInTurn() -> Bool {
+        guard
+            let turn = try? FileDescriptor.open(
+                directory + "/" + Self.retentionTurnName, O_RDWR | O_CREAT | O_NOFOLLOW)
+        else {
+            // No turn to take (the directory's file cannot be had): scan, as a lone store does.
+            _ = try? enforceRetention()
+            return true
+        }
+        guard (try? turn.tryLock()) == true else { return false }
+        if let stored = try? turn.read(upTo: 8), stored.count == 8 {
+            let last = Duration.nanoseconds(
+                stored.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) })
+            let sinceLast = Self.wallClock() - last
+            if sinceLast >= .zero, sinceLast < policy.retentionInterval { return false }
+        }
+        _ = try? enforceRetention()
+        let ended = Self.wallClock().components
+        let nanoseconds = ended.seconds * 1_000_000_000 + ended.attoseconds / 1_000_000_000
+        try? turn.write(withUnsafeBytes(of: nanoseconds.littleEndian) { Array($0) }, at: 0)
+        return true
     }
 
     /// What ``enforceRetention(now:)`` did.

@@ -201,6 +201,48 @@ struct JournalStoreTests {
         }
     }
 
+    /// The processes sharing a store (a deployment's ingests and workers) take turns at the
+    /// scans due by time: one scan stands for every other until the interval has passed. Before,
+    /// each of 66 processes of 64 cameras scanned all 66's streams every 10 s, at about the same
+    /// moment: a tenth of the box's CPU, and bursts of hundreds of ms in the answers' latency.
+    @Test func processesSharingAStoreTakeTurnsAtTheScansDueByTime() throws {
+        try withStore(JournalPolicy(sync: .never, maximumAge: .nanoseconds(1))) { first, _ in
+            let turnPath = first.directory + "/" + JournalStore.retentionTurnName
+            #expect(first.enforceRetentionIfDue(), "the store's first scan")
+            do {
+                try first.openWriter(for: JournalFixtures.stream).append(sequence: 0, frames: [[1]])
+            }
+            let second = try JournalStore(directory: first.directory, policy: first.policy)
+            #expect(second.enforceRetentionIfDue() == false, "the first process's scan stands for it")
+            #expect(try second.streams() == [JournalFixtures.stream], "nothing was deleted")
+
+            // Another process scanning now: its turn is not taken from it.
+            try FileDescriptor.open(turnPath, O_RDWR).write(Array(repeating: 0, count: 8), at: 0)
+            let scanning = try FileDescriptor.open(turnPath, O_RDWR)
+            #expect(try scanning.tryLock())
+            let third = try JournalStore(directory: first.directory, policy: first.policy)
+            #expect(third.enforceRetentionIfDue() == false, "another process holds the turn")
+            try scanning.close()
+
+            // The last scan long ago (the epoch): the next due scan runs and deletes the stream.
+            let fourth = try JournalStore(directory: first.directory, policy: first.policy)
+            #expect(fourth.enforceRetentionIfDue())
+            #expect(try fourth.streams().isEmpty, "the turn's file is not a stream")
+            let stamped = try FileDescriptor.open(turnPath, O_RDONLY).read(upTo: 16)
+            #expect(stamped.count == 8)
+        }
+    }
+
+    /// A writer that closed enough bytes scans whoever scanned last: the store may be over its
+    /// size limit now.
+    @Test func aScanDueByTheBytesClosedIsNotSkippedForAnotherProcesssTurn() {
+        var schedule = RetentionSchedule(interval: .seconds(10), bytes: 1000)
+        #expect(schedule.due(at: .seconds(0)) == .interval)
+        #expect(schedule.due(at: .seconds(1), closing: 600) == nil)
+        #expect(schedule.due(at: .seconds(2), closing: 600) == .closedBytes)
+        #expect(schedule.due(at: .seconds(13)) == .interval)
+    }
+
     @Test func retentionByAgeRemovesAStreamNobodyWrites() throws {
         try withStore(JournalPolicy(sync: .never, maximumAge: .seconds(60))) { store, _ in
             do {
