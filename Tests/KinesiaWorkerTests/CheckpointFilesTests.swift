@@ -36,6 +36,38 @@ import Testing
         }
     }
 
+    /// Once the kept files are there, the oldest is written over (no file made, none deleted: a
+    /// worker of 64 cameras checkpoints 32 times a second), and a shorter checkpoint written
+    /// over a longer one reads back whole.
+    @Test func theOldestFileIsWrittenOverAndAShorterCheckpointReadsBackWhole() throws {
+        try withFiles { files, folder in
+            func inodes() throws -> Set<UInt64> {
+                Set(
+                    try self.files(folder).map {
+                        try #require(
+                            (try FileManager.default.attributesOfItem(atPath: folder + "/" + $0))[
+                                .systemFileNumber]
+                                as? UInt64)
+                    })
+            }
+            for index in 1...CheckpointFiles.kept {
+                let long = String(repeating: "x", count: 4000)
+                try files.save(Array("payload \(index) \(long)".utf8), camera: "cam0", sessions: sessions)
+            }
+            let kept = try inodes()
+            for index in 4...7 {
+                try files.save(Array("payload \(index)".utf8), camera: "cam0", sessions: sessions)
+                #expect(try inodes() == kept, "the files written over are the same files")
+            }
+            #expect(try self.files(folder).count == CheckpointFiles.kept)
+            let found = files.newest(camera: "cam0", sessions: sessions) {
+                String(decoding: $0, as: UTF8.self)
+            }
+            #expect(found.value == "payload 7")
+            #expect(found.passedOver == 0)
+        }
+    }
+
     @Test(arguments: ["torn", "flipped", "foreign", "refused"])
     func aCheckpointThatDoesNotReadBackIsPassedOverForAnOlderOne(damage: String) throws {
         try withFiles { files, folder in
