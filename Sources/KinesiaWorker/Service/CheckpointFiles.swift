@@ -10,8 +10,9 @@ import KinesiaWire
 /// A file is `KINESIA-CHECKPOINT 1\n`, the payload's length (8 bytes, little-endian), its
 /// CRC-32C (4 bytes, little-endian), then the payload; it is written to a temporary name and
 /// renamed, so after a kill a file either is whole or is not there (once ``kept`` files are
-/// there, the oldest is renamed to the temporary name and written over: no file is made). It is not synced (no sync on
-/// the worker's live loop; the kernel writes it back within about 30 s): one that a power cut
+/// there, the oldest is renamed to the temporary name and written over: no file is made). It
+/// is not synced (no sync on the worker's live loop; the kernel writes it back within about
+/// 30 s): one that a power cut
 /// tore or lost is passed over, like any file that does not read back (damaged, another version,
 /// a payload the caller refuses), for an older one, never trusted; with none, the rebuild starts
 /// from the sessions' first pose.
