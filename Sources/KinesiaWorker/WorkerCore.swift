@@ -122,20 +122,28 @@ public struct WorkerCore: Sendable {
         public var kind: PayloadKind
         /// `event/<camera>/<session>/` or `snapshot/<camera>/<session>/`.
         public var topic: Topic
-        /// The JSON line (``MotionJSON``), without a newline.
-        public var json: String
+        /// The JSON line (``MotionJSON``), without a newline, as UTF-8: what is published.
+        public var bytes: [UInt8]
         /// The session's stream id (``SessionIdentity/stream``).
         public var stream: StreamID
         /// The sequence number on `topic`: per session and topic, from 0.
         public var sequence: UInt64
 
-        /// Makes a publication.
-        public init(kind: PayloadKind, topic: Topic, json: String, stream: StreamID, sequence: UInt64) {
+        /// The JSON line as text.
+        public var json: String { String(decoding: bytes, as: UTF8.self) }
+
+        /// Makes a publication of the JSON line's UTF-8 `bytes`.
+        public init(kind: PayloadKind, topic: Topic, bytes: [UInt8], stream: StreamID, sequence: UInt64) {
             self.kind = kind
             self.topic = topic
-            self.json = json
+            self.bytes = bytes
             self.stream = stream
             self.sequence = sequence
+        }
+
+        /// Makes a publication of a JSON line.
+        public init(kind: PayloadKind, topic: Topic, json: String, stream: StreamID, sequence: UInt64) {
+            self.init(kind: kind, topic: topic, bytes: Array(json.utf8), stream: stream, sequence: sequence)
         }
     }
 
@@ -705,13 +713,14 @@ public struct WorkerCore: Sendable {
                 regenerated &+= 1
                 continue
             }
+            var json: [UInt8] = []
+            json.reserveCapacity(160)
+            MotionJSON.encode(event, at: pose.timestamp, into: &json)
             actions.append(
                 .publish(
                     Publication(
-                        kind: .event, topic: hosted[index].eventTopic,
-                        json: MotionJSON.encode(event, at: pose.timestamp),
-                        stream: hosted[index].identity.stream,
-                        sequence: sequence)))
+                        kind: .event, topic: hosted[index].eventTopic, bytes: json,
+                        stream: hosted[index].identity.stream, sequence: sequence)))
         }
         // Rejected or held: no snapshot. The snapshot is the state after the last pose
         // analysed (this one, or a held one it confirmed while it is held in turn).
@@ -727,11 +736,13 @@ public struct WorkerCore: Sendable {
         }
         var snapshot = hosted[index].analyzer.snapshot
         snapshot.isRunning = true
+        var json: [UInt8] = []
+        json.reserveCapacity(384)
+        MotionJSON.encode(snapshot, at: time, into: &json)
         actions.append(
             .publish(
                 Publication(
-                    kind: .snapshot, topic: hosted[index].snapshotTopic,
-                    json: MotionJSON.encode(snapshot, at: time), stream: hosted[index].identity.stream,
-                    sequence: sequence)))
+                    kind: .snapshot, topic: hosted[index].snapshotTopic, bytes: json,
+                    stream: hosted[index].identity.stream, sequence: sequence)))
     }
 }

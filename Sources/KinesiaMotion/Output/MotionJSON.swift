@@ -34,133 +34,126 @@ public enum MotionJSON {
 
     /// The JSON line of an event that happened at pose time `t`.
     public static func encode(_ event: MotionEvent, at t: Double) -> String {
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(160)
-        out += "{\"type\":\""
-        out += event.name
-        out += "\",\"t\":"
-        JSONWriter.appendNumber(t, to: &out)
+        encode(event, at: t, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the JSON line of an event (``encode(_:at:)-(MotionEvent,_)``'s bytes) to `out`.
+    public static func encode(_ event: MotionEvent, at t: Double, into out: inout [UInt8]) {
+        JSONByteWriter.append("{\"type\":", to: &out)
+        JSONByteWriter.appendString(event.name, to: &out)
+        JSONByteWriter.append(",\"t\":", to: &out)
+        JSONByteWriter.appendNumber(t, to: &out)
         switch event {
         case .repCompleted(let rep), .repRejected(let rep):
-            out += ",\"rep\":"
+            JSONByteWriter.append(",\"rep\":", to: &out)
             append(rep, to: &out)
         case .holdStarted:
             break
         case .formFault(let fault):
-            out += ",\"fault\":"
-            JSONWriter.appendString(fault.rawValue, to: &out)
+            JSONByteWriter.append(",\"fault\":", to: &out)
+            JSONByteWriter.appendString(fault.rawValue, to: &out)
         case .visibilityChanged(let visibility):
-            out += ",\"visibility\":{\"isVisible\":"
-            out += visibility.isVisible ? "true" : "false"
-            out += ",\"missingJoints\":"
-            appendNames(visibility.missingJoints, to: &out)
-            out += "}"
+            JSONByteWriter.append(",\"visibility\":{\"isVisible\":", to: &out)
+            JSONByteWriter.appendBool(visibility.isVisible, to: &out)
+            JSONByteWriter.append(",\"missingJoints\":", to: &out)
+            JSONByteWriter.appendNames(visibility.missingJoints, to: &out)
+            JSONByteWriter.append("}", to: &out)
         case .setupChanged(let issues):
-            out += ",\"issues\":"
-            appendNames(issues, to: &out)
+            JSONByteWriter.append(",\"issues\":", to: &out)
+            appendSorted(issues, to: &out)
         case .baselineCompleted(let value):
-            out += ",\"value\":"
-            JSONWriter.appendNumber(value, to: &out)
+            JSONByteWriter.append(",\"value\":", to: &out)
+            JSONByteWriter.appendNumber(value, to: &out)
         }
-        out += "}"
-        return out
+        JSONByteWriter.append("}", to: &out)
     }
 
     /// The JSON object of a rep: `{"peak":P,"faults":[...],"start":S,"end":E}`.
     public static func encode(_ rep: Rep) -> String {
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(96)
         append(rep, to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The JSON line of a snapshot taken after the pose at `t`.
-    ///
-    /// Written in place into one string (a worker sends one for about every other pose).
     public static func encode(_ snapshot: MotionSnapshot, at t: Double) -> String {
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(384)
-        out += "{\"type\":\"snapshot\",\"t\":"
-        JSONWriter.appendNumber(t, to: &out)
-        out += ",\"value\":"
-        appendOptional(snapshot.value, to: &out)
-        out += ",\"best\":"
-        JSONWriter.appendNumber(snapshot.best, to: &out)
-        out += ",\"repCount\":"
-        out += String(snapshot.repCount)
-        out += ",\"rejectedCount\":"
-        out += String(snapshot.rejectedCount)
-        out += ",\"lastRep\":"
-        if let rep = snapshot.lastRep { append(rep, to: &out) } else { out += "null" }
-        out += ",\"holdProgress\":"
-        appendOptional(snapshot.holdProgress, to: &out)
-        out += ",\"confidence\":"
-        appendOptional(snapshot.confidence, to: &out)
-        out += ",\"setupIssues\":"
-        appendNames(snapshot.setupIssues, to: &out)
-        out += ",\"isVisible\":"
-        out += snapshot.isVisible ? "true" : "false"
-        out += ",\"missingJoints\":"
-        appendNames(snapshot.missingJoints, to: &out)
-        out += ",\"isRunning\":"
-        out += snapshot.isRunning ? "true" : "false"
-        out += ",\"baseline\":"
-        if let baseline = snapshot.baseline {
-            out += "{\"completed\":"
-            out += String(baseline.completed)
-            out += ",\"target\":"
-            out += String(baseline.target)
-            out += ",\"value\":"
-            appendOptional(baseline.value, to: &out)
-            out += "}"
+        encode(snapshot, at: t, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the JSON line of a snapshot (``encode(_:at:)-(MotionSnapshot,_)``'s bytes) to
+    /// `out`: written in place, without a string (a worker sends one for about every other pose).
+    public static func encode(_ snapshot: MotionSnapshot, at t: Double, into out: inout [UInt8]) {
+        JSONByteWriter.append("{\"type\":\"snapshot\",\"t\":", to: &out)
+        JSONByteWriter.appendNumber(t, to: &out)
+        JSONByteWriter.append(",\"value\":", to: &out)
+        JSONByteWriter.appendOptionalNumber(snapshot.value, to: &out)
+        JSONByteWriter.append(",\"best\":", to: &out)
+        JSONByteWriter.appendNumber(snapshot.best, to: &out)
+        JSONByteWriter.append(",\"repCount\":", to: &out)
+        JSONByteWriter.appendInteger(snapshot.repCount, to: &out)
+        JSONByteWriter.append(",\"rejectedCount\":", to: &out)
+        JSONByteWriter.appendInteger(snapshot.rejectedCount, to: &out)
+        JSONByteWriter.append(",\"lastRep\":", to: &out)
+        if let rep = snapshot.lastRep {
+            append(rep, to: &out)
         } else {
-            out += "null"
+            JSONByteWriter.append("null", to: &out)
         }
-        out += "}"
-        return out
-    }
-
-    private static func append(_ rep: Rep, to out: inout String) {
-        out += "{\"peak\":"
-        JSONWriter.appendNumber(rep.peak, to: &out)
-        out += ",\"faults\":"
-        appendNames(rep.faults, to: &out)
-        out += ",\"start\":"
-        JSONWriter.appendNumber(rep.start, to: &out)
-        out += ",\"end\":"
-        JSONWriter.appendNumber(rep.end, to: &out)
-        out += "}"
-    }
-
-    private static func appendOptional(_ value: Double?, to out: inout String) {
-        if let value { JSONWriter.appendNumber(value, to: &out) } else { out += "null" }
-    }
-
-    /// A JSON array of raw values, in the order given.
-    private static func appendNames<Value: RawRepresentable<String>>(_ values: [Value], to out: inout String)
-    {
-        out += "["
-        for (index, value) in values.enumerated() {
-            if index > 0 { out += "," }
-            JSONWriter.appendString(value.rawValue, to: &out)
+        JSONByteWriter.append(",\"holdProgress\":", to: &out)
+        JSONByteWriter.appendOptionalNumber(snapshot.holdProgress, to: &out)
+        JSONByteWriter.append(",\"confidence\":", to: &out)
+        JSONByteWriter.appendOptionalNumber(snapshot.confidence, to: &out)
+        JSONByteWriter.append(",\"setupIssues\":", to: &out)
+        appendSorted(snapshot.setupIssues, to: &out)
+        JSONByteWriter.append(",\"isVisible\":", to: &out)
+        JSONByteWriter.appendBool(snapshot.isVisible, to: &out)
+        JSONByteWriter.append(",\"missingJoints\":", to: &out)
+        JSONByteWriter.appendNames(snapshot.missingJoints, to: &out)
+        JSONByteWriter.append(",\"isRunning\":", to: &out)
+        JSONByteWriter.appendBool(snapshot.isRunning, to: &out)
+        JSONByteWriter.append(",\"baseline\":", to: &out)
+        if let baseline = snapshot.baseline {
+            JSONByteWriter.append("{\"completed\":", to: &out)
+            JSONByteWriter.appendInteger(baseline.completed, to: &out)
+            JSONByteWriter.append(",\"target\":", to: &out)
+            JSONByteWriter.appendInteger(baseline.target, to: &out)
+            JSONByteWriter.append(",\"value\":", to: &out)
+            JSONByteWriter.appendOptionalNumber(baseline.value, to: &out)
+            JSONByteWriter.append("}", to: &out)
+        } else {
+            JSONByteWriter.append("null", to: &out)
         }
-        out += "]"
+        JSONByteWriter.append("}", to: &out)
+    }
+
+    private static func append(_ rep: Rep, to out: inout [UInt8]) {
+        JSONByteWriter.append("{\"peak\":", to: &out)
+        JSONByteWriter.appendNumber(rep.peak, to: &out)
+        JSONByteWriter.append(",\"faults\":", to: &out)
+        JSONByteWriter.appendNames(rep.faults, to: &out)
+        JSONByteWriter.append(",\"start\":", to: &out)
+        JSONByteWriter.appendNumber(rep.start, to: &out)
+        JSONByteWriter.append(",\"end\":", to: &out)
+        JSONByteWriter.appendNumber(rep.end, to: &out)
+        JSONByteWriter.append("}", to: &out)
     }
 
     /// A JSON array of a set's raw values, sorted (a set has no order of its own).
-    private static func appendNames<Value: RawRepresentable<String>>(
-        _ values: Set<Value>, to out: inout String
+    private static func appendSorted<Value: RawRepresentable<String>>(
+        _ values: Set<Value>, to out: inout [UInt8]
     ) {
         if values.isEmpty {
-            out += "[]"
-            return
+            JSONByteWriter.append("[]", to: &out)
+        } else {
+            JSONByteWriter.appendNames(values.map(\.rawValue).sorted(), to: &out)
         }
-        out += "["
-        for (index, name) in values.map(\.rawValue).sorted().enumerated() {
-            if index > 0 { out += "," }
-            JSONWriter.appendString(name, to: &out)
-        }
-        out += "]"
     }
 
     /// The JSON line of a frame: `{"type":"frame","t":T,"raw":x|null,"value":y|null}`.

@@ -312,7 +312,7 @@ public struct WorkerService: Sendable {
         func send(_ publication: WorkerCore.Publication) -> WorkerCore.PublishOutcome {
             do {
                 let queued = try publisher.publish(
-                    json: publication.json, kind: publication.kind, on: publication.topic)
+                    json: publication.bytes, kind: publication.kind, on: publication.topic)
                 if state != nil, publisher.lastSequence(on: publication.topic) != publication.sequence {
                     log.error(
                         "\(publication.topic): published as #\(publisher.lastSequence(on: publication.topic) ?? 0), "

@@ -1,0 +1,46 @@
+import Testing
+
+@testable import KinesiaJSON
+
+/// The byte writer a worker writes snapshots with says exactly what the `String` writer says:
+/// the same bytes for every number and every string, so events rebuilt by either are equal byte
+/// for byte.
+@Suite struct JSONByteWriterTests {
+    @Test(arguments: [
+        0, -0.0, 0.1, 1e-05, 30, 95.25, -179.999, 1e300, -1e-300, 123_456_789.125, .pi,
+        .greatestFiniteMagnitude, .leastNonzeroMagnitude, .nan, .infinity, -.infinity,
+    ])
+    func numbersAreTheStringWritersBytes(value: Double) {
+        var bytes: [UInt8] = []
+        JSONByteWriter.appendNumber(value, to: &bytes)
+        var text = ""
+        JSONWriter.appendNumber(value, to: &text)
+        #expect(bytes == Array(text.utf8))
+    }
+
+    @Test(arguments: [
+        "", "keepTrunkUpright", "quote \" and backslash \\", "line\nreturn\rtab\t",
+        "\u{08}\u{0C}\u{00}\u{1F}\u{7F}", "ombro à direita, codo, ñ", "emoji 🦵",
+    ])
+    func stringsAreTheStringWritersBytes(string: String) {
+        var bytes: [UInt8] = []
+        JSONByteWriter.appendString(string, to: &bytes)
+        #expect(bytes == Array(JSONWriter.string(string).utf8))
+    }
+
+    @Test func integersNamesAndLiterals() {
+        var bytes: [UInt8] = []
+        JSONByteWriter.append("{\"n\":", to: &bytes)
+        JSONByteWriter.appendInteger(-42, to: &bytes)
+        JSONByteWriter.append(",\"ok\":", to: &bytes)
+        JSONByteWriter.appendBool(true, to: &bytes)
+        JSONByteWriter.append(",\"names\":", to: &bytes)
+        JSONByteWriter.appendNames(["a", "b\"c"], to: &bytes)
+        JSONByteWriter.append(",\"none\":", to: &bytes)
+        JSONByteWriter.appendOptionalNumber(nil, to: &bytes)
+        JSONByteWriter.append("}", to: &bytes)
+        #expect(
+            String(decoding: bytes, as: UTF8.self) == #"{"n":-42,"ok":true,"names":["a","b\"c"],"none":null}"#
+        )
+    }
+}
