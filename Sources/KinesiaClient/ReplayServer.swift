@@ -64,7 +64,7 @@ public final class ReplayServer {
         if gate.memoryReturns > 0 { values["replayMemoryReturns"] = gate.memoryReturns }
         return values
     }
-    private var requestCounters: [String: Int] = [:]
+    private var requestCounters: [String: Int] = ["replayClients": 0]
 
     private var frames: [[UInt8]] = []
     /// Which clients are answered.
@@ -167,11 +167,19 @@ public final class ReplayServer {
     @discardableResult
     public func serve(from source: some ReplaySource, budget: Int = 16) throws(ZMQError) -> Int {
         var handled = 0
-        let now = elapsed.now
-        admission.expire(now: now)
-        requestCounters["replayClients"] = admission.clients
+        // Called on every turn of a publisher's loop: with no client answered, nothing expires
+        // and the clock is not read until a request comes.
+        var read: Duration?
+        if admission.clients > 0 {
+            let now = elapsed.now
+            admission.expire(now: now)
+            requestCounters["replayClients"] = admission.clients
+            read = now
+        }
         while handled < budget, try socket.tryReceive(into: &frames) {
             handled += 1
+            let now = read ?? elapsed.now
+            read = now
             guard frames.count >= 1, admission.admit(frames[0], now: now) else {
                 requestCounters["replayRefused"] = admission.refused
                 continue
