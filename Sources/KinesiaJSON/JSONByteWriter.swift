@@ -27,9 +27,12 @@ package enum JSONByteWriter {
             append("null", to: &out)
             return
         }
-        // A number's text fits a small string (15 bytes) almost always: no allocation.
-        var text = value.description
-        text.withUTF8 { out.append(contentsOf: $0) }
+        // `write(to:)` hands over the digits without a string (``ByteSink``), where
+        // `description` allocates one for a number of more than 15 characters.
+        var sink = ByteSink()
+        swap(&sink.bytes, &out)
+        value.write(to: &sink)
+        swap(&sink.bytes, &out)
     }
 
     /// Appends `value` or `null`.
@@ -39,8 +42,16 @@ package enum JSONByteWriter {
 
     /// Appends an integer in decimal.
     package static func appendInteger(_ value: Int, to out: inout [UInt8]) {
-        var text = String(value)
-        text.withUTF8 { out.append(contentsOf: $0) }
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var divisor: UInt = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        // Most significant digit first, straight into `out` (no string, no slice).
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
+        } while divisor > 0
     }
 
     /// Appends ``JSONWriter/string(_:)`` of `string`: quoted, with the same escapes.
@@ -88,6 +99,23 @@ package enum JSONByteWriter {
             appendString(values[index].rawValue, to: &out)
         }
         out.append(UInt8(ascii: "]"))
+    }
+
+    /// What `write(to:)` writes into: the bytes of the text it is given.
+    private struct ByteSink: TextOutputStream {
+        var bytes: [UInt8] = []
+
+        mutating func write(_ string: String) {
+            var string = string
+            string.withUTF8 { bytes.append(contentsOf: $0) }
+        }
+
+        /// The standard library's way in for a number's ASCII digits (a requirement of
+        /// `TextOutputStream`): taken as they are, where ``write(_:)`` would receive them as a
+        /// string, allocated when longer than 15 bytes (`137.25000000000003`).
+        mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
+            bytes.append(contentsOf: buffer)
+        }
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {

@@ -28,6 +28,13 @@ import Testing
         #expect(bytes == Array(JSONWriter.string(string).utf8))
     }
 
+    @Test(arguments: [0, 7, -7, 10, 1_000, -987_654_321, Int.max, Int.min])
+    func integersAreTheirDecimalText(value: Int) {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        JSONByteWriter.appendInteger(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "[" + String(value))
+    }
+
     @Test func integersNamesAndLiterals() {
         var bytes: [UInt8] = []
         JSONByteWriter.append("{\"n\":", to: &bytes)
