@@ -287,7 +287,7 @@ let package = Package(
             name: "KinesiaWorkerTests",
             dependencies: [
                 "KinesiaWorker", "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient",
-                "KinesiaSystem",
+                "KinesiaSystem", "KinesiaSimulation", "KinesiaAnalytics",
             ],
             swiftSettings: strictSettings),
         .testTarget(

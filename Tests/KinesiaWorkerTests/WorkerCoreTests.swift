@@ -4,7 +4,6 @@ import KinesiaSimulation
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
 @testable import KinesiaWorker
 
 /// Hands poses to a ``WorkerCore`` the way `kinesia worker` does: each judged by a sequence
@@ -21,7 +20,7 @@ private struct WorkerFeed {
 
     init(_ sessions: [String], snapshotRate: Double = 15) throws {
         core = try WorkerCore(
-            sessions: sessions.map { try WorkerSession(parsing: $0, defaultCamera: nil) },
+            sessions: sessions.map { try WorkerSession(spec: $0) },
             snapshotRate: snapshotRate)
     }
 

@@ -5,7 +5,6 @@ import KinesiaSimulation
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
 @testable import KinesiaWorker
 
 /// An analytics session in the worker core: the records of ``MotionAnalytics`` on its event
@@ -20,7 +19,7 @@ struct WorkerAnalyticsCoreTests {
     @Test func anAnalyticsSessionPublishesWhatMotionAnalyticsFindsAndNoSnapshot() throws {
         let poses = try Self.poses()
         var core = try WorkerCore(
-            sessions: [try WorkerSession(parsing: "cam0/analytics=squat:analytics", defaultCamera: nil)],
+            sessions: [try WorkerSession(spec: "cam0/analytics=squat:analytics")],
             snapshotRate: 15)
         var tracker = SequenceTracker<Topic>()
         let topic = try Topic.pose(camera: "cam0")

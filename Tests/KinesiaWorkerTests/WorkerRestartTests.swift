@@ -3,7 +3,6 @@ import KinesiaSimulation
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
 @testable import KinesiaWorker
 
 /// A worker killed at any moment and restarted with what its state directory kept (each
@@ -46,7 +45,7 @@ struct WorkerRestartTests {
             restoring: (inout WorkerCore) throws -> Void = { _ in }
         ) throws {
             let specs = try WorkerRestartTests.sessions.map {
-                try WorkerSession(parsing: $0, defaultCamera: nil)
+                try WorkerSession(spec: $0)
             }
             core = try WorkerCore(
                 sessions: specs, snapshotRate: 15, identities: identities,
@@ -308,7 +307,7 @@ struct WorkerRestartTests {
         let checkpoint = try #require(before.core.checkpoint(camera: "cam0"))
         var other = Self.identities
         other[0].stream = StreamID(0x99)
-        let specs = try Self.sessions.map { try WorkerSession(parsing: $0, defaultCamera: nil) }
+        let specs = try Self.sessions.map { try WorkerSession(spec: $0) }
         var core = try WorkerCore(
             sessions: specs, snapshotRate: 15, identities: other, resume: ["cam0": before.segments])
         #expect(throws: CheckpointError.self) { try core.restore(checkpoint) }
