@@ -1,6 +1,7 @@
 import Dispatch
 package import KinesiaHaptic
 package import KinesiaService
+import KinesiaSystem
 import Synchronization
 
 /// The device of `kinesia haptic`: plays patterns on a serial queue of its own, one at a time,

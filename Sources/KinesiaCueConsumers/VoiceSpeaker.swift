@@ -4,6 +4,7 @@ import KinesiaJSON
 import KinesiaMotion
 package import KinesiaService
 import KinesiaSpeech
+import KinesiaSystem
 package import KinesiaVoice
 package import KinesiaWire
 

@@ -1,4 +1,5 @@
 import KinesiaService
+import KinesiaSystem
 
 /// When each pose of a recording goes out at `kinesia ingest --pace recording`: at the pace of
 /// its timestamps (divided by the speed), with no clock and no I/O (the caller passes the time).

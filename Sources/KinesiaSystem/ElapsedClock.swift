@@ -30,8 +30,5 @@ public struct ElapsedClock: Sendable {
     public var now: Duration { read() }
 
     /// ``now`` in seconds.
-    public var seconds: Double {
-        let elapsed = now
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    }
+    public var seconds: Double { now.seconds }
 }

@@ -4,6 +4,7 @@ public import KinesiaClient
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaService
+import KinesiaSystem
 public import KinesiaWire
 
 /// `kinesia listen [TOPIC-PREFIX...]`: prints the messages of the bus.

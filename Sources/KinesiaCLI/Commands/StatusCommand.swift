@@ -1,6 +1,7 @@
 import KinesiaBus
 import KinesiaClient
 import KinesiaService
+import KinesiaSystem
 import KinesiaWire
 
 /// `kinesia status`: one table of the live processes on the bus and their counters.

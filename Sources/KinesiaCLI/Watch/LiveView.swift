@@ -3,6 +3,7 @@ import KinesiaClient
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaService
+import KinesiaSystem
 import KinesiaWire
 
 /// The socket loop behind `kinesia watch` and `kinesia demo`: subscribes, folds every message
