@@ -264,6 +264,7 @@ let package = Package(
             name: "KinesiaIngestTests",
             dependencies: [
                 "KinesiaIngest", "KinesiaMotion", "KinesiaService", "KinesiaSystem", "KinesiaTestSupport",
+                "KinesiaBus", "KinesiaClient", "KinesiaWire", "KinesiaPublishJournal",
             ],
             swiftSettings: strictSettings),
         .testTarget(

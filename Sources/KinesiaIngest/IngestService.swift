@@ -76,12 +76,19 @@ public struct IngestService: Sendable {
     public let configuration: Configuration
     private let source: UncheckedSource
     private let log: Logger
+    /// The pace's time and the progress reports', counted from the start of ``run(until:)``.
+    private let startClock: @Sendable () -> ElapsedClock
 
-    /// An ingest of `source` (used on the thread that runs the service only), logging on `log`.
-    public init(_ configuration: Configuration, source: PoseSource, log: Logger) {
+    /// An ingest of `source` (used on the thread that runs the service only), logging on `log`,
+    /// pacing on `clock` (a ``ManualClock`` in tests).
+    public init(
+        _ configuration: Configuration, source: PoseSource, log: Logger,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) {
         self.configuration = configuration
         self.source = UncheckedSource(value: source)
         self.log = log
+        startClock = { ElapsedClock(clock) }
     }
 
     /// Moves the source onto the loop's thread (it is used there only).
@@ -203,9 +210,8 @@ public struct IngestService: Sendable {
             "publishing \(settings.source) on \(topic) (pace \(source.isLive ? "live" : settings.pace.rawValue))"
         )
 
-        let clock = ContinuousClock()
-        let started = clock.now
-        var lastProgress = started
+        let elapsed = startClock()
+        var lastProgress = Duration.zero
         var pace = RecordingPace(speed: settings.speed)
         var lastT: Double?
         let paced = settings.pace == .recording && !source.isLive
@@ -216,8 +222,8 @@ public struct IngestService: Sendable {
             serveReplay()
             counters.detector = source.detectorCounters
             health.publishIfDue(counters: { report() }, via: publisher)
-            if clock.now - lastProgress >= .seconds(5) {
-                lastProgress = clock.now
+            if elapsed.now - lastProgress >= .seconds(5) {
+                lastProgress = elapsed.now
                 if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
                 log.info(
                     "\(counters.sent) poses sent"
@@ -243,10 +249,10 @@ public struct IngestService: Sendable {
                     continue
                 }
                 if paced {
-                    switch pace.schedule(pose.timestamp, now: clock.now) {
+                    switch pace.schedule(pose.timestamp, now: elapsed.now) {
                     case .at(let due):
-                        while !stop.isRequested, clock.now < due {
-                            ThreadSleep.sleep(min(clock.now.duration(to: due), .milliseconds(20)))
+                        while !stop.isRequested, elapsed.now < due {
+                            ThreadSleep.sleep(min(due - elapsed.now, .milliseconds(20)))
                             health.publishIfDue(counters: { report() }, via: publisher)
                             serveReplay()
                         }
@@ -297,11 +303,11 @@ public struct IngestService: Sendable {
         if let summary = source.detectorSummary { log.info(summary) }
         if let failure { throw PoseSourceError.failure(failure) }
         if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
-        let elapsed = (clock.now - started).seconds
+        let seconds = elapsed.seconds
         // "sent": handed to the bus. A publisher cannot know what was delivered; it only knows
         // whether anyone subscribed.
         let summary =
-            "\(counters.sent) poses sent to the broker in \(String(format: "%.1f", elapsed)) s, "
+            "\(counters.sent) poses sent to the broker in \(String(format: "%.1f", seconds)) s, "
             + "\(counters.dropped) dropped"
             + (counters.malformedLines > 0 ? ", \(counters.malformedLines) malformed lines" : "")
             + (counters.timeJumps > 0 ? ", \(counters.timeJumps) jumps in time not waited for" : "")

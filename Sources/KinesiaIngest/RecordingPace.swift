@@ -19,8 +19,8 @@ import KinesiaSystem
 struct RecordingPace {
     /// What to do with a pose.
     enum Decision: Hashable {
-        /// Send it at `due` (now or in the past: at once).
-        case at(ContinuousClock.Instant)
+        /// Send it at `due`, a time on the caller's clock (now or in the past: at once).
+        case at(Duration)
         /// The recording's time jumps from `from` to `to` (ahead by more than the longest wait,
         /// or back): send it at once; the pace goes on from it.
         case jump(from: Double, to: Double)
@@ -33,7 +33,7 @@ struct RecordingPace {
     /// The factor the recording's time is divided by (positive).
     let speed: Double
     /// Where the pace is anchored: a wall time and the pose time sent then.
-    private var origin: (wall: ContinuousClock.Instant, t: Double)?
+    private var origin: (wall: Duration, t: Double)?
     /// The last finite timestamp scheduled.
     private var last: Double?
 
@@ -44,7 +44,7 @@ struct RecordingPace {
 
     /// When the pose at `t` is due, `now` being the current time. The first pose is due now;
     /// a non-finite `t` is sent at once and changes nothing.
-    mutating func schedule(_ t: Double, now: ContinuousClock.Instant) -> Decision {
+    mutating func schedule(_ t: Double, now: Duration) -> Decision {
         guard t.isFinite else { return .at(now) }
         defer { last = t }
         guard let origin, let last else {
@@ -56,6 +56,6 @@ struct RecordingPace {
             self.origin = (now, t)
             return .jump(from: last, to: t)
         }
-        return .at(origin.wall.advanced(by: .seconds(double: (t - origin.t) / speed)))
+        return .at(origin.wall + .seconds(double: (t - origin.t) / speed))
     }
 }

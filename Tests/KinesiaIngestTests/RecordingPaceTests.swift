@@ -5,10 +5,8 @@ import Testing
 /// `--pace recording` as a value (issue 9, item 8): poses due at the pace of their timestamps;
 /// a jump of the recording's time is not waited for.
 struct RecordingPaceTests {
-    private let start = ContinuousClock.now
-
-    private func at(_ seconds: Double) -> ContinuousClock.Instant {
-        start.advanced(by: .nanoseconds(Int64(seconds * 1e9)))
+    private func at(_ seconds: Double) -> Duration {
+        .seconds(1000) + .nanoseconds(Int64(seconds * 1e9))
     }
 
     @Test func posesAreDueAtThePaceOfTheirTimestampsDividedByTheSpeed() {

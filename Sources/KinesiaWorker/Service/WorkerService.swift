@@ -5,6 +5,7 @@ import KinesiaJournal
 import KinesiaMotion
 public import KinesiaPublishJournal
 public import KinesiaService
+import KinesiaSystem
 import KinesiaWire
 
 /// The worker process (`kinesia worker`): hosts motion sessions on the poses of the bus and
@@ -63,11 +64,17 @@ public struct WorkerService: Sendable {
     /// What it runs with.
     public let configuration: Configuration
     private let log: Logger
+    /// The time of its decisions (a hole given up, a replay timed out, the checkpoints, the
+    /// last poses drained at a stop), counted from the start of ``run(until:)``.
+    private let startClock: @Sendable () -> ElapsedClock
 
-    /// A worker that logs on `log`.
-    public init(_ configuration: Configuration, log: Logger) {
+    /// A worker that logs on `log` and times its decisions on `clock` (a ``ManualClock`` in
+    /// tests).
+    public init(_ configuration: Configuration, log: Logger, clock: some Clock<Duration> = ContinuousClock())
+    {
         self.configuration = configuration
         self.log = log
+        startClock = { ElapsedClock(clock) }
     }
 
     /// Runs the sessions until `stop` is requested, then finishes the poses already received
@@ -152,8 +159,7 @@ public struct WorkerService: Sendable {
                     })
             }
         }
-        let clock = ContinuousClock()
-        let origin = clock.now
+        let elapsed = startClock()
         // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
         // turn of the loop (one small file written and renamed: no sync on the live loop).
         var checkpointTurn = 0
@@ -162,7 +168,7 @@ public struct WorkerService: Sendable {
             guard let state, !core.cameras.isEmpty else { return }
             let camera = core.cameras[checkpointTurn % core.cameras.count]
             checkpointTurn &+= 1
-            let now = clock.now - origin
+            let now = elapsed.now
             let last = checkpointed[camera]
             guard now - (last?.at ?? .zero) >= Self.checkpointInterval, last?.poses != core.poses,
                 let checkpoint = core.checkpoint(camera: camera)
@@ -241,7 +247,7 @@ public struct WorkerService: Sendable {
                         log.error("session \(camera)/\(session): cannot journal its new run: \(error)")
                     }
                 case .requestPoses(let camera, let request):
-                    if let failure = poseReplay.send(camera: camera, request, now: clock.now - origin) {
+                    if let failure = poseReplay.send(camera: camera, request, now: elapsed.now) {
                         immediateReplies.append(failure)
                     }
                 }
@@ -282,7 +288,7 @@ public struct WorkerService: Sendable {
             case .message(let message, _):
                 // Health reports: where the ingests serve their poses.
                 if case .health(let report) = message.body, let announcement = report.replay,
-                    poseReplay.announced(announcement, now: clock.now - origin), let hints
+                    poseReplay.announced(announcement, now: elapsed.now), let hints
                 {
                     do {
                         try hints.save(poseReplay.announcedEndpoints)
@@ -294,7 +300,7 @@ public struct WorkerService: Sendable {
                 return
             case .flatPose(let topic, let header, let pose, let result):
                 if state != nil {
-                    core.receiveLive(pose, on: topic, header: header, now: clock.now - origin, into: &actions)
+                    core.receiveLive(pose, on: topic, header: header, now: elapsed.now, into: &actions)
                 } else {
                     core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
                 }
@@ -303,7 +309,7 @@ public struct WorkerService: Sendable {
         }
 
         func handleReplies() {
-            for reply in poseReplay.receive(now: clock.now - origin) {
+            for reply in poseReplay.receive(now: elapsed.now) {
                 apply(reply)
                 perform()
             }
@@ -352,7 +358,7 @@ public struct WorkerService: Sendable {
         perform()
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
-            journal?.writeAndSyncIfDue(now: clock.now - origin)
+            journal?.writeAndSyncIfDue(now: elapsed.now)
             checkpointIfDue()
             var poller = Poller()
             poller.add(subscriber.socket, for: .readable)
@@ -362,10 +368,10 @@ public struct WorkerService: Sendable {
             // Never later than the end of the wait for a hole in the live poses.
             var timeout = Duration.milliseconds(100)
             if let deadline = core.deadline {
-                timeout = max(.zero, min(timeout, deadline - (clock.now - origin)))
+                timeout = max(.zero, min(timeout, deadline - (elapsed.now)))
             }
             _ = try poller.poll(timeout: timeout)
-            core.tick(now: clock.now - origin, into: &actions)
+            core.tick(now: elapsed.now, into: &actions)
             perform()
             if let replay { try replay.server.serve(from: replay.source) }
             while let announcements, let next = try announcements.tryReceive() { handle(next) }
@@ -376,12 +382,12 @@ public struct WorkerService: Sendable {
                 handle(next)
                 burst += 1
             }
-            core.tick(now: clock.now - origin, into: &actions)
+            core.tick(now: elapsed.now, into: &actions)
             perform()
         }
         // Graceful: finish the poses already received (at most half a second), then report.
-        let deadline = clock.now.advanced(by: .milliseconds(500))
-        while clock.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
+        let deadline = elapsed.now + .milliseconds(500)
+        while elapsed.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
         // Analytics sessions end their set: the final summaries go out before the report.
         core.finish(into: &actions)
         for case .publish(let publication) in actions {
