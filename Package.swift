@@ -134,7 +134,7 @@ let package = Package(
             name: "KinesiaRecorder",
             dependencies: [
                 "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaStore", "KinesiaWire",
-                "KinesiaMotion",
+                "KinesiaMotion", "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
         .target(

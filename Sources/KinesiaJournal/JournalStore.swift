@@ -21,17 +21,25 @@ public final class JournalStore: Sendable {
     public let directory: String
     /// The policy of every writer it opens.
     public let policy: JournalPolicy
-    /// When retention is due (time since ``origin``).
+    /// When retention is due (time on ``elapsed``).
     private let retention: Mutex<RetentionSchedule>
-    private let origin = ContinuousClock.now
+    /// The time of the store's schedules (retention, and its writers' syncs), since it was made.
+    let elapsed: ElapsedClock
 
     /// Opens (making it when missing, with its parents, mode 0700) the store at `directory`.
     ///
+    /// - Parameter clock: What the schedules of retention and syncs are timed on (a
+    ///   ``ManualClock`` in tests); the segments' ages, and the turns the processes sharing the
+    ///   store take at retention, are on the wall clock.
     /// - Throws: ``JournalError/unsafePath(_:)`` for a directory others may reach, a link or
     ///   another owner; ``JournalError/system(path:call:message:)``.
-    public init(directory: String, policy: JournalPolicy = JournalPolicy()) throws(JournalError) {
+    public init(
+        directory: String, policy: JournalPolicy = JournalPolicy(),
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(JournalError) {
         self.directory = directory
         self.policy = policy
+        elapsed = ElapsedClock(clock)
         retention = Mutex(RetentionSchedule(policy))
         let opened = try Self.openPrivate(directory, creating: true)
         opened.close()
@@ -91,7 +99,7 @@ public final class JournalStore: Sendable {
     /// - Returns: Whether it ran.
     @discardableResult
     public func enforceRetentionIfDue(closedBytes: Int = 0) -> Bool {
-        let now = origin.duration(to: ContinuousClock.now)
+        let now = elapsed.now
         switch retention.withLock({ $0.due(at: now, closing: closedBytes) }) {
         case nil:
             return false

@@ -129,8 +129,8 @@ public final class JournalWriter {
             throw JournalError.from(error, path: path, call: "flock")
         }
         guard taken else { throw JournalError.inUse(path: path) }
-        let origin = ContinuousClock.now
-        now = { origin.duration(to: ContinuousClock.now) }
+        let elapsed = store.elapsed
+        now = { elapsed.now }
         schedule = SyncSchedule(store.policy.sync)
         let names: [String]
         do {

@@ -2,6 +2,7 @@ import KinesiaBus
 public import KinesiaClient
 public import KinesiaService
 import KinesiaStore
+import KinesiaSystem
 public import KinesiaWire
 
 /// The record consumer (`kinesia record`): follows each camera's events and snapshots exactly
@@ -44,11 +45,17 @@ public struct RecordService: Sendable {
     /// What it runs with.
     public let configuration: Configuration
     private let log: Logger
+    /// The time of its decisions (snapshots kept per interval, the replay's timeouts, the last
+    /// messages drained at a stop), counted from the start of ``run(until:)``.
+    private let startClock: @Sendable () -> ElapsedClock
 
-    /// A recorder that logs on `log`.
-    public init(_ configuration: Configuration, log: Logger) {
+    /// A recorder that logs on `log` and times its decisions on `clock` (a ``ManualClock`` in
+    /// tests).
+    public init(_ configuration: Configuration, log: Logger, clock: some Clock<Duration> = ContinuousClock())
+    {
         self.configuration = configuration
         self.log = log
+        startClock = { ElapsedClock(clock) }
     }
 
     /// The subscriptions: each camera's events and snapshots, or every camera's.
@@ -72,9 +79,8 @@ public struct RecordService: Sendable {
         let bus = configuration.process.bus
         let cameras = configuration.cameras
         let log = self.log
-        let clock = ContinuousClock()
-        let origin = clock.now
-        func now() -> Duration { clock.now - origin }
+        let elapsed = startClock()
+        func now() -> Duration { elapsed.now }
         let writer = try RecordWriter(
             path: database, snapshotInterval: configuration.snapshotInterval, now: now())
         let zmq = try ZMQContext()
@@ -110,8 +116,8 @@ public struct RecordService: Sendable {
             try handle(delivery)
         }
         // What is already here is stored before stopping.
-        let deadline = clock.now.advanced(by: .milliseconds(500))
-        while clock.now < deadline, let next = try subscriber.receive(timeout: .milliseconds(20)) {
+        let deadline = elapsed.now + .milliseconds(500)
+        while elapsed.now < deadline, let next = try subscriber.receive(timeout: .milliseconds(20)) {
             try handle(next)
         }
         try writer.close()

@@ -468,18 +468,21 @@ struct JournalStoreTests {
         }
     }
 
+    /// The writer's syncs are timed on its store's clock (a manual one here).
     @Test func anIntervalPolicySyncsWhenIdleAfterTheInterval() throws {
-        try withStore(JournalPolicy(sync: .interval(.milliseconds(200)))) { store, _ in
+        try withStore { _, root in
+            let clock = ManualClock()
+            let store = try JournalStore(
+                directory: root + "/manual", policy: JournalPolicy(sync: .interval(.milliseconds(200))),
+                clock: clock)
             let writer = try store.openWriter(for: JournalFixtures.stream)
-            var now = Duration.zero
-            writer.now = { now }
             try writer.append(sequence: 0, frames: [[1]])
             #expect(writer.counters.syncs == 1)
-            now = .milliseconds(10)
+            clock.advance(by: .milliseconds(10))
             try writer.append(sequence: 1, frames: [[1]])
             try writer.syncIfDue()
             #expect(writer.counters.syncs == 1)
-            now = .milliseconds(210)
+            clock.advance(by: .milliseconds(200))
             try writer.syncIfDue()
             #expect(writer.counters.syncs == 2)
         }
