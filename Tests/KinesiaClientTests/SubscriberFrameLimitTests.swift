@@ -24,8 +24,11 @@ struct SubscriberFrameLimitTests {
         let topic = try Topic.event(camera: "cam0", session: "left")
         let header = WireHeader(kind: .event, streamID: StreamID(9), sequence: 0, sentAt: 0)
         try broker.send([topic.bytes, header.bytes + [UInt8](repeating: 0x20, count: 4_000_000)])
-        // The subscriber dropped the connection: the broker sees its subscription go.
-        #expect(try await broker.waitUntil { $0.unsubscriptions == ["event/"] })
+        // The subscriber dropped the connection: the broker sees its subscription go (or, when
+        // the subscriber's libzmq connected again before the drop reached the broker, a second
+        // subscription, which keeps the topic subscribed: a fresh-clone CI run on a loaded box).
+        #expect(
+            try await broker.waitUntil { $0.unsubscriptions == ["event/"] || $0.subscriptions.count > 1 })
         try await Task.sleep(for: .milliseconds(200))
         #expect(try subscriber.tryReceive() == nil)
         #expect(subscriber.received == 0 && subscriber.decodeErrorCount == 0)

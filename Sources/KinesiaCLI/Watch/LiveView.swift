@@ -16,8 +16,8 @@ import KinesiaWire
 ///   every ``progressInterval`` seconds, and the full view at the end when ``printsFinalView``.
 /// - With ``once``: listens that long, then prints the full view once, without redrawing.
 ///
-/// Runs on the calling thread (the libzmq socket stays on it); the clock is monotonic and starts
-/// when ``run(stop:context:)`` does.
+/// Runs on the calling thread (the libzmq socket stays on it); the clock (``startClock``) is
+/// monotonic and starts when the loop of ``run(stop:context:)`` does.
 struct LiveView: Sendable {
     /// How the view is shown.
     enum Mode: Sendable {
@@ -50,6 +50,9 @@ struct LiveView: Sendable {
     var printsFinalView = true
     /// The width of plain full views.
     var plainWidth = 100
+    /// The view's time (its limits, redraws and progress lines), counted from when the loop
+    /// starts: the system's clock, or a ``ManualClock`` in tests.
+    var startClock: @Sendable () -> ElapsedClock = { ElapsedClock(ContinuousClock()) }
 
     /// Runs until `stop` is requested or a limit is reached.
     /// - Returns: Everything the view collected.
@@ -70,9 +73,8 @@ struct LiveView: Sendable {
             }
         }
 
-        let clock = ContinuousClock()
-        let start = clock.now
-        func now() -> Double { (clock.now - start).seconds }
+        let elapsed = startClock()
+        func now() -> Double { elapsed.seconds }
 
         var state = WatchState()
         var lastActivity = 0.0
