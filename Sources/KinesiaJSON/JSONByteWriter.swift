@@ -54,7 +54,8 @@ package enum JSONByteWriter {
         } while divisor > 0
     }
 
-    /// Appends ``JSONWriter/string(_:)`` of `string`: quoted, with the same escapes.
+    /// Appends `string` as a JSON string literal: quoted; `"`, `\\` and the control characters
+    /// escaped (``JSONWriter/string(_:)`` writes through it).
     package static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var string = string

@@ -29,27 +29,12 @@ package enum JSONWriter {
         return out
     }
 
-    /// Appends ``string(_:)`` of `string` to `out`.
+    /// Appends ``string(_:)`` of `string` to `out`: ``JSONByteWriter``'s escapes, the one
+    /// place they are written.
     package static func appendString(_ string: String, to out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(string.utf8.count + 2)
+        JSONByteWriter.appendString(string, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
