@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaTestSupport
+import Synchronization
 import Testing
 
 /// `--journal-max-bytes` bounds a running process's state directory, as an operator sees it
@@ -13,7 +14,7 @@ struct JournalRetentionTests {
     static let segment = 64 << 10
 
     /// The names and sizes of the segments under `state/journal` now.
-    private func segments(_ state: String) -> [String: Int] {
+    private static func segments(_ state: String) -> [String: Int] {
         var found: [String: Int] = [:]
         let root = state + "/journal"
         let manager = FileManager.default
@@ -51,20 +52,33 @@ struct JournalRetentionTests {
                 "ingest", "--camera", "cam0", "--source", "sim:squat,reps=400", "--pace", "max", "--state",
                 ingestState, "--journal-max-bytes", "256K",
             ])
-        var peak = ["ingest": 0, "worker": 0]
-        var seen = ["ingest": Set<String>(), "worker": Set<String>()]
-        let clock = ContinuousClock()
-        // About 8 s on a quiet machine; the parallel test suite on 2 cores can take several times that.
-        let deadline = clock.now + .seconds(90)
-        while ingest.isRunning, clock.now < deadline {
-            for (name, state) in [("ingest", ingestState), ("worker", workerState)] {
-                let now = segments(state)
-                peak[name] = max(peak[name]!, now.values.reduce(0, +))
-                seen[name]!.formUnion(now.keys)
+        // Sampled every 50 ms on a thread of its own: on the cooperative pool, the parallel suite's
+        // blocking tests left a sampling task unscheduled for seconds (a fresh-clone CI run saw
+        // 16 of the ingest's hundreds of segments).
+        let samples = Mutex(
+            (peak: ["ingest": 0, "worker": 0], seen: ["ingest": Set<String>(), "worker": Set<String>()]))
+        let sampling = Atomic<Bool>(true)
+        let sampled = DispatchSemaphore(value: 0)
+        let states = [("ingest", ingestState), ("worker", workerState)]
+        Thread {
+            while sampling.load(ordering: .acquiring) {
+                for (name, state) in states {
+                    let now = Self.segments(state)
+                    samples.withLock {
+                        $0.peak[name] = max($0.peak[name]!, now.values.reduce(0, +))
+                        $0.seen[name]!.formUnion(now.keys)
+                    }
+                }
+                usleep(50_000)
             }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(await ingest.waitForExit(timeout: .seconds(30)) == 0, "\(ingest.diagnostics)")
+            sampled.signal()
+        }.start()
+        // About 8 s on a quiet machine; the parallel test suite on 2 cores can take several times that.
+        let exit = await ingest.waitForExit(timeout: .seconds(120))
+        sampling.store(false, ordering: .releasing)
+        sampled.wait()
+        let (peak, seen) = samples.withLock { ($0.peak, $0.seen) }
+        #expect(exit == 0, "\(ingest.diagnostics)")
         // Enough was written for retention to matter: several times the limit.
         #expect(seen["ingest"]!.count * Self.segment > 4 * Self.limit, "\(ingest.diagnostics)")
         #expect(seen["worker"]!.count * Self.segment > 2 * Self.limit, "\(worker.diagnostics)")
