@@ -71,8 +71,13 @@ public enum JSONPayloadCodec {
     }
 
     /// A strict UTF-8 check (no overlong forms, no surrogates, nothing above U+10FFFF).
+    ///
+    /// The ASCII prefix (all of a worker's snapshots, most events) is passed over eight bytes at
+    /// a time; the decoder checks from the first byte with its high bit set.
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var iterator = bytes.makeIterator()
+        let ascii = asciiPrefixLength(bytes)
+        guard ascii < bytes.count else { return true }
+        var iterator = UnsafeRawBufferPointer(rebasing: bytes[ascii...]).makeIterator()
         var decoder = Unicode.UTF8()
         while true {
             switch decoder.decode(&iterator) {
@@ -81,5 +86,18 @@ public enum JSONPayloadCodec {
             case .error: return false
             }
         }
+    }
+
+    /// How many bytes at the start of `bytes` are ASCII (high bit clear).
+    static func asciiPrefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if word & highBits != 0 { break }
+            index += 8
+        }
+        while index < bytes.count, bytes[index] < 0x80 { index += 1 }
+        return index
     }
 }

@@ -87,6 +87,23 @@ struct JSONPayloadCodecTests {
         }
     }
 
+    /// The ASCII prefix is passed over a word at a time: a bad byte is found at every offset of
+    /// a word and after it, and good multi-byte text after any prefix is kept.
+    @Test func invalidUTF8IsFoundAfterAnASCIIPrefixOfAnyLength() throws {
+        for prefix in 0..<20 {
+            let ascii = [UInt8](repeating: UInt8(ascii: "a"), count: prefix)
+            for bad: [UInt8] in [[0xC3, 0x28], [0xFF], [0x80], [0xE2, 0x82]] {
+                #expect(throws: WireError.invalidUTF8, "prefix \(prefix), \(bad)") {
+                    try JSONPayloadCodec.decode(header(.event).bytes + ascii + bad + ascii)
+                }
+            }
+            let text =
+                String(decoding: ascii, as: UTF8.self) + "ção ✓ 🙂" + String(decoding: ascii, as: UTF8.self)
+            let (_, decoded) = try JSONPayloadCodec.decode(header(.event).bytes + Array(text.utf8))
+            #expect(decoded == text)
+        }
+    }
+
     @Test func jsonCodecRefusesPayloadsOverOneMebibyte() {
         let json = [UInt8](repeating: UInt8(ascii: " "), count: WireFormat.maximumJSONPayloadSize - 27)
         #expect(
