@@ -61,11 +61,43 @@ public enum JournalRecord {
         append(UInt32(size - headerSize), to: &buffer)
         append(UInt32(0), to: &buffer)
         append(sequence, to: &buffer)
+        appendFrames(frames, to: &buffer)
+        sealRecord(at: start, in: &buffer)
+    }
+
+    /// Appends `frames` as a record body lays them out after its sequence number (the frame
+    /// count, then each frame's length and bytes): what
+    /// ``encode(sequence:encodedFrames:appendingTo:)`` takes.
+    public static func appendFrames(_ frames: [[UInt8]], to buffer: inout [UInt8]) {
         append(UInt32(frames.count), to: &buffer)
         for frame in frames {
             append(UInt32(frame.count), to: &buffer)
             buffer.append(contentsOf: frame)
         }
+    }
+
+    /// Appends the record for `sequence` whose frames are already laid out as a body holds them
+    /// (``appendFrames(_:to:)``).
+    ///
+    /// - Throws: ``JournalError/recordTooLarge(_:)`` when the body would exceed
+    ///   ``maximumBodyLength`` (`buffer` is left as it was).
+    public static func encode(
+        sequence: UInt64, encodedFrames: UnsafeRawBufferPointer, appendingTo buffer: inout [UInt8]
+    ) throws(JournalError) {
+        let bodyLength = 8 + encodedFrames.count
+        guard bodyLength <= maximumBodyLength else { throw .recordTooLarge(bodyLength) }
+        let start = buffer.count
+        let size = headerSize + bodyLength
+        if buffer.capacity < start + size { buffer.reserveCapacity(max(start + size, 2 * buffer.capacity)) }
+        append(UInt32(bodyLength), to: &buffer)
+        append(UInt32(0), to: &buffer)
+        append(sequence, to: &buffer)
+        buffer.append(contentsOf: encodedFrames)
+        sealRecord(at: start, in: &buffer)
+    }
+
+    /// Writes the CRC of the record that starts at `start` and runs to the end of `buffer`.
+    private static func sealRecord(at start: Int, in buffer: inout [UInt8]) {
         let crc = buffer.withUnsafeBytes { bytes in
             var crc = CRC32C()
             crc.update(UnsafeRawBufferPointer(rebasing: bytes[start..<start + 4]))

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Journal writes off the publishing thread: records are handed over (``append(_:sequence:frames:)``:
-/// a lock and an array append, the frames shared, not copied) and a thread of its own encodes
+/// a lock and the frames' bytes copied into the queue's buffer, so the publisher's own buffers
+/// stay its own and are reused without a copy-on-write) and a thread of its own encodes
 /// them, writes each writer's batch in one `pwrite` every ``interval``, syncs what the fsync
 /// policy says is due, and runs the jobs queued behind them (``run(_:label:)``: a checkpoint
 /// that counts on the records before it), in the order they were queued.
@@ -38,7 +39,9 @@ public final class JournalWriteQueue: @unchecked Sendable {
     }
 
     private enum Job {
-        case append(JournalWriter, sequence: UInt64, frames: [[UInt8]])
+        /// A record whose frames are `bytes` of the batch's byte buffer, laid out as a record
+        /// holds them (``JournalRecord/appendFrames(_:to:)``).
+        case append(JournalWriter, sequence: UInt64, bytes: Range<Int>)
         case run(label: String, body: () throws -> Void)
     }
 
@@ -50,7 +53,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
     /// Guards the queue, the counts and the failures; signals the thread and the waiters.
     private let condition = NSCondition()
     private var jobs: [Job] = []
-    private var queuedBytes = 0
+    /// The frames of the queued records (``Job/append(_:sequence:bytes:)``).
+    private var jobBytes: [UInt8] = []
     private var queued = 0
     private var done = 0
     private var wanted = 0
@@ -120,17 +124,16 @@ public final class JournalWriteQueue: @unchecked Sendable {
 
     /// Hands over one record of a registered writer.
     public func append(_ writer: JournalWriter, sequence: UInt64, frames: [[UInt8]]) {
-        var size = 0
-        for frame in frames { size += frame.count }
         condition.lock()
-        while queuedBytes > limitBytes, !ended {
+        while jobBytes.count > limitBytes, !ended {
             waitCount += 1
             condition.wait()
         }
-        jobs.append(.append(writer, sequence: sequence, frames: frames))
+        let start = jobBytes.count
+        JournalRecord.appendFrames(frames, to: &jobBytes)
+        jobs.append(.append(writer, sequence: sequence, bytes: start..<jobBytes.count))
         handedOver[ObjectIdentifier(writer)] = sequence
         queued += 1
-        queuedBytes += size
         condition.unlock()
     }
 
@@ -183,6 +186,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
 
     private func loop() {
         var batch: [Job] = []
+        var batchBytes: [UInt8] = []
         while true {
             condition.lock()
             let deadline = Date(timeIntervalSinceNow: Self.seconds(interval))
@@ -190,8 +194,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
                 if !condition.wait(until: deadline) { break }
             }
             swap(&batch, &jobs)
+            swap(&batchBytes, &jobBytes)
             let finishing = stopping
-            queuedBytes = 0
             condition.broadcast()
             condition.unlock()
 
@@ -199,7 +203,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
             var completed: [String: Int] = [:]
             var wrote: [ObjectIdentifier: UInt64] = [:]
             writersLock.lock()
-            perform(batch, failures: &found, completed: &completed, wrote: &wrote)
+            perform(batch, bytes: batchBytes, failures: &found, completed: &completed, wrote: &wrote)
             writersLock.unlock()
 
             condition.lock()
@@ -211,6 +215,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
             batch.removeAll(keepingCapacity: true)
+            batchBytes.removeAll(keepingCapacity: true)
             if finishing, ended { return }
         }
     }
@@ -218,7 +223,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
     /// One batch: records gathered into their writers' batches, each batch written before a job
     /// that follows it and at the end, then the syncs that are due.
     private func perform(
-        _ batch: [Job], failures: inout [Failure], completed: inout [String: Int],
+        _ batch: [Job], bytes: [UInt8], failures: inout [Failure], completed: inout [String: Int],
         wrote: inout [ObjectIdentifier: UInt64]
     ) {
         var touched: [ObjectIdentifier: JournalWriter] = [:]
@@ -235,11 +240,20 @@ public final class JournalWriteQueue: @unchecked Sendable {
         }
         for job in batch {
             switch job {
-            case .append(let writer, let sequence, let frames):
+            case .append(let writer, let sequence, let range):
                 let id = ObjectIdentifier(writer)
                 guard !failed.contains(id) else { continue }
+                let appended = bytes.withUnsafeBytes { all -> Result<Void, JournalError> in
+                    do throws(JournalError) {
+                        try writer.append(
+                            sequence: sequence, encodedFrames: UnsafeRawBufferPointer(rebasing: all[range]))
+                        return .success(())
+                    } catch {
+                        return .failure(error)
+                    }
+                }
                 do {
-                    try writer.append(sequence: sequence, frames: frames)
+                    try appended.get()
                     touched[id] = writer
                 } catch {
                     fail(writer, error, into: &failures)

@@ -218,6 +218,26 @@ public final class JournalWriter {
     ///   ``JournalError/system(path:call:message:)`` (the writer stops),
     ///   ``JournalError/stopped(_:)`` after a stop.
     public func append(sequence: UInt64, frames: [[UInt8]]) throws(JournalError) {
+        try append(sequence: sequence, size: JournalRecord.encodedSize(of: frames)) {
+            (buffer) throws(JournalError) in
+            try JournalRecord.encode(sequence: sequence, frames: frames, appendingTo: &buffer)
+        }
+    }
+
+    /// Appends the record of one published message whose frames are already laid out as a
+    /// record holds them (``JournalRecord/appendFrames(_:to:)``): what ``JournalWriteQueue``
+    /// hands over. Throws as ``append(sequence:frames:)``.
+    public func append(sequence: UInt64, encodedFrames: UnsafeRawBufferPointer) throws(JournalError) {
+        let size = JournalRecord.headerSize + 8 + encodedFrames.count
+        try append(sequence: sequence, size: size) { (buffer) throws(JournalError) in
+            try JournalRecord.encode(sequence: sequence, encodedFrames: encodedFrames, appendingTo: &buffer)
+        }
+    }
+
+    /// Appends a record of `size` bytes that `encode` appends to a buffer.
+    private func append(
+        sequence: UInt64, size: Int, encode: (inout [UInt8]) throws(JournalError) -> Void
+    ) throws(JournalError) {
         if let stopReason {
             counters.refused += 1
             throw .stopped(stopReason.description)
@@ -225,7 +245,6 @@ public final class JournalWriter {
         if let lastSequence, sequence <= lastSequence {
             throw .sequenceNotIncreasing(sequence, last: lastSequence)
         }
-        let size = JournalRecord.encodedSize(of: frames)
         guard size - JournalRecord.headerSize <= JournalRecord.maximumBodyLength else {
             throw .recordTooLarge(size - JournalRecord.headerSize)
         }
@@ -238,7 +257,7 @@ public final class JournalWriter {
             if segment == nil || rollsOver { try startSegment(firstSequence: sequence) }
         }
         if writesBehind {
-            try JournalRecord.encode(sequence: sequence, frames: frames, appendingTo: &pending)
+            try encode(&pending)
             pendingRecords += 1
             lastSequence = sequence
             counters.records += 1
@@ -246,7 +265,8 @@ public final class JournalWriter {
             if pending.count >= Self.pendingLimit { try writePending() }
             return
         }
-        try JournalRecord.encode(sequence: sequence, frames: frames, into: &buffer)
+        buffer.removeAll(keepingCapacity: true)
+        try encode(&buffer)
         let (written, error) = write(buffer, to: segment?.rawValue ?? -1, at: segmentEnd)
         if let error {
             // Nothing half-written stays: the tail goes back to the last whole record.
