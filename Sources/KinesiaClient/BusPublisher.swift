@@ -39,7 +39,6 @@ public final class BusPublisher {
 
     private var encoder: WireEncoder
     private var frames: [[UInt8]] = [[], []]
-    private var topicBytes: [Topic: [UInt8]] = [:]
     private var subscriptions: [[UInt8]: Int] = [:]
     private var incoming: [[UInt8]] = []
 
@@ -89,6 +88,10 @@ public final class BusPublisher {
     /// The last sequence number sent on `topic`, or `nil`.
     public func lastSequence(on topic: Topic) -> UInt64? { encoder.lastSequence(on: topic) }
 
+    /// The header of the last message handed to the socket by a `publish` (queued or not),
+    /// `nil` before the first: its topic's sequence number without a lookup.
+    public private(set) var lastHeader: WireHeader?
+
     /// The stream id of `topic`'s messages (``streamID`` unless ``continueStream(_:on:after:)``
     /// set another).
     public func streamID(on topic: Topic) -> StreamID { encoder.streamID(on: topic) }
@@ -107,7 +110,7 @@ public final class BusPublisher {
     ///   used), ``ZMQError``.
     @discardableResult
     public func publish(_ pose: Pose, on topic: Topic) throws -> Bool {
-        let header = try encoder.encode(pose, on: topic, into: &frames[1])
+        let header = try encoder.encode(pose, on: topic, frames: &frames)
         return try send(topic, header)
     }
 
@@ -119,7 +122,7 @@ public final class BusPublisher {
         guard topic.kind.payloadKind == kind else {
             throw WireError.topicMismatch(topic: topic.kind, payload: kind)
         }
-        let header = try encoder.encode(json: json, on: topic, into: &frames[1])
+        let header = try encoder.encode(json: json, on: topic, frames: &frames)
         return try send(topic, header)
     }
 
@@ -144,13 +147,7 @@ public final class BusPublisher {
     }
 
     private func send(_ topic: Topic, _ header: WireHeader) throws(ZMQError) -> Bool {
-        if let bytes = topicBytes[topic] {
-            frames[0] = bytes
-        } else {
-            let bytes = topic.bytes
-            topicBytes[topic] = bytes
-            frames[0] = bytes
-        }
+        lastHeader = header
         beforeSend?(topic, header, frames)
         if waitsForSubscribers { readSubscriptions() }
         return try socket.trySend(frames)

@@ -118,8 +118,8 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
     @discardableResult
     public mutating func record(stream: StreamID, sequence: UInt64, on key: Key) -> SequenceResult {
         let result: SequenceResult
-        if let current = states[key]?.stream, current == stream {
-            result = states[key]!.record(sequence)  // in place: no copy of the bitmap
+        if let index = states.index(forKey: key), states.values[index].stream == stream {
+            result = states.values[index].record(sequence)  // one lookup, in place: no copy of the bitmap
         } else {
             let previous = states[key]?.totals
             var state = TopicState(

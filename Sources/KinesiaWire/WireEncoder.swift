@@ -16,9 +16,16 @@ public import KinesiaMotion
 public struct WireEncoder: Sendable {
     /// This sender's stream id, in every header it writes.
     public let streamID: StreamID
-    private var counter = SequenceCounter<Topic>()
-    /// Topics whose stream was set by ``continueStream(_:on:after:)`` (a persistent identity).
-    private var topicStreams: [Topic: StreamID] = [:]
+    /// What the encoder keeps of one topic; one dictionary lookup per message.
+    private struct TopicSlot: Sendable {
+        /// The next sequence number.
+        var next: UInt64 = 0
+        /// The topic's own stream (``continueStream(_:on:after:)``), else `nil`.
+        var stream: StreamID?
+        /// The topic's first frame, made once.
+        var bytes: [UInt8]
+    }
+    private var slots: [Topic: TopicSlot] = [:]
 
     /// Creates an encoder.
     /// - Parameter streamID: The stream id; a fresh random one by default (one per process
@@ -28,20 +35,46 @@ public struct WireEncoder: Sendable {
     }
 
     /// The last sequence number sent on `topic`, or `nil` when nothing was.
-    public func lastSequence(on topic: Topic) -> UInt64? { counter.last(for: topic) }
+    public func lastSequence(on topic: Topic) -> UInt64? {
+        guard let next = slots[topic]?.next, next > 0 else { return nil }
+        return next - 1
+    }
 
     /// The stream id of the messages on `topic`: ``streamID`` unless
     /// ``continueStream(_:on:after:)`` gave the topic its own.
     public func streamID(on topic: Topic) -> StreamID {
-        topicStreams.isEmpty ? streamID : topicStreams[topic] ?? streamID
+        slots[topic]?.stream ?? streamID
     }
 
     /// Sends `topic`'s messages on the stream `stream`, numbered on from `lastSequence` (the
     /// next is `lastSequence + 1`; `nil`: from 0): a sender whose stream identity survives its
     /// restarts (a journaled worker session, a camera) resumes the stream it had.
     public mutating func continueStream(_ stream: StreamID, on topic: Topic, after lastSequence: UInt64?) {
-        topicStreams[topic] = stream
-        counter.setLast(lastSequence, for: topic)
+        slots[topic, default: TopicSlot(bytes: topic.bytes)].stream = stream
+        slots[topic]!.next = lastSequence.map { $0 &+ 1 } ?? 0
+    }
+
+    /// The slot of `topic`, made on its first message.
+    private mutating func slotIndex(_ topic: Topic) -> Dictionary<Topic, TopicSlot>.Index {
+        if let index = slots.index(forKey: topic) { return index }
+        slots[topic] = TopicSlot(bytes: topic.bytes)
+        return slots.index(forKey: topic)!
+    }
+
+    /// Writes the next message of `topic` with `write`, given its header, then counts it (a
+    /// message that `write` refuses does not use its number).
+    /// - Returns: The header written, and the topic's first frame.
+    private mutating func encodeNext(
+        on topic: Topic, sentAt: UInt64, _ write: (WireHeader) throws(WireError) -> Void
+    ) throws(WireError) -> (header: WireHeader, topic: [UInt8]) {
+        let index = slotIndex(topic)
+        let slot = slots.values[index]
+        let header = WireHeader(
+            kind: topic.kind.payloadKind, streamID: slot.stream ?? streamID, sequence: slot.next,
+            sentAt: sentAt)
+        try write(header)
+        slots.values[index].next &+= 1
+        return (header, slot.bytes)
     }
 
     /// Encodes a pose for `topic` (a `pose/` topic) into `buffer`, reusing its storage.
@@ -55,11 +88,9 @@ public struct WireEncoder: Sendable {
         _ pose: Pose, on topic: Topic, into buffer: inout [UInt8], sentAt: UInt64 = WireHeader.now()
     ) throws(WireError) -> WireHeader {
         guard topic.kind == .pose else { throw .topicMismatch(topic: topic.kind, payload: .pose) }
-        var header = WireHeader(kind: .pose, streamID: streamID(on: topic), sequence: 0, sentAt: sentAt)
-        header.sequence = (counter.last(for: topic)).map { $0 &+ 1 } ?? 0
-        try PoseCodec.encode(pose, header: header, into: &buffer)
-        _ = counter.next(for: topic)
-        return header
+        return try encodeNext(on: topic, sentAt: sentAt) { (header) throws(WireError) in
+            try PoseCodec.encode(pose, header: header, into: &buffer)
+        }.header
     }
 
     /// Encodes JSON (an event, a snapshot or a health report, after the topic's kind) for
@@ -71,11 +102,38 @@ public struct WireEncoder: Sendable {
     public mutating func encode(
         json: [UInt8], on topic: Topic, into buffer: inout [UInt8], sentAt: UInt64 = WireHeader.now()
     ) throws(WireError) -> WireHeader {
-        let kind = topic.kind.payloadKind
-        let sequence = (counter.last(for: topic)).map { $0 &+ 1 } ?? 0
-        let header = WireHeader(kind: kind, streamID: streamID(on: topic), sequence: sequence, sentAt: sentAt)
-        try JSONPayloadCodec.encode(json: json, header: header, into: &buffer)
-        _ = counter.next(for: topic)
+        try encodeNext(on: topic, sentAt: sentAt) { (header) throws(WireError) in
+            try JSONPayloadCodec.encode(json: json, header: header, into: &buffer)
+        }.header
+    }
+
+    /// Encodes a pose for `topic` as a whole message: `frames[0]` becomes the topic's bytes
+    /// (made once per topic, shared after), `frames[1]` the payload, its storage reused. Throws
+    /// as ``encode(_:on:into:sentAt:)``.
+    @discardableResult
+    public mutating func encode(
+        _ pose: Pose, on topic: Topic, frames: inout [[UInt8]], sentAt: UInt64 = WireHeader.now()
+    ) throws(WireError) -> WireHeader {
+        precondition(frames.count == 2, "a message is two frames: topic, payload")
+        guard topic.kind == .pose else { throw .topicMismatch(topic: topic.kind, payload: .pose) }
+        let (header, bytes) = try encodeNext(on: topic, sentAt: sentAt) { (header) throws(WireError) in
+            try PoseCodec.encode(pose, header: header, into: &frames[1])
+        }
+        frames[0] = bytes
+        return header
+    }
+
+    /// Encodes JSON for `topic` as a whole message, as ``encode(_:on:frames:sentAt:)`` does a
+    /// pose. Throws as ``encode(json:on:into:sentAt:)``.
+    @discardableResult
+    public mutating func encode(
+        json: [UInt8], on topic: Topic, frames: inout [[UInt8]], sentAt: UInt64 = WireHeader.now()
+    ) throws(WireError) -> WireHeader {
+        precondition(frames.count == 2, "a message is two frames: topic, payload")
+        let (header, bytes) = try encodeNext(on: topic, sentAt: sentAt) { (header) throws(WireError) in
+            try JSONPayloadCodec.encode(json: json, header: header, into: &frames[1])
+        }
+        frames[0] = bytes
         return header
     }
 

@@ -319,9 +319,9 @@ public struct WorkerService: Sendable {
             do {
                 let queued = try publisher.publish(
                     json: publication.bytes, kind: publication.kind, on: publication.topic)
-                if state != nil, publisher.lastSequence(on: publication.topic) != publication.sequence {
+                if state != nil, let sent = publisher.lastHeader?.sequence, sent != publication.sequence {
                     log.error(
-                        "\(publication.topic): published as #\(publisher.lastSequence(on: publication.topic) ?? 0), "
+                        "\(publication.topic): published as #\(sent), "
                             + "the analysis numbered it #\(publication.sequence)")
                 }
                 return queued ? .sent : .notQueued
