@@ -16,7 +16,9 @@ import Foundation
 ///   slower than the records for longer than that takes; counted in ``waits``);
 /// - ``drain()`` (before a reader reads the files) waits for what is queued: at most one
 ///   ``interval`` of records and their writes;
-/// - ``withWriters(_:)`` (attaching, health counters) waits for the batch under way.
+/// - ``withWriters(_:)`` (attaching a stream) waits for the batch under way, syncs included;
+/// - ``reports`` (health counters) never waits for a batch: the thread leaves a copy of every
+///   writer's counters after each one.
 ///
 /// Every writer is used only under the queue's lock once it is ``register(_:)``ed: by the thread
 /// for a batch, by the caller through ``withWriters(_:)``.
@@ -64,6 +66,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
     private var waitCount = 0
     private var completedJobs: [String: Int] = [:]
     private var writtenThrough: [ObjectIdentifier: UInt64] = [:]
+    private var writerReports: [ObjectIdentifier: WriterReport] = [:]
     private var handedOver: [ObjectIdentifier: UInt64] = [:]
 
     /// Guards the writers (held by the thread for a batch).
@@ -98,6 +101,29 @@ public final class JournalWriteQueue: @unchecked Sendable {
     /// The jobs of `label` that ran without an error.
     public func completed(_ label: String) -> Int { condition.withLock { completedJobs[label, default: 0] } }
 
+    /// What a registered writer had done at the end of the thread's last batch: what
+    /// ``reports`` gives without waiting for a batch under way.
+    public struct WriterReport: Sendable {
+        /// The writer's counters.
+        public var counters: JournalWriter.Counters
+        /// Whether it stopped.
+        public var stopped: Bool
+        /// The damage it found while writing (``JournalWriter/damage``).
+        public var damage: [JournalDamage]
+
+        /// The report of `writer` now (read it where nothing else uses it).
+        public init(_ writer: JournalWriter) {
+            counters = writer.counters
+            stopped = writer.stopReason != nil
+            damage = writer.damage
+        }
+    }
+
+    /// Every registered writer's report as of the end of the last batch (or its registration),
+    /// by writer. Takes the queue's lock only: a batch under way (its writes and syncs) is not
+    /// waited for.
+    public var reports: [ObjectIdentifier: WriterReport] { condition.withLock { writerReports } }
+
     /// Makes `writer` the thread's to write and sync (call inside ``withWriters(_:)``); it
     /// gathers its records (``JournalWriter/writesBehind``). What it already holds counts as
     /// handed over and written.
@@ -105,9 +131,11 @@ public final class JournalWriteQueue: @unchecked Sendable {
         let id = ObjectIdentifier(writer)
         writer.writesBehind = true
         writers[id] = writer
+        let report = WriterReport(writer)
         condition.withLock {
             handedOver[id] = writer.lastSequence
             writtenThrough[id] = writer.lastSequence
+            writerReports[id] = report
         }
     }
 
@@ -119,6 +147,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
         condition.withLock {
             writtenThrough[id] = nil
             handedOver[id] = nil
+            writerReports[id] = nil
         }
     }
 
@@ -187,6 +216,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
     private func loop() {
         var batch: [Job] = []
         var batchBytes: [UInt8] = []
+        var reports: [ObjectIdentifier: WriterReport] = [:]
         while true {
             condition.lock()
             let deadline = Date(timeIntervalSinceNow: Self.seconds(interval))
@@ -204,6 +234,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
             var wrote: [ObjectIdentifier: UInt64] = [:]
             writersLock.lock()
             perform(batch, bytes: batchBytes, failures: &found, completed: &completed, wrote: &wrote)
+            reports.removeAll(keepingCapacity: true)
+            for (id, writer) in writers { reports[id] = WriterReport(writer) }
             writersLock.unlock()
 
             condition.lock()
@@ -211,6 +243,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
             failures += found
             completedJobs.merge(completed, uniquingKeysWith: +)
             writtenThrough.merge(wrote) { _, new in new }
+            // A writer unregistered since the batch keeps no report.
+            for (id, report) in reports where writerReports[id] != nil { writerReports[id] = report }
             if finishing, jobs.isEmpty { ended = true }
             condition.broadcast()
             condition.unlock()

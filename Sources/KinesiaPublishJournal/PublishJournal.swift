@@ -358,17 +358,21 @@ public final class PublishJournal {
     /// `journalDamage.<kind>` (`tornTail`, `corruption`, `truncatedSegment`, `missingRecords`,
     /// `deletedSegment`: ``JournalDamage/Kind``).
     public var healthCounters: [String: Int] {
-        guard let queue else { return counters() }
+        guard let queue else { return counters(writers.values.map(JournalWriteQueue.WriterReport.init)) }
         takeQueueFailures()
-        var values = queue.withWriters { () -> [String: Int] in
-            for (topic, writer) in writers { tellWriterDamage(topic, writer) }
-            return counters()
+        // The thread's reports, not the writers: a batch under way (hundreds of syncs once a
+        // second) would hold the live loop up for as long as it takes.
+        let reports = queue.reports
+        for (topic, writer) in writers {
+            if let report = reports[ObjectIdentifier(writer)] { tellDamage(topic, report.damage) }
         }
+        var values = counters(writers.values.compactMap { reports[ObjectIdentifier($0)] })
         values["journalQueueWaits"] = queue.waits
         return values
     }
 
-    private func counters() -> [String: Int] {
+    /// The counters of the writers as `reports` give them.
+    private func counters(_ reports: [JournalWriteQueue.WriterReport]) -> [String: Int] {
         var values: [String: Int] = [
             "journalRecords": 0, "journalBytes": 0, "journalSyncs": 0, "journalSegments": 0,
             "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,
@@ -378,25 +382,30 @@ public final class PublishJournal {
             values["journalSyncs"] = groupSync.syncs
             values["journalSyncFailures"] = groupSync.syncFailures
         }
-        for writer in writers.values {
-            values["journalRecords", default: 0] += writer.counters.records
-            values["journalBytes", default: 0] += writer.counters.bytes
-            values["journalSyncs", default: 0] += writer.counters.syncs
-            values["journalSegments", default: 0] += writer.counters.segments
-            if writer.stopReason != nil { values["journalStopped", default: 0] += 1 }
+        for report in reports {
+            values["journalRecords", default: 0] += report.counters.records
+            values["journalBytes", default: 0] += report.counters.bytes
+            values["journalSyncs", default: 0] += report.counters.syncs
+            values["journalSegments", default: 0] += report.counters.segments
+            if report.stopped { values["journalStopped", default: 0] += 1 }
         }
         for (code, count) in errors { values["journalErrors.\(code)"] = count }
-        values.merge((damageOnOpening + writers.values.flatMap(\.damage)).counters) { _, damage in damage }
+        values.merge((damageOnOpening + reports.flatMap(\.damage)).counters) { _, damage in damage }
         return values
     }
 
     private func tellWriterDamage(_ topic: Topic, _ writer: JournalWriter) {
+        tellDamage(topic, writer.damage)
+    }
+
+    /// Logs the damage of `topic`'s writer not told yet.
+    private func tellDamage(_ topic: Topic, _ damage: [JournalDamage]) {
         let told = toldWriterDamage[topic, default: 0]
-        guard writer.damage.count > told else { return }
-        for damage in writer.damage[told...] {
-            log.warning("journal of \(topic): \(damage); journaling goes on in a new segment")
+        guard damage.count > told else { return }
+        for found in damage[told...] {
+            log.warning("journal of \(topic): \(found); journaling goes on in a new segment")
         }
-        toldWriterDamage[topic] = writer.damage.count
+        toldWriterDamage[topic] = damage.count
     }
 
     private func failed(_ topic: Topic, _ error: JournalError) {
