@@ -12,7 +12,11 @@ right) with a snapshot rate above the pose rate, so that every pose is answered 
 per session; and `kinesia-bench probe`, which sees every pose and every answer and measures
 pose publish (the pose header's send time) -> answer receipt, and the answers lost. The floor
 (scripts/bench_e2e_floor.c, compiled here) is the same process topology in bare libzmq, with
-records of the sizes the probe measured. Rounds alternate ours and the floor.
+records of the sizes the probe measured. Rounds alternate ours and the floor. The journaled
+pipeline (as deployed) is compared with the floor doing the same durable work (`--journal`:
+each publisher writes every pose's journal record before sending it and syncs every 200 ms,
+each worker writes its answers' records behind on a thread and syncs every second): "c" in the
+summaries. The pipeline without journals is compared with the plain floor: "c_plain".
 
 Throughput (item 4): `kinesia-bench blast` offers a paced pose load spread over 64 cameras to
 1, 2 or 4 `kinesia worker` processes (two sessions per camera, default snapshot rate); the rate
@@ -173,14 +177,24 @@ def e2e_ours(cameras, workers, seconds, warmup, journal=True):
         bus.close()
 
 
-def e2e_floor(cameras, workers, seconds, warmup, pose_bytes, answer_bytes):
+def e2e_floor(cameras, workers, seconds, warmup, pose_bytes, answer_bytes, journal=True):
+    """The floor; with `journal`, doing the journaled pipeline's durable work (equal work)."""
     command = [FLOOR, "--cameras", str(cameras), "--publishers", str(cameras), "--workers",
                str(workers), "--sessions", "2", "--fps", "60", "--seconds",
                str(seconds + 1.0 + 0.03 * cameras), "--warmup", str(warmup + 1.0 + 0.03 * cameras),
                "--pose-bytes", str(pose_bytes), "--answer-bytes", str(answer_bytes)]
-    out = subprocess.run(command, check=True, capture_output=True, text=True,
-                         timeout=seconds + 120).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    journal_dir = tempfile.mkdtemp(prefix="kinesia-floor-journal-") if journal else None
+    try:
+        if journal_dir:
+            command += ["--journal", journal_dir]
+        out = subprocess.run(command, check=True, capture_output=True, text=True,
+                             timeout=seconds + 120).stdout
+    finally:
+        if journal_dir:
+            shutil.rmtree(journal_dir, ignore_errors=True)
+    result = json.loads(out.strip().splitlines()[-1])
+    result["impl"] = "c" if journal else "c-plain"
+    return result
 
 
 def run_e2e(args):
@@ -211,6 +225,12 @@ def run_e2e(args):
             floor.update({"bench": "e2e", "round": round_index})
             emit(floor)
             results.append(floor)
+            if args.journal_cost:
+                plain = e2e_floor(cameras, workers, args.seconds, args.warmup, sizes["pose"],
+                                  sizes["answer"], journal=False)
+                plain.update({"bench": "e2e", "round": round_index})
+                emit(plain)
+                results.append(plain)
     for cameras in args.cameras:
         mine = [r for r in results if r["impl"] == "kinesia" and r["cameras"] == cameras]
         base = [r for r in results if r["impl"] == "c" and r["cameras"] == cameras]
@@ -261,6 +281,13 @@ def run_e2e(args):
             summary["kinesia_no_journal_median_us"] = statistics.median(bare)
             summary["journal_median_ratio"] = round(summary["kinesia_median_us"]
                                                     / statistics.median(bare), 3)
+        plain = [r["median_us"] for r in results if r["impl"] == "c-plain"
+                 and r["cameras"] == cameras and r.get("median_us")]
+        if plain:
+            summary["c_plain_median_us"] = statistics.median(plain)
+            if bare:
+                summary["no_journal_median_ratio"] = round(statistics.median(bare)
+                                                           / statistics.median(plain), 3)
         emit(summary)
 
 

@@ -23,6 +23,15 @@
 // template's bytes, with sequence, send time and timestamp patched) into a running Kinesia bus,
 // so that the C publishers can stand in for `kinesia ingest` in front of a real worker.
 //
+// `--journal DIR` makes the floor do the durable work `kinesia ingest` and `kinesia worker` do
+// as deployed, so that it is equal work for the journaled pipeline: each publisher writes every
+// pose's record (length, CRC-32C, sequence, the two frames: Kinesia's journal record layout) to
+// its camera's file with one pwrite before sending it, and fdatasyncs each file every 200 ms
+// (`kinesia ingest`'s default); each worker gathers its answers' records per session in memory,
+// and a thread of its own pwrites each session's batch every 20 ms and fdatasyncs every file
+// every second (`kinesia worker`'s write-behind queue and sync). No simulation, replay server or
+// health report: those are not the bus's work.
+//
 // `--bus DIR` uses a running broker (e.g. `kinesia broker --bus DIR`) instead of forking one:
 // it tells the broker's share of a difference.
 //
@@ -33,6 +42,8 @@
 #define _GNU_SOURCE
 #include <zmq.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +61,7 @@ static char dir[256], pub_endpoint[300], sub_endpoint[300];
 static const char *external_bus = NULL;
 static unsigned char *pose_template = NULL;
 static int publishers_only = 0;
+static const char *journal_dir = NULL;
 static volatile sig_atomic_t stopping = 0;
 
 static void on_term(int sig) { (void)sig; stopping = 1; }
@@ -89,6 +101,109 @@ static void broker(void) {
 static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+
+// The journal of `--journal`: Kinesia's record layout, CRC-32C (Castagnoli) sliced by 8, as
+// Kinesia's CRC32C computes it.
+static uint32_t crc_table[8][256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (int t = 1; t < 8; t++)
+        for (int i = 0; i < 256; i++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+}
+
+static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t n) {
+    while (n >= 8) {
+        uint32_t low, high;
+        memcpy(&low, p, 4);
+        memcpy(&high, p + 4, 4);
+        low ^= crc;
+        crc = crc_table[7][low & 0xFF] ^ crc_table[6][(low >> 8) & 0xFF] ^ crc_table[5][(low >> 16) & 0xFF]
+              ^ crc_table[4][low >> 24] ^ crc_table[3][high & 0xFF] ^ crc_table[2][(high >> 8) & 0xFF]
+              ^ crc_table[1][(high >> 16) & 0xFF] ^ crc_table[0][high >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return crc;
+}
+
+// Appends the record of `sequence` with frames `topic` and `payload` at `out`; returns its size.
+static size_t journal_record(unsigned char *out, uint64_t sequence, const void *topic, uint32_t topic_length,
+                             const void *payload, uint32_t payload_length) {
+    uint32_t body = 8 + 4 + 4 + topic_length + 4 + payload_length, frames = 2;
+    unsigned char *p = out + 8;
+    memcpy(p, &sequence, 8); p += 8;
+    memcpy(p, &frames, 4); p += 4;
+    memcpy(p, &topic_length, 4); p += 4;
+    memcpy(p, topic, topic_length); p += topic_length;
+    memcpy(p, &payload_length, 4); p += 4;
+    memcpy(p, payload, payload_length);
+    memcpy(out, &body, 4);
+    uint32_t crc = ~crc_update(crc_update(~0u, out, 4), out + 8, body);
+    memcpy(out + 4, &crc, 4);
+    return 8 + body;
+}
+
+static int journal_open(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", journal_dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) { perror(path); _exit(1); }
+    return fd;
+}
+
+// A worker's write-behind: records gathered per session under a lock, written by a thread.
+struct journal_stream { int fd; off_t end; unsigned char *pending; size_t used, capacity; int unsynced; };
+static struct journal_stream *streams;
+static int stream_count;
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *journal_thread(void *unused) {
+    (void)unused;
+    unsigned char *batch = NULL;
+    size_t batch_capacity = 0;
+    uint64_t last_sync = now_ns();
+    while (!stopping) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        for (int i = 0; i < stream_count; i++) {
+            struct journal_stream *s = &streams[i];
+            pthread_mutex_lock(&streams_lock);
+            size_t used = s->used;
+            if (used > batch_capacity) { batch_capacity = used * 2; batch = realloc(batch, batch_capacity); }
+            if (used) memcpy(batch, s->pending, used);
+            s->used = 0;
+            pthread_mutex_unlock(&streams_lock);
+            if (!used) continue;
+            if (pwrite(s->fd, batch, used, s->end) == (ssize_t)used) s->end += (off_t)used;
+            s->unsynced = 1;
+        }
+        if (now_ns() - last_sync >= 1000000000ull) {
+            last_sync = now_ns();
+            for (int i = 0; i < stream_count; i++) {
+                if (streams[i].unsynced) { fdatasync(streams[i].fd); streams[i].unsynced = 0; }
+            }
+        }
+    }
+    return NULL;
+}
+
+static void journal_gather(int stream, uint64_t sequence, const void *topic, uint32_t topic_length,
+                           const void *payload, uint32_t payload_length) {
+    struct journal_stream *s = &streams[stream];
+    pthread_mutex_lock(&streams_lock);
+    size_t need = s->used + 8 + 20 + topic_length + payload_length;
+    if (need > s->capacity) { s->capacity = need * 2; s->pending = realloc(s->pending, s->capacity); }
+    s->used += journal_record(s->pending + s->used, sequence, topic, topic_length, payload, payload_length);
+    pthread_mutex_unlock(&streams_lock);
+}
+
 static void publisher(int index) {
     void *ctx = zmq_ctx_new();
     void *s = zmq_socket(ctx, ZMQ_XPUB);
@@ -115,6 +230,17 @@ static void publisher(int index) {
     uint64_t start = now_ns();
     for (int i = 0; i < count; i++) due[i] = start + period * (uint64_t)i / (uint64_t)count;
     char topic[64];
+    int *journal_fd = calloc((size_t)count, sizeof *journal_fd);
+    off_t *journal_end = calloc((size_t)count, sizeof *journal_end);
+    unsigned char *journal_buffer = malloc((size_t)pose_bytes + 128);
+    uint64_t last_sync = now_ns();
+    if (journal_dir) {
+        for (int i = 0; i < count; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "pub-cam%d", mine[i]);
+            journal_fd[i] = journal_open(name);
+        }
+    }
     while (!stopping) {
         int next = 0;
         for (int i = 1; i < count; i++) if (due[i] < due[next]) next = i;
@@ -131,6 +257,17 @@ static void publisher(int index) {
         }
         put_u64(record + 12, sequence[next]++);
         put_u64(record + 20, now_ns());
+        if (journal_dir) {
+            // Journaled before it is sent, as `kinesia ingest` does; synced every 200 ms.
+            size_t size = journal_record(journal_buffer, sequence[next] - 1, topic, (uint32_t)topic_length,
+                                         record, (uint32_t)pose_bytes);
+            if (pwrite(journal_fd[next], journal_buffer, size, journal_end[next]) == (ssize_t)size)
+                journal_end[next] += (off_t)size;
+            if (now_ns() - last_sync >= 200000000ull) {
+                last_sync = now_ns();
+                for (int i = 0; i < count; i++) fdatasync(journal_fd[i]);
+            }
+        }
         if (zmq_send(s, topic, (size_t)topic_length, ZMQ_SNDMORE) < 0 ||
             zmq_send(s, record, (size_t)pose_bytes, 0) < 0) {
             if (stopping) break;
@@ -159,6 +296,19 @@ static void worker(int index) {
     unsigned char *answer = calloc(1, (size_t)answer_bytes + 64);
     memcpy(answer, "KW\x01\x03", 4);
     uint64_t *sequence = calloc((size_t)(cameras * sessions), sizeof *sequence);
+    if (journal_dir) {
+        stream_count = cameras * sessions;
+        streams = calloc((size_t)stream_count, sizeof *streams);
+        for (int k = index; k < cameras; k += workers) {
+            for (int s = 0; s < sessions; s++) {
+                char name[64];
+                snprintf(name, sizeof name, "work-cam%d-s%d", k, s);
+                streams[k * sessions + s].fd = journal_open(name);
+            }
+        }
+        pthread_t thread;
+        pthread_create(&thread, NULL, journal_thread, NULL);
+    }
     while (!stopping) {
         int n = zmq_recv(in, topic, sizeof topic - 1, 0);
         if (n < 0) continue;
@@ -176,6 +326,9 @@ static void worker(int index) {
             put_u64(answer + 12, sequence[camera * sessions + s]++);
             put_u64(answer + 20, now_ns());
             memcpy(answer + 28, pose + 20, 8);  // the pose's send time
+            if (journal_dir && camera >= 0 && camera < cameras)
+                journal_gather(camera * sessions + s, sequence[camera * sessions + s] - 1, out_topic,
+                               (uint32_t)out_length, answer, (uint32_t)answer_bytes);
             zmq_send(out, out_topic, (size_t)out_length, ZMQ_SNDMORE);
             zmq_send(out, answer, (size_t)answer_bytes, 0);
         }
@@ -209,6 +362,7 @@ int main(int argc, char **argv) {
             fclose(file);
         }
         else if (!strcmp(key, "--publishers-only")) publishers_only = atoi(value);
+        else if (!strcmp(key, "--journal")) journal_dir = value;
         else { fprintf(stderr, "floor: unknown option %s\n", key); return 64; }
     }
     if (cameras < 1 || publishers < 1 || workers < 1 || sessions < 1 || pose_bytes < 36 ||
@@ -227,6 +381,11 @@ int main(int argc, char **argv) {
     snprintf(pub_endpoint, sizeof pub_endpoint, "ipc://%s/pub.sock", dir);
     snprintf(sub_endpoint, sizeof sub_endpoint, "ipc://%s/sub.sock", dir);
     signal(SIGTERM, on_term);
+    crc_init();
+    if (journal_dir && mkdir(journal_dir, 0700) < 0 && errno != EEXIST) {
+        perror(journal_dir);
+        return 1;
+    }
 
     pid_t children[4200];
     int child_count = 0;

@@ -26,7 +26,7 @@ DEFAULT_DIR = os.path.join(ROOT, ".build", "bench-c")
 # name -> (source, extra compiler arguments, linker libraries)
 PROGRAMS = {
     "bench_zmq_floor": ("bench_zmq_floor.c", [], ["-lzmq", "-lpthread"]),
-    "bench_e2e_floor": ("bench_e2e_floor.c", [], ["-lzmq"]),
+    "bench_e2e_floor": ("bench_e2e_floor.c", [], ["-lzmq", "-lpthread"]),
     "malloc_count.so": ("malloc_count.c", ["-shared", "-fPIC"], []),
 }
 
