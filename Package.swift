@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// Strict settings shared by every Swift target (see STYLE.md).
+/// Strict settings shared by every Swift target: `any` spelled out, imports internal unless
+/// marked, and a module's members visible only where it is imported.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -115,7 +116,8 @@ let package = Package(
         .target(
             name: "KinesiaJournal", dependencies: ["KinesiaSystem", "KinesiaWire"],
             swiftSettings: strictSettings),
-        // The `kinesia` commands: argument parsing, analyze, broker, ingest, worker, listen...
+        // A publishing process's journal: its streams' identities across restarts, the writers
+        // of its topics fed by the publisher, the health counters, the replay of what it wrote.
         .target(
             name: "KinesiaPublishJournal",
             dependencies: [
@@ -137,10 +139,13 @@ let package = Package(
                 "KinesiaMotion", "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
+        // `kinesia broker`: the XSUB/XPUB forwarding loop, its lock, ZAP admission and rights.
         .target(
             name: "KinesiaBroker",
             dependencies: ["KinesiaBus", "KinesiaClient", "KinesiaWire", "KinesiaService", "KinesiaSystem"],
             swiftSettings: strictSettings),
+        // `kinesia worker`: the sessions' analysis as a value (WorkerCore, the pose feed, the
+        // checkpoints) and the service that runs it on the bus.
         .target(
             name: "KinesiaWorker",
             dependencies: [
@@ -169,10 +174,12 @@ let package = Package(
             name: "KinesiaSupervisor",
             dependencies: ["KinesiaSystem", "KinesiaMotion", "KinesiaWire", "KinesiaJSON"],
             swiftSettings: strictSettings),
+        // The `kinesia` commands: argument parsing, each command building and running its
+        // service, analyze, report, the live view.
         .target(
             name: "KinesiaCLI",
             dependencies: [
-                "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaClient",
+                "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient",
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
@@ -268,7 +275,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaBrokerTests", dependencies: ["KinesiaBroker", "KinesiaBus"],
+            name: "KinesiaBrokerTests",
+            dependencies: ["KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaWire"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaRecorderTests",
