@@ -227,8 +227,8 @@ enum WorkerPathBench {
                         sum &+= frames[1].count
                         journalCore.published(publication, outcome: .sent)
                     }
-                    // A worker writes what it gathered every 20 ms: about 1,000 poses at
-                    // 50,000 poses/s.
+                    // A worker writes what it gathered every 100 ms (PublishJournal.writeBehind):
+                    // about 1,000 poses at 10,000 poses/s, the batch this bench writes.
                     if journaling, lap % 1_000 == 0 {
                         for writer in writers.values { try? writer.writePending() }
                     }
