@@ -240,6 +240,7 @@ let package = Package(
                 "KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics",
                 "KinesiaTestSupport",
             ],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaJournalTests",

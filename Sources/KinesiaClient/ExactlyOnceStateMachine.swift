@@ -202,7 +202,7 @@ public struct ExactlyOnceStateMachine<Message> {
             requestIfBehind(key, &state, now: now, into: &actions)
         case .unknownStream, .malformedRequest, .unsupportedVersion:
             state.unknownToServer = true
-            skipHole(key, &state, into: &actions)
+            skipHole(key, &state, now: now, into: &actions)
         }
         return actions
     }
@@ -260,14 +260,14 @@ public struct ExactlyOnceStateMachine<Message> {
                     count("serverGone")
                     state.unanswered = 0
                     state.endpoint = nil
-                    skipHole(key, &state, into: &actions)
+                    skipHole(key, &state, now: now, into: &actions)
                 } else {
                     count("retries")
                     requestIfBehind(key, &state, now: now, into: &actions)
                 }
             }
             if state.endpoint == nil, let since = state.holeSince, now - since >= announcementTimeout {
-                skipHole(key, &state, into: &actions)
+                skipHole(key, &state, now: now, into: &actions)
             }
             streams[key] = state
         }
@@ -335,15 +335,17 @@ public struct ExactlyOnceStateMachine<Message> {
     }
 
     /// Gives up on the hole before the first buffered message (or up to the announced last).
+    /// A hole after the messages it delivers is waited for from `now` (a stream gone quiet
+    /// sends nothing more that would start its wait).
     private mutating func skipHole(
-        _ key: ReplayStreamKey, _ state: inout StreamState, into actions: inout [Action]
+        _ key: ReplayStreamKey, _ state: inout StreamState, now: Duration, into actions: inout [Action]
     ) {
         if let lowest = state.buffer.keys.min() {
             skip(key, to: lowest, in: &state, into: &actions)
         } else if let last = state.announcedLast, last >= state.next {
             skip(key, to: last == .max ? .max : last + 1, in: &state, into: &actions)
         }
-        state.holeSince = nil
+        state.holeSince = state.next < (state.buffer.keys.min() ?? 0) ? now : nil
     }
 
     private mutating func lose(_ key: ReplayStreamKey, _ range: Range<UInt64>, into actions: inout [Action]) {
@@ -362,7 +364,7 @@ public struct ExactlyOnceStateMachine<Message> {
             guard behindLive || behindAnnounced else { return }
             guard let endpoint = state.endpoint else { return }  // wait for the announcement
             if state.unknownToServer {
-                skipHole(key, &state, into: &actions)
+                skipHole(key, &state, now: now, into: &actions)
                 return
             }
             // The next batch starts where the ones under way end; a hole is asked up to the

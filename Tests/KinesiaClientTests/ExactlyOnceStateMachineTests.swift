@@ -238,6 +238,21 @@ struct ExactlyOnceStateMachineTests {
         #expect(Self.delivered(actions) == [4])
     }
 
+    @Test func aSecondHoleHeldByAStreamGoneQuietIsGivenUpAfterItsOwnWait() {
+        // 0, then 2 and 4 held: two holes, and nothing more comes to start the second's wait.
+        var machine = Machine(start: .now, announcementTimeout: .seconds(3))
+        _ = Self.live(&machine, 0, at: .zero)
+        _ = Self.live(&machine, 2, at: .seconds(1))
+        _ = Self.live(&machine, 4, at: .seconds(1))
+        let first = machine.tick(now: .seconds(4))
+        #expect(Self.lost(first) == [1..<2])
+        #expect(Self.delivered(first) == [2])
+        #expect(Self.lost(machine.tick(now: .seconds(6))).isEmpty)
+        let second = machine.tick(now: .seconds(7))
+        #expect(Self.lost(second) == [3..<4])
+        #expect(Self.delivered(second) == [4])
+    }
+
     @Test func aCursorResumesAfterTheLastDeliveredAndAStartAtNowSkipsTheHistory() throws {
         let cursor = ReplayCursor(delivered: [Self.key: 41])
         var resumed = Machine(start: .now, cursor: cursor)

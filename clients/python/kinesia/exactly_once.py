@@ -22,15 +22,31 @@ Action = Tuple[Any, ...]
 ("lost", key, start, end): see ExactlyOnce."""
 
 
+MAX_SEQUENCE = (1 << 64) - 1
+"""The largest sequence number (UInt64.max): nothing can follow it on a stream."""
+
+
+class _Pending(TypedDict):
+    """A request under way."""
+
+    request_id: int
+    request: dict[str, Any]
+    sent_at: float
+
+
 class _Stream(TypedDict):
-    """What ExactlyOnce knows of one stream."""
+    """What ExactlyOnce knows of one stream (the Swift machine's StreamState)."""
 
     next: int
+    exhausted: bool
     buffer: dict[int, Any]
     endpoint: Optional[str]
     last: Optional[int]
     suspect: Optional[int]
-    pending: Optional[Tuple[int, float]]
+    pending: list[_Pending]
+    requested_end: Optional[int]
+    server_last: Optional[int]
+    unanswered: int
     hole_since: Optional[float]
     unknown: bool
     deferred_while_asking: bool
@@ -44,48 +60,66 @@ class ExactlyOnce:
     ("deliver", key, sequence, message), ("request", endpoint, request dict) to send with
     encode_replay_request, ("lost", key, start, end) for sequences [start, end) that cannot be
     had. A key is (topic, stream id as 16 hex digits). `start` is "beginning", "now" or an int.
-    `cursor` maps keys to the last sequence delivered (store it; give it back to resume)."""
+    `cursor` maps keys to the last sequence delivered (store it; give it back to resume).
+
+    Time is any number that grows (seconds of time.monotonic(), or milliseconds), in the unit
+    of `request_timeout` and `announcement_timeout`. Up to `max_in_flight` requests are under
+    way per stream (the client's credit); `max_retries` requests in a row without an answer
+    give the server up (counted in `serverGone`). The committed traces of
+    Tests/KinesiaClientTests/Fixtures/exactly-once-traces.json are replayed by
+    tests/test_exactly_once_traces.py: every action equals the Swift machine's."""
 
     def __init__(self, start: str | int = "now", cursor: Mapping[Key, int] | None = None,
                  accepts: Iterable[str] = ("",), max_buffered: int = 4096,
-                 request_timeout: float = 3.0, announcement_timeout: float = 5.0) -> None:
+                 request_timeout: float = 3.0, announcement_timeout: float = 5.0,
+                 max_retries: int = 3, max_in_flight: int = 3) -> None:
         self.start, self.accepts = start, tuple(accepts)
         self.cursor = dict(cursor or {})
         self.max_buffered = max(1, max_buffered)
         self.request_timeout, self.announcement_timeout = request_timeout, announcement_timeout
+        self.max_retries = max(1, max_retries)
+        self.max_in_flight = max(1, max_in_flight)
         self.streams: dict[Key, _Stream] = {}
         self.requests: dict[int, Key] = {}
         self.next_id = 1
         self.counters: dict[str, int] = {}
+
+    @property
+    def positions(self) -> dict[Key, int]:
+        """The streams followed, with the next sequence number each expects."""
+        return {key: state["next"] for key, state in self.streams.items()}
 
     def _count(self, name: str, by: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + by
 
     def _first(self, key: Key, live: int | None = None, announced_last: int | None = None) -> int:
         if key in self.cursor:
-            return self.cursor[key] + 1
+            delivered = self.cursor[key]
+            return MAX_SEQUENCE if delivered == MAX_SEQUENCE else delivered + 1
         if self.start == "beginning":
             return 0
         if self.start == "now":
             if live is not None:
                 return live
             assert announced_last is not None  # every caller gives one of the two
-            return announced_last + 1
+            return MAX_SEQUENCE if announced_last == MAX_SEQUENCE else announced_last + 1
         return int(self.start)
 
-    def _new(self, next_: int) -> _Stream:
-        return {"next": next_, "buffer": {}, "endpoint": None, "last": None, "suspect": None,
-                "pending": None, "hole_since": None, "unknown": False,
-                "deferred_while_asking": False}
+    def _new(self, key: Key, next_: int) -> _Stream:
+        return {"next": next_, "exhausted": self.cursor.get(key) == MAX_SEQUENCE, "buffer": {},
+                "endpoint": None, "last": None, "suspect": None, "pending": [],
+                "requested_end": None, "server_last": None, "unanswered": 0,
+                "hole_since": None, "unknown": False, "deferred_while_asking": False}
 
     def _deliver(self, key: Key, state: _Stream, sequence: int, message: Any,
                  out: list[Action]) -> None:
         out.append(("deliver", key, sequence, message))
-        state["next"] = sequence + 1
+        state["next"] = MAX_SEQUENCE if sequence == MAX_SEQUENCE else sequence + 1
+        state["exhausted"] = sequence == MAX_SEQUENCE
         self.cursor[key] = sequence
 
     def _drain(self, key: Key, state: _Stream, out: list[Action]) -> None:
-        while state["next"] in state["buffer"]:
+        while not state["exhausted"] and state["next"] in state["buffer"]:
             self._deliver(key, state, state["next"], state["buffer"].pop(state["next"]), out)
         if not state["buffer"] or min(state["buffer"]) == state["next"]:
             state["hole_since"] = None
@@ -96,10 +130,12 @@ class ExactlyOnce:
             out.append(("lost", key, start, end))
 
     def _skip(self, key: Key, state: _Stream, target: int, out: list[Action]) -> None:
+        """Gives up on everything before `target` that is not buffered: delivers the buffered
+        messages below it in order, reports the holes between them lost."""
         for sequence in sorted(s for s in state["buffer"] if s < target):
-            message = state["buffer"].pop(sequence)
             if sequence > state["next"]:
                 self._lose(key, state["next"], sequence, out)
+            message = state["buffer"].pop(sequence)
             if sequence >= state["next"]:
                 self._deliver(key, state, sequence, message, out)
         if state["next"] < target:
@@ -107,107 +143,142 @@ class ExactlyOnce:
             state["next"] = target
         self._drain(key, state, out)
 
-    def _skip_hole(self, key: Key, state: _Stream, out: list[Action]) -> None:
+    def _skip_hole(self, key: Key, state: _Stream, now: float, out: list[Action]) -> None:
+        """Gives up on the hole before the first buffered message (or up to the announced last).
+        A hole after the messages it delivers is waited for from `now`."""
         if state["buffer"]:
             self._skip(key, state, min(state["buffer"]), out)
         elif state["last"] is not None and state["last"] >= state["next"]:
-            self._skip(key, state, state["last"] + 1, out)
-        state["hole_since"] = None
+            last = state["last"]
+            self._skip(key, state, MAX_SEQUENCE if last == MAX_SEQUENCE else last + 1, out)
+        state["hole_since"] = now if state["buffer"] and state["next"] < min(state["buffer"]) else None
 
     def _request_if_behind(self, key: Key, state: _Stream, now: float, out: list[Action]) -> None:
-        if state["pending"] is not None:
-            return
-        lowest = min(state["buffer"]) if state["buffer"] else None
-        behind_live = lowest is not None and state["next"] < lowest
-        behind_announced = state["last"] is not None and state["next"] <= state["last"]
-        if not (behind_live or behind_announced) or state["endpoint"] is None:
-            return
-        if state["unknown"]:
-            self._skip_hole(key, state, out)
-            return
-        limit = REPLAY_MAX_BATCH
-        if behind_live and lowest is not None:
-            limit = min(limit, lowest - state["next"])
-        request_id = self.next_id
-        self.next_id = 1 if self.next_id == 0xFFFFFFFF else self.next_id + 1
-        request = {"request_id": request_id, "topic": key[0], "stream_id": key[1],
-                   "from": state["next"], "limit": limit}
-        state["pending"] = (request_id, now)
-        state["deferred_while_asking"] = False
-        self.requests[request_id] = key
-        self._count("requests")
-        out.append(("request", state["endpoint"], request))
+        while len(state["pending"]) < self.max_in_flight and not state["exhausted"]:
+            lowest = min(state["buffer"]) if state["buffer"] else None
+            behind_live = lowest is not None and state["next"] < lowest
+            behind_announced = state["last"] is not None and state["next"] <= state["last"]
+            if not (behind_live or behind_announced):
+                return
+            endpoint = state["endpoint"]
+            if endpoint is None:
+                return  # wait for the announcement
+            if state["unknown"]:
+                self._skip_hole(key, state, now, out)
+                return
+            # The next batch starts where the ones under way end; a hole is asked up to the
+            # first message held after it, a quiet stream's tail one batch at a time.
+            requested_end = state["requested_end"]
+            start = max(state["next"], requested_end if requested_end is not None else state["next"])
+            limit = REPLAY_MAX_BATCH
+            if lowest is not None and behind_live:
+                if start >= lowest:
+                    return
+                limit = min(limit, lowest - start)
+            elif state["pending"]:
+                # More batches at once only up to what the server itself said it holds.
+                last = state["server_last"]
+                if last is None or start > last:
+                    return
+                limit = min(limit, last - start + 1)
+            request_id = self.next_id
+            self.next_id = 1 if self.next_id == 0xFFFFFFFF else self.next_id + 1
+            request = {"request_id": request_id, "topic": key[0], "stream_id": key[1],
+                       "from": start, "limit": limit}
+            if not state["pending"]:
+                state["deferred_while_asking"] = False
+            state["pending"].append({"request_id": request_id, "request": request, "sent_at": now})
+            state["requested_end"] = min(MAX_SEQUENCE, start + limit)
+            self.requests[request_id] = key
+            self._count("requests")
+            out.append(("request", endpoint, request))
+
+    def _answered(self, state: _Stream, request_id: int) -> None:
+        state["pending"] = [p for p in state["pending"] if p["request_id"] != request_id]
+        if not state["pending"]:
+            state["requested_end"] = None
+        state["unanswered"] = 0
 
     def received(self, key: Key, sequence: int, message: Any, live: bool,
                  now: float) -> list[Action]:
+        """A message of `key` numbered `sequence`: received `live` from the bus, or from a replay."""
         out: list[Action] = []
         if key not in self.streams:
             if not live:
-                return out
-            self.streams[key] = self._new(self._first(key, live=sequence))
+                return out  # a reply for a stream no longer followed
+            self.streams[key] = self._new(key, self._first(key, live=sequence))
         state = self.streams[key]
         if not live:
             self._count("replayed")
-        if sequence < state["next"] or sequence in state["buffer"]:
+        if sequence < state["next"] or state["exhausted"]:
             self._count("duplicates")
             return out
         if sequence == state["next"]:
             self._deliver(key, state, sequence, message, out)
             self._drain(key, state, out)
+        elif sequence in state["buffer"]:
+            self._count("duplicates")
         elif len(state["buffer"]) < self.max_buffered:
             state["buffer"][sequence] = message
         else:
             self._count("deferred")
-            if state["pending"] is not None:
+            if state["pending"]:
                 state["deferred_while_asking"] = True
-        if state["buffer"] and state["next"] < min(state["buffer"]) and state["hole_since"] is None:
+        lowest = min(state["buffer"]) if state["buffer"] else 0
+        if state["next"] < lowest and state["hole_since"] is None:
             state["hole_since"] = now
         self._request_if_behind(key, state, now, out)
         return out
 
     def replay_ended(self, end: Mapping[str, Any], now: float) -> list[Action]:
+        """A replay batch ended (a decoded batchEnd or streamEnd): asks for the next one when
+        the stream is still behind."""
         out: list[Action] = []
         key = self.requests.pop(end["request_id"], None)
         if key is None or key not in self.streams:
             return out
         state = self.streams[key]
-        if state["pending"] and state["pending"][0] == end["request_id"]:
-            state["pending"] = None
-        state["last"] = max(state["last"] if state["last"] is not None else end["last"],
-                            end["last"])
-        if state["next"] < end["first"]:
+        self._answered(state, end["request_id"])
+        # The server's word on what it holds wins over any announcement.
+        state["last"] = end["last"]
+        state["server_last"] = end["last"]
+        # A batch never goes past what the server holds.
+        end_next = min(end["next"], MAX_SEQUENCE if end["last"] == MAX_SEQUENCE else end["last"] + 1)
+        if state["next"] < end["first"] <= end_next:
             self._skip(key, state, end["first"], out)
-        if state["next"] < end["next"] and not state["deferred_while_asking"]:
+        if state["next"] < end_next and not state["deferred_while_asking"]:
             # The server went past these without sending them (a damaged journal record):
             # asking again would get the same answer for ever. They are lost.
-            self._skip(key, state, end["next"], out)
+            self._skip(key, state, end_next, out)
         stream_end = end["next"] > end["last"]
         if stream_end and state["buffer"]:
             lowest = min(state["buffer"])
-            assert state["last"] is not None  # set above
-            if state["last"] < state["next"] < lowest or end["last"] < state["next"] < lowest:
+            if state["next"] < lowest and state["next"] > end["last"]:
+                # The server has nothing more, yet there is a hole before what was received
+                # live: those messages are not to be had.
                 self._skip(key, state, lowest, out)
         if end["count"] > 0 or stream_end:
             self._request_if_behind(key, state, now, out)
         return out
 
     def replay_failed(self, failure: Mapping[str, Any], now: float) -> list[Action]:
+        """A replay request was refused: what it asked for that cannot be had is reported lost."""
         out: list[Action] = []
         key = self.requests.pop(failure["request_id"], None)
         if key is None or key not in self.streams:
             return out
         state = self.streams[key]
-        if state["pending"] and state["pending"][0] == failure["request_id"]:
-            state["pending"] = None
+        self._answered(state, failure["request_id"])
         if failure["code"] == "notRetained":
             self._skip(key, state, failure["first"], out)
             self._request_if_behind(key, state, now, out)
         else:
             state["unknown"] = True
-            self._skip_hole(key, state, out)
+            self._skip_hole(key, state, now, out)
         return out
 
     def announced(self, announcement: Mapping[str, Any], now: float) -> list[Action]:
+        """A publisher's heartbeat: its replay endpoint and where each of its streams stands."""
         out: list[Action] = []
         for info in announcement["streams"]:
             if not any(info["topic"].startswith(prefix) for prefix in self.accepts):
@@ -215,7 +286,7 @@ class ExactlyOnce:
             key = (info["topic"], info["stream"])
             is_new = key not in self.streams
             if is_new:
-                self.streams[key] = self._new(self._first(key, announced_last=info["last"]))
+                self.streams[key] = self._new(key, self._first(key, announced_last=info["last"]))
             state = self.streams[key]
             state["endpoint"] = announcement["endpoint"]
             state["last"] = (info["last"] if state["last"] is None
@@ -223,6 +294,7 @@ class ExactlyOnce:
             if is_new or state["buffer"]:
                 self._request_if_behind(key, state, now, out)
             elif info["last"] >= state["next"]:
+                # Behind an idle stream: ask when the next heartbeat still says so.
                 if state["suspect"] is not None and state["suspect"] >= state["next"]:
                     state["suspect"] = None
                     self._request_if_behind(key, state, now, out)
@@ -233,16 +305,30 @@ class ExactlyOnce:
         return out
 
     def tick(self, now: float) -> list[Action]:
+        """The passing of time: requests without an answer are sent again (the server is given
+        up after `max_retries`); holes in streams whose publisher never announced a replay
+        endpoint are reported lost after `announcement_timeout`."""
         out: list[Action] = []
         for key in sorted(self.streams):
             state = self.streams[key]
             pending = state["pending"]
-            if pending is not None and now - pending[1] >= self.request_timeout:
-                self.requests.pop(pending[0], None)
-                state["pending"] = None
-                self._count("retries")
-                self._request_if_behind(key, state, now, out)
+            if pending and now - pending[0]["sent_at"] >= self.request_timeout:
+                # The requests after it are behind it on the same connection: all again.
+                for request in pending:
+                    self.requests.pop(request["request_id"], None)
+                state["pending"] = []
+                state["requested_end"] = None
+                state["unanswered"] += 1
+                if state["unanswered"] >= self.max_retries:
+                    # The server has gone: what it was to send cannot be had.
+                    self._count("serverGone")
+                    state["unanswered"] = 0
+                    state["endpoint"] = None
+                    self._skip_hole(key, state, now, out)
+                else:
+                    self._count("retries")
+                    self._request_if_behind(key, state, now, out)
             if (state["endpoint"] is None and state["hole_since"] is not None
                     and now - state["hole_since"] >= self.announcement_timeout):
-                self._skip_hole(key, state, out)
+                self._skip_hole(key, state, now, out)
         return out

@@ -66,6 +66,15 @@ class ExactlyOnceTests(unittest.TestCase):
         self.assertEqual(machine.tick(5.9), [])
         self.assertEqual(machine.tick(6.0), [("lost", KEY, 1, 2), ("deliver", KEY, 2, b"m2")])
 
+    def test_a_second_hole_held_by_a_stream_gone_quiet_is_given_up_after_its_own_wait(self) -> None:
+        machine = ExactlyOnce(start="now", announcement_timeout=3.0)
+        machine.received(KEY, 0, b"m0", True, 0.0)
+        machine.received(KEY, 2, b"m2", True, 1.0)
+        machine.received(KEY, 4, b"m4", True, 1.0)
+        self.assertEqual(machine.tick(4.0), [("lost", KEY, 1, 2), ("deliver", KEY, 2, b"m2")])
+        self.assertEqual(machine.tick(6.0), [])
+        self.assertEqual(machine.tick(7.0), [("lost", KEY, 3, 4), ("deliver", KEY, 4, b"m4")])
+
     def test_a_cursor_resumes_after_the_last_delivered(self) -> None:
         machine = ExactlyOnce(start="beginning", cursor={KEY: 41}, accepts=("event/",))
         (request,) = machine.announced(announcement(50), 0.0)
