@@ -31,4 +31,40 @@ struct WorkerCoreEdgeTests {
         #expect(counters["posesLost"] == Int.max, "\(counters)")
         #expect(counters["gaps"] == Int.max)
     }
+
+    /// The worker's deadline is the earliest end of a hole wait among its cameras, and a tick
+    /// gives up only the holes whose wait is over.
+    @Test func theDeadlineIsTheEarliestHoleWaitAndATickGivesUpOnlyTheHolesDue() throws {
+        let sessions = [
+            WorkerSession(camera: "cam0", name: "left", exercise: .squat, side: .left),
+            WorkerSession(camera: "cam1", name: "left", exercise: .squat, side: .left),
+        ]
+        var core = try WorkerCore(
+            sessions: sessions, snapshotRate: 15, resume: [:], holeWait: .milliseconds(500))
+        var actions: [WorkerCore.Action] = []
+        core.start(into: &actions)
+        func live(_ camera: String, _ sequence: UInt64, at now: Duration) throws {
+            let header = WireHeader(kind: .pose, streamID: StreamID(7), sequence: sequence, sentAt: 0)
+            core.receiveLive(
+                FlatPose(timestamp: Double(sequence) / 30), on: try Topic.pose(camera: camera), header: header,
+                now: now, into: &actions)
+        }
+        func given(_ actions: [WorkerCore.Action]) -> [String] {
+            actions.compactMap { if case .recordSkip(let camera, _, _) = $0 { camera } else { nil } }
+        }
+        #expect(core.deadline == nil)
+        try live("cam0", 0, at: .zero)
+        try live("cam1", 0, at: .zero)
+        try live("cam1", 3, at: .milliseconds(100))  // cam1: a hole from 1, due at 600 ms
+        try live("cam0", 5, at: .milliseconds(200))  // cam0: a hole from 1, due at 700 ms
+        #expect(core.deadline == .milliseconds(600))
+        core.tick(now: .milliseconds(599), into: &actions)
+        #expect(given(actions).isEmpty)
+        core.tick(now: .milliseconds(600), into: &actions)
+        #expect(given(actions) == ["cam1"])
+        #expect(core.deadline == .milliseconds(700))
+        core.tick(now: .milliseconds(700), into: &actions)
+        #expect(given(actions) == ["cam0"])
+        #expect(core.deadline == nil)
+    }
 }
