@@ -46,7 +46,8 @@ struct WorkerCoreEdgeTests {
         func live(_ camera: String, _ sequence: UInt64, at now: Duration) throws {
             let header = WireHeader(kind: .pose, streamID: StreamID(7), sequence: sequence, sentAt: 0)
             core.receiveLive(
-                FlatPose(timestamp: Double(sequence) / 30), on: try Topic.pose(camera: camera), header: header,
+                FlatPose(timestamp: Double(sequence) / 30), on: try Topic.pose(camera: camera),
+                header: header,
                 now: now, into: &actions)
         }
         func given(_ actions: [WorkerCore.Action]) -> [String] {
