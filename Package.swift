@@ -287,7 +287,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaServiceTests", dependencies: ["KinesiaService"],
+            name: "KinesiaServiceTests", dependencies: ["KinesiaService", "KinesiaSystem"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSupervisorTests",
