@@ -48,7 +48,8 @@ let package = Package(
         // The recorder's SQLite database: the connection and statement owners, the versioned
         // schema, exactly-once inserts and the report's queries.
         .target(
-            name: "KinesiaStore", dependencies: ["CSQLite", "KinesiaMotion", "KinesiaAnalytics"],
+            name: "KinesiaStore",
+            dependencies: ["CSQLite", "KinesiaMotion", "KinesiaAnalytics", "KinesiaSystem"],
             swiftSettings: strictSettings),
         // The session report: one self-contained HTML page with inline SVG. Pure: values in, text out.
         .target(

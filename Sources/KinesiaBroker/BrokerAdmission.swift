@@ -1,4 +1,3 @@
-import Glibc
 package import KinesiaBus
 package import KinesiaClient
 package import KinesiaWire
@@ -80,9 +79,11 @@ package struct BrokerAdmission: Sendable {
         package static func of(userID: UnsafePointer<CChar>?) -> Sender {
             guard let userID else { return .unknown }
             func starts(_ prefix: StaticString) -> Bool {
-                strncmp(
-                    userID, UnsafeRawPointer(prefix.utf8Start).assumingMemoryBound(to: CChar.self),
-                    prefix.utf8CodeUnitCount) == 0
+                // A shorter user id ends with its NUL, which no prefix byte equals: the loop
+                // stops there and never reads past it.
+                prefix.withUTF8Buffer { bytes in
+                    bytes.indices.allSatisfy { UInt8(bitPattern: userID[$0]) == bytes[$0] }
+                }
             }
             switch UInt8(bitPattern: userID[0]) {
             case UInt8(ascii: "i"):

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaBus
 import KinesiaJSON
 import KinesiaMotion
@@ -98,7 +97,7 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return runtime + "/kinesia"
         }
-        return "/tmp/kinesia-\(getuid())"
+        return "/tmp/kinesia-\(ProcessIdentity.userID)"
     }
 
     /// The bus directory, or `nil` over TCP.

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 public import KinesiaBus
 import KinesiaJSON
 import KinesiaMotion

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaBus
 import KinesiaJSON
 import KinesiaMotion
@@ -106,13 +105,13 @@ enum BusKeyText {
     }
 
     /// Creates a new file (never replacing one) with these bytes and permissions.
-    static func create(_ path: String, _ bytes: [UInt8], permissions: mode_t) throws(BusKeyError) {
+    static func create(_ path: String, _ bytes: [UInt8], permissions: UInt32) throws(BusKeyError) {
         do throws(Errno) {
-            let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, permissions: permissions)
+            let file = try FileDescriptor.open(path, .write.creatingNew, permissions: permissions)
             try file.setPermissions(permissions)
             try file.write(bytes, at: 0)
         } catch {
-            if error.rawValue == EEXIST { throw .exists(path) }
+            if error == .exists { throw .exists(path) }
             throw .unwritable(path, reason: error.description)
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaSystem
 public import KinesiaWire
 
@@ -117,7 +116,7 @@ public struct HealthPublisher {
         var counters = counters.merging(constantCounters) { given, _ in given }
         if failures > 0 { counters[Self.failuresCounterName] = failures }
         return HealthReport(
-            process: process, role: role, pid: Int(getpid()), uptime: uptime, counters: counters,
+            process: process, role: role, pid: Int(ProcessIdentity.id), uptime: uptime, counters: counters,
             replay: replay?())
     }
 

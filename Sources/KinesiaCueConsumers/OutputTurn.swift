@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaSystem
 
 /// Turns on one sound output shared by several `kinesia voice` processes: an advisory `flock`
@@ -32,7 +31,7 @@ package final class OutputTurn: Sendable {
         self.path = path
         self.pause = pause
         do {
-            descriptor = try FileDescriptor.open(path, O_RDWR | O_CREAT, permissions: 0o600)
+            descriptor = try FileDescriptor.open(path, .readWrite.creating, permissions: 0o600)
         } catch {
             throw CueConsumerError.failure("cannot open the lock file \(path): \(error)")
         }
@@ -56,14 +55,11 @@ package final class OutputTurn: Sendable {
             }
             if taken { break }
             guard clock.now < deadline else { return nil }
-            usleep(10_000)
+            ThreadSleep.sleep(.milliseconds(10))
         }
         defer {
             try? descriptor.unlock()
-            usleep(
-                UInt32(
-                    clamping: pause.components.seconds * 1_000_000 + pause.components.attoseconds
-                        / 1_000_000_000_000))
+            ThreadSleep.sleep(pause)
         }
         return try body()
     }
@@ -84,6 +80,6 @@ package final class OutputTurn: Sendable {
         for byte in output.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         let digits = String(hash, radix: 16)
         let name = String(repeating: "0", count: 16 - digits.count) + digits
-        return directory + "/kinesia-voice-output-\(getuid())-\(name).lock"
+        return directory + "/kinesia-voice-output-\(ProcessIdentity.userID)-\(name).lock"
     }
 }

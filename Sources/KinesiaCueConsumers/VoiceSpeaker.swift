@@ -64,7 +64,7 @@ package final class VoiceSpeaker: CueHandler {
             throw CueConsumerError.failure("speech: \(error)")
         }
         if case .player(let player) = sink {
-            let directory = NSTemporaryDirectory() + "kinesia-voice-\(getpid())"
+            let directory = NSTemporaryDirectory() + "kinesia-voice-\(ProcessIdentity.id)"
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             playDirectory = directory
             // Voices on the same sound output take turns per utterance; without the lock file

@@ -27,7 +27,7 @@ public struct EvdevDevice: ForceFeedbackIO, ~Copyable {
         self.path = path
         let descriptor: FileDescriptor
         do {
-            descriptor = try FileDescriptor.open(path, O_RDWR)
+            descriptor = try FileDescriptor.open(path, .readWrite)
         } catch {
             throw HapticDeviceError.opening(path, error, group: "input")
         }

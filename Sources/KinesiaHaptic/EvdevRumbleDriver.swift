@@ -1,5 +1,4 @@
 import CKinesiaEvdev
-import Glibc
 import KinesiaSystem
 
 /// Plays patterns on a force-feedback motor, timed by the host: for each pulse, updates one

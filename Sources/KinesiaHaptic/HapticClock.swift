@@ -1,5 +1,4 @@
 import CKinesiaEvdev
-import Glibc
 import KinesiaSystem
 
 /// Host-side timing of patterns.

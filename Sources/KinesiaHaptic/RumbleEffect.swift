@@ -1,5 +1,4 @@
 import CKinesiaEvdev
-import Glibc
 import KinesiaSystem
 
 /// A rumble step as the kernel receives it: the bytes of a `struct ff_effect` (`FF_RUMBLE`),

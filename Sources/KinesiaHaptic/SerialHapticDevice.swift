@@ -26,7 +26,7 @@ public final class SerialHapticDevice: HapticDevice {
         let descriptor: FileDescriptor
         do {
             // O_NONBLOCK: do not wait for a carrier; cleared once CLOCAL is set.
-            descriptor = try FileDescriptor.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
+            descriptor = try FileDescriptor.open(path, .readWrite.notControllingTerminal.nonBlocking)
         } catch {
             throw HapticDeviceError.opening(path, error, group: "dialout")
         }

@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaSystem
 
 /// Reads a stream's records, as a replay or an analysis needs them: by sequence number, in
@@ -177,7 +176,7 @@ public final class JournalReader {
                 let bytes: [UInt8]
                 do {
                     let file = try FileDescriptor.open(
-                        directory + "/" + name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                        directory + "/" + name, .read.notFollowingLinks.nonBlocking)
                     bytes = try file.read(upTo: end - first, at: first)
                 } catch {
                     if error == .noSuchFile {
@@ -242,7 +241,7 @@ public final class JournalReader {
         let file: FileDescriptor
         do {
             // O_NONBLOCK: a FIFO named like a segment is read as empty, never waited on.
-            file = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            file = try FileDescriptor.open(path, .read.notFollowingLinks.nonBlocking)
         } catch {
             if error == .noSuchFile { return }
             throw JournalError.from(error, path: path, call: "open")

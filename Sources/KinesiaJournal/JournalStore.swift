@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaSystem
 import KinesiaWire
 import Synchronization
@@ -123,7 +122,7 @@ public final class JournalStore: Sendable {
     private func enforceRetentionInTurn() -> Bool {
         guard
             let turn = try? FileDescriptor.open(
-                directory + "/" + Self.retentionTurnName, O_RDWR | O_CREAT | O_NOFOLLOW)
+                directory + "/" + Self.retentionTurnName, .readWrite.creating.notFollowingLinks)
         else {
             // No turn to take (the directory's file cannot be had): scan, as a lone store does.
             _ = try? enforceRetention()
@@ -169,7 +168,7 @@ public final class JournalStore: Sendable {
             let names = SegmentName.sorted((try? directory.descriptor.entryNames()) ?? [])
             let held = Self.isHeld(directory)
             for (index, name) in names.enumerated() {
-                guard let file = try? directory.descriptor.open(entry: name, O_RDONLY | O_NONBLOCK),
+                guard let file = try? directory.descriptor.open(entry: name, .read.nonBlocking),
                     let status = try? file.status(), let size = try? file.size()
                 else { continue }
                 segments.append(
@@ -194,7 +193,7 @@ public final class JournalStore: Sendable {
             if left.isEmpty, !Self.isHeld(directory) {
                 try? directory.descriptor.removeEntry(JournalWriter.lockName)
                 directory.close()
-                _ = try? FileDescriptor.open(self.directory, O_RDONLY | O_DIRECTORY).removeDirectory(
+                _ = try? FileDescriptor.open(self.directory, .read.directory).removeDirectory(
                     entry: segment.stream.topicDirectoryName + "/" + segment.stream.streamDirectoryName)
             } else {
                 directory.close()
@@ -204,17 +203,13 @@ public final class JournalStore: Sendable {
     }
 
     /// The wall clock, as a duration since the epoch.
-    public static func wallClock() -> Duration {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
-    }
+    public static func wallClock() -> Duration { WallClock.now }
 
     // MARK: Files
 
     /// Whether a writer holds the stream whose directory is open (its lock file is locked).
     static func isHeld(_ directory: borrowing PrivateDirectory) -> Bool {
-        guard let lock = try? directory.descriptor.open(entry: JournalWriter.lockName, O_RDWR) else {
+        guard let lock = try? directory.descriptor.open(entry: JournalWriter.lockName, .readWrite) else {
             return false
         }
         guard let taken = try? lock.tryLock() else { return true }
@@ -249,7 +244,7 @@ public final class JournalStore: Sendable {
 extension JournalError {
     /// The error for a failed call on `path`: ``diskFull(path:)`` for `ENOSPC` and `EDQUOT`.
     static func from(_ error: Errno, path: String, call: String) -> JournalError {
-        if error.rawValue == ENOSPC || error.rawValue == EDQUOT { return .diskFull(path: path) }
+        if error == .noSpace || error == .quotaExceeded { return .diskFull(path: path) }
         return .system(path: path, call: call, message: error.description)
     }
 }

@@ -1,4 +1,3 @@
-import Glibc
 package import KinesiaSystem
 
 /// Appends a stream's records, before they are published: one writer per stream, held by a
@@ -118,7 +117,7 @@ public final class JournalWriter {
         let directory = try JournalStore.openPrivate(path, creating: true)
         let lock: FileDescriptor
         do {
-            lock = try directory.openFile(Self.lockName, O_RDWR | O_CREAT)
+            lock = try directory.openFile(Self.lockName, .readWrite.creating)
         } catch {
             throw JournalError.unsafePath(error.description)
         }
@@ -143,7 +142,7 @@ public final class JournalWriter {
         // The last segment: cut its tail, and carry on writing in it.
         if let name = names.last {
             recovery.segment = name
-            let file = try Self.open(directory, name, O_RDWR, path: path)
+            let file = try Self.open(directory, name, .readWrite, path: path)
             let bytes = try Self.readAll(file, path: path + "/" + name)
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }
             recovery.damagedRanges = scan.damage.count
@@ -187,7 +186,7 @@ public final class JournalWriter {
         // The last sequence of an empty last segment is in the one before.
         var index = names.count - 2
         while last == nil, index >= 0 {
-            if let file = try? Self.open(directory, names[index], O_RDONLY, path: path),
+            if let file = try? Self.open(directory, names[index], .read, path: path),
                 let bytes = try? Self.readAll(file, path: path)
             {
                 last = bytes.withUnsafeBytes { SegmentScan($0) }.records.last?.sequence
@@ -438,7 +437,8 @@ public final class JournalWriter {
         let name = SegmentName.name(firstSequence: firstSequence)
         let file: FileDescriptor
         do {
-            file = try directory.descriptor.open(entry: name, O_RDWR | O_CREAT | O_TRUNC, permissions: 0o600)
+            file = try directory.descriptor.open(
+                entry: name, .readWrite.creating.truncating, permissions: 0o600)
         } catch {
             throw stop(JournalError.from(error, path: path + "/" + name, call: "open"))
         }
@@ -466,13 +466,13 @@ public final class JournalWriter {
     }
 
     private static func open(
-        _ directory: borrowing PrivateDirectory, _ name: String, _ flags: Int32, path: String
+        _ directory: borrowing PrivateDirectory, _ name: String, _ access: FileAccess, path: String
     )
         throws(JournalError) -> FileDescriptor
     {
         do {
             // O_NONBLOCK changes nothing on a segment; on a FIFO put there it keeps open from waiting.
-            return try directory.descriptor.open(entry: name, flags | O_NONBLOCK)
+            return try directory.descriptor.open(entry: name, access.nonBlocking)
         } catch {
             throw JournalError.from(error, path: path + "/" + name, call: "open")
         }

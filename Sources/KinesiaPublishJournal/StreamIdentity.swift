@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
@@ -89,7 +88,7 @@ struct StreamIdentityFiles {
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
             guard try opened.checkEntry(key + ".json") != nil else { return nil }
-            let file = try opened.openFile(key + ".json", O_RDONLY)
+            let file = try opened.openFile(key + ".json", .read)
             bytes = (try? file.read(upTo: 65_536, at: 0)) ?? []
         } catch {
             throw PublishJournalError.unusable("stream identity: \(error)")
@@ -112,7 +111,7 @@ struct StreamIdentityFiles {
         let prefix = Array(#"{"ended":"#.utf8)
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
-            let file = try opened.openFile(key + ".json", O_RDWR)
+            let file = try opened.openFile(key + ".json", .readWrite)
             let head = try file.read(upTo: prefix.count + 5, at: 0)
             guard head.count == prefix.count + 5, Array(head.prefix(prefix.count)) == prefix else {
                 throw PublishJournalError.unusable(
@@ -135,7 +134,7 @@ struct StreamIdentityFiles {
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
             let temporary = key + ".json.new"
-            let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            let file = try opened.openFile(temporary, .write.creating.truncating)
             try file.write(Array(identity.json.utf8), at: 0)
             try file.synchronizeData()
             try file.close()

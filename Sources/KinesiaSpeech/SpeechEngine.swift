@@ -53,7 +53,9 @@ public final class SpeechCommand: SpeechEngine {
         else { throw SpeechError.commandMissing }
         self.voice = voice
         self.executable = executable
-        directory = NSTemporaryDirectory() + "kinesia-espeak-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        directory =
+            NSTemporaryDirectory()
+            + "kinesia-espeak-\(ProcessIdentity.id)-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {

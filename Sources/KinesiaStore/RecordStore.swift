@@ -1,7 +1,7 @@
 import CSQLite
-import Glibc
 public import KinesiaAnalytics
 public import KinesiaMotion
+import KinesiaSystem
 
 /// The SQLite database of `kinesia record`: every event, analytics record and periodic snapshot
 /// of the bus, each stored once, and the report's queries.
@@ -248,7 +248,7 @@ public final class RecordStore {
             } catch {
                 attempts += 1
                 guard error.code & 0xff == SQLITE_BUSY, attempts < 500 else { throw error }
-                usleep(10_000)
+                ThreadSleep.sleep(.milliseconds(10))
             }
         }
     }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Glibc
 public import KinesiaSystem
 import Synchronization
 
@@ -116,7 +115,7 @@ public final class Supervisor: Sendable {
         var children: [String: ChildProcess] = [:]
         var scheduled: Duration?
         let environment = ProcessInfo.processInfo.environment
-        let supervisorPID = getpid()
+        let supervisorPID = ProcessIdentity.id
 
         func perform(_ actions: [SupervisorStateMachine.Action]) {
             for action in actions {

@@ -38,6 +38,12 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let notImplemented = Errno(rawValue: ENOSYS)
     /// `EBADF`: not an open descriptor.
     public static let badDescriptor = Errno(rawValue: EBADF)
+    /// `EEXIST`: the file exists (an exclusive creation refused).
+    public static let exists = Errno(rawValue: EEXIST)
+    /// `ENOSPC`: no space left on the device.
+    public static let noSpace = Errno(rawValue: ENOSPC)
+    /// `EDQUOT`: the user's disk quota is exceeded.
+    public static let quotaExceeded = Errno(rawValue: EDQUOT)
 
     /// The value of `errno` now.
     public static var current: Errno { Errno(rawValue: errno) }

@@ -127,16 +127,17 @@ extension FileDescriptor {
     /// let bytes = try file.read(upTo: 4096)
     /// ```
     /// - Parameters:
-    ///   - path: The file (a symbolic link is followed; add `O_NOFOLLOW` to refuse one).
-    ///   - flags: `O_RDONLY` (the default), `O_RDWR`...
+    ///   - path: The file (a symbolic link is followed; add ``FileAccess/notFollowingLinks``
+    ///     to refuse one).
+    ///   - access: ``FileAccess/read`` (the default), ``FileAccess/readWrite``...
     /// - Throws: ``RegularFileError/notRegular(_:)`` for a FIFO, a device, a directory...,
     ///   ``RegularFileError/system(_:)`` when `open` or `fstat` fails.
-    public static func openRegularFile(_ path: String, _ flags: Int32 = O_RDONLY) throws(RegularFileError)
+    public static func openRegularFile(_ path: String, _ access: FileAccess = .read) throws(RegularFileError)
         -> FileDescriptor
     {
         let file: FileDescriptor
         do throws(Errno) {
-            file = try open(path, flags | O_NONBLOCK | O_NOCTTY)
+            file = try open(path, access.nonBlocking.notControllingTerminal)
         } catch {
             throw .system(error)
         }

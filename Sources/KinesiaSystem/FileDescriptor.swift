@@ -9,7 +9,7 @@ public import Glibc
 /// opened here are close-on-exec.
 ///
 /// ```swift
-/// let file = try FileDescriptor.open("/tmp/x", O_RDWR | O_CREAT)
+/// let file = try FileDescriptor.open("/tmp/x", .readWrite.creating)
 /// guard try file.tryLock() else { print("held by another process"); return }
 /// ```
 public struct FileDescriptor: ~Copyable, Sendable {
@@ -40,14 +40,14 @@ public struct FileDescriptor: ~Copyable, Sendable {
     ///
     /// - Parameters:
     ///   - path: The file.
-    ///   - flags: `O_RDONLY`, `O_RDWR | O_CREAT`...
+    ///   - access: `.read`, `.readWrite.creating`...
     ///   - permissions: The mode of a created file.
     /// - Throws: ``Errno``.
-    public static func open(_ path: String, _ flags: Int32, permissions: mode_t = 0o600) throws(Errno)
+    public static func open(_ path: String, _ access: FileAccess, permissions: mode_t = 0o600) throws(Errno)
         -> FileDescriptor
     {
         let descriptor = try Errno.retryingOnInterrupt { () -> Int32 in
-            Glibc.open(path, flags | O_CLOEXEC, permissions)
+            Glibc.open(path, access.flags | O_CLOEXEC, permissions)
         }
         return FileDescriptor(owning: descriptor)
     }

@@ -136,14 +136,14 @@ extension FileDescriptor {
     ///
     /// - Parameters:
     ///   - name: A file name in this directory (no `/`).
-    ///   - flags: `O_RDONLY`, `O_RDWR | O_CREAT`...
+    ///   - access: `.read`, `.readWrite.creating`...
     ///   - permissions: The mode of a created file.
     /// - Throws: ``Errno``.
-    public func open(entry name: String, _ flags: Int32, permissions: mode_t = 0o600) throws(Errno)
+    public func open(entry name: String, _ access: FileAccess, permissions: mode_t = 0o600) throws(Errno)
         -> FileDescriptor
     {
         let descriptor = try Errno.retryingOnInterrupt { () -> Int32 in
-            openat(rawValue, name, flags | O_NOFOLLOW | O_CLOEXEC, permissions)
+            openat(rawValue, name, access.flags | O_NOFOLLOW | O_CLOEXEC, permissions)
         }
         return FileDescriptor(owning: descriptor)
     }

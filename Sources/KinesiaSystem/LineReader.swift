@@ -58,7 +58,7 @@ package final class LineReader {
     package static func standardInput() -> LineReader {
         if let input = try? FileDescriptor.duplicate(0) { return LineReader(input) }
         // swift-format-ignore: NeverForceUnwrap
-        return LineReader(try! FileDescriptor.open("/dev/null", O_RDONLY))
+        return LineReader(try! FileDescriptor.open("/dev/null", .read))
     }
 
     /// The bytes the reader holds now (its buffer's capacity): at most about ``maximumLine``

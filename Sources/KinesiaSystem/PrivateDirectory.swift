@@ -13,7 +13,7 @@ public import Glibc
 ///
 /// ```swift
 /// let directory = try PrivateDirectory.open("/run/user/1000/kinesia")
-/// let lock = try directory.openFile("broker.lock", O_RDWR | O_CREAT)
+/// let lock = try directory.openFile("broker.lock", .readWrite.creating)
 /// ```
 public struct PrivateDirectory: ~Copyable, Sendable {
     /// The directory's path, as given.
@@ -46,7 +46,7 @@ public struct PrivateDirectory: ~Copyable, Sendable {
         }
         let descriptor: FileDescriptor
         do {
-            descriptor = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            descriptor = try FileDescriptor.open(path, .read.directory.notFollowingLinks)
         } catch {
             // ELOOP (a link) or ENOTDIR (a file): say which, from the entry itself.
             if let status = try? FileStatus(path: path) {
@@ -127,10 +127,12 @@ public struct PrivateDirectory: ~Copyable, Sendable {
     /// Never waits: the entry is opened with `O_NONBLOCK` (which changes nothing on a regular
     /// file), so a FIFO there is refused at once instead of blocking until a writer comes.
     /// - Throws: ``PrivateDirectoryError`` naming the entry.
-    public func openFile(_ name: String, _ flags: Int32) throws(PrivateDirectoryError) -> FileDescriptor {
+    public func openFile(_ name: String, _ access: FileAccess) throws(PrivateDirectoryError) -> FileDescriptor
+    {
         let file: FileDescriptor
         do {
-            file = try descriptor.open(entry: name, flags | O_NONBLOCK | O_NOCTTY, permissions: 0o600)
+            file = try descriptor.open(
+                entry: name, access.nonBlocking.notControllingTerminal, permissions: 0o600)
         } catch {
             if error.rawValue == ELOOP { throw PrivateDirectoryError(entry(name), .symbolicLink) }
             throw PrivateDirectoryError(entry(name), .system("open", error))

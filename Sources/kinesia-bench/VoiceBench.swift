@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaMotion
 import KinesiaSpeech
+import KinesiaSystem
 import KinesiaVoice
 
 /// `kinesia-bench voice [--rounds N]`: the latency of a voice cue from the event received to
@@ -23,7 +24,7 @@ enum VoiceBench {
             .setupChanged([.turnSideways]),
             .visibilityChanged(Visibility(isVisible: false, missingJoints: [.leftKnee, .leftAnkle])),
         ]
-        let directory = NSTemporaryDirectory() + "kinesia-bench-voice-\(getpid())"
+        let directory = NSTemporaryDirectory() + "kinesia-bench-voice-\(ProcessIdentity.id)"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = ContinuousClock()

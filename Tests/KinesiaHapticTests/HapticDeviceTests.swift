@@ -27,7 +27,7 @@ struct SerialHapticDeviceTests {
         let terminal = try PseudoTerminal()
         let device = try SerialHapticDevice(path: terminal.path)
         _ = try terminal.read(HapticLineProtocol.hello.utf8.count)
-        let other = try FileDescriptor.open(terminal.path, O_RDWR | O_NOCTTY)
+        let other = try FileDescriptor.open(terminal.path, .readWrite.notControllingTerminal)
         var settings = termios()
         #expect(tcgetattr(other.rawValue, &settings) == 0)
         #expect(settings.c_oflag & tcflag_t(OPOST) == 0)  // no "\n" -> "\r\n"

@@ -217,8 +217,8 @@ struct JournalStoreTests {
             #expect(try second.streams() == [JournalFixtures.stream], "nothing was deleted")
 
             // Another process scanning now: its turn is not taken from it.
-            try FileDescriptor.open(turnPath, O_RDWR).write(Array(repeating: 0, count: 8), at: 0)
-            let scanning = try FileDescriptor.open(turnPath, O_RDWR)
+            try FileDescriptor.open(turnPath, .readWrite).write(Array(repeating: 0, count: 8), at: 0)
+            let scanning = try FileDescriptor.open(turnPath, .readWrite)
             #expect(try scanning.tryLock())
             let third = try JournalStore(directory: first.directory, policy: first.policy)
             #expect(third.enforceRetentionIfDue() == false, "another process holds the turn")
@@ -228,7 +228,7 @@ struct JournalStoreTests {
             let fourth = try JournalStore(directory: first.directory, policy: first.policy)
             #expect(fourth.enforceRetentionIfDue())
             #expect(try fourth.streams().isEmpty, "the turn's file is not a stream")
-            let stamped = try FileDescriptor.open(turnPath, O_RDONLY).read(upTo: 16)
+            let stamped = try FileDescriptor.open(turnPath, .read).read(upTo: 16)
             #expect(stamped.count == 8)
         }
     }

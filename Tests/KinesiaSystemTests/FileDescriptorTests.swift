@@ -17,7 +17,7 @@ struct FileDescriptorTests {
 
     @Test func aMissingFileFailsWithTheCLibrarysWords() {
         let error = #expect(throws: Errno.self) {
-            _ = try FileDescriptor.open("/nonexistent/kinesia/file", O_RDONLY)
+            _ = try FileDescriptor.open("/nonexistent/kinesia/file", .read)
         }
         #expect(error == .noSuchFile)
         #expect(error?.description == "No such file or directory")
@@ -48,8 +48,8 @@ struct FileDescriptorTests {
     @Test func aLockIsRefusedThroughASecondDescriptorUntilTheFirstIsClosed() throws {
         let path = Self.temporaryFile()
         defer { unlink(path) }
-        let first = try FileDescriptor.open(path, O_RDWR)
-        let second = try FileDescriptor.open(path, O_RDWR)
+        let first = try FileDescriptor.open(path, .readWrite)
+        let second = try FileDescriptor.open(path, .readWrite)
         #expect(try first.tryLock())
         #expect(try !second.tryLock())
         try first.close()
@@ -59,7 +59,7 @@ struct FileDescriptorTests {
     @Test func writesAndReadsBackAtAnOffset() throws {
         let path = Self.temporaryFile()
         defer { unlink(path) }
-        let file = try FileDescriptor.open(path, O_RDWR)
+        let file = try FileDescriptor.open(path, .readWrite)
         try file.write(Array("hello world".utf8), at: 0)
         try file.truncate(to: 5)
         #expect(try file.read(upTo: 32) == Array("hello".utf8))

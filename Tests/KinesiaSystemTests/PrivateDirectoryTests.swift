@@ -72,7 +72,7 @@ struct PrivateDirectoryTests {
         let directory = try PrivateDirectory.open(root + "/bus")
         #expect(symlink(victim, root + "/bus/broker.lock") == 0)
         let error = #expect(throws: PrivateDirectoryError.self) {
-            _ = try directory.openFile("broker.lock", O_RDWR | O_CREAT)
+            _ = try directory.openFile("broker.lock", .readWrite.creating)
         }
         #expect(error?.reason == .symbolicLink)
         #expect(error?.path == root + "/bus/broker.lock")
@@ -85,7 +85,7 @@ struct PrivateDirectoryTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = try PrivateDirectory.open(root + "/bus")
         #expect(try directory.checkEntry("pid") == nil)
-        _ = try directory.openFile("pid", O_RDWR | O_CREAT)
+        _ = try directory.openFile("pid", .readWrite.creating)
         #expect(try Self.mode(root + "/bus/pid") == 0o600)
         #expect(chmod(root + "/bus/pid", 0o644) == 0)
         let error = #expect(throws: PrivateDirectoryError.self) { try directory.checkEntry("pid") }
@@ -126,10 +126,10 @@ struct PrivateDirectoryTests {
         let root = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = try PrivateDirectory.open(root + "/bus")
-        _ = try directory.openFile("mine", O_RDWR | O_CREAT)
+        _ = try directory.openFile("mine", .readWrite.creating)
         let mine = try #require(try directory.checkEntry("mine"))
         #expect(unlink(root + "/bus/mine") == 0)
-        _ = try directory.openFile("mine", O_RDWR | O_CREAT)  // another file, same name
+        _ = try directory.openFile("mine", .readWrite.creating)  // another file, same name
         let removedTheirs = directory.removeEntry("mine", ifStill: mine)
         #expect(!removedTheirs)
         #expect(FileManager.default.fileExists(atPath: root + "/bus/mine"))

@@ -39,8 +39,8 @@ struct RegularFileTests {
         #expect(try file.read(upTo: 10) == Array("abc".utf8))
     }
 
-    @Test(arguments: [O_RDONLY, O_WRONLY | O_CREAT | O_TRUNC])
-    func aFIFOInAPrivateDirectoryIsRefusedAtOnce(_ flags: Int32) throws {
+    @Test(arguments: [FileAccess.read, FileAccess.write.creating.truncating])
+    func aFIFOInAPrivateDirectoryIsRefusedAtOnce(_ flags: FileAccess) throws {
         let root = PrivateDirectoryTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let fifo = root + "/state.json"

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaClient
 import KinesiaSystem
 
@@ -44,7 +43,7 @@ final class BrokerLock {
         }
         let pidFile: FileDescriptor
         do {
-            pidFile = try opened.openFile(BusAddress.lockFileName, O_RDWR | O_CREAT)
+            pidFile = try opened.openFile(BusAddress.lockFileName, .readWrite.creating)
         } catch {
             throw Self.unusable(directory, error)
         }
@@ -65,7 +64,7 @@ final class BrokerLock {
         }
         // The pid is for the message of a second broker only: a failure to write it is ignored.
         try? pidFile.truncate(to: 0)
-        try? pidFile.write(Array("\(getpid())\n".utf8), at: 0)
+        try? pidFile.write(Array("\(ProcessIdentity.id)\n".utf8), at: 0)
         self.pidFile = consume pidFile
         held = consume opened
     }

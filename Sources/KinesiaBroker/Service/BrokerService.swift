@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaBus
 package import KinesiaClient
 package import KinesiaService
@@ -78,7 +77,7 @@ package struct BrokerService: Sendable {
         // The ZAP handler answers before anything binds: every connection (CURVE over TCP, NULL
         // with the ZAP domain over IPC and --insecure TCP) waits for its decision.
         let admissions = AdmissionRecord(log: log)
-        let admission = BrokerAdmission(security: security, ownUserID: UInt32(geteuid()))
+        let admission = BrokerAdmission(security: security, ownUserID: ProcessIdentity.effectiveUserID)
         let zap: ZAPHandler
         do {
             zap = try ZAPHandler(context: zmq) { request in

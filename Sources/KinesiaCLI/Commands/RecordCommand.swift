@@ -4,6 +4,7 @@ import KinesiaClient
 import KinesiaRecorder
 import KinesiaService
 import KinesiaStore
+import KinesiaSystem
 import KinesiaWire
 
 /// `kinesia record --db FILE [--camera ID...] [--from beginning|now]`: stores the bus's events,
@@ -104,7 +105,8 @@ public struct RecordCommand: ParsableCommand {
     public func run(context: CommandContext) async throws {
         let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: BusProcess.derivedName("record", "\(getpid())"))
+            name, environment: context.environment,
+            fallback: BusProcess.derivedName("record", "\(ProcessIdentity.id)"))
         let database = database ?? ""
         // Opened here first, so that a file that cannot be a database fails before the bus.
         do {

@@ -5,6 +5,7 @@ import KinesiaJournal
 import KinesiaMotion
 public import KinesiaPublishJournal
 import KinesiaService
+import KinesiaSystem
 import KinesiaWire
 public import KinesiaWorker
 
@@ -118,7 +119,8 @@ public struct WorkerCommand: ParsableCommand {
         let sessions = try parsedSessions()
         let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .worker, context: context)
         let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: BusProcess.derivedName("worker", "\(getpid())"))
+            name, environment: context.environment,
+            fallback: BusProcess.derivedName("worker", "\(ProcessIdentity.id)"))
         let rate = snapshotRate
         let journalOptions = journal
         let holeWait = Duration.milliseconds(holeWaitMilliseconds)

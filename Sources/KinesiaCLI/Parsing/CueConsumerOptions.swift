@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaCueConsumers
 import KinesiaService
+import KinesiaSystem
 import KinesiaWire
 
 /// The options every cue consumer takes: what it follows (`--camera`, `--session`), the bus,
@@ -55,7 +56,8 @@ struct CueConsumerOptions: Hashable, Sendable {
     func consumer(role: String, context: CommandContext) throws(CLIError) -> CueConsumer {
         let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let name = try BusProcess.processName(
-            name, environment: context.environment, fallback: BusProcess.derivedName(role, "\(getpid())"))
+            name, environment: context.environment,
+            fallback: BusProcess.derivedName(role, "\(ProcessIdentity.id)"))
         return CueConsumer(target: target, role: role, name: name, bus: bus, insecure: insecure)
     }
 }

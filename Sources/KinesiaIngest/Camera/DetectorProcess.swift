@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
@@ -31,7 +30,7 @@ final class DetectorProcess {
     /// The command line, for messages.
     let commandLine: String
     /// The child's pid.
-    let pid: pid_t
+    let pid: Int32
     /// The latest `stats` report.
     private(set) var stats = DetectorStats()
     /// The poses read so far.

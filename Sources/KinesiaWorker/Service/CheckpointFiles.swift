@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaJournal
 import KinesiaSystem
 import KinesiaWire
@@ -80,11 +79,11 @@ struct CheckpointFiles {
                 // made and one deleted: a worker of 64 cameras checkpoints 32 times a second, and
                 // the file system's inode allocation for each new file was 4 % of its CPU.
                 try opened.descriptor.renameEntry(older.removeFirst(), to: temporary)
-                file = try opened.openFile(temporary, O_WRONLY)
+                file = try opened.openFile(temporary, .write)
                 try file.write(bytes, at: 0)
                 try file.truncate(to: bytes.count)
             } else {
-                file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+                file = try opened.openFile(temporary, .write.creating.truncating)
                 try file.write(bytes, at: 0)
             }
             try file.close()
@@ -108,7 +107,7 @@ struct CheckpointFiles {
         else { return (nil, 0) }
         var passedOver = 0
         for name in names.reversed() {
-            if let file = try? opened.openFile(name, O_RDONLY),
+            if let file = try? opened.openFile(name, .read),
                 let size = try? file.size(), size <= 1 << 28,
                 let bytes = try? file.read(upTo: size, at: 0), let payload = Self.payload(of: bytes),
                 let value = accept(payload)

@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaSystem
 import KinesiaWire
 
@@ -28,7 +27,7 @@ struct ReplayEndpointHints {
 
     /// The hints of `state`, saved by `writer` (a name of its own among the processes that share
     /// the directory: the process id by default).
-    init(state: String, writer: String = "\(getpid())") {
+    init(state: String, writer: String = "\(ProcessIdentity.id)") {
         directory = state
         path = state + "/" + name
         temporary = name + "." + writer + ".new"
@@ -37,7 +36,7 @@ struct ReplayEndpointHints {
     /// The hints stored (none when the file is missing or unreadable).
     func load() -> [StreamID: String] {
         guard let opened = try? PrivateDirectory.open(directory, creating: false),
-            let file = try? opened.openFile(name, O_RDONLY), let size = try? file.size(), size <= 1 << 20,
+            let file = try? opened.openFile(name, .read), let size = try? file.size(), size <= 1 << 20,
             let bytes = try? file.read(upTo: size, at: 0)
         else { return [:] }
         return Self.parse(String(decoding: bytes, as: UTF8.self))
@@ -49,7 +48,7 @@ struct ReplayEndpointHints {
         let text = Self.format(Self.merging(hints, over: load()))
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
-            let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            let file = try opened.openFile(temporary, .write.creating.truncating)
             try file.write(Array(text.utf8), at: 0)
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: name)

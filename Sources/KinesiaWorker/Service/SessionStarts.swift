@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaSystem
@@ -52,10 +51,10 @@ struct SessionStarts {
                 name = camera + ".json"
                 guard try opened.checkEntry(name) != nil else { return [] }
             }
-            let file = try opened.openFile(name, O_RDONLY)
+            let file = try opened.openFile(name, .read)
             bytes = (try? file.read(upTo: 1 << 24, at: 0)) ?? []
             if try opened.checkEntry(name + ".skipped") != nil {
-                let appended = try opened.openFile(name + ".skipped", O_RDONLY)
+                let appended = try opened.openFile(name + ".skipped", .read)
                 skippedLines = (try? appended.read(upTo: 1 << 24, at: 0)) ?? []
             }
         } catch {
@@ -148,7 +147,7 @@ struct SessionStarts {
         do {
             let opened = try PrivateDirectory.open(directory, creating: false)
             let file = try opened.openFile(
-                Self.fileName(camera: camera, sessions: sessions) + ".skipped", O_WRONLY | O_CREAT | O_APPEND)
+                Self.fileName(camera: camera, sessions: sessions) + ".skipped", .write.creating.appending)
             try file.write(Array(line.utf8), at: 0)
             try file.close()
         } catch {
@@ -174,14 +173,14 @@ struct SessionStarts {
             let opened = try PrivateDirectory.open(directory, creating: false)
             let name = Self.fileName(camera: camera, sessions: sessions)
             let temporary = name + ".new"
-            let file = try opened.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            let file = try opened.openFile(temporary, .write.creating.truncating)
             try file.write(Array(json.utf8), at: 0)
             try file.synchronizeData()
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: name)
             // The appended holes are in the file now.
             if try opened.checkEntry(name + ".skipped") != nil {
-                try opened.openFile(name + ".skipped", O_WRONLY | O_TRUNC).close()
+                try opened.openFile(name + ".skipped", .write.truncating).close()
             }
         } catch {
             throw WorkerStateError(
