@@ -1,5 +1,5 @@
-import Glibc
 import KinesiaService
+import KinesiaSystem
 
 /// What the live views need to know about standard output: whether it is a terminal they may
 /// redraw, and its size.
@@ -10,17 +10,14 @@ enum Terminal {
         guard let sink = sink as? FileDescriptorSink, sink === FileDescriptorSink.standardOutput else {
             return false
         }
-        guard isatty(STDOUT_FILENO) != 0 else { return false }
+        guard TerminalWindow.standardOutputIsTerminal else { return false }
         return environment["TERM"] != "dumb"
     }
 
     /// The size of the terminal on standard output (columns, rows), from `TIOCGWINSZ`, else
     /// `COLUMNS`/`LINES`, else 100 x 40.
     static func size(environment: [String: String]) -> (columns: Int, rows: Int) {
-        var window = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0, window.ws_row > 0 {
-            return (Int(window.ws_col), Int(window.ws_row))
-        }
+        if let size = TerminalWindow.standardOutputSize { return size }
         let columns = environment["COLUMNS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil } ?? 100
         let rows = environment["LINES"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil } ?? 40
         return (columns, rows)
