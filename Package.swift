@@ -57,7 +57,7 @@ let package = Package(
             swiftSettings: strictSettings),
         // Topics and the versioned wire format: pure Swift, no sockets.
         .target(
-            name: "KinesiaWire", dependencies: ["KinesiaMotion", "KinesiaJSON"],
+            name: "KinesiaWire", dependencies: ["KinesiaMotion", "KinesiaJSON", "KinesiaSystem"],
             swiftSettings: strictSettings),
         // libzmq, as Debian ships it.
         .systemLibrary(

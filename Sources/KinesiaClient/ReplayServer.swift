@@ -2,10 +2,6 @@ public import KinesiaBus
 import KinesiaSystem
 public import KinesiaWire
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Answers replay requests on a ROUTER socket from a ``ReplaySource`` (see
 /// ``ReplayResponder`` for the answers, `docs/wire-format.md` for the frames).
 ///
@@ -232,9 +228,5 @@ public final class ReplayServer {
         }
     }
 
-    private static func hostName() -> String? {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    private static func hostName() -> String? { ProcessIdentity.hostName }
 }

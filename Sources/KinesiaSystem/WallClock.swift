@@ -9,8 +9,19 @@ import Glibc
 public enum WallClock {
     /// The time since the epoch.
     public static var now: Duration {
+        let now = read()
+        return .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
+    }
+
+    /// The time since the epoch in nanoseconds (0 for a clock set before 1970).
+    public static var nanosecondsSinceEpoch: UInt64 {
+        let now = read()
+        return UInt64(max(0, now.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, now.tv_nsec))
+    }
+
+    private static func read() -> timespec {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
+        return now
     }
 }

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import KinesiaSystem
 
 /// The fixed 28-byte header at the start of every payload.
 ///
@@ -43,9 +37,7 @@ public struct WireHeader: Hashable, Sendable {
 
     /// The wall clock now, in nanoseconds since the Unix epoch (`CLOCK_REALTIME`).
     public static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return UInt64(max(0, spec.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, spec.tv_nsec))
+        WallClock.nanosecondsSinceEpoch
     }
 
     /// Reads and checks the header at the start of `payload`.
