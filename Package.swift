@@ -133,6 +133,16 @@ let package = Package(
                 "KinesiaWire", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaPublishJournal",
             ],
             swiftSettings: strictSettings),
+        // `kinesia listen`: the bus's messages printed as they come or exactly once, and the
+        // lines it prints.
+        .target(
+            name: "KinesiaListen",
+            dependencies: [
+                "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaWire", "KinesiaMotion",
+                "KinesiaJSON",
+                "KinesiaSystem",
+            ],
+            swiftSettings: strictSettings),
         .target(
             name: "KinesiaRecorder",
             dependencies: [
@@ -184,7 +194,7 @@ let package = Package(
                 "KinesiaAnalytics", "KinesiaStore", "KinesiaReport", "KinesiaSystem", "KinesiaJournal",
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
-                "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder",
+                "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder", "KinesiaListen",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -256,7 +266,7 @@ let package = Package(
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
                 "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal", "KinesiaIngest",
-                "KinesiaRecorder",
+                "KinesiaRecorder", "KinesiaListen",
             ],
             swiftSettings: strictSettings),
         .testTarget(
@@ -285,6 +295,14 @@ let package = Package(
             dependencies: [
                 "KinesiaRecorder", "KinesiaClient", "KinesiaMotion", "KinesiaStore", "KinesiaWire",
                 "KinesiaAnalytics", "KinesiaTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaListenTests",
+            dependencies: [
+                "KinesiaListen", "KinesiaClient", "KinesiaWire", "KinesiaMotion", "KinesiaService",
+                "KinesiaSystem",
+                "KinesiaBus", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

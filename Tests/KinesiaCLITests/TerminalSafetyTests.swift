@@ -1,5 +1,7 @@
+import Foundation
 import KinesiaCLI
 import KinesiaJSON
+import KinesiaListen
 import KinesiaMotion
 import KinesiaService
 import KinesiaWire
@@ -32,12 +34,12 @@ struct TerminalSafetyTests {
 
     @Test func listenPrintsAHealthReportsControlCharactersEscapedInTextAndJSON() throws {
         let message = try Self.healthMessage()
-        let text = ListenCommand.text(message)
+        let text = ListenLine.text(message)
         #expect(!Self.hasControlCharacters(text) && !text.contains("\n"), "\(text.debugDescription)")
         #expect(text.contains(#"work\u{1B}]0;pwned\u{7}er"#), "\(text)")
         #expect(text.contains(#"poses\u{1B}[31m=7"#), "\(text)")
 
-        let json = ListenCommand.json(message)
+        let json = ListenLine.json(message)
         #expect(!Self.hasControlCharacters(json) && !json.contains("\n"), "\(json.debugDescription)")
         // Still JSON, with the same strings.
         let parsed = try HealthReport(json: json)
@@ -50,12 +52,12 @@ struct TerminalSafetyTests {
             topic: try .event(camera: "cam0", session: "left"),
             header: WireHeader(kind: .event, streamID: StreamID(1), sequence: 0, sentAt: 0),
             body: .event(json: "{\"type\":\"x\u{1B}[2J\u{9B}\"}"))
-        #expect(!Self.hasControlCharacters(ListenCommand.text(message)))
-        let json = ListenCommand.json(message)
+        #expect(!Self.hasControlCharacters(ListenLine.text(message)))
+        let json = ListenLine.json(message)
         #expect(!Self.hasControlCharacters(json))
         // Raw control bytes in a string are not JSON: the body is given whole, as an escaped
         // string under `payload`, and reads back as it came.
-        let values = ListenFormatTests.parsed(json)
+        let values = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
         #expect(values?["payload"] as? String == "{\"type\":\"x\u{1B}[2J\u{9B}\"}", "\(json)")
     }
 

@@ -1,4 +1,5 @@
 import KinesiaClient
+import KinesiaListen
 import KinesiaService
 import KinesiaWire
 import Testing
@@ -29,7 +30,7 @@ struct WarningThrottleTests {
         var lines: [String] = []
         for start in 0..<UInt64(4247) {
             let delivery = ExactlyOnceSubscriber.Delivery.lost(topic: topic, sequences: start..<(start + 1))
-            lines += ListenCommand.warnings(for: delivery, into: &warnings)
+            lines += ListenLine.warnings(for: delivery, into: &warnings)
         }
         #expect(lines.count == 10 + 4)
         #expect(
@@ -38,7 +39,7 @@ struct WarningThrottleTests {
         )
         #expect(warnings.counts["lost"] == 4247)
         let malformed = ExactlyOnceSubscriber.Delivery.malformed(topic: "event/x/", reason: .frameCount(3))
-        #expect(ListenCommand.warnings(for: malformed, into: &warnings).count == 1)
+        #expect(ListenLine.warnings(for: malformed, into: &warnings).count == 1)
     }
 
     @Test func aRecorderThrottlesItsGapWarningsAndCountsEveryGap() throws {

@@ -2,6 +2,7 @@ import Foundation
 import KinesiaBus
 public import KinesiaClient
 import KinesiaJSON
+public import KinesiaListen
 import KinesiaMotion
 import KinesiaService
 import KinesiaSystem
@@ -13,7 +14,7 @@ public import KinesiaWire
 /// object per message: `topic`, `stream`, `seq`, then the payload's fields (a pose in the
 /// recordings' form `t`, `w`, `h`, `points`, `confidence`; an event, a snapshot or a health
 /// report with its own JSON fields), or the payload as a string under `payload` when it is not
-/// one JSON object or has a field of the line's own (``json(_:)``). Gaps and sender restarts
+/// one JSON object or has a field of the line's own (``ListenLine/json(_:)``). Gaps and sender restarts
 /// are warned about on standard error; malformed messages are reported there and counted, never
 /// fatal.
 ///
@@ -23,12 +24,7 @@ public import KinesiaWire
 /// ```
 public struct ListenCommand: ParsableCommand {
     /// The output format.
-    public enum Format: String, CaseIterable, Sendable, ExpressibleByArgument {
-        /// One readable line per message.
-        case text
-        /// One JSON object per message.
-        case json
-    }
+    public typealias Format = ListenLine.Format
 
     /// `listen`, with its help.
     public static let configuration = CommandConfiguration(
@@ -136,223 +132,21 @@ public struct ListenCommand: ParsableCommand {
         return result
     }
 
-    /// Prints messages until `--count`, `--idle` or a signal.
+    /// Prints messages until `--count`, `--idle` or a signal (``ListenService``).
     public func run(context: CommandContext) async throws {
         let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
-        let command = self
-        try await BusProcess.run(context: context) { stop in
-            try command.listen(bus: bus, stop: stop, context: context)
-        }
-    }
-
-    private func listen(bus: BusAddress, stop: StopToken, context: CommandContext) throws {
-        if let start = try replayStart() {
-            try listenExactlyOnce(bus: bus, start: start, stop: stop, context: context)
-            return
-        }
-        let log = context.logger
-        let output = context.standardOutput
-        let zmq = try ZMQContext()
-        defer { zmq.terminate() }
-        let subscriber = try BusSubscriber(context: zmq, bus: bus)
-        defer { subscriber.close() }
-        let prefixes = prefixes.isEmpty ? [""] : prefixes
-        for prefix in prefixes {
-            if !prefix.isEmpty, !prefix.hasSuffix("/") {
-                log.warning(
-                    "prefix \(prefix.quotedExcerpt()) does not end with '/': it also matches longer names")
+        let mode: ListenService<ContinuousClock>.Mode =
+            if let start = try replayStart() {
+                .exactlyOnce(topics: try exactlyOncePrefixes(), start: start, from: from ?? "")
+            } else {
+                .live(prefixes: prefixes)
             }
-            try subscriber.subscribe(text: prefix)
-        }
-        let shown = prefixes.map { $0.isEmpty ? "everything" : $0 }.joined(separator: ", ")
-        if try subscriber.waitForConnection(timeout: .seconds(2)) {
-            log.info("listening to \(shown) on \(bus)")
-        } else {
-            log.info("listening to \(shown) on \(bus) (no broker yet: waiting for it)")
-        }
-
-        let clock = ContinuousClock()
-        var lastReceived = clock.now
-        var printed = 0
-        var warnings = WarningThrottle()
-        while !stop.isRequested {
-            if let count, printed >= count { break }
-            if let idle, clock.now - lastReceived >= .seconds(double: idle) {
-                log.info("nothing for \(idle) s: exiting")
-                break
-            }
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
-            lastReceived = clock.now
-            switch delivery {
-            case .flatPose: break  // never: this subscriber decodes poses as messages
-            case .malformed(let topic, let reason):
-                // Every one is counted; the first ten of a reason are shown, then every thousandth.
-                let seen = subscriber.decodeErrors[reason.code, default: 0]
-                if seen <= 10 || seen % 1000 == 0 {
-                    log.warning(
-                        "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason) (\(seen) of this kind so far)"
-                    )
-                }
-            case .message(let message, let result):
-                switch result {
-                case .gap(let missed):
-                    if let line = warnings.admit(
-                        "gap",
-                        "\(message.topic): \(missed) messages missing before #\(message.header.sequence)")
-                    {
-                        log.warning(line)
-                    }
-                case .newStream(restart: true, _):
-                    log.notice("\(message.topic): the sender restarted (stream \(message.header.streamID))")
-                case .outOfOrder:
-                    log.notice("\(message.topic): #\(message.header.sequence) arrived late")
-                default: break
-                }
-                output.write((format == .json ? Self.json(message) : Self.text(message)) + "\n")
-                output.flush()
-                printed += 1
-            }
-        }
-        output.flush()
-        if warnings.hidden > 0 {
-            log.warning("warnings given: \(warnings.summary) (\(warnings.hidden) not shown)")
-        }
-        if subscriber.decodeErrorCount > 0 {
-            log.warning(
-                "\(subscriber.decodeErrorCount) malformed messages: "
-                    + subscriber.decodeErrors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-                    .joined(separator: " "))
-        }
-    }
-
-    private func listenExactlyOnce(
-        bus: BusAddress, start: ReplayStart, stop: StopToken, context: CommandContext
-    ) throws {
-        let log = context.logger
-        let output = context.standardOutput
-        let topics = try exactlyOncePrefixes()
-        let zmq = try ZMQContext()
-        defer { zmq.terminate() }
-        let subscriber = try ExactlyOnceSubscriber(context: zmq, bus: bus, topics: topics, from: start)
-        defer { subscriber.close() }
-        log.info(
-            "listening to \(topics.map(\.string).joined(separator: ", ")) exactly once from \(from ?? "") on \(bus)"
-        )
-        let clock = ContinuousClock()
-        var lastReceived = clock.now
-        var printed = 0
-        // A hostile or broken sender can make every delivery a warning: each is counted, the
-        // first ten of a reason are shown, then every thousandth.
-        var warnings = WarningThrottle()
-        while !stop.isRequested {
-            if let count, printed >= count { break }
-            if let idle, clock.now - lastReceived >= .seconds(double: idle) {
-                log.info("nothing for \(idle) s: exiting")
-                break
-            }
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
-            for line in Self.warnings(for: delivery, into: &warnings) { log.warning(line) }
-            switch delivery {
-            case .message(let message), .health(let message):
-                lastReceived = clock.now
-                output.write((format == .json ? Self.json(message) : Self.text(message)) + "\n")
-                output.flush()
-                printed += 1
-            case .lost, .malformed:
-                break  // warned above
-            }
-        }
-        output.flush()
-        let counters = subscriber.machine.counters
-        if !counters.isEmpty {
-            log.info(
-                counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
-        }
-        if !warnings.counts.isEmpty {
-            log.info("warnings given: \(warnings.summary) (\(warnings.hidden) not shown)")
-        }
-    }
-
-    /// The warning lines of one exactly-once delivery that are to be shown: events that cannot be
-    /// had any more (reason `lost`) and malformed messages (reason `malformed.<code>`), each
-    /// counted in `warnings` and throttled there.
-    static func warnings(
-        for delivery: ExactlyOnceSubscriber.Delivery, into warnings: inout WarningThrottle
-    ) -> [String] {
-        switch delivery {
-        case .lost(let topic, let sequences):
-            let line = warnings.admit(
-                "lost",
-                "\(topic): #\(sequences.lowerBound)..<#\(sequences.upperBound) cannot be had any more "
-                    + "(not retained, damaged in the sender's journal, or the sender serves no replay)")
-            return line.map { [$0] } ?? []
-        case .malformed(let topic, let reason):
-            let line = warnings.admit(
-                "malformed.\(reason.code)",
-                "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason)")
-            return line.map { [$0] } ?? []
-        case .message, .health:
-            return []
-        }
-    }
-
-    /// One JSON object: `topic`, `stream`, `seq`, then the payload's fields.
-    ///
-    /// The line's own values always win: a payload that is one JSON object with none of the
-    /// keys `topic`, `stream` and `seq` gives its fields, in its order, after them; any other
-    /// payload (not JSON, two objects, an array, duplicate keys, or a field named like one of the
-    /// line's own) is given whole, as a JSON string, under `payload`. The line is always one
-    /// valid JSON object.
-    public static func json(_ message: WireMessage) -> String {
-        let head =
-            "{\"topic\":\"\(message.topic.string)\",\"stream\":\"\(message.header.streamID)\",\"seq\":\(message.header.sequence)"
-        let body: String
-        switch message.body {
-        case .pose(let pose): body = PoseJSONLine.encode(pose)
-        case .event(let json), .snapshot(let json): body = json
-        case .health(let report):
-            body = (try? report.json()).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        }
-        // The payload's strings came from the bus: no control character reaches the terminal.
-        return merge(head, body).escapingControlCharactersForJSON
-    }
-
-    /// The keys of a ``json(_:)`` line that no payload field may take.
-    static let ownKeys: Set<String> = ["topic", "stream", "seq"]
-
-    /// `head` (an unclosed object) followed by the fields of the JSON object `body`, or by
-    /// `"payload":` and `body` as a string when `body` is not exactly one JSON object (strict:
-    /// ``JSONParser``) or has a field named like one of ``ownKeys``.
-    static func merge(_ head: String, _ body: String) -> String {
-        let trimmed = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard case .object(let fields)? = try? JSONParser.parse(trimmed),
-            fields.keys.allSatisfy({ !ownKeys.contains($0) })
-        else {
-            return head + ",\"payload\":" + JSONWriter.string(trimmed) + "}"
-        }
-        let inner = trimmed.dropFirst().dropLast().trimmingCharacters(in: .whitespacesAndNewlines)
-        return inner.isEmpty ? head + "}" : head + "," + inner + "}"
-    }
-
-    /// One readable line: the topic, `#seq`, and the payload, control characters escaped (the
-    /// payload's text came from the bus).
-    public static func text(_ message: WireMessage) -> String {
-        unescapedText(message).escapingControlCharacters
-    }
-
-    private static func unescapedText(_ message: WireMessage) -> String {
-        let head = "\(message.topic.string) #\(message.header.sequence)"
-        switch message.body {
-        case .pose(let pose):
-            var line = head + " t=\(pose.timestamp) joints=\(pose.points.count)"
-            if let size = pose.imageSize { line += " \(Int(size.width))x\(Int(size.height))" }
-            return line
-        case .event(let json), .snapshot(let json):
-            return head + " " + json
-        case .health(let report):
-            let counters = report.counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            return head + " \(report.role) pid=\(report.pid) up=\(String(format: "%.1f", report.uptime))s "
-                + counters.joined(separator: " ")
-        }
+        let service = ListenService(
+            configuration: .init(
+                bus: bus, mode: mode, format: format, count: count, idle: idle.map { .seconds(double: $0) }),
+            logger: context.logger, output: context.standardOutput)
+        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
     }
 }
+
+extension ListenLine.Format: ExpressibleByArgument {}

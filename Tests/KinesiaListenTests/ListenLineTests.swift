@@ -4,9 +4,9 @@ import KinesiaSystem
 import KinesiaWire
 import Testing
 
-@testable import KinesiaCLI
+@testable import KinesiaListen
 
-struct ListenFormatTests {
+struct ListenLineTests {
     private let header = WireHeader(kind: .event, streamID: StreamID(0xabc), sequence: 7, sentAt: 0)
 
     @Test func anEventKeepsItsOwnFieldsAfterTopicStreamAndSeq() throws {
@@ -14,10 +14,10 @@ struct ListenFormatTests {
         let message = WireMessage(
             topic: try Topic.event(camera: "cam0", session: "left"), header: header, body: .event(json: json))
         #expect(
-            ListenCommand.json(message)
+            ListenLine.json(message)
                 == #"{"topic":"event/cam0/left/","stream":"0000000000000abc","seq":7,"type":"formFault","t":2.5,"fault":"keepTrunkUpright"}"#
         )
-        #expect(ListenCommand.text(message) == "event/cam0/left/ #7 " + json)
+        #expect(ListenLine.text(message) == "event/cam0/left/ #7 " + json)
     }
 
     @Test func aPoseIsPrintedInTheRecordingsForm() throws {
@@ -30,10 +30,10 @@ struct ListenFormatTests {
         let message = WireMessage(
             topic: try Topic.pose(camera: "cam0"), header: poseHeader, body: .pose(pose))
         #expect(
-            ListenCommand.json(message)
+            ListenLine.json(message)
                 == #"{"topic":"pose/cam0/","stream":"0000000000000abc","seq":7,"#
                 + PoseJSONLine.encode(pose).dropFirst())
-        #expect(ListenCommand.text(message) == "pose/cam0/ #7 t=0.5 joints=1 640x480")
+        #expect(ListenLine.text(message) == "pose/cam0/ #7 t=0.5 joints=1 640x480")
     }
 
     @Test func aHealthReportMergesItsFields() throws {
@@ -42,12 +42,12 @@ struct ListenFormatTests {
         let report = HealthReport(process: "w", role: "worker", pid: 42, uptime: 1.5, counters: ["poses": 3])
         let message = WireMessage(
             topic: try Topic.health(process: "w"), header: healthHeader, body: .health(report))
-        let line = ListenCommand.json(message)
+        let line = ListenLine.json(message)
         #expect(
             line.hasPrefix(
                 #"{"topic":"health/w/","stream":"0000000000000abc","seq":7,"counters":{"poses":3}"#))
         #expect(line.contains(#""role":"worker""#))
-        #expect(ListenCommand.text(message) == "health/w/ #7 worker pid=42 up=1.5s poses=3")
+        #expect(ListenLine.text(message) == "health/w/ #7 worker pid=42 up=1.5s poses=3")
     }
 
     /// The line's values, read back with Foundation's parser (which takes the last of duplicate
@@ -64,7 +64,7 @@ struct ListenFormatTests {
     func aPayloadNeverReplacesTheRealTopicStreamOrSeq(_ body: String) throws {
         let message = WireMessage(
             topic: try Topic.event(camera: "cam0", session: "left"), header: header, body: .event(json: body))
-        let line = ListenCommand.json(message)
+        let line = ListenLine.json(message)
         let values = try #require(Self.parsed(line), "not one JSON object: \(line)")
         #expect(values["topic"] as? String == "event/cam0/left/")
         #expect(values["stream"] as? String == "0000000000000abc")
@@ -87,21 +87,13 @@ struct ListenFormatTests {
     func aPayloadThatIsNotOneJSONObjectIsGivenAsAStringAndTheLineStaysValid(_ body: String) throws {
         let message = WireMessage(
             topic: try Topic.event(camera: "cam0", session: "left"), header: header, body: .event(json: body))
-        let line = ListenCommand.json(message)
+        let line = ListenLine.json(message)
         let values = try #require(Self.parsed(line), "not one JSON object: \(line)")
         #expect(values["payload"] as? String == body)
         #expect(values["seq"] as? Int == 7 && values.count == 4)
     }
 
     @Test func anEmptyObjectAddsNoComma() {
-        #expect(ListenCommand.merge("{\"a\":1", "{ }") == "{\"a\":1}")
-    }
-
-    @Test func prefixesAreAllThePositionals() throws {
-        let command = try ListenCommand.parse(["event/", "--count", "3", "health/", "--format", "json"])
-        #expect(command.prefixes == ["event/", "health/"])
-        #expect(command.count == 3)
-        #expect(command.format == .json)
-        #expect(ListenCommand.usage.contains("[<topic-prefix> ...]"))
+        #expect(ListenLine.merge("{\"a\":1", "{ }") == "{\"a\":1}")
     }
 }
