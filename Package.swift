@@ -306,6 +306,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "KinesiaCueConsumersTests",
+            dependencies: ["KinesiaCueConsumers", "KinesiaSystem", "KinesiaHaptic", "KinesiaService"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "KinesiaServiceTests", dependencies: ["KinesiaService", "KinesiaSystem"],
             swiftSettings: strictSettings),
         .testTarget(

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import KinesiaSystem
+package import KinesiaSystem
 import Synchronization
 
 /// The program that plays a WAV file on this machine's sound output, one file at a time.
@@ -122,20 +122,27 @@ package final class SerialAudioOutput: Sendable {
     private let lateCount = Mutex(0)
     private let failed: @Sendable (CueConsumerError) -> Void
     private let directory: String
+    private let clock: ElapsedClock
 
     /// - Parameters:
     ///   - turn: The turns of the sound output shared with other voices (`nil`: none).
     ///   - directory: Where the WAV files wait until played (removed after).
+    ///   - clock: What the deadlines are on (``now``).
     ///   - failed: Told each failure of the player, on the player's queue.
     package init(
         player: AudioPlayer, turn: OutputTurn?, directory: String,
+        clock: ElapsedClock = ElapsedClock(ContinuousClock()),
         failed: @escaping @Sendable (CueConsumerError) -> Void
     ) {
         self.player = player
         self.turn = turn
         self.directory = directory
+        self.clock = clock
         self.failed = failed
     }
+
+    /// The time on the deadlines' clock.
+    package var now: Duration { clock.now }
 
     /// How many files the player failed on.
     package var failures: Int { failureCount.withLock { $0 } }
@@ -144,11 +151,11 @@ package final class SerialAudioOutput: Sendable {
 
     /// Queues `bytes` (a WAV file) to be played after what is queued.
     /// - Parameters:
-    ///   - deadline: When it is too late to start playing it.
+    ///   - deadline: When it is too late to start playing it (on ``now``'s clock).
     ///   - started: Called on the player's queue just before the player starts.
     ///   - skipped: Called on the player's queue when its turn came too late.
     package func enqueue(
-        _ bytes: [UInt8], number: Int, deadline: ContinuousClock.Instant,
+        _ bytes: [UInt8], number: Int, deadline: Duration,
         started: @escaping @Sendable () -> Void, skipped: @escaping @Sendable () -> Void
     ) throws {
         let file = directory + "/utterance-\(number).wav"
@@ -161,12 +168,12 @@ package final class SerialAudioOutput: Sendable {
                     try self.player.play(file)
                 }
                 if let turn {
-                    if try turn.take(until: deadline, play) == nil {
+                    if try turn.take(until: deadline, on: self.clock, play) == nil {
                         self.lateCount.withLock { $0 += 1 }
                         skipped()
                     }
                 } else {
-                    guard ContinuousClock().now <= deadline else {
+                    guard self.clock.now <= deadline else {
                         self.lateCount.withLock { $0 += 1 }
                         skipped()
                         return

@@ -18,25 +18,26 @@ package final class HapticOutput: @unchecked Sendable {
     private let queue = DispatchQueue(label: "kinesia.haptic.device")
     private let link = Mutex(HapticDeviceLink())
     private let counts = Mutex((played: 0, lost: 0))
-    private let clock = ContinuousClock()
-    private let started: ContinuousClock.Instant
+    /// What the link's back-off is timed on.
+    private let clock: ElapsedClock
     /// The open device (used on `queue` only).
     private var device: (any HapticDevice)?
 
     /// - Parameters:
     ///   - device: What the device is, for the log (`serial /dev/ttyACM0`).
     ///   - open: Opens the device (on the output's queue).
+    ///   - clock: What the back-off between attempts to open the device is timed on.
     package init(
         device: String, open: @escaping @Sendable () throws(HapticDeviceError) -> any HapticDevice,
-        logger: Logger
+        logger: Logger, clock: some Clock<Duration> = ContinuousClock()
     ) {
         name = device
         self.open = open
         self.logger = logger
-        started = clock.now
+        self.clock = ElapsedClock(clock)
     }
 
-    private var now: Double { (clock.now - started).seconds }
+    private var now: Double { clock.seconds }
 
     /// Whether the device is open.
     package var isReady: Bool { link.withLock { $0.isReady } }

@@ -1,5 +1,5 @@
 import Foundation
-import KinesiaSystem
+package import KinesiaSystem
 
 /// Turns on one sound output shared by several `kinesia voice` processes: an advisory `flock`
 /// on a lock file named after the output, held for the length of one utterance.
@@ -16,7 +16,7 @@ import KinesiaSystem
 ///
 /// ```swift
 /// let turn = try OutputTurn(path: "/run/user/1000/kinesia-voice-output-1000-0a1b2c3d.lock")
-/// let played = try turn.take(until: .now + .seconds(3)) { try player.play(file) }  // nil: too late
+/// let played = try turn.take(within: .seconds(3)) { try player.play(file) }  // nil: too late
 /// ```
 package final class OutputTurn: Sendable {
     /// The lock file.
@@ -37,15 +37,22 @@ package final class OutputTurn: Sendable {
         }
     }
 
-    /// Waits for the turn until `deadline`, runs `body` holding it, then releases it and lets
+    /// Waits for the turn for at most `wait`, runs `body` holding it, then releases it and lets
     /// ``pause`` pass.
-    /// - Returns: What `body` returned, or `nil` when the turn did not come by `deadline`
+    /// - Returns: What `body` returned, or `nil` when the turn did not come within `wait`
     ///   (another voice held the output all that time).
     /// - Throws: What `body` throws, or ``CueConsumerError/failure(_:)`` when the lock fails.
-    package func take<Result>(until deadline: ContinuousClock.Instant, _ body: () throws -> Result) throws
-        -> Result?
+    package func take<Result>(within wait: Duration, _ body: () throws -> Result) throws -> Result? {
+        try take(until: wait, on: ElapsedClock(ContinuousClock()), body)
+    }
+
+    /// Waits for the turn until `deadline` (on `clock`), runs `body` holding it, then releases
+    /// it and lets ``pause`` pass.
+    /// - Returns: What `body` returned, or `nil` when the turn did not come by `deadline`.
+    /// - Throws: What `body` throws, or ``CueConsumerError/failure(_:)`` when the lock fails.
+    package func take<Result>(until deadline: Duration, on clock: ElapsedClock, _ body: () throws -> Result)
+        throws -> Result?
     {
-        let clock = ContinuousClock()
         while true {
             let taken: Bool
             do {

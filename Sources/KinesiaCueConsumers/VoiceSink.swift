@@ -65,7 +65,7 @@ package final class VoiceOutputDirectory: Sendable {
     /// - Throws: ``CueConsumerError/failure(_:)`` when another voice held the directory for 10 s, or
     ///   what writing throws.
     package func write(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
-        let written = try turn.take(until: .now + .seconds(10)) { () throws -> String in
+        let written = try turn.take(within: .seconds(10)) { () throws -> String in
             try writeInTurn(audio, cue: cue, texts: texts)
         }
         guard let written else { throw CueConsumerError.failure("\(turn.path) stayed locked for 10 s") }

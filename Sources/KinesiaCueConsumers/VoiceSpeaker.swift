@@ -25,9 +25,10 @@ package final class VoiceSpeaker: CueHandler {
     private let audio: SerialAudioOutput?
     private let playDirectory: String?
     private let logger: Logger
-    private let clock = ContinuousClock()
+    /// The time of arrivals, latencies and the sound output's deadlines.
+    private let clock: ElapsedClock
     /// When the latest event of each pose time arrived (for the latency of its cues).
-    private var arrivals: [Double: ContinuousClock.Instant] = [:]
+    private var arrivals: [Double: Duration] = [:]
     private var played = 0
     /// Utterances spoken (written or queued for the player).
     private(set) var spoken = 0
@@ -42,12 +43,15 @@ package final class VoiceSpeaker: CueHandler {
     ///   - following: The sessions followed (`--session`, or every session of the camera).
     ///   - noSoundOutput: The sink is a directory in place of the sound output
     ///     (`--fallback-output`): reported as `noSoundOutput 1`.
+    ///   - clock: What arrivals, latencies and the sound output's deadlines are timed on.
     /// - Throws: ``CueConsumerError/failure(_:)`` when libespeak-ng cannot start with the texts' voice.
     package init(
         texts: VoiceTexts, engine: VoiceEngine, sink: VoiceSink,
         following: VoiceCuePlanner.Following = .camera,
-        noSoundOutput: Bool = false, environment: [String: String] = [:], logger: Logger
+        noSoundOutput: Bool = false, environment: [String: String] = [:], logger: Logger,
+        clock: some Clock<Duration> = ContinuousClock()
     ) throws(CueConsumerError) {
+        self.clock = ElapsedClock(clock)
         self.texts = texts
         self.sink = sink
         self.logger = logger
@@ -76,7 +80,8 @@ package final class VoiceSpeaker: CueHandler {
             } catch {
                 logger.warning("\(error): other voices on this sound output may talk over this one")
             }
-            audio = SerialAudioOutput(player: player, turn: turn, directory: directory) { [logger] error in
+            audio = SerialAudioOutput(player: player, turn: turn, directory: directory, clock: self.clock) {
+                [logger] error in
                 logger.warning("speech error: \(error)")
             }
         } else {
@@ -192,7 +197,7 @@ package final class VoiceSpeaker: CueHandler {
         return audio.duration
     }
 
-    private func latency(since arrival: ContinuousClock.Instant?, to what: String) -> String {
+    private func latency(since arrival: Duration?, to what: String) -> String {
         guard let arrival else { return "" }
         let milliseconds = (clock.now - arrival).seconds * 1000
         return

@@ -76,14 +76,14 @@ struct OutputTurnTests {
         let therapist = try OutputTurn(path: path, pause: .zero)
         let clock = ContinuousClock()
         let start = clock.now
-        let spoken = try patient.take(until: .now + .seconds(1)) { () -> Bool? in
+        let spoken = try patient.take(within: .seconds(1)) { () -> Bool? in
             // While the patient's utterance plays, the therapist's turn does not come.
-            try therapist.take(until: .now + .milliseconds(200)) { true }
+            try therapist.take(within: .milliseconds(200)) { true }
         }
         #expect(spoken == .some(nil))
         #expect(clock.now - start >= .milliseconds(200))
         // Once it has ended, it does.
-        #expect(try therapist.take(until: .now) { "said" } == "said")
+        #expect(try therapist.take(within: .zero) { "said" } == "said")
     }
 
     @Test func aVoiceThatHadItsTurnLetsThePauseGoByBeforeAskingAgain() throws {
@@ -92,7 +92,7 @@ struct OutputTurnTests {
         let turn = try OutputTurn(path: path, pause: .milliseconds(150))
         let clock = ContinuousClock()
         let start = clock.now
-        _ = try turn.take(until: .now) {}
+        _ = try turn.take(within: .zero) {}
         #expect(clock.now - start >= .milliseconds(150))
     }
 }
