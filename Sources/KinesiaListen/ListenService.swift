@@ -90,6 +90,30 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
         return false
     }
 
+    /// Receives until `count`, `idle` or the stop: `handle` prints a delivery and says whether
+    /// it counts as received (for `idle`) and as printed (for `count`).
+    private func receiveUntilDone<Delivery>(
+        _ stop: StopToken, receive: () throws -> Delivery?,
+        handle: (Delivery) -> (received: Bool, printed: Bool)
+    ) throws {
+        let elapsed = ElapsedClock(clock)
+        var lastReceived = elapsed.now
+        var printed = 0
+        while !stop.isRequested, !isDone(printed: printed, lastReceived: lastReceived, now: elapsed.now) {
+            guard let delivery = try receive() else { continue }
+            let outcome = handle(delivery)
+            if outcome.received { lastReceived = elapsed.now }
+            if outcome.printed { printed += 1 }
+        }
+        output.flush()
+    }
+
+    /// Prints one message's line.
+    private func write(_ message: WireMessage) {
+        output.write(ListenLine.line(message, format: configuration.format) + "\n")
+        output.flush()
+    }
+
     private func listen(prefixes: [String], stop: StopToken) throws {
         let bus = configuration.bus
         let zmq = try ZMQContext()
@@ -111,15 +135,12 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
             logger.info("listening to \(shown) on \(bus) (no broker yet: waiting for it)")
         }
 
-        let elapsed = ElapsedClock(clock)
-        var lastReceived = elapsed.now
-        var printed = 0
         var warnings = WarningThrottle()
-        while !stop.isRequested, !isDone(printed: printed, lastReceived: lastReceived, now: elapsed.now) {
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
-            lastReceived = elapsed.now
+        try receiveUntilDone(stop, receive: { try subscriber.receive(timeout: .milliseconds(100)) }) {
+            delivery in
             switch delivery {
-            case .flatPose: break  // never: this subscriber decodes poses as messages
+            case .flatPose:
+                return (received: true, printed: false)  // never: this subscriber decodes poses as messages
             case .malformed(let topic, let reason):
                 // Every one is counted; the first ten of a reason are shown, then every thousandth.
                 let seen = subscriber.decodeErrors[reason.code, default: 0]
@@ -128,6 +149,7 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
                         "malformed message on \(topic.quotedExcerpt(limit: Topic.maximumLength)): \(reason) (\(seen) of this kind so far)"
                     )
                 }
+                return (received: true, printed: false)
             case .message(let message, let result):
                 switch result {
                 case .gap(let missed):
@@ -144,12 +166,10 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
                     logger.notice("\(message.topic): #\(message.header.sequence) arrived late")
                 default: break
                 }
-                output.write(ListenLine.line(message, format: configuration.format) + "\n")
-                output.flush()
-                printed += 1
+                write(message)
+                return (received: true, printed: true)
             }
         }
-        output.flush()
         if warnings.hidden > 0 {
             logger.warning("warnings given: \(warnings.summary) (\(warnings.hidden) not shown)")
         }
@@ -173,26 +193,20 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
         logger.info(
             "listening to \(topics.map(\.string).joined(separator: ", ")) exactly once from \(from) on \(bus)"
         )
-        let elapsed = ElapsedClock(clock)
-        var lastReceived = elapsed.now
-        var printed = 0
         // A hostile or broken sender can make every delivery a warning: each is counted, the
         // first ten of a reason are shown, then every thousandth.
         var warnings = WarningThrottle()
-        while !stop.isRequested, !isDone(printed: printed, lastReceived: lastReceived, now: elapsed.now) {
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+        try receiveUntilDone(stop, receive: { try subscriber.receive(timeout: .milliseconds(100)) }) {
+            delivery in
             for line in ListenLine.warnings(for: delivery, into: &warnings) { logger.warning(line) }
             switch delivery {
             case .message(let message), .health(let message):
-                lastReceived = elapsed.now
-                output.write(ListenLine.line(message, format: configuration.format) + "\n")
-                output.flush()
-                printed += 1
+                write(message)
+                return (received: true, printed: true)
             case .lost, .malformed:
-                break  // warned above
+                return (received: false, printed: false)  // warned above
             }
         }
-        output.flush()
         let counters = subscriber.machine.counters
         if !counters.isEmpty {
             logger.info(
