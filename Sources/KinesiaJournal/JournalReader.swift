@@ -125,6 +125,25 @@ public final class JournalReader {
         updateEnds()
     }
 
+    /// Looks again only for what retention changes, the oldest segments gone, and leaves the
+    /// records written since the last ``refresh()`` unread: what an announcement needs of a
+    /// stream whose last record its writer knows. A segment that retention removed is passed
+    /// over; the new first one is scanned once (it is complete).
+    ///
+    /// - Throws: ``JournalError`` when the directory cannot be read.
+    public func refreshFirst() throws(JournalError) {
+        let present = Set(try JournalStore.names(in: directory))
+        guard let firstKept = segments.firstIndex(where: { present.contains($0.name) }) else {
+            // Nothing known, or every known segment gone: the whole look.
+            try refresh()
+            return
+        }
+        guard firstKept > 0 else { return }
+        segments.removeFirst(firstKept)
+        try ensureScanned(0)
+        updateEnds()
+    }
+
     /// ``firstSequence`` and ``lastSequence`` from what is scanned (a segment not scanned yet
     /// starts at its name's sequence number).
     private func updateEnds() {
