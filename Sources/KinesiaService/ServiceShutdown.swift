@@ -33,6 +33,8 @@ public struct ServiceShutdown: Sendable {
         case stopping(since: Duration)
         /// The process is ending.
         case exiting
+        /// The service returned: the process ends with the service's own outcome.
+        case returned
     }
 
     /// How long a service asked to stop has to return.
@@ -65,9 +67,16 @@ public struct ServiceShutdown: Sendable {
             guard signal == .interrupt else { return .none }
             state = .exiting
             return .forceExit("\(signal) again: exiting at once")
-        case .exiting:
+        case .exiting, .returned:
             return .none
         }
+    }
+
+    /// The service returned: no signal or deadline forces the exit any more (a second
+    /// Control-C that comes while the process winds down changes nothing).
+    public mutating func serviceReturned() {
+        if case .exiting = state { return }
+        state = .returned
     }
 
     /// The passing of time: a service asked to stop that has not returned by its deadline ends

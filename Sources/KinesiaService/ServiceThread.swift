@@ -75,7 +75,9 @@ public enum ServiceThread {
             defer { group.cancelAll() }
             return try await withCheckedThrowingContinuation { continuation in
                 let thread = Thread {
-                    continuation.resume(with: Swift.Result { try service(token) })
+                    let result = Swift.Result { try service(token) }
+                    shutdown.state.withLock { $0.serviceReturned() }
+                    continuation.resume(with: result)
                 }
                 thread.name = "kinesia.bus"
                 thread.start()

@@ -35,4 +35,13 @@ struct ServiceShutdownTests {
         #expect(
             shutdown.received(.interrupt, now: .seconds(2)) == .forceExit("SIGINT again: exiting at once"))
     }
+
+    @Test func onceTheServiceReturnedNeitherASignalNorTheDeadlineForcesTheExit() {
+        var shutdown = ServiceShutdown(deadline: .seconds(10))
+        #expect(shutdown.received(.interrupt, now: .zero) == .requestStop(.interrupt))
+        shutdown.serviceReturned()
+        #expect(shutdown.received(.interrupt, now: .seconds(1)) == .none)
+        #expect(shutdown.tick(now: .seconds(11)) == .none)
+        #expect(shutdown.stopDeadline == nil)
+    }
 }
