@@ -127,7 +127,7 @@ package final class SerialAudioOutput: Sendable {
     /// - Parameters:
     ///   - turn: The turns of the sound output shared with other voices (`nil`: none).
     ///   - directory: Where the WAV files wait until played (removed after).
-    ///   - clock: What the deadlines are on (``now``).
+    ///   - clock: What the deadlines are on.
     ///   - failed: Told each failure of the player, on the player's queue.
     package init(
         player: AudioPlayer, turn: OutputTurn?, directory: String,
@@ -141,9 +141,6 @@ package final class SerialAudioOutput: Sendable {
         self.failed = failed
     }
 
-    /// The time on the deadlines' clock.
-    package var now: Duration { clock.now }
-
     /// How many files the player failed on.
     package var failures: Int { failureCount.withLock { $0 } }
     /// How many files were not played because their turn came after their deadline.
@@ -151,7 +148,7 @@ package final class SerialAudioOutput: Sendable {
 
     /// Queues `bytes` (a WAV file) to be played after what is queued.
     /// - Parameters:
-    ///   - deadline: When it is too late to start playing it (on ``now``'s clock).
+    ///   - deadline: When it is too late to start playing it (on the output's clock).
     ///   - started: Called on the player's queue just before the player starts.
     ///   - skipped: Called on the player's queue when its turn came too late.
     package func enqueue(

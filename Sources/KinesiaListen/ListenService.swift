@@ -82,9 +82,7 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
     private func isDone(printed: Int, lastReceived: Duration, now: Duration) -> Bool {
         if let count = configuration.count, printed >= count { return true }
         if let idle = configuration.idle, now - lastReceived >= idle {
-            let seconds = idle.seconds
-            let text = seconds == seconds.rounded() && seconds < 1e15 ? "\(Int64(seconds))" : "\(seconds)"
-            logger.info("nothing for \(text) s: exiting")
+            logger.info("nothing for \(JSONWriter.compactNumber(idle.seconds)) s: exiting")
             return true
         }
         return false

@@ -1,3 +1,4 @@
+import KinesiaJSON
 public import KinesiaSystem
 
 /// How a service run by ``ServiceThread`` stops, with no I/O: the signals and the passing of
@@ -84,8 +85,8 @@ public struct ServiceShutdown: Sendable {
     public mutating func tick(now: Duration) -> Action {
         guard let end = stopDeadline, now >= end else { return .none }
         state = .exiting
-        let seconds = deadline.seconds
-        let text = seconds == seconds.rounded() && seconds < 1e9 ? "\(Int(seconds))" : "\(seconds)"
-        return .forceExit("the service did not stop within \(text) s of the request: exiting")
+        return .forceExit(
+            "the service did not stop within \(JSONWriter.compactNumber(deadline.seconds)) s of the request: exiting"
+        )
     }
 }

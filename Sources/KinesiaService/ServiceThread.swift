@@ -65,7 +65,7 @@ public enum ServiceThread {
                             // The stop's deadline: cancelled with the group when the service
                             // returns in time.
                             guard let end = shutdown.state.withLock({ $0.stopDeadline }),
-                                (try? await clock.sleep(for: end - elapsed.now)) != nil
+                                (try? await elapsed.sleep(until: end)) != nil
                             else { return }
                             perform(shutdown.state.withLock { $0.tick(now: elapsed.now) })
                         }

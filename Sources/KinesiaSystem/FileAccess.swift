@@ -37,9 +37,6 @@ public struct FileAccess: Sendable, Hashable, CustomStringConvertible {
     /// Refused unless it is a directory (`O_DIRECTORY`).
     public var directory: FileAccess { FileAccess(flags: flags | O_DIRECTORY) }
 
-    /// Whether the file is made when missing.
-    public var creates: Bool { flags & O_CREAT != 0 }
-
     public var description: String {
         var names: [String] =
             switch flags & O_ACCMODE {
