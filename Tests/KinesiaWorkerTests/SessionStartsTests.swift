@@ -80,4 +80,38 @@ struct SessionStartsTests {
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 0)
         #expect(try starts.load(camera: "cam0", sessions: sessions) == expected)
     }
+
+    /// The `.skipped` file is held open: a line appended after a save emptied the file is the
+    /// file's only line, and a worker restarted after a kill tore the last line reads back both
+    /// the lines before the tear and those it appends after it (the torn line is passed over,
+    /// never glued to the next one).
+    @Test func holesAppendedAfterASaveOrATornLineReadBackWhole() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let sessions = [StreamID(0x1111)]
+        let poses = StreamID(0xABCD)
+        let segments = [PoseSegment(stream: poses, first: 0)]
+        let path =
+            state + "/starts/" + SessionStarts.fileName(camera: "cam0", sessions: sessions) + ".skipped"
+        let starts = try SessionStarts(state: state)
+        try starts.save(camera: "cam0", sessions: sessions, segments: segments)
+        try starts.appendSkip(camera: "cam0", sessions: sessions, stream: poses, sequences: 5..<7)
+        var expected = segments
+        expected[0].skipped = [5..<7]
+        try starts.save(camera: "cam0", sessions: sessions, segments: expected)
+        try starts.appendSkip(camera: "cam0", sessions: sessions, stream: poses, sequences: 9..<10)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "\(poses) 9 10\n")
+        expected[0].skipped = [5..<7, 9..<10]
+        #expect(try starts.load(camera: "cam0", sessions: sessions) == expected)
+
+        // A kill tore the next line; the restarted worker appends another hole.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("\(poses) 12".utf8))
+        handle.closeFile()
+        let restarted = try SessionStarts(state: state)
+        try restarted.appendSkip(camera: "cam0", sessions: sessions, stream: poses, sequences: 20..<21)
+        expected[0].skipped = [5..<7, 9..<10, 20..<21]
+        #expect(try restarted.load(camera: "cam0", sessions: sessions) == expected)
+    }
 }

@@ -13,8 +13,8 @@ import KinesiaWire
 /// numbers of earlier versions are read too; `skipped` holds half-open ranges).
 ///
 /// The holes the live analysis gives up on are appended, one line `STREAM FROM UPTO` each, to
-/// `STATE/starts/<same name>.skipped` (``appendSkip(camera:sessions:stream:sequences:)``: a
-/// write, no rename, as cheap as a journal record; a publisher that leaves holes on purpose
+/// `STATE/starts/<same name>.skipped` (``appendSkip(camera:sessions:stream:sequences:)``: one
+/// write on a descriptor held open (``SkipFiles``), no rename, as cheap as a journal record; a publisher that leaves holes on purpose
 /// cannot slow the worker down with it); ``load(camera:sessions:)`` merges them and
 /// ``save(camera:sessions:segments:)`` folds them in and empties the file.
 ///
@@ -24,9 +24,12 @@ import KinesiaWire
 struct SessionStarts {
     /// `STATE/starts`.
     let directory: String
+    /// The `.skipped` files, held open by the live thread.
+    private let skipFiles: SkipFiles
 
     init(state: String) throws(WorkerStateError) {
         directory = state + "/starts"
+        skipFiles = SkipFiles(directory: directory)
         do {
             try PrivateDirectory.open(directory, creating: true).close()
         } catch {
@@ -145,11 +148,8 @@ struct SessionStarts {
     {
         let line = "\(stream) \(sequences.lowerBound) \(sequences.upperBound)\n"
         do {
-            let opened = try PrivateDirectory.open(directory, creating: false)
-            let file = try opened.openFile(
-                Self.fileName(camera: camera, sessions: sessions) + ".skipped", .write.creating.appending)
-            try file.write(Array(line.utf8), at: 0)
-            try file.close()
+            try skipFiles.append(
+                Array(line.utf8), to: Self.fileName(camera: camera, sessions: sessions) + ".skipped")
         } catch {
             throw WorkerStateError("cannot record a hole given up for \(camera) in \(directory): \(error)")
         }
