@@ -143,6 +143,11 @@ let package = Package(
                 "KinesiaSystem",
             ],
             swiftSettings: strictSettings),
+        // The control plane as values: session plans, the control messages and their JSON, the
+        // coordinator's decisions (CoordinatorCore, no I/O), exercise files.
+        .target(
+            name: "KinesiaControl", dependencies: ["KinesiaMotion", "KinesiaJSON", "KinesiaWire"],
+            swiftSettings: strictSettings),
         .target(
             name: "KinesiaRecorder",
             dependencies: [
@@ -195,6 +200,7 @@ let package = Package(
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
                 "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder", "KinesiaListen",
+                "KinesiaControl",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -266,8 +272,12 @@ let package = Package(
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
                 "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal", "KinesiaIngest",
-                "KinesiaRecorder", "KinesiaListen",
+                "KinesiaRecorder", "KinesiaListen", "KinesiaControl",
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaControlTests",
+            dependencies: ["KinesiaControl", "KinesiaMotion", "KinesiaWire"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaJSONTests", dependencies: ["KinesiaJSON"],

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaControl
 import KinesiaMotion
 import KinesiaService
 import KinesiaTestSupport
@@ -11,7 +12,7 @@ import Testing
 
 /// Exercise files: a catalog exercise with changed thresholds, read strictly.
 struct ExerciseFileTests {
-    private func parse(_ text: String) throws(CLIError) -> Exercise {
+    private func parse(_ text: String) throws(ExerciseFileError) -> Exercise {
         try ExerciseFile.parse(Array(text.utf8), file: "deep.json")
     }
 
@@ -21,8 +22,7 @@ struct ExerciseFileTests {
             _ = try parse(text)
             return nil
         } catch {
-            guard case .failure(let message) = error else { return nil }
-            return message
+            return error.message
         }
     }
 

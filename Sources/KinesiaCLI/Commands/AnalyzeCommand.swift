@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaControl
 public import KinesiaIngest
 public import KinesiaMotion
 public import KinesiaService
@@ -114,7 +115,7 @@ public struct AnalyzeCommand: ParsableCommand {
             guard let exercise else { throw CLIError.usage("give --exercise ID or --exercise-file FILE") }
             return exercise
         }
-        let fromFile = try ExerciseFile.load(exerciseFile)
+        let fromFile = try ExerciseFile.loadForCommand(exerciseFile)
         if let exercise, exercise.id != fromFile.id {
             throw CLIError.usage(
                 "--exercise \(exercise.id) and --exercise-file \(exerciseFile) (\(fromFile.id)) differ")

@@ -1,3 +1,4 @@
+import KinesiaControl
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaWire
@@ -45,7 +46,7 @@ extension WorkerSession {
         let analysis = [String(parts[1][..<colon]), String(parts[1][parts[1].index(after: colon)...])]
         let exercise: Exercise
         if analysis[0].hasPrefix("@") {
-            exercise = try ExerciseFile.load(String(analysis[0].dropFirst()))
+            exercise = try ExerciseFile.loadForCommand(String(analysis[0].dropFirst()))
         } else {
             guard !analysis[0].contains(":") else {
                 throw CLIError.usage("invalid --session \(text.quotedExcerpt()): \(expected)")

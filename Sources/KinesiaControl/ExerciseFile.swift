@@ -23,34 +23,36 @@ public import KinesiaMotion
 /// `hold.seconds` over 0, at most 3600; `sessionRules`: `minimumRepDuration` over 0 and below
 /// `maximumRepDuration` (at most 600 s), `faultPersistence` and `holdBreakTime` 0...10 s,
 /// `holdBreakMargin` 0...90 degrees.
+/// `kinesia analyze`, the worker's `--session` flags and the control plane's `session start
+/// --exercise @FILE` all read it here.
 public enum ExerciseFile {
     /// Reads the exercise file at `path`.
     ///
-    /// - Throws: ``CLIError/failure(_:)`` with `PATH:LINE:COLUMN: ...` for a file that is not
+    /// - Throws: ``ExerciseFileError`` with `PATH:LINE:COLUMN: ...` for a file that is not
     ///   valid, or that cannot be read.
-    public static func load(_ path: String) throws(CLIError) -> Exercise {
+    public static func load(_ path: String) throws(ExerciseFileError) -> Exercise {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError.failure("\(path): cannot read the exercise file")
+            throw ExerciseFileError("\(path): cannot read the exercise file")
         }
         return try parse(Array(data), file: path)
     }
 
     /// Reads an exercise file's bytes (`file` names it in errors).
     ///
-    /// - Throws: ``CLIError/failure(_:)`` with `FILE:LINE:COLUMN: ...`.
-    public static func parse(_ bytes: [UInt8], file: String) throws(CLIError) -> Exercise {
+    /// - Throws: ``ExerciseFileError`` with `FILE:LINE:COLUMN: ...`.
+    public static func parse(_ bytes: [UInt8], file: String) throws(ExerciseFileError) -> Exercise {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes: bytes)
         } catch {
-            throw CLIError.failure("\(file):\(error.line):\(error.column): not valid JSON: \(error.message)")
+            throw ExerciseFileError("\(file):\(error.line):\(error.column): not valid JSON: \(error.message)")
         }
         do {
             return try exercise(from: value)
         } catch {
             let position = JSONParser.location(of: error.path, in: bytes)
             let field = JSONPathComponent.describe(error.path)
-            throw CLIError.failure(
+            throw ExerciseFileError(
                 "\(file):\(position?.line ?? 1):\(position?.column ?? 1): "
                     + (field.isEmpty ? "" : "\(field): ") + error.message)
         }

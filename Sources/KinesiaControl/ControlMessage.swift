@@ -1,0 +1,243 @@
+import KinesiaJSON
+import KinesiaMotion
+
+/// A message on the control socket (`control.sock` in the bus directory): one frame, a JSON
+/// object whose `"type"` says which (docs/control-plane.md has every field).
+///
+/// - `request`: a command for the coordinator (``ControlRequest``);
+/// - `answer`: the coordinator's answer (``ControlAnswer``);
+/// - `workerReport`: a pool worker's heartbeat (``WorkerReport``);
+/// - `assignment`: the sessions a worker hosts (``WorkerAssignment``).
+///
+/// Sequence and run numbers are decimal strings (every `UInt64` reads back exactly). Decoding
+/// is strict: an unknown type or field, a missing field or a value out of range is refused
+/// with what is wrong, never half read.
+///
+/// ```swift
+/// let bytes = ControlMessage.request(request).encoded()
+/// let message = try ControlMessage(decoding: bytes)
+/// ```
+public enum ControlMessage: Hashable, Sendable {
+    /// A command for the coordinator.
+    case request(ControlRequest)
+    /// The coordinator's answer.
+    case answer(ControlAnswer)
+    /// A pool worker's heartbeat.
+    case workerReport(WorkerReport)
+    /// The sessions a worker hosts.
+    case assignment(WorkerAssignment)
+
+    /// The longest message read (a list of many sessions with their exercise files).
+    public static let maximumSize = 4 << 20
+
+    /// The message as one JSON line, without a newline, as UTF-8.
+    public func encoded() -> [UInt8] {
+        var out = "{"
+        switch self {
+        case .request(let request):
+            out += "\"type\":\"request\",\"id\":" + JSONWriter.string(request.id)
+            out += ",\"command\":\"\(request.verb)\""
+            switch request.command {
+            case .start(let plan): out += "," + Self.planFields(plan)
+            case .stop(let key), .reset(let key): out += ",\"session\":" + JSONWriter.string(key.description)
+            case .list: break
+            }
+        case .answer(let answer):
+            out += "\"type\":\"answer\",\"id\":" + JSONWriter.string(answer.id)
+            out +=
+                ",\"outcome\":\"\(answer.outcome.rawValue)\",\"message\":" + JSONWriter.string(answer.message)
+            if let worker = answer.worker { out += ",\"worker\":" + JSONWriter.string(worker) }
+            if let run = answer.run { out += ",\"run\":\"\(run)\"" }
+            if !answer.sessions.isEmpty || answer.outcome == .listed {
+                out += ",\"sessions\":["
+                out += answer.sessions.map { status in
+                    "{" + Self.planFields(status.plan)
+                        + (status.worker.map { ",\"assignedTo\":" + JSONWriter.string($0) } ?? "")
+                        + ",\"state\":\"\(status.state.rawValue)\"}"
+                }.joined(separator: ",")
+                out += "]"
+            }
+        case .workerReport(let report):
+            out += "\"type\":\"workerReport\",\"worker\":" + JSONWriter.string(report.worker)
+            out += ",\"pool\":" + JSONWriter.string(report.pool) + ",\"capacity\":\(report.capacity)"
+            out += ",\"epoch\":\"\(report.epoch)\",\"sessions\":["
+            out += report.sessions.map {
+                "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.run)\"}"
+            }.joined(separator: ",")
+            out += "]"
+        case .assignment(let assignment):
+            out += "\"type\":\"assignment\",\"epoch\":\"\(assignment.epoch)\",\"sessions\":["
+            out += assignment.sessions.map { "{" + Self.planFields($0) + "}" }.joined(separator: ",")
+            out += "]"
+        }
+        out += "}"
+        return Array(out.utf8)
+    }
+
+    /// The fields of a plan, in a fixed order, without braces.
+    static func planFields(_ plan: SessionPlan) -> String {
+        var out = "\"session\":" + JSONWriter.string(plan.key.description)
+        out += ",\"exercise\":" + JSONWriter.string(plan.exercise.id)
+        out += ",\"exerciseFile\":" + JSONWriter.string(plan.exerciseFile)
+        out += ",\"side\":\"\(plan.analysis.rawValue)\""
+        if let patient = plan.patient { out += ",\"patient\":" + JSONWriter.string(patient) }
+        out += ",\"pool\":" + JSONWriter.string(plan.pool)
+        if let worker = plan.worker { out += ",\"worker\":" + JSONWriter.string(worker) }
+        if plan.run != 0 { out += ",\"run\":\"\(plan.run)\"" }
+        return out
+    }
+
+    /// Reads a message.
+    ///
+    /// - Throws: ``ControlError/malformed(_:)`` for bytes that are not a control message of
+    ///   this version; ``ControlError/invalid(_:)`` for a message whose values are not valid
+    ///   (a name, an exercise file).
+    public init(decoding bytes: [UInt8]) throws(ControlError) {
+        guard bytes.count <= Self.maximumSize else {
+            throw .malformed("a control message of \(bytes.count) bytes (at most \(Self.maximumSize))")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw .malformed("not JSON: \(error.message)")
+        }
+        do {
+            let fields = try JSONFields(value, what: "a control message")
+            switch try fields.string("type") {
+            case "request": self = .request(try Self.request(fields))
+            case "answer": self = .answer(try Self.answer(fields))
+            case "workerReport": self = .workerReport(try Self.report(fields))
+            case "assignment": self = .assignment(try Self.assignment(fields))
+            case let other:
+                throw fields.error("type", "unknown control message type \(other.debugDescription)")
+            }
+        } catch let error as JSONShapeError {
+            let field = JSONPathComponent.describe(error.path)
+            throw .malformed((field.isEmpty ? "" : field + ": ") + error.message)
+        } catch let error as ControlError {
+            throw error
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
+    private static func request(_ fields: JSONFields) throws -> ControlRequest {
+        let command: ControlRequest.Command
+        switch try fields.string("command") {
+        case "start":
+            try fields.rejectUnknownKeys(allowed: planKeys.union(["type", "id", "command"]))
+            command = .start(try plan(fields))
+        case "stop":
+            try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session"])
+            command = .stop(try SessionKey(parsing: fields.string("session")))
+        case "reset":
+            try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session"])
+            command = .reset(try SessionKey(parsing: fields.string("session")))
+        case "list":
+            try fields.rejectUnknownKeys(allowed: ["type", "id", "command"])
+            command = .list
+        case let other:
+            throw fields.error(
+                "command", "unknown command \(other.debugDescription): start, stop, reset or list")
+        }
+        return try ControlRequest(id: fields.string("id"), command: command)
+    }
+
+    private static func answer(_ fields: JSONFields) throws -> ControlAnswer {
+        try fields.rejectUnknownKeys(allowed: [
+            "type", "id", "outcome", "message", "worker", "run", "sessions",
+        ])
+        let word = try fields.string("outcome")
+        guard let outcome = ControlAnswer.Outcome(rawValue: word) else {
+            throw fields.error("outcome", "unknown outcome \(word.debugDescription)")
+        }
+        var sessions: [SessionStatus] = []
+        if fields.has("sessions") {
+            for (index, item) in try fields.array("sessions").enumerated() {
+                let entry = try JSONFields(
+                    item, what: "a session", path: fields.path("sessions") + [.index(index)])
+                try entry.rejectUnknownKeys(allowed: planKeys.union(["assignedTo", "state"]))
+                let stateWord = try entry.string("state")
+                guard let state = SessionStatus.State(rawValue: stateWord) else {
+                    throw entry.error("state", "unknown state \(stateWord.debugDescription)")
+                }
+                sessions.append(
+                    SessionStatus(
+                        plan: try plan(entry),
+                        worker: entry.has("assignedTo") ? try entry.string("assignedTo") : nil,
+                        state: state))
+            }
+        }
+        return ControlAnswer(
+            id: try fields.string("id"), outcome: outcome, message: try fields.string("message"),
+            worker: fields.has("worker") ? try fields.string("worker") : nil,
+            run: fields.has("run") ? try number(fields, "run") : nil, sessions: sessions)
+    }
+
+    private static func report(_ fields: JSONFields) throws -> WorkerReport {
+        try fields.rejectUnknownKeys(allowed: ["type", "worker", "pool", "capacity", "epoch", "sessions"])
+        let worker = try fields.string("worker")
+        let pool = try fields.string("pool")
+        for (role, name) in [("worker", worker), ("pool", pool)] where !ControlNames.isValid(name) {
+            throw ControlError.invalid(ControlNames.message(name, role: role))
+        }
+        let capacity = try fields.integer("capacity")
+        guard capacity >= 0 else { throw fields.error("capacity", "must not be negative") }
+        var sessions: [WorkerReport.Running] = []
+        for (index, item) in try fields.array("sessions").enumerated() {
+            let entry = try JSONFields(
+                item, what: "a session", path: fields.path("sessions") + [.index(index)])
+            try entry.rejectUnknownKeys(allowed: ["session", "run"])
+            sessions.append(
+                WorkerReport.Running(
+                    key: try SessionKey(parsing: entry.string("session")), run: try number(entry, "run")))
+        }
+        return WorkerReport(
+            worker: worker, pool: pool, capacity: capacity, sessions: sessions,
+            epoch: try number(fields, "epoch"))
+    }
+
+    private static func assignment(_ fields: JSONFields) throws -> WorkerAssignment {
+        try fields.rejectUnknownKeys(allowed: ["type", "epoch", "sessions"])
+        var plans: [SessionPlan] = []
+        for (index, item) in try fields.array("sessions").enumerated() {
+            let entry = try JSONFields(
+                item, what: "a session", path: fields.path("sessions") + [.index(index)])
+            try entry.rejectUnknownKeys(allowed: planKeys)
+            plans.append(try plan(entry))
+        }
+        return WorkerAssignment(epoch: try number(fields, "epoch"), sessions: plans)
+    }
+
+    private static let planKeys: Set<String> = [
+        "session", "exercise", "exerciseFile", "side", "patient", "pool", "worker", "run",
+    ]
+
+    private static func plan(_ fields: JSONFields) throws -> SessionPlan {
+        let key = try SessionKey(parsing: fields.string("session"))
+        let id = try fields.string("exercise")
+        let file =
+            fields.has("exerciseFile")
+            ? try fields.string("exerciseFile") : try SessionPlan.catalogExercise(id)
+        let plan = try SessionPlan(
+            key: key, exerciseFile: file, analysis: SessionPlan.Analysis(parsing: fields.string("side")),
+            patient: fields.has("patient") ? try fields.string("patient") : nil,
+            pool: fields.has("pool") ? try fields.string("pool") : SessionPlan.defaultPool,
+            worker: fields.has("worker") ? try fields.string("worker") : nil,
+            run: fields.has("run") ? try number(fields, "run") : 0)
+        guard plan.exercise.id == id else {
+            throw fields.error(
+                "exercise", "\(id.debugDescription) differs from the exercise file's \(plan.exercise.id)")
+        }
+        return plan
+    }
+
+    /// A decimal string of a `UInt64`.
+    private static func number(_ fields: JSONFields, _ key: String) throws -> UInt64 {
+        guard let value = UInt64(try fields.string(key)) else {
+            throw fields.error(key, "must be a whole number as a decimal string")
+        }
+        return value
+    }
+}

@@ -1,0 +1,462 @@
+/// Every decision of the coordinator (`kinesia coordinator`), with no socket, no clock and no
+/// I/O: time is passed in (`now`, the time since the coordinator started).
+///
+/// It keeps the **desired state**, the ``SessionPlan``s of the site (durable: every change is
+/// a ``Action/savePlan(_:)`` or ``Action/removePlan(_:)`` the shell writes before it sends
+/// what follows), and the **live state**, learned from the pool workers' heartbeats
+/// (``WorkerReport``): which workers are alive, their pool and room, which sessions they run.
+///
+/// Decisions:
+/// - **Commands** (``ControlRequest``) answer with what happened. A request id already
+///   answered is answered again with the same answer and changes nothing; one still waiting is
+///   answered to every peer that sent it. A start, stop or reset is answered when the worker
+///   confirms it (its next heartbeat shows the session at its new run, or gone), or after
+///   ``Configuration/confirmWait`` with ``ControlAnswer/Outcome/notConfirmed``: the decision
+///   stands either way.
+/// - **Placement**: a session goes to the worker it names, or to a live worker of its pool with
+///   room, preferring one that already hosts a session of the same camera (its poses are
+///   already there), then the one with the most room, then by name. No worker: the start is
+///   refused (``ControlAnswer/Outcome/noLiveWorker``) and nothing is kept.
+/// - **Assignments**: a worker is told the whole set of sessions it hosts
+///   (``WorkerAssignment``, at an epoch that only grows) whenever the set changes, and again,
+///   at most once per ``Configuration/resendInterval``, while its heartbeat shows otherwise.
+/// - **Workers that go silent**: a worker not heard from for ``Configuration/lease`` is gone;
+///   its sessions wait for, and go to, another live worker of their pool.
+/// - **A restarted coordinator** learns where the sessions run from the heartbeats: a
+///   session a worker reports at its planned run stays there. The sessions no worker reports
+///   are placed only after ``Configuration/startGrace``, so that nothing is started twice.
+///
+/// ```swift
+/// var core = CoordinatorCore(plans: stored, nextRun: 1, epoch: 0, now: .zero)
+/// var actions: [CoordinatorCore.Action] = []
+/// core.receive(request, from: peer, now: clock.now, into: &actions)
+/// ```
+public struct CoordinatorCore: Sendable {
+    /// The coordinator's times and bounds.
+    public struct Configuration: Hashable, Sendable {
+        /// How long a worker may be silent before its sessions go elsewhere: three heartbeats
+        /// of one second.
+        public var lease: Duration
+        /// How long a command waits for its worker's confirmation before it is answered
+        /// ``ControlAnswer/Outcome/notConfirmed``.
+        public var confirmWait: Duration
+        /// How long a (re)started coordinator waits for the workers' heartbeats before it
+        /// places the sessions none of them reports.
+        public var startGrace: Duration
+        /// How often an assignment is sent again to a worker that does not show it.
+        public var resendInterval: Duration
+        /// How many answers are kept for requests sent again.
+        public var rememberedAnswers: Int
+
+        /// The defaults: a lease of 3 s, 2 s to confirm, 3 s of grace, resent every second,
+        /// 1,024 answers kept.
+        public init(
+            lease: Duration = .seconds(3), confirmWait: Duration = .seconds(2),
+            startGrace: Duration = .seconds(3),
+            resendInterval: Duration = .seconds(1), rememberedAnswers: Int = 1024
+        ) {
+            self.lease = lease
+            self.confirmWait = confirmWait
+            self.startGrace = startGrace
+            self.resendInterval = resendInterval
+            self.rememberedAnswers = rememberedAnswers
+        }
+    }
+
+    /// Who sent a message: the control socket's routing id of the peer.
+    public typealias Peer = [UInt8]
+
+    /// What the shell must do, in order.
+    public enum Action: Hashable, Sendable {
+        /// Send `answer` to `peer`.
+        case answer(ControlAnswer, to: Peer)
+        /// Send `assignment` to `worker` at `peer`.
+        case assign(WorkerAssignment, worker: String, to: Peer)
+        /// Keep the plan (a new one, or a new run) durably, before what follows.
+        case savePlan(SessionPlan)
+        /// Forget the plan durably, before what follows.
+        case removePlan(SessionKey)
+        /// Keep the next run number and the last epoch durably, before what follows.
+        case saveCounters(nextRun: UInt64, epoch: UInt64)
+        /// Tell the operator (a log line).
+        case notice(String)
+    }
+
+    private struct Worker: Sendable {
+        var peer: Peer
+        var pool: String
+        var capacity: Int
+        var lastSeen: Duration
+        var running: [SessionKey: UInt64]
+        var lastSent: [SessionPlan]?
+        var lastSentAt: Duration
+    }
+
+    private enum Expectation: Hashable, Sendable {
+        case running(SessionKey, run: UInt64)
+        case gone(SessionKey, run: UInt64)
+    }
+
+    private struct Pending: Sendable {
+        var id: String
+        var peers: [Peer]
+        var expectation: Expectation
+        var worker: String
+        var deadline: Duration
+        var done: ControlAnswer
+    }
+
+    /// Its times and bounds.
+    public let configuration: Configuration
+    /// The desired state: every session of the site, with its run.
+    public private(set) var plans: [SessionKey: SessionPlan]
+    private var placement: [SessionKey: String] = [:]
+    private var workers: [String: Worker] = [:]
+    private var pending: [Pending] = []
+    private var answers: [String: ControlAnswer] = [:]
+    private var answerOrder: [String] = []
+    private var nextRun: UInt64
+    private var epoch: UInt64
+    private let graceEnds: Duration
+
+    /// A coordinator that starts at `now` with the plans, run number and epoch it kept.
+    public init(
+        plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, now: Duration,
+        configuration: Configuration = Configuration()
+    ) {
+        self.configuration = configuration
+        self.plans = Dictionary(plans.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        self.nextRun = max(nextRun, (plans.map(\.run).max() ?? 0) + 1)
+        self.epoch = epoch
+        graceEnds = now + configuration.startGrace
+    }
+
+    // MARK: - Commands
+
+    /// Takes a command from `peer`.
+    public mutating func receive(
+        _ request: ControlRequest, from peer: Peer, now: Duration, into actions: inout [Action]
+    ) {
+        if let answer = answers[request.id] {
+            actions.append(.answer(answer, to: peer))
+            return
+        }
+        if let index = pending.firstIndex(where: { $0.id == request.id }) {
+            pending[index].peers.append(peer)
+            return
+        }
+        switch request.command {
+        case .start(let plan): start(plan, request: request, peer: peer, now: now, into: &actions)
+        case .stop(let key): stop(key, request: request, peer: peer, now: now, into: &actions)
+        case .reset(let key): reset(key, request: request, peer: peer, now: now, into: &actions)
+        case .list:
+            answer(
+                ControlAnswer(
+                    id: request.id, outcome: .listed, message: "\(plans.count) session(s)", sessions: statuses
+                ),
+                to: [peer], into: &actions)
+        }
+    }
+
+    private mutating func start(
+        _ requested: SessionPlan, request: ControlRequest, peer: Peer, now: Duration,
+        into actions: inout [Action]
+    ) {
+        let key = requested.key
+        if let existing = plans[key] {
+            answer(
+                ControlAnswer(
+                    id: request.id, outcome: .alreadyRunning,
+                    message: "\(key) already runs (run \(existing.run)"
+                        + (placement[key].map { " on worker \($0)" } ?? ", waiting for a worker")
+                        + "): stop it first, or reset it",
+                    worker: placement[key], run: existing.run),
+                to: [peer], into: &actions)
+            return
+        }
+        guard let worker = place(requested, now: now) else {
+            answer(
+                ControlAnswer(
+                    id: request.id, outcome: .noLiveWorker, message: noWorkerMessage(requested)),
+                to: [peer], into: &actions)
+            return
+        }
+        var plan = requested
+        plan.run = takeRun()
+        plans[key] = plan
+        placement[key] = worker
+        actions.append(.savePlan(plan))
+        actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
+        send(to: worker, now: now, into: &actions)
+        expect(
+            .running(key, run: plan.run), worker: worker, request: request, peer: peer, now: now,
+            done: ControlAnswer(
+                id: request.id, outcome: .started,
+                message: "\(key) started on worker \(worker) (run \(plan.run))",
+                worker: worker, run: plan.run),
+            into: &actions)
+    }
+
+    private mutating func stop(
+        _ key: SessionKey, request: ControlRequest, peer: Peer, now: Duration, into actions: inout [Action]
+    ) {
+        guard let plan = plans.removeValue(forKey: key) else {
+            answer(notRunning(key, request), to: [peer], into: &actions)
+            return
+        }
+        actions.append(.removePlan(key))
+        let done = ControlAnswer(
+            id: request.id, outcome: .stopped,
+            message: "\(key) stopped (run \(plan.run)" + (placement[key].map { " on worker \($0))" } ?? ")"),
+            worker: placement[key], run: plan.run)
+        guard let worker = placement.removeValue(forKey: key), workers[worker] != nil else {
+            answer(done, to: [peer], into: &actions)
+            return
+        }
+        send(to: worker, now: now, into: &actions)
+        expect(
+            .gone(key, run: plan.run), worker: worker, request: request, peer: peer, now: now, done: done,
+            into: &actions)
+    }
+
+    private mutating func reset(
+        _ key: SessionKey, request: ControlRequest, peer: Peer, now: Duration, into actions: inout [Action]
+    ) {
+        guard var plan = plans[key] else {
+            answer(notRunning(key, request), to: [peer], into: &actions)
+            return
+        }
+        let ended = plan.run
+        plan.run = takeRun()
+        plans[key] = plan
+        actions.append(.savePlan(plan))
+        actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
+        let done = ControlAnswer(
+            id: request.id, outcome: .reset,
+            message: "\(key) reset: run \(ended) ended, run \(plan.run) started"
+                + (placement[key].map { " on worker \($0)" } ?? ""),
+            worker: placement[key], run: plan.run)
+        guard let worker = placement[key] else {
+            answer(done, to: [peer], into: &actions)
+            return
+        }
+        send(to: worker, now: now, into: &actions)
+        expect(
+            .running(key, run: plan.run), worker: worker, request: request, peer: peer, now: now, done: done,
+            into: &actions)
+    }
+
+    private func notRunning(_ key: SessionKey, _ request: ControlRequest) -> ControlAnswer {
+        ControlAnswer(id: request.id, outcome: .notRunning, message: "\(key) does not run")
+    }
+
+    private func noWorkerMessage(_ plan: SessionPlan) -> String {
+        if let named = plan.worker {
+            guard let worker = workers[named] else { return "worker \(named) is not live" }
+            guard worker.pool == plan.pool else {
+                return "worker \(named) is in pool \(worker.pool), not \(plan.pool)"
+            }
+            return "worker \(named) has no room (\(worker.capacity) sessions)"
+        }
+        return workers.values.contains { $0.pool == plan.pool }
+            ? "no live worker in pool \(plan.pool) has room"
+            : "no live worker in pool \(plan.pool)"
+    }
+
+    private mutating func takeRun() -> UInt64 {
+        defer { nextRun += 1 }
+        return nextRun
+    }
+
+    private mutating func expect(
+        _ expectation: Expectation, worker: String, request: ControlRequest, peer: Peer, now: Duration,
+        done: ControlAnswer, into actions: inout [Action]
+    ) {
+        pending.append(
+            Pending(
+                id: request.id, peers: [peer], expectation: expectation, worker: worker,
+                deadline: now + configuration.confirmWait, done: done))
+        settle(into: &actions)
+    }
+
+    // MARK: - Workers
+
+    /// Takes a pool worker's heartbeat from `peer`.
+    public mutating func receive(
+        _ report: WorkerReport, from peer: Peer, now: Duration, into actions: inout [Action]
+    ) {
+        let running = Dictionary(
+            report.sessions.map { ($0.key, $0.run) }, uniquingKeysWith: { _, last in last })
+        let isNew = workers[report.worker] == nil
+        var worker =
+            workers[report.worker]
+            ?? Worker(
+                peer: peer, pool: report.pool, capacity: report.capacity, lastSeen: now, running: [:],
+                lastSent: nil, lastSentAt: now)
+        if worker.peer != peer {
+            // The worker restarted (a new connection): what it was sent is gone with it.
+            worker.peer = peer
+            worker.lastSent = nil
+        }
+        worker.pool = report.pool
+        worker.capacity = report.capacity
+        worker.lastSeen = now
+        worker.running = running
+        workers[report.worker] = worker
+        if isNew { actions.append(.notice("worker \(report.worker) joined pool \(report.pool)")) }
+        // A session it runs at its planned run is where it is (a restarted coordinator learns
+        // the placement from the heartbeats).
+        for (key, run) in running where plans[key]?.run == run && placement[key] == nil {
+            placement[key] = report.worker
+        }
+        placeWaiting(now: now, into: &actions)
+        let desired = assigned(to: report.worker)
+        if desired != worker.lastSent {
+            send(to: report.worker, now: now, into: &actions)
+        } else if !shows(desired, running), now - worker.lastSentAt >= configuration.resendInterval {
+            send(to: report.worker, now: now, into: &actions)
+        }
+        settle(into: &actions)
+    }
+
+    /// Moves time to `now`: workers silent for the lease are gone, sessions waiting are placed,
+    /// commands unconfirmed past their wait are answered.
+    public mutating func tick(now: Duration, into actions: inout [Action]) {
+        for (name, worker) in workers where now - worker.lastSeen >= configuration.lease {
+            workers[name] = nil
+            let lost = placement.filter { $0.value == name }.keys.sorted()
+            for key in lost { placement[key] = nil }
+            actions.append(
+                .notice(
+                    "worker \(name) silent for \(configuration.lease): gone"
+                        + (lost.isEmpty
+                            ? ""
+                            : ", its sessions \(lost.map(\.description).joined(separator: ", ")) wait for another")
+                ))
+        }
+        placeWaiting(now: now, into: &actions)
+        settle(into: &actions)
+        var index = 0
+        while index < pending.count {
+            guard pending[index].deadline <= now else {
+                index += 1
+                continue
+            }
+            let waited = pending.remove(at: index)
+            var answer = waited.done
+            answer.outcome = .notConfirmed
+            answer.message =
+                "\(waited.done.message), decided; worker \(waited.worker) did not confirm within \(configuration.confirmWait)"
+            self.answer(answer, to: waited.peers, into: &actions)
+        }
+    }
+
+    /// When ``tick(now:into:)`` has something to do next (`nil`: nothing until a message).
+    public var nextDeadline: Duration? {
+        var times = pending.map(\.deadline) + workers.values.map { $0.lastSeen + configuration.lease }
+        if plans.keys.contains(where: { placement[$0] == nil }) { times.append(graceEnds) }
+        return times.min()
+    }
+
+    /// Every session of the site, by camera and name.
+    public var statuses: [SessionStatus] {
+        plans.keys.sorted().map { key in
+            let plan = plans[key]!
+            let worker = placement[key]
+            let state: SessionStatus.State =
+                worker.flatMap { workers[$0]?.running[key] } == plan.run
+                ? .running : worker == nil ? .waiting : .assigned
+            return SessionStatus(plan: plan, worker: worker, state: state)
+        }
+    }
+
+    /// The live workers' names, sorted.
+    public var liveWorkers: [String] { workers.keys.sorted() }
+
+    private func assigned(to worker: String) -> [SessionPlan] {
+        placement.filter { $0.value == worker }.keys.sorted().map { plans[$0]! }
+    }
+
+    private func shows(_ desired: [SessionPlan], _ running: [SessionKey: UInt64]) -> Bool {
+        running.count == desired.count && desired.allSatisfy { running[$0.key] == $0.run }
+    }
+
+    private mutating func send(to name: String, now: Duration, into actions: inout [Action]) {
+        guard var worker = workers[name] else { return }
+        epoch += 1
+        let sessions = assigned(to: name)
+        actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
+        actions.append(
+            .assign(WorkerAssignment(epoch: epoch, sessions: sessions), worker: name, to: worker.peer))
+        worker.lastSent = sessions
+        worker.lastSentAt = now
+        workers[name] = worker
+    }
+
+    /// The worker for `plan`, or `nil`.
+    private func place(_ plan: SessionPlan, now: Duration) -> String? {
+        var load: [String: Int] = [:]
+        var cameras: [String: Set<String>] = [:]
+        for (key, worker) in placement {
+            load[worker, default: 0] += 1
+            cameras[worker, default: []].insert(key.camera)
+        }
+        let candidates = workers.filter { name, worker in
+            worker.pool == plan.pool && (plan.worker == nil || plan.worker == name)
+                && load[name, default: 0] < worker.capacity
+        }
+        return candidates.keys.min { a, b in
+            let sameCameraA = cameras[a]?.contains(plan.key.camera) == true
+            let sameCameraB = cameras[b]?.contains(plan.key.camera) == true
+            if sameCameraA != sameCameraB { return sameCameraA }
+            let roomA = workers[a]!.capacity - load[a, default: 0]
+            let roomB = workers[b]!.capacity - load[b, default: 0]
+            if roomA != roomB { return roomA > roomB }
+            return a < b
+        }
+    }
+
+    /// Places the sessions no live worker hosts, once the grace after a start is over.
+    private mutating func placeWaiting(now: Duration, into actions: inout [Action]) {
+        guard now >= graceEnds else { return }
+        var changed: Set<String> = []
+        for key in plans.keys.sorted() where placement[key] == nil {
+            guard let worker = place(plans[key]!, now: now) else { continue }
+            placement[key] = worker
+            changed.insert(worker)
+            actions.append(.notice("\(key) (run \(plans[key]!.run)) goes to worker \(worker)"))
+        }
+        for worker in changed.sorted() { send(to: worker, now: now, into: &actions) }
+    }
+
+    /// Answers the commands whose worker now shows what they decided.
+    private mutating func settle(into actions: inout [Action]) {
+        var index = 0
+        while index < pending.count {
+            let waiting = pending[index]
+            let running = workers[waiting.worker]?.running
+            let confirmed: Bool
+            switch waiting.expectation {
+            case .running(let key, let run): confirmed = running?[key] == run
+            case .gone(let key, let run): confirmed = running.map { $0[key] != run } ?? false
+            }
+            guard confirmed else {
+                index += 1
+                continue
+            }
+            pending.remove(at: index)
+            answer(waiting.done, to: waiting.peers, into: &actions)
+        }
+    }
+
+    private mutating func answer(_ answer: ControlAnswer, to peers: [Peer], into actions: inout [Action]) {
+        if answers[answer.id] == nil {
+            answerOrder.append(answer.id)
+            if answerOrder.count > configuration.rememberedAnswers {
+                answers[answerOrder.removeFirst()] = nil
+            }
+        }
+        answers[answer.id] = answer
+        for peer in peers { actions.append(.answer(answer, to: peer)) }
+    }
+}

@@ -1,0 +1,53 @@
+/// A pool worker's heartbeat to the coordinator: who it is, its pool and room, and the
+/// sessions it runs (each at its run). Sent every second and at once after a change.
+public struct WorkerReport: Hashable, Sendable {
+    /// A session a worker runs, at a run.
+    public struct Running: Hashable, Sendable {
+        /// The session.
+        public var key: SessionKey
+        /// Its run.
+        public var run: UInt64
+
+        /// A running session.
+        public init(key: SessionKey, run: UInt64) {
+            self.key = key
+            self.run = run
+        }
+    }
+
+    /// The worker's process name.
+    public var worker: String
+    /// Its pool.
+    public var pool: String
+    /// How many sessions it may host.
+    public var capacity: Int
+    /// The sessions it runs.
+    public var sessions: [Running]
+    /// The last assignment epoch it applied (`0`: none).
+    public var epoch: UInt64
+
+    /// A report.
+    public init(worker: String, pool: String, capacity: Int, sessions: [Running], epoch: UInt64 = 0) {
+        self.worker = worker
+        self.pool = pool
+        self.capacity = capacity
+        self.sessions = sessions
+        self.epoch = epoch
+    }
+}
+
+/// The coordinator's word to a worker: the whole set of sessions it hosts now, at an epoch
+/// that only grows. A worker starts what is new (a key, or a key at a new run), stops what is
+/// gone, and ignores an assignment older than the last it applied.
+public struct WorkerAssignment: Hashable, Sendable {
+    /// Its place in the coordinator's decisions.
+    public var epoch: UInt64
+    /// Every session the worker hosts.
+    public var sessions: [SessionPlan]
+
+    /// An assignment.
+    public init(epoch: UInt64, sessions: [SessionPlan]) {
+        self.epoch = epoch
+        self.sessions = sessions
+    }
+}

@@ -1,0 +1,116 @@
+import KinesiaControl
+import Testing
+
+/// The control socket's messages: written and read back exactly, refused with what is wrong.
+struct ControlMessageTests {
+    static let kneeFile = #"{"exercise":"kneeExtension","reps":{"start":40,"end":25,"minPeak":70}}"#
+
+    static func messages() throws -> [ControlMessage] {
+        let plan = try SessionPlan(
+            key: SessionKey(parsing: "cam0/left"), exerciseFile: kneeFile, analysis: .left, patient: "p-17",
+            pool: "clinic", worker: "w1", run: 18_446_744_073_709_551_615)
+        let catalog = try SessionPlan(
+            key: SessionKey(parsing: "cam1/both"), exerciseFile: SessionPlan.catalogExercise("squat"),
+            analysis: .analytics)
+        return [
+            .request(try ControlRequest(id: "r-1", command: .start(plan))),
+            .request(try ControlRequest(id: "r-2", command: .stop(SessionKey(parsing: "cam0/left")))),
+            .request(try ControlRequest(id: "r-3", command: .reset(SessionKey(parsing: "cam0/left")))),
+            .request(try ControlRequest(id: "r-4", command: .list)),
+            .answer(
+                ControlAnswer(
+                    id: "r-1", outcome: .started, message: "cam0/left \"started\"", worker: "w1", run: 3)),
+            .answer(
+                ControlAnswer(
+                    id: "r-4", outcome: .listed, message: "2 session(s)",
+                    sessions: [
+                        SessionStatus(plan: plan, worker: "w1", state: .running),
+                        SessionStatus(plan: catalog, worker: nil, state: .waiting),
+                    ])),
+            .answer(ControlAnswer(id: "r-5", outcome: .listed, message: "0 session(s)")),
+            .workerReport(
+                WorkerReport(
+                    worker: "w1", pool: "clinic", capacity: 32,
+                    sessions: [.init(key: try SessionKey(parsing: "cam0/left"), run: 3)], epoch: 9)),
+            .assignment(WorkerAssignment(epoch: 10, sessions: [plan, catalog])),
+        ]
+    }
+
+    @Test func everyMessageReadsBackAsItWasWritten() throws {
+        for message in try Self.messages() {
+            #expect(try ControlMessage(decoding: message.encoded()) == message)
+        }
+    }
+
+    @Test func aStartRequestIsOneJSONLineWithTheExerciseFile() throws {
+        let plan = try SessionPlan(
+            key: SessionKey(parsing: "cam0/left"), exerciseFile: SessionPlan.catalogExercise("squat"),
+            analysis: .right)
+        let text = String(
+            decoding: ControlMessage.request(try ControlRequest(id: "a", command: .start(plan))).encoded(),
+            as: UTF8.self)
+        #expect(
+            text
+                == #"{"type":"request","id":"a","command":"start","session":"cam0/left","exercise":"squat","exerciseFile":"{\"exercise\":\"squat\"}","side":"right","pool":"default"}"#
+        )
+        // A client may leave the exercise file out: the catalog's thresholds.
+        let short =
+            #"{"type":"request","id":"a","command":"start","session":"cam0/left","exercise":"squat","side":"right"}"#
+        #expect(
+            try ControlMessage(decoding: Array(short.utf8))
+                == .request(try ControlRequest(id: "a", command: .start(plan))))
+    }
+
+    @Test(arguments: [
+        ("not json", "not JSON"),
+        (#"{"type":"hello"}"#, #"unknown control message type "hello""#),
+        (#"{"type":"request","id":"a","command":"launch"}"#, #"unknown command "launch""#),
+        (#"{"type":"request","id":"a","command":"list","extra":1}"#, "extra"),
+        (#"{"type":"request","id":"../x","command":"list"}"#, "invalid request id"),
+        (#"{"type":"request","id":"a","command":"stop","session":"cam0"}"#, "expected CAMERA/NAME"),
+        (#"{"type":"request","id":"a","command":"stop","session":"cam 0/left"}"#, "invalid camera"),
+        (
+            #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"jump","side":"left"}"#,
+            #"unknown exercise "jump""#
+        ),
+        (
+            #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"squat","side":"up"}"#,
+            #"invalid side "up""#
+        ),
+        (
+            #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"squat","exerciseFile":"{\"exercise\":\"squat\",\"reps\":{\"end\":90}}","side":"left"}"#,
+            "end: must be below start"
+        ),
+        (
+            #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"plank","exerciseFile":"{\"exercise\":\"squat\"}","side":"left"}"#,
+            "differs from the exercise file's squat"
+        ),
+        (
+            #"{"type":"workerReport","worker":"w","pool":"p","capacity":-1,"epoch":"0","sessions":[]}"#,
+            "negative"
+        ),
+        (#"{"type":"assignment","epoch":"-3","sessions":[]}"#, "decimal string"),
+        (#"{"type":"assignment","epoch":"99999999999999999999","sessions":[]}"#, "decimal string"),
+    ])
+    func foreignOrInvalidMessagesAreRefusedSayingWhat(text: String, expected: String) {
+        do {
+            let message = try ControlMessage(decoding: Array(text.utf8))
+            Issue.record("read \(message)")
+        } catch {
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    @Test func aMessageTooLargeIsRefusedUnread() {
+        let bytes = [UInt8](repeating: UInt8(ascii: " "), count: ControlMessage.maximumSize + 1)
+        #expect(throws: ControlError.self) { try ControlMessage(decoding: bytes) }
+    }
+
+    @Test func exitCodesFollowTheOtherCommands() {
+        #expect(
+            ControlAnswer.Outcome.allCases.filter { $0.exitCode == 0 } == [
+                .started, .stopped, .reset, .listed,
+            ])
+        #expect(ControlAnswer.Outcome.invalid.exitCode == 64)
+    }
+}

@@ -1,0 +1,278 @@
+import KinesiaControl
+import Testing
+
+/// The coordinator's decisions, with no I/O and the time passed in.
+struct CoordinatorCoreTests {
+    typealias Action = CoordinatorCore.Action
+
+    static func plan(
+        _ key: String, exercise: String = "squat", side: SessionPlan.Analysis = .left, patient: String? = nil,
+        pool: String = "default", worker: String? = nil
+    ) throws -> SessionPlan {
+        try SessionPlan(
+            key: SessionKey(parsing: key), exerciseFile: SessionPlan.catalogExercise(exercise),
+            analysis: side,
+            patient: patient, pool: pool, worker: worker)
+    }
+
+    static func request(_ id: String, _ command: ControlRequest.Command) throws -> ControlRequest {
+        try ControlRequest(id: id, command: command)
+    }
+
+    static let client: CoordinatorCore.Peer = [1]
+
+    /// A core driven like the service drives it, keeping what it was told to send.
+    struct Harness {
+        var core: CoordinatorCore
+        var now: Duration = .zero
+        var actions: [Action] = []
+
+        init(
+            plans: [SessionPlan] = [], configuration: CoordinatorCore.Configuration = .init(startGrace: .zero)
+        ) {
+            core = CoordinatorCore(
+                plans: plans, nextRun: 1, epoch: 0, now: .zero, configuration: configuration)
+        }
+
+        mutating func send(_ request: ControlRequest, from peer: CoordinatorCore.Peer = client) -> [Action] {
+            actions = []
+            core.receive(request, from: peer, now: now, into: &actions)
+            return actions
+        }
+
+        mutating func report(
+            _ worker: String, pool: String = "default", capacity: Int = 8, _ sessions: [(String, UInt64)] = []
+        ) throws -> [Action] {
+            actions = []
+            let running = try sessions.map {
+                WorkerReport.Running(key: try SessionKey(parsing: $0.0), run: $0.1)
+            }
+            core.receive(
+                WorkerReport(worker: worker, pool: pool, capacity: capacity, sessions: running),
+                from: Array(worker.utf8), now: now, into: &actions)
+            return actions
+        }
+
+        mutating func tick(to time: Duration) -> [Action] {
+            now = time
+            actions = []
+            core.tick(now: now, into: &actions)
+            return actions
+        }
+    }
+
+    static func answers(_ actions: [Action]) -> [ControlAnswer] {
+        actions.compactMap { if case .answer(let answer, _) = $0 { answer } else { nil } }
+    }
+
+    static func assignments(_ actions: [Action]) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for case .assign(let assignment, let worker, _) in actions {
+            result[worker] = assignment.sessions.map { "\($0.key)@\($0.run)" }
+        }
+        return result
+    }
+
+    @Test func aStartWithNoLiveWorkerIsRefusedAndNothingIsKept() throws {
+        var harness = Harness()
+        let actions = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        #expect(actions.count == 1)
+        let answer = try #require(Self.answers(actions).first)
+        #expect(answer.outcome == .noLiveWorker)
+        #expect(answer.message == "no live worker in pool default")
+        #expect(answer.outcome.exitCode == 1)
+        #expect(harness.core.plans.isEmpty)
+    }
+
+    @Test func aStartIsKeptAssignedAndAnsweredWhenTheWorkerConfirms() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        let actions = harness.send(try Self.request("r1", .start(Self.plan("cam0/left", patient: "p-17"))))
+        // Kept before it is sent.
+        guard case .savePlan(let kept) = actions.first else {
+            Issue.record("first action \(String(describing: actions.first))")
+            return
+        }
+        #expect(kept.run == 1 && kept.patient == "p-17")
+        #expect(Self.assignments(actions) == ["w1": ["cam0/left@1"]])
+        #expect(Self.answers(actions).isEmpty)
+        #expect(harness.core.statuses.map(\.state) == [.assigned])
+        // The worker's heartbeat shows the session at its run: the answer goes.
+        let confirmed = try harness.report("w1", [("cam0/left", 1)])
+        let answer = try #require(Self.answers(confirmed).first)
+        #expect(answer.outcome == .started && answer.worker == "w1" && answer.run == 1)
+        #expect(answer.message == "cam0/left started on worker w1 (run 1)")
+        #expect(Self.assignments(confirmed).isEmpty)
+        #expect(harness.core.statuses.map(\.state) == [.running])
+    }
+
+    @Test func aRequestSentAgainIsAnsweredTheSameAndStartsNothingTwice() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        let start = try Self.request("r1", .start(Self.plan("cam0/left")))
+        _ = harness.send(start)
+        // Sent again while waiting: answered with the first, to both.
+        #expect(harness.send(start, from: [9]).isEmpty)
+        let confirmed = try harness.report("w1", [("cam0/left", 1)])
+        #expect(
+            confirmed.compactMap { if case .answer(_, let peer) = $0 { peer } else { nil } } == [
+                Self.client, [9],
+            ])
+        // Sent again after the answer: the same answer, nothing else.
+        let again = harness.send(start)
+        #expect(again.count == 1)
+        #expect(Self.answers(again).first?.outcome == .started)
+        #expect(harness.core.plans.count == 1)
+        // Another request for the same session: already running.
+        let other = harness.send(try Self.request("r2", .start(Self.plan("cam0/left"))))
+        let answer = try #require(Self.answers(other).first)
+        #expect(answer.outcome == .alreadyRunning && answer.run == 1)
+        #expect(answer.message == "cam0/left already runs (run 1 on worker w1): stop it first, or reset it")
+    }
+
+    @Test func stopAndResetEndTheRunAndAreConfirmedByTheWorker() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        _ = try harness.report("w1", [("cam0/left", 1)])
+        let reset = harness.send(try Self.request("r2", .reset(SessionKey(parsing: "cam0/left"))))
+        #expect(Self.assignments(reset) == ["w1": ["cam0/left@2"]])
+        let resetDone = try #require(Self.answers(try harness.report("w1", [("cam0/left", 2)])).first)
+        #expect(resetDone.outcome == .reset && resetDone.run == 2)
+        #expect(resetDone.message == "cam0/left reset: run 1 ended, run 2 started on worker w1")
+
+        let stop = harness.send(try Self.request("r3", .stop(SessionKey(parsing: "cam0/left"))))
+        guard case .removePlan(let key) = stop.first else {
+            Issue.record("first action \(String(describing: stop.first))")
+            return
+        }
+        #expect(key.description == "cam0/left")
+        #expect(Self.assignments(stop) == ["w1": []])
+        #expect(Self.answers(try harness.report("w1", [("cam0/left", 2)])).isEmpty)
+        let stopped = try #require(Self.answers(try harness.report("w1")).first)
+        #expect(stopped.outcome == .stopped && stopped.run == 2)
+
+        let unknown = harness.send(try Self.request("r4", .stop(SessionKey(parsing: "cam0/left"))))
+        #expect(Self.answers(unknown).first?.outcome == .notRunning)
+        #expect(Self.answers(unknown).first?.message == "cam0/left does not run")
+    }
+
+    @Test func anUnconfirmedCommandIsAnsweredAfterItsWaitAndItsDecisionStands() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        #expect(harness.core.nextDeadline == .seconds(2))
+        #expect(Self.answers(harness.tick(to: .milliseconds(1999))).isEmpty)
+        let answer = try #require(Self.answers(harness.tick(to: .seconds(2))).first)
+        #expect(answer.outcome == .notConfirmed && answer.worker == "w1" && answer.run == 1)
+        #expect(harness.core.plans.count == 1)
+    }
+
+    @Test func placementPrefersTheCamerasWorkerThenTheMostRoomAndHonoursPoolsNamesAndCapacity() throws {
+        var harness = Harness()
+        _ = try harness.report("w1", capacity: 2)
+        _ = try harness.report("w2", capacity: 3)
+        _ = try harness.report("x1", pool: "gait", capacity: 8)
+        func start(_ id: String, _ plan: SessionPlan) -> ControlAnswer? {
+            let actions = harness.send(try! Self.request(id, .start(plan)))
+            return Self.answers(actions).first
+                ?? Self.assignments(actions).keys.first.map {
+                    ControlAnswer(id: id, outcome: .started, message: "", worker: $0)
+                }
+        }
+        #expect(start("a", try Self.plan("cam0/left"))?.worker == "w2")  // most room
+        #expect(start("b", try Self.plan("cam0/right", side: .right))?.worker == "w2")  // same camera
+        #expect(start("c", try Self.plan("cam1/left"))?.worker == "w1")  // 2 free against 1
+        #expect(start("d", try Self.plan("cam2/left", pool: "gait"))?.worker == "x1")
+        #expect(start("e", try Self.plan("cam3/left", worker: "w1"))?.worker == "w1")
+        let full = try #require(start("f", try Self.plan("cam4/left", worker: "w1")))
+        #expect(full.outcome == .noLiveWorker && full.message == "worker w1 has no room (2 sessions)")
+        #expect(
+            start("g", try Self.plan("cam5/left", worker: "x1"))?.message
+                == "worker x1 is in pool gait, not default")
+        #expect(start("h", try Self.plan("cam6/left", worker: "zz"))?.message == "worker zz is not live")
+        #expect(
+            start("i", try Self.plan("cam7/left", pool: "none"))?.message == "no live worker in pool none")
+    }
+
+    @Test func aSilentWorkersSessionsGoToAnotherLiveWorkerOfThePool() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left", worker: nil))))
+        _ = try harness.report("w1", [("cam0/left", 1)])
+        harness.now = .seconds(1)
+        _ = try harness.report("w2")
+        #expect(harness.core.nextDeadline == .seconds(3))
+        #expect(harness.tick(to: .milliseconds(2999)).isEmpty)
+        // w2 keeps reporting; w1 has been silent for the lease.
+        harness.now = .milliseconds(2999)
+        _ = try harness.report("w2")
+        let moved = harness.tick(to: .seconds(3))
+        #expect(Self.assignments(moved) == ["w2": ["cam0/left@1"]])
+        #expect(harness.core.liveWorkers == ["w2"])
+        #expect(harness.core.statuses.first?.worker == "w2")
+    }
+
+    @Test func aRestartedCoordinatorLearnsPlacementsFromHeartbeatsAndPlacesTheRestAfterItsGrace() throws {
+        var left = try Self.plan("cam0/left")
+        left.run = 4
+        var right = try Self.plan("cam0/right", side: .right)
+        right.run = 7
+        var harness = Harness(plans: [left, right], configuration: .init(startGrace: .seconds(3)))
+        // Before the grace is over, a worker that reports nothing gets nothing.
+        let early = try harness.report("w1", [("cam0/left", 4)])
+        #expect(Self.assignments(early) == ["w1": ["cam0/left@4"]])
+        #expect(harness.core.statuses.map(\.state) == [.running, .waiting])
+        // The grace is over: the session no worker reports is placed (on the camera's worker).
+        harness.now = .seconds(3)
+        let placed = try harness.report("w1", [("cam0/left", 4)])
+        #expect(Self.assignments(placed) == ["w1": ["cam0/left@4", "cam0/right@7"]])
+        // A new run never reuses a number kept.
+        _ = harness.send(try Self.request("r1", .reset(SessionKey(parsing: "cam0/left"))))
+        #expect(harness.core.plans[try SessionKey(parsing: "cam0/left")]?.run == 8)
+    }
+
+    @Test func anAssignmentIsSentAgainToAWorkerThatDoesNotShowItAtMostOnceASecond() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        harness.now = .milliseconds(500)
+        #expect(Self.assignments(try harness.report("w1")).isEmpty)
+        harness.now = .seconds(1)
+        #expect(Self.assignments(try harness.report("w1")) == ["w1": ["cam0/left@1"]])
+        // A worker restarted (a new connection) is sent its sessions at once.
+        harness.now = .milliseconds(1100)
+        harness.actions = []
+        harness.core.receive(
+            WorkerReport(worker: "w1", pool: "default", capacity: 8, sessions: []), from: [42],
+            now: harness.now,
+            into: &harness.actions)
+        #expect(Self.assignments(harness.actions) == ["w1": ["cam0/left@1"]])
+    }
+
+    @Test func theListNamesEverySessionWithItsWorkerRunAndState() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam1/left", patient: "p-2"))))
+        _ = harness.send(try Self.request("r2", .start(Self.plan("cam0/left"))))
+        _ = try harness.report("w1", [("cam1/left", 1)])
+        let answer = try #require(Self.answers(harness.send(try Self.request("r3", .list))).first)
+        #expect(answer.outcome == .listed)
+        #expect(
+            answer.sessions.map { "\($0.plan.key) \($0.plan.run) \($0.worker ?? "-") \($0.state)" } == [
+                "cam0/left 2 w1 assigned", "cam1/left 1 w1 running",
+            ])
+    }
+
+    @Test func answersKeptForRetriesAreBounded() throws {
+        var harness = Harness(configuration: .init(startGrace: .zero, rememberedAnswers: 2))
+        for id in ["a", "b", "c"] { _ = harness.send(try Self.request(id, .list)) }
+        _ = try harness.report("w1")
+        // "a" was forgotten: it is a new request, and starts.
+        let again = harness.send(try Self.request("a", .start(Self.plan("cam0/left"))))
+        #expect(Self.assignments(again) == ["w1": ["cam0/left@1"]])
+        // "c" is remembered: the list again, not a start.
+        let kept = harness.send(try Self.request("c", .start(Self.plan("cam9/left"))))
+        #expect(Self.answers(kept).first?.outcome == .listed)
+    }
+}
