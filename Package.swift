@@ -73,7 +73,7 @@ let package = Package(
             name: "KinesiaClient",
             dependencies: [
                 "KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaAnalytics", "KinesiaSystem",
-                "KinesiaJSON",
+                "KinesiaJSON", "KinesiaControl",
             ],
             swiftSettings: strictSettings),
         // Voice cues: the texts (data files, one per language, compiled in) and the value-type
@@ -148,6 +148,14 @@ let package = Package(
         .target(
             name: "KinesiaControl", dependencies: ["KinesiaMotion", "KinesiaJSON", "KinesiaWire"],
             swiftSettings: strictSettings),
+        // `kinesia coordinator`: the control socket's loop and the desired state in SQLite.
+        .target(
+            name: "KinesiaCoordinator",
+            dependencies: [
+                "KinesiaControl", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaStore",
+                "KinesiaSystem",
+            ],
+            swiftSettings: strictSettings),
         .target(
             name: "KinesiaRecorder",
             dependencies: [
@@ -167,6 +175,7 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaWire", "KinesiaClient", "KinesiaAnalytics", "KinesiaJournal",
                 "KinesiaJSON", "KinesiaBus", "KinesiaService", "KinesiaPublishJournal", "KinesiaSystem",
+                "KinesiaControl",
             ],
             swiftSettings: strictSettings),
         // What every long-running process shares: its logger and outputs, the stop token, and
@@ -200,7 +209,7 @@ let package = Package(
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
                 "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder", "KinesiaListen",
-                "KinesiaControl",
+                "KinesiaControl", "KinesiaCoordinator",
             ],
             swiftSettings: strictSettings),
         .executableTarget(

@@ -6,6 +6,8 @@ extension Kinesia {
         BrokerCommand.self,
         IngestCommand.self,
         WorkerCommand.self,
+        CoordinatorCommand.self,
+        SessionCommand.self,
         ListenCommand.self,
         WatchCommand.self,
         StatusCommand.self,

@@ -35,6 +35,9 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
     public static let publisherFileName = "pub.sock"
     /// The file name of the broker's backend (subscribers connect) in a bus directory.
     public static let subscriberFileName = "sub.sock"
+    /// The file name of the coordinator's control socket (commands, pool workers) in a bus
+    /// directory.
+    public static let controlFileName = "control.sock"
     /// The file name of the broker's lock in a bus directory.
     public static let lockFileName = "broker.lock"
 
@@ -119,6 +122,15 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case .directory(let path): "ipc://\(path)/\(Self.subscriberFileName)"
         case .tcp(let host, let port): "tcp://\(Self.bracketed(host)):\(port + 1)"
+        }
+    }
+
+    /// Where the coordinator binds its control socket (a ROUTER) and commands and pool workers
+    /// connect: `control.sock` in the directory, or TCP `port + 2`.
+    public var controlEndpoint: String {
+        switch kind {
+        case .directory(let path): "ipc://\(path)/\(Self.controlFileName)"
+        case .tcp(let host, let port): "tcp://\(Self.bracketed(host)):\(port + 2)"
         }
     }
 

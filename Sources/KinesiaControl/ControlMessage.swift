@@ -74,6 +74,42 @@ public enum ControlMessage: Hashable, Sendable {
         return Array(out.utf8)
     }
 
+    /// The `"id"` string of a message that is a JSON object with one, whatever else is wrong
+    /// with it (so that a refused request can still be answered).
+    ///
+    /// - Throws: ``ControlError/malformed(_:)`` when there is none.
+    public static func requestID(in bytes: [UInt8]) throws(ControlError) -> String {
+        guard bytes.count <= maximumSize, let value = try? JSONParser.parse(bytes: bytes),
+            let fields = try? JSONFields(value), let id = try? fields.string("id")
+        else { throw .malformed("no request id") }
+        return id
+    }
+
+    /// A plan alone, as the JSON object the messages hold (how the coordinator keeps it).
+    public static func encoded(_ plan: SessionPlan) -> [UInt8] {
+        Array(("{" + planFields(plan) + "}").utf8)
+    }
+
+    /// Reads a plan that ``encoded(_:)`` wrote.
+    ///
+    /// - Throws: ``ControlError``, as ``init(decoding:)``.
+    public static func plan(decoding bytes: [UInt8]) throws(ControlError) -> SessionPlan {
+        do {
+            let fields = try JSONFields(try JSONParser.parse(bytes: bytes), what: "a session plan")
+            try fields.rejectUnknownKeys(allowed: planKeys)
+            return try plan(fields)
+        } catch let error as JSONShapeError {
+            let field = JSONPathComponent.describe(error.path)
+            throw .malformed((field.isEmpty ? "" : field + ": ") + error.message)
+        } catch let error as JSONSyntaxError {
+            throw .malformed("not JSON: \(error.message)")
+        } catch let error as ControlError {
+            throw error
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
     /// The fields of a plan, in a fixed order, without braces.
     static func planFields(_ plan: SessionPlan) -> String {
         var out = "\"session\":" + JSONWriter.string(plan.key.description)

@@ -30,6 +30,9 @@ public struct WorkerSession: Hashable, Sendable {
     public var exercise: Exercise
     /// One side, or both sides' analytics.
     public var analysis: Analysis
+    /// The run the coordinator gave the session (`nil`: a session of `--session`, no run):
+    /// part of its ``identity``, so that a new run is a new stream of events.
+    public var run: UInt64?
 
     /// The side of a one-side session; `nil` for analytics.
     public var side: BodySide? {
@@ -42,11 +45,12 @@ public struct WorkerSession: Hashable, Sendable {
     }
 
     /// Makes a session.
-    public init(camera: String, name: String, exercise: Exercise, analysis: Analysis) {
+    public init(camera: String, name: String, exercise: Exercise, analysis: Analysis, run: UInt64? = nil) {
         self.camera = camera
         self.name = name
         self.exercise = exercise
         self.analysis = analysis
+        self.run = run
     }
 
     /// `EXERCISE:SIDE` or `EXERCISE:analytics`, as given.
@@ -66,11 +70,14 @@ public struct WorkerSession: Hashable, Sendable {
     }
 
     /// What makes two runs of the session the same session (its stream identity's `session`):
-    /// the exercise (with any changed thresholds) and the side, or `analytics`.
+    /// the exercise (with any changed thresholds) and the side, or `analytics`, and the
+    /// coordinator's run when it gave one (`squat:left run 7`).
     public var identity: String {
-        switch analysis {
-        case .side(let side): "\(Self.identity(of: exercise)):\(side.rawValue)"
-        case .analytics: "\(Self.identity(of: exercise)):\(Self.analyticsKeyword)"
-        }
+        let base =
+            switch analysis {
+            case .side(let side): "\(Self.identity(of: exercise)):\(side.rawValue)"
+            case .analytics: "\(Self.identity(of: exercise)):\(Self.analyticsKeyword)"
+            }
+        return run.map { "\(base) run \($0)" } ?? base
     }
 }

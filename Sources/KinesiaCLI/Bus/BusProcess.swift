@@ -40,30 +40,10 @@ enum BusProcess {
         return name
     }
 
-    /// A default process name made of `prefix` and a name the user gave (`ingest-<camera>`),
-    /// always a valid topic name: when `prefix-subject` is longer than
-    /// `Topic.maximumNameLength`, the subject is cut and followed by 8 hexadecimal digits of
-    /// its FNV-1a hash, so that two long subjects still give two names, the same at every run.
-    ///
-    /// ```swift
-    /// BusProcess.derivedName("ingest", "cam0")                             // "ingest-cam0"
-    /// BusProcess.derivedName("ingest", String(repeating: "c", count: 64))  // "ingest-ccc…c-1a2b3c4d" (64 bytes)
-    /// ```
-    /// - Parameters:
-    ///   - prefix: A short valid name (`ingest`, `worker`).
-    ///   - subject: A valid name (a camera, a pid).
+    /// A default process name made of `prefix` and a name the user gave
+    /// (``BusProcessIdentity/derivedName(_:_:)``).
     static func derivedName(_ prefix: String, _ subject: String) -> String {
-        let whole = "\(prefix)-\(subject)"
-        guard whole.utf8.count > Topic.maximumNameLength else { return whole }
-        var hash: UInt32 = 0x811C_9DC5
-        for byte in subject.utf8 {
-            hash = (hash ^ UInt32(byte)) &* 0x0100_0193
-        }
-        let digits = String(hash, radix: 16)
-        let suffix = "-" + String(repeating: "0", count: 8 - digits.count) + digits
-        let room = Topic.maximumNameLength - prefix.utf8.count - 1 - suffix.utf8.count
-        // Valid names are ASCII: cutting characters cuts bytes.
-        return "\(prefix)-\(subject.prefix(room))\(suffix)"
+        BusProcessIdentity.derivedName(prefix, subject)
     }
 
     /// The bus of a command, made ready (its directory exists, private).

@@ -44,8 +44,15 @@ public struct WorkerCommand: ParsableCommand {
         [
             .option("camera", \.camera, valueName: "id", help: "The camera of sessions that name none."),
             .option(
-                "session", \.sessions, valueName: "[camera/]name=exercise:side", required: true,
+                "session", \.sessions, valueName: "[camera/]name=exercise:side",
                 help: "A session to host (side: left, right, or analytics for both sides' analytics)."),
+            .option(
+                "pool", \.pool, valueName: "name",
+                help: "Take sessions from the coordinator (kinesia session start) as a worker of this pool, "
+                    + "instead of --session."),
+            .option(
+                "capacity", \.capacity, valueName: "n",
+                help: "With --pool: the most sessions this worker hosts (default 16)."),
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "worker-<pid>"),
             .option(
@@ -67,6 +74,10 @@ public struct WorkerCommand: ParsableCommand {
     public var camera: String?
     /// `--session` values.
     public var sessions: [String] = []
+    /// `--pool`.
+    public var pool: String?
+    /// `--capacity`.
+    public var capacity = 16
     /// `--bus`.
     public var bus: String?
     /// `--key`, `--server-key`, `--insecure`.
@@ -101,13 +112,27 @@ public struct WorkerCommand: ParsableCommand {
             }
             result.append(session)
         }
-        guard !result.isEmpty else { throw CLIError.usage("give at least one --session") }
+        guard !result.isEmpty || pool != nil else {
+            throw CLIError.usage(
+                "give at least one --session, or --pool NAME to take sessions from the coordinator")
+        }
         return result
     }
 
     /// Checks the sessions and the rate.
     public func validate() throws(CLIError) {
-        _ = try parsedSessions()
+        let sessions = try parsedSessions()
+        if let pool {
+            guard Topic.isValidName(pool) else {
+                throw CLIError.usage(Topic.invalidNameMessage(pool, role: "pool"))
+            }
+            guard sessions.isEmpty else {
+                throw CLIError.usage(
+                    "a pool worker takes its sessions from the coordinator: give them with kinesia session start, "
+                        + "not --session")
+            }
+            guard (1...1024).contains(capacity) else { throw CLIError.usage("--capacity takes 1 to 1024") }
+        }
         guard snapshotRate > 0 else { throw CLIError.usage("--snapshot-rate must be positive") }
         guard (0...600_000).contains(holeWaitMilliseconds) else {
             throw CLIError.usage("--hole-wait takes 0 to 600000 milliseconds")
@@ -124,6 +149,16 @@ public struct WorkerCommand: ParsableCommand {
         let rate = snapshotRate
         let journalOptions = journal
         let holeWait = Duration.milliseconds(holeWaitMilliseconds)
+        if let pool {
+            let service = PoolWorkerService(
+                .init(
+                    process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), pool: pool,
+                    capacity: capacity, snapshotRate: rate, journal: journalOptions, holeWait: holeWait,
+                    environment: context.environment),
+                log: context.logger)
+            try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+            return
+        }
         let service = WorkerService(
             WorkerService.Configuration(
                 process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), sessions: sessions,

@@ -143,7 +143,12 @@ public struct WorkerService: Sendable {
         let poseReplay = PoseReplayClient(context: zmq, bus: bus)
         defer { poseReplay.close() }
         // Where the poses were served in the last run: the rebuild asks there at once.
-        let hints = journal.map { ReplayEndpointHints(state: $0.stateDirectory) }
+        // Its own temporary file per process and service (a pool worker runs one service per
+        // session in one process).
+        let hints = journal.map {
+            ReplayEndpointHints(
+                state: $0.stateDirectory, writer: "\(ProcessIdentity.id)-\(configuration.process.name)")
+        }
         if let hints { poseReplay.remember(hints.load(), now: .zero) }
         var hintsFailed = false
         var health = try configuration.process.healthPublisher(role: "worker", problems: { log.warning($0) })

@@ -1,0 +1,228 @@
+import KinesiaBus
+public import KinesiaClient
+public import KinesiaControl
+public import KinesiaService
+import KinesiaStore
+import KinesiaSystem
+
+/// The coordinator process (`kinesia coordinator`): the control plane's one address, beside
+/// the broker.
+///
+/// The service is the socket loop only: it binds a ROUTER on the bus's control endpoint
+/// (``BusAddress/controlEndpoint``: `control.sock` in the bus directory, private to the
+/// user), reads each message (``ControlMessage``), hands commands and pool workers'
+/// heartbeats to a ``CoordinatorCore`` (which makes every decision), and performs the
+/// actions it returns in order: the plans and counters go to SQLite (``CoordinatorStore``)
+/// before the answers and assignments that follow them are sent. A message that is not a
+/// control message is answered `invalid` (when it has an id to answer) and counted; it never
+/// stops the loop. Its `health/<name>/` report, about once a second, counts requests,
+/// answers, malformed messages, live workers and sessions.
+///
+/// ```swift
+/// let service = CoordinatorService(configuration, log: log)
+/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// ```
+public struct CoordinatorService: Sendable {
+    /// What a coordinator is given to run.
+    public struct Configuration: Sendable {
+        /// The bus, the process name and whether the bus is insecure.
+        public var process: BusProcessIdentity
+        /// The state directory (`coordinator.db` is kept there).
+        public var stateDirectory: String
+        /// The leases and waits.
+        public var core: CoordinatorCore.Configuration
+
+        /// A configuration.
+        public init(
+            process: BusProcessIdentity, stateDirectory: String, core: CoordinatorCore.Configuration = .init()
+        ) {
+            self.process = process
+            self.stateDirectory = stateDirectory
+            self.core = core
+        }
+    }
+
+    /// What it runs with.
+    public let configuration: Configuration
+    private let log: Logger
+    private let startClock: @Sendable () -> ElapsedClock
+
+    /// A coordinator that logs on `log` and times its leases on `clock`.
+    public init(_ configuration: Configuration, log: Logger, clock: some Clock<Duration> = ContinuousClock())
+    {
+        self.configuration = configuration
+        self.log = log
+        startClock = { ElapsedClock(clock) }
+    }
+
+    /// Runs until `stop` is requested.
+    ///
+    /// - Throws: ``CoordinatorError`` when the state directory, the database or the control
+    ///   endpoint cannot be used.
+    public func run(until stop: StopToken) throws {
+        let elapsed = startClock()
+        let bus = configuration.process.bus
+        guard bus.directory != nil else {
+            throw CoordinatorError(
+                "the coordinator runs on an IPC bus (a directory) in this version; on a TCP bus its control "
+                    + "socket would need CURVE and a control role, which it does not have yet")
+        }
+        do {
+            try PrivateDirectory.open(configuration.stateDirectory, creating: true).close()
+        } catch {
+            throw CoordinatorError("state directory: \(error)")
+        }
+        let store: CoordinatorStore
+        let kept: (plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, unreadable: [String])
+        do {
+            store = try CoordinatorStore(path: configuration.stateDirectory + "/coordinator.db")
+            kept = try store.load()
+        } catch {
+            throw CoordinatorError("\(configuration.stateDirectory)/coordinator.db: \(error)")
+        }
+        defer { store.close() }
+        for message in kept.unreadable { log.error(message) }
+        var core = CoordinatorCore(
+            plans: kept.plans, nextRun: kept.nextRun, epoch: kept.epoch, now: elapsed.now,
+            configuration: configuration.core)
+
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let publisher = try BusPublisher(
+            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        defer { publisher.close() }
+        let router = try ZMQSocket(.router, context: zmq, linger: .zero)
+        defer { router.close() }
+        // A peer gone since it asked: its answer is dropped, not queued.
+        try router.set(.routerMandatory, false)
+        do {
+            _ = try router.bindRestricted(bus.controlEndpoint)
+        } catch {
+            throw CoordinatorError(
+                "cannot bind \(bus.controlEndpoint): \(error) (is another coordinator running?)")
+        }
+        var poller = Poller()
+        poller.add(router)
+        var health = try configuration.process.healthPublisher(
+            role: "coordinator", problems: { log.warning($0) })
+        var counters: [String: Int] = ["requests": 0, "malformed": 0, "workerReports": 0, "storeErrors": 0]
+        func healthCounters() -> [String: Int] {
+            var values = counters
+            values["workers"] = core.liveWorkers.count
+            let statuses = core.statuses
+            values["sessions"] = statuses.count
+            for state in SessionStatus.State.allCases {
+                values["sessions.\(state.rawValue)"] = statuses.count { $0.state == state }
+            }
+            return values
+        }
+        var actions: [CoordinatorCore.Action] = []
+        func perform() {
+            for action in actions {
+                switch action {
+                case .answer(let answer, let peer):
+                    counters["answers.\(answer.outcome.rawValue)", default: 0] += 1
+                    _ = try? router.trySend([peer, ControlMessage.answer(answer).encoded()])
+                case .assign(let assignment, let worker, let peer):
+                    counters["assignments", default: 0] += 1
+                    if (try? router.trySend([peer, ControlMessage.assignment(assignment).encoded()])) != true
+                    {
+                        log.warning(
+                            "cannot send worker \(worker) its assignment (epoch \(assignment.epoch)) now")
+                    }
+                case .savePlan(let plan):
+                    keep { () throws(SQLiteError) in try store.save(plan) }
+                case .removePlan(let key):
+                    keep { () throws(SQLiteError) in try store.remove(key) }
+                case .saveCounters(let nextRun, let epoch):
+                    keep { () throws(SQLiteError) in try store.save(nextRun: nextRun, epoch: epoch) }
+                case .notice(let text):
+                    log.notice(text)
+                }
+            }
+            actions.removeAll(keepingCapacity: true)
+        }
+        func keep(_ write: () throws(SQLiteError) -> Void) {
+            do {
+                try write()
+            } catch {
+                counters["storeErrors", default: 0] += 1
+                log.error("cannot keep the desired state in \(store.path): \(error)")
+            }
+        }
+
+        log.info(
+            "coordinating on \(bus.controlEndpoint) with \(kept.plans.count) session(s) kept in \(store.path)"
+        )
+        while !stop.isRequested {
+            health.publishIfDue(counters: healthCounters, via: publisher)
+            let wait = min(
+                .milliseconds(100), max(.zero, (core.nextDeadline ?? .seconds(1)) - elapsed.now))
+            if try poller.poll(timeout: wait).first?.contains(.readable) == true {
+                while let frames = try router.tryReceive() {
+                    guard frames.count == 2 else {
+                        counters["malformed", default: 0] += 1
+                        continue
+                    }
+                    let peer = frames[0]
+                    do {
+                        switch try ControlMessage(decoding: frames[1]) {
+                        case .request(let request):
+                            counters["requests", default: 0] += 1
+                            log.info("request \(request.id) from a client: \(request.verb)")
+                            core.receive(request, from: peer, now: elapsed.now, into: &actions)
+                        case .workerReport(let report):
+                            counters["workerReports", default: 0] += 1
+                            core.receive(report, from: peer, now: elapsed.now, into: &actions)
+                        case .answer, .assignment:
+                            throw ControlError.malformed(
+                                "answers and assignments go from the coordinator, not to it")
+                        }
+                    } catch {
+                        counters["malformed", default: 0] += 1
+                        if counters["malformed"]! <= 10 || counters["malformed"]! % 1000 == 0 {
+                            log.warning("a control message refused: \(error)")
+                        }
+                        if let id = Self.requestID(frames[1]) {
+                            let outcome: ControlAnswer.Outcome = .invalid
+                            counters["answers.invalid", default: 0] += 1
+                            _ = try? router.trySend([
+                                peer,
+                                ControlMessage.answer(
+                                    ControlAnswer(id: id, outcome: outcome, message: "\(error)")
+                                )
+                                .encoded(),
+                            ])
+                        }
+                    }
+                    perform()
+                }
+            }
+            core.tick(now: elapsed.now, into: &actions)
+            perform()
+        }
+        health.publish(counters: healthCounters(), via: publisher)
+        log.info("stopped with \(core.plans.count) session(s) kept")
+    }
+
+    /// The `"id"` of a refused request, when it has a valid one to answer.
+    static func requestID(_ bytes: [UInt8]) -> String? {
+        guard let request = try? ControlMessage.requestID(in: bytes), ControlNames.isValid(request) else {
+            return nil
+        }
+        return request
+    }
+}
+
+/// A coordinator that cannot run: its state directory, database or endpoint.
+public struct CoordinatorError: ServiceError, Hashable, Sendable {
+    /// What is wrong.
+    public var message: String
+
+    /// An error saying `message`.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+    /// Never the caller's mistake: the coordinator cannot run here.
+    public var isUsageError: Bool { false }
+}

@@ -1,0 +1,76 @@
+import KinesiaControl
+import KinesiaStore
+
+/// The coordinator's desired state, kept in SQLite (`STATE/coordinator.db`): every session
+/// plan with its run, the next run number and the last assignment epoch. Each change is one
+/// transaction, committed before the coordinator sends what follows from it, so that a
+/// coordinator killed and restarted brings the same sessions back, never reuses a run number
+/// and never sends an epoch lower than one already sent.
+final class CoordinatorStore {
+    private let database: SQLiteDatabase
+    /// The database's path.
+    let path: String
+
+    /// Opens (or makes) the database at `path`.
+    ///
+    /// - Throws: ``SQLiteError``.
+    init(path: String) throws(SQLiteError) {
+        self.path = path
+        database = try SQLiteDatabase(path: path)
+        try database.execute(
+            """
+            PRAGMA journal_mode=WAL;
+            PRAGMA synchronous=FULL;
+            CREATE TABLE IF NOT EXISTS plans (session TEXT PRIMARY KEY, plan TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+            """)
+    }
+
+    /// What was kept: the plans that read back, the counters, and a message for each plan
+    /// that does not (passed over, never trusted).
+    func load() throws(SQLiteError) -> (
+        plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, unreadable: [String]
+    ) {
+        var plans: [SessionPlan] = []
+        var unreadable: [String] = []
+        let rows = try database.prepare("SELECT session, plan FROM plans ORDER BY session").rows {
+            ($0.text(0), $0.text(1))
+        }
+        for (session, text) in rows {
+            do {
+                plans.append(try ControlMessage.plan(decoding: Array(text.utf8)))
+            } catch {
+                unreadable.append("the plan of \(session) does not read back (\(error)): passed over")
+            }
+        }
+        func counter(_ name: String) throws(SQLiteError) -> UInt64 {
+            let rows = try database.prepare("SELECT value FROM counters WHERE name = ?").rows([.text(name)]) {
+                $0.text(0)
+            }
+            return rows.first.flatMap { UInt64($0) } ?? 0
+        }
+        return (plans, max(1, try counter("nextRun")), try counter("epoch"), unreadable)
+    }
+
+    /// Keeps `plan` (replacing the plan of its session).
+    func save(_ plan: SessionPlan) throws(SQLiteError) {
+        try database.prepare("INSERT OR REPLACE INTO plans (session, plan) VALUES (?, ?)").run([
+            .text(plan.key.description), .text(String(decoding: ControlMessage.encoded(plan), as: UTF8.self)),
+        ])
+    }
+
+    /// Forgets the plan of `key`.
+    func remove(_ key: SessionKey) throws(SQLiteError) {
+        try database.prepare("DELETE FROM plans WHERE session = ?").run([.text(key.description)])
+    }
+
+    /// Keeps the counters.
+    func save(nextRun: UInt64, epoch: UInt64) throws(SQLiteError) {
+        let statement = try database.prepare("INSERT OR REPLACE INTO counters (name, value) VALUES (?, ?)")
+        try statement.run([.text("nextRun"), .text(String(nextRun))])
+        try statement.run([.text("epoch"), .text(String(epoch))])
+    }
+
+    /// Closes the database.
+    func close() { database.close() }
+}

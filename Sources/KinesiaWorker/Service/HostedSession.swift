@@ -1,0 +1,53 @@
+import Foundation
+import KinesiaControl
+import KinesiaService
+import Synchronization
+
+/// One session a pool worker hosts: its plan, and the ``WorkerService`` that analyses it on a
+/// thread of its own, with its own stop token, so that starting or stopping one session never
+/// pauses another.
+final class HostedSession: Sendable {
+    /// What it runs.
+    let plan: SessionPlan
+    private let token = StopToken()
+    private let finished = DispatchSemaphore(value: 0)
+    private let failure = Mutex<String?>(nil)
+    private let ended = Atomic<Bool>(false)
+
+    /// Starts `service` on a new thread.
+    init(plan: SessionPlan, service: WorkerService) {
+        self.plan = plan
+        // The thread holds the session until its service returns.
+        let thread = Thread { [self] in
+            do {
+                try service.run(until: token)
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+            ended.store(true, ordering: .releasing)
+            finished.signal()
+        }
+        thread.name = "session \(plan.key)"
+        thread.start()
+    }
+
+    /// Whether its service has returned (stopped, or failed).
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// Why its service failed (`nil`: it did not).
+    var failureDescription: String? { failure.withLock { $0 } }
+
+    /// Asks it to stop: it finishes the poses it has (at most half a second) and returns.
+    func requestStop() { token.request() }
+
+    /// Waits at most `timeout` for it to return.
+    ///
+    /// - Returns: Whether it returned.
+    @discardableResult
+    func wait(timeout: Duration) -> Bool {
+        if hasEnded { return true }
+        let result = finished.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000)))
+        if result == .success { finished.signal() }
+        return result == .success || hasEnded
+    }
+}

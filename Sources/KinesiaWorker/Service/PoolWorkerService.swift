@@ -1,0 +1,227 @@
+import KinesiaBus
+public import KinesiaClient
+import KinesiaControl
+import KinesiaMotion
+public import KinesiaPublishJournal
+public import KinesiaService
+import KinesiaSystem
+
+/// A pool worker (`kinesia worker --pool NAME`): takes its sessions from the coordinator at
+/// runtime.
+///
+/// It connects a DEALER to the coordinator's control socket (``BusAddress/controlEndpoint``),
+/// reports every second (and at once after a change) who it is, its pool, its room and the
+/// sessions it runs (``WorkerReport``), and applies each ``WorkerAssignment`` newer than the
+/// last it applied: a session that is new (or at a new run) starts, one that is gone (or at an
+/// old run) stops. Each session runs in a ``WorkerService`` of its own, on its own thread,
+/// with its own `health/<worker>-<camera>.<session>/` report: starting or stopping one never
+/// pauses another, and each keeps the exactly-once journal, checkpoints and replay of a
+/// worker. A new run is a new stream of events (the run is part of the session's identity);
+/// the same run after a restart resumes its stream from its checkpoint.
+///
+/// A session whose service fails (its state directory unusable...) is reported gone, and tried
+/// again after 5 s while the coordinator still gives it. Its own `health/<name>/` report counts
+/// the sessions hosted, the assignments applied and refused, and the failures.
+public struct PoolWorkerService: Sendable {
+    /// What a pool worker is given to run.
+    public struct Configuration: Sendable {
+        /// The bus, the process name and whether the bus is insecure.
+        public var process: BusProcessIdentity
+        /// The pool it serves.
+        public var pool: String
+        /// How many sessions it hosts at most.
+        public var capacity: Int
+        /// Snapshots per second of pose time, at most.
+        public var snapshotRate: Double
+        /// The journal of its sessions (or none).
+        public var journal: JournalOptions
+        /// How long a hole in a camera's live poses is waited for.
+        public var holeWait: Duration
+        /// The environment the state directory's default is found in.
+        public var environment: [String: String]
+        /// How often it reports to the coordinator.
+        public var reportInterval: Duration
+
+        /// A configuration.
+        public init(
+            process: BusProcessIdentity, pool: String, capacity: Int, snapshotRate: Double = 15,
+            journal: JournalOptions, holeWait: Duration = .milliseconds(500), environment: [String: String],
+            reportInterval: Duration = .seconds(1)
+        ) {
+            self.process = process
+            self.pool = pool
+            self.capacity = capacity
+            self.snapshotRate = snapshotRate
+            self.journal = journal
+            self.holeWait = holeWait
+            self.environment = environment
+            self.reportInterval = reportInterval
+        }
+    }
+
+    /// How long a failed session waits before it is started again.
+    static let retryAfter: Duration = .seconds(5)
+
+    /// What it runs with.
+    public let configuration: Configuration
+    private let log: Logger
+    private let startClock: @Sendable () -> ElapsedClock
+
+    /// A pool worker that logs on `log` and times its reports on `clock`.
+    public init(_ configuration: Configuration, log: Logger, clock: some Clock<Duration> = ContinuousClock())
+    {
+        self.configuration = configuration
+        self.log = log
+        startClock = { ElapsedClock(clock) }
+    }
+
+    /// Runs until `stop` is requested, then stops its sessions (each finishes the poses it has).
+    ///
+    /// - Throws: the socket errors of a bus that cannot be reached.
+    public func run(until stop: StopToken) throws {
+        let elapsed = startClock()
+        let bus = configuration.process.bus
+        let name = configuration.process.name
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let publisher = try BusPublisher(
+            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        defer { publisher.close() }
+        let control = try ZMQSocket(.dealer, context: zmq, linger: .zero)
+        defer { control.close() }
+        try control.connect(bus.controlEndpoint)
+        var health = try configuration.process.healthPublisher(
+            role: "pool-worker", problems: { log.warning($0) })
+
+        var hosted: [SessionKey: HostedSession] = [:]
+        var failed: [SessionKey: (run: UInt64, at: Duration)] = [:]
+        var desired: [SessionPlan] = []
+        var epoch: UInt64 = 0
+        var counters: [String: Int] = [
+            "assignments": 0, "assignmentsStale": 0, "malformed": 0, "sessionsStarted": 0,
+            "sessionsStopped": 0,
+            "sessionFailures": 0,
+        ]
+        func healthCounters() -> [String: Int] {
+            var values = counters
+            values["sessions"] = hosted.count
+            values["capacity"] = configuration.capacity
+            values["epoch"] = Int(clamping: epoch)
+            return values
+        }
+        func report() {
+            let running = hosted.values.filter { !$0.hasEnded }.map {
+                WorkerReport.Running(key: $0.plan.key, run: $0.plan.run)
+            }.sorted { $0.key < $1.key }
+            let message = ControlMessage.workerReport(
+                WorkerReport(
+                    worker: name, pool: configuration.pool, capacity: configuration.capacity,
+                    sessions: running,
+                    epoch: epoch))
+            _ = try? control.trySend([message.encoded()])
+        }
+        func reconcile() -> Bool {
+            var changed = false
+            let wanted = Dictionary(desired.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+            // Every stop is asked first, then waited for: they finish together.
+            var stopping: [HostedSession] = []
+            for (key, session) in hosted where wanted[key] != session.plan || session.hasEnded {
+                if session.hasEnded, let failure = session.failureDescription {
+                    counters["sessionFailures", default: 0] += 1
+                    failed[key] = (session.plan.run, elapsed.now)
+                    log.error("session \(key) (run \(session.plan.run)) failed: \(failure)")
+                } else {
+                    session.requestStop()
+                    stopping.append(session)
+                }
+                hosted[key] = nil
+                changed = true
+            }
+            for session in stopping {
+                if !session.wait(timeout: .seconds(3)) {
+                    log.warning("session \(session.plan.key) did not stop within 3 s")
+                }
+                counters["sessionsStopped", default: 0] += 1
+                log.info("session \(session.plan.key) (run \(session.plan.run)) stopped")
+            }
+            for plan in desired where hosted[plan.key] == nil {
+                if let failure = failed[plan.key], failure.run == plan.run,
+                    elapsed.now - failure.at < Self.retryAfter
+                {
+                    continue
+                }
+                guard hosted.count < configuration.capacity else {
+                    log.warning("session \(plan.key) not started: \(configuration.capacity) sessions already")
+                    continue
+                }
+                hosted[plan.key] = start(plan)
+                counters["sessionsStarted", default: 0] += 1
+                changed = true
+            }
+            return changed
+        }
+
+        log.info(
+            "pool worker of \(configuration.pool) (room for \(configuration.capacity)) reporting to \(bus.controlEndpoint)"
+        )
+        var nextReport = elapsed.now
+        while !stop.isRequested {
+            health.publishIfDue(counters: healthCounters, via: publisher)
+            if elapsed.now >= nextReport {
+                if reconcile() { log.debug("sessions: \(hosted.keys.sorted().map(\.description))") }
+                report()
+                nextReport = elapsed.now + configuration.reportInterval
+            }
+            let wait = min(.milliseconds(100), max(.zero, nextReport - elapsed.now))
+            guard let frames = try control.receive(timeout: wait) else { continue }
+            guard frames.count == 1,
+                case .assignment(let assignment)? = try? ControlMessage(decoding: frames[0])
+            else {
+                counters["malformed", default: 0] += 1
+                log.warning("a message from the coordinator that is not an assignment: ignored")
+                continue
+            }
+            guard assignment.epoch > epoch else {
+                counters["assignmentsStale", default: 0] += 1
+                continue
+            }
+            counters["assignments", default: 0] += 1
+            epoch = assignment.epoch
+            desired = assignment.sessions.filter { $0.pool == configuration.pool }
+            _ = reconcile()
+            report()
+            nextReport = elapsed.now + configuration.reportInterval
+        }
+        for session in hosted.values { session.requestStop() }
+        for session in hosted.values where !session.wait(timeout: .seconds(3)) {
+            log.warning("session \(session.plan.key) did not stop within 3 s")
+        }
+        health.publish(counters: healthCounters(), via: publisher)
+        log.info("stopped (\(hosted.count) session(s) stopped)")
+    }
+
+    /// Starts `plan`'s own worker service.
+    private func start(_ plan: SessionPlan) -> HostedSession {
+        let analysis: WorkerSession.Analysis =
+            switch plan.analysis {
+            case .left: .side(.left)
+            case .right: .side(.right)
+            case .analytics: .analytics
+            }
+        let session = WorkerSession(
+            camera: plan.key.camera, name: plan.key.name, exercise: plan.exercise, analysis: analysis,
+            run: plan.run)
+        var process = configuration.process
+        process.name = BusProcessIdentity.derivedName(process.name, "\(plan.key.camera).\(plan.key.name)")
+        let service = WorkerService(
+            WorkerService.Configuration(
+                process: process, sessions: [session], snapshotRate: configuration.snapshotRate,
+                journal: configuration.journal, holeWait: configuration.holeWait,
+                environment: configuration.environment),
+            log: log)
+        log.info(
+            "session \(plan.key) (run \(plan.run), \(plan.exercise.id) \(plan.analysis.rawValue)"
+                + (plan.patient.map { ", patient \($0)" } ?? "") + ") starting as \(process.name)")
+        return HostedSession(plan: plan, service: service)
+    }
+}

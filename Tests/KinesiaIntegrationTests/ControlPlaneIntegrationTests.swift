@@ -1,0 +1,144 @@
+import Foundation
+import Glibc
+import KinesiaTestSupport
+import Testing
+
+/// The control plane as a user runs it: a coordinator beside the broker, a pool worker started
+/// with no session, and `kinesia session` commands that start, reset, stop and list sessions on
+/// the running deployment.
+@Suite(.serialized, .tags(.process))
+struct ControlPlaneIntegrationTests {
+    static let simulation = "sim:squat,seed=3,reps=3"
+
+    /// Starts the coordinator and one pool worker, and waits until the worker has reported.
+    static func startSite(_ topology: Topology, state: String) async throws -> (
+        KinesiaProcess, KinesiaProcess
+    ) {
+        _ = try await topology.startBroker()
+        let coordinator = try topology.start("coordinator", ["coordinator", "--state", state])
+        #expect(await coordinator.waitForError(containing: "coordinating on"), "\(coordinator.diagnostics)")
+        let worker = try topology.start(
+            "w1", ["worker", "--pool", "default", "--name", "w1", "--state", state])
+        #expect(await worker.waitForError(containing: "reporting to"), "\(worker.diagnostics)")
+        #expect(
+            await coordinator.waitForError(containing: "worker w1 joined pool default"),
+            "\(coordinator.diagnostics)")
+        return (coordinator, worker)
+    }
+
+    /// Runs `kinesia session ARGUMENTS` to its end: its exit status, standard output and error.
+    static func session(_ topology: Topology, _ name: String, _ arguments: [String]) async throws -> (
+        status: Int32?, output: String, error: String
+    ) {
+        let command = try topology.start(name, ["session"] + arguments)
+        let status = await command.waitForExit(timeout: .seconds(20))
+        return (status, command.outputLines.joined(separator: "\n"), command.errorText)
+    }
+
+    @Test func sessionsStartedOnARunningDeploymentAnalyseLiveAndStopResetAndListAsAsked() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (_, worker) = try await Self.startSite(topology, state: state)
+
+        let expected = try await Oracle.events(source: Self.simulation, exercise: "squat", side: "left")
+        #expect(expected.contains { $0.contains("repCompleted") || $0.contains("repRejected") })
+        let listener = try await topology.startListener(
+            "listen", ["event/cam0/left/", "--format", "json", "--count", String(expected.count)])
+
+        let started = try await Self.session(
+            topology, "start",
+            ["start", "cam0/left", "--exercise", "squat", "--side", "left", "--patient", "p-17"])
+        #expect(started.status == 0, "\(started)")
+        #expect(started.output == "cam0/left started on worker w1 (run 1)")
+        #expect(
+            await worker.waitForError(containing: "hosting cam0/left=squat:left"), "\(worker.diagnostics)")
+
+        // The camera comes after the session: every pose is analysed, as kinesia analyze does.
+        let ingest = try topology.start(
+            "ingest",
+            ["ingest", "--camera", "cam0", "--source", Self.simulation, "--speed", "4", "--state", state])
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "the session's events equal kinesia analyze")
+        #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
+
+        // Commands that cannot be done say why, with the status of every other command.
+        let again = try await Self.session(
+            topology, "again", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+        #expect(again.status == 1)
+        #expect(
+            again.error.contains("cam0/left already runs (run 1 on worker w1): stop it first, or reset it"))
+        let unknown = try await Self.session(
+            topology, "unknown", ["start", "cam0/x", "--exercise", "jump", "--side", "left"])
+        #expect(unknown.status == 64 && unknown.error.contains("unknown exercise \"jump\""), "\(unknown)")
+        let noPool = try await Self.session(
+            topology, "no-pool",
+            ["start", "cam1/left", "--exercise", "wallSit", "--side", "left", "--pool", "gait"])
+        #expect(noPool.status == 1 && noPool.error.contains("no live worker in pool gait"), "\(noPool)")
+
+        // A reset is a new run on a new stream; the same request id is done once.
+        let reset = try await Self.session(
+            topology, "reset", ["reset", "cam0/left", "--request-id", "reset-1"])
+        #expect(
+            reset.status == 0 && reset.output == "cam0/left reset: run 1 ended, run 2 started on worker w1",
+            "\(reset)")
+        let resetAgain = try await Self.session(
+            topology, "reset-again", ["reset", "cam0/left", "--request-id", "reset-1"])
+        #expect(resetAgain.status == 0 && resetAgain.output == reset.output, "\(resetAgain)")
+        let list = try await Self.session(topology, "list", ["list"])
+        #expect(list.status == 0)
+        #expect(
+            list.output.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") } == [
+                "SESSION EXERCISE SIDE PATIENT POOL WORKER RUN STATE",
+                "cam0/left squat left p-17 default w1 2 running",
+            ], "\(list.output)")
+
+        let stop = try await Self.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0 && stop.output == "cam0/left stopped (run 2 on worker w1)", "\(stop)")
+        #expect(
+            await worker.waitForError(containing: "session cam0/left (run 2) stopped"),
+            "\(worker.diagnostics)")
+        let stopAgain = try await Self.session(topology, "stop-again", ["stop", "cam0/left"])
+        #expect(stopAgain.status == 1 && stopAgain.error.contains("cam0/left does not run"), "\(stopAgain)")
+        #expect(worker.isRunning)
+    }
+
+    @Test func aCoordinatorKilledAndRestartedBringsBackTheSameSessionsAndStartsNothingTwice() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (coordinator, worker) = try await Self.startSite(topology, state: state)
+        for (name, side) in [("left", "left"), ("right", "right")] {
+            let started = try await Self.session(
+                topology, "start-\(name)", ["start", "cam0/\(name)", "--exercise", "squat", "--side", side])
+            #expect(started.status == 0, "\(started)")
+        }
+        coordinator.signal(SIGKILL)
+        _ = await coordinator.waitForExit()
+        let restarted = try topology.start("coordinator-again", ["coordinator", "--state", state])
+        #expect(
+            await restarted.waitForError(containing: "with 2 session(s) kept"), "\(restarted.diagnostics)")
+        // The worker's next reports tell the new coordinator where the sessions run.
+        var rows: [String] = []
+        var running = 0
+        for _ in 0..<20 {
+            let list = try await Self.session(topology, "list", ["list", "--format", "json"])
+            rows = list.output.components(separatedBy: "\"session\":").dropFirst().map {
+                String($0.prefix(400))
+            }
+            running = list.output.components(separatedBy: "\"state\":\"running\"").count - 1
+            if running == 2 { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(running == 2, "both sessions seen running again: \(rows)")
+        #expect(
+            rows.count == 2
+                && rows.allSatisfy { $0.contains("\"run\":\"1\"") || $0.contains("\"run\":\"2\"") },
+            "\(rows)")
+        #expect(!worker.errorText.contains("run 3"), "nothing started again: \(worker.diagnostics)")
+        // A new run after the restart never reuses a number.
+        let reset = try await Self.session(topology, "reset", ["reset", "cam0/left"])
+        #expect(reset.output.contains("run 1 ended, run 3 started"), "\(reset)")
+    }
+}
