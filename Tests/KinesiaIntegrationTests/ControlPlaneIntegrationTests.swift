@@ -142,3 +142,56 @@ struct ControlPlaneIntegrationTests {
         #expect(reset.output.contains("run 1 ended, run 3 started"), "\(reset)")
     }
 }
+
+/// A pool worker killed mid-session: after its lease, another live worker of the pool takes the
+/// session over, rebuilds it from its checkpoint and the camera's pose journal, and continues its
+/// stream, so that a consumer following it exactly once ends with the events of
+/// `kinesia analyze`.
+@Suite(.serialized, .tags(.process))
+struct PoolTakeoverIntegrationTests {
+    @Test func aKilledWorkersSessionGoesOnOnAnotherWorkerOfThePoolExactlyOnce() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let source = "sim:squat,seed=2,reps=6"
+        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let started = try await ControlPlaneIntegrationTests.session(
+            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+        #expect(started.output == "cam0/left started on worker w1 (run 1)", "\(started)")
+        // The second worker joins after the placement, with room for one session.
+        let second = try topology.start(
+            "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "worker w2 joined pool default"),
+            "\(coordinator.diagnostics)")
+
+        let expected = try await Oracle.events(source: source, exercise: "squat", side: "left")
+        let listener = try await topology.startListener(
+            "listen",
+            [
+                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "cam0", "--source", source, "--speed", "2", "--keep-serving", "--state",
+                state,
+            ])
+        try await Task.sleep(for: .seconds(3))
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        #expect(
+            await coordinator.waitForError(
+                containing: "cam0/left (run 1) goes to worker w2", timeout: .seconds(10)),
+            "\(coordinator.diagnostics)")
+        #expect(
+            await second.waitForError(containing: "hosting cam0/left=squat:left"), "\(second.diagnostics)")
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "every event once, in order, across the takeover")
+        let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
+        #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
+        ingest.signal(SIGTERM)
+    }
+}
