@@ -287,6 +287,7 @@ let package = Package(
         .testTarget(
             name: "KinesiaControlTests",
             dependencies: ["KinesiaControl", "KinesiaMotion", "KinesiaWire"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaJSONTests", dependencies: ["KinesiaJSON"],

@@ -38,7 +38,9 @@ public enum ControlMessage: Hashable, Sendable {
             out += "\"type\":\"request\",\"id\":" + JSONWriter.string(request.id)
             out += ",\"command\":\"\(request.verb)\""
             switch request.command {
-            case .start(let plan): out += "," + Self.planFields(plan)
+            case .start(var plan):
+                plan.run = 0
+                out += "," + Self.planFields(plan)
             case .stop(let key), .reset(let key): out += ",\"session\":" + JSONWriter.string(key.description)
             case .list: break
             }
@@ -162,7 +164,9 @@ public enum ControlMessage: Hashable, Sendable {
         let command: ControlRequest.Command
         switch try fields.string("command") {
         case "start":
-            try fields.rejectUnknownKeys(allowed: planKeys.union(["type", "id", "command"]))
+            // The run is the coordinator's to give.
+            try fields.rejectUnknownKeys(
+                allowed: planKeys.subtracting(["run"]).union(["type", "id", "command"]))
             command = .start(try plan(fields))
         case "stop":
             try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session"])

@@ -1,3 +1,4 @@
+import Foundation
 import KinesiaControl
 import Testing
 
@@ -9,11 +10,13 @@ struct ControlMessageTests {
         let plan = try SessionPlan(
             key: SessionKey(parsing: "cam0/left"), exerciseFile: kneeFile, analysis: .left, patient: "p-17",
             pool: "clinic", worker: "w1", run: 18_446_744_073_709_551_615)
+        var requested = plan
+        requested.run = 0
         let catalog = try SessionPlan(
             key: SessionKey(parsing: "cam1/both"), exerciseFile: SessionPlan.catalogExercise("squat"),
             analysis: .analytics)
         return [
-            .request(try ControlRequest(id: "r-1", command: .start(plan))),
+            .request(try ControlRequest(id: "r-1", command: .start(requested))),
             .request(try ControlRequest(id: "r-2", command: .stop(SessionKey(parsing: "cam0/left")))),
             .request(try ControlRequest(id: "r-3", command: .reset(SessionKey(parsing: "cam0/left")))),
             .request(try ControlRequest(id: "r-4", command: .list)),
@@ -40,6 +43,29 @@ struct ControlMessageTests {
         for message in try Self.messages() {
             #expect(try ControlMessage(decoding: message.encoded()) == message)
         }
+    }
+
+    /// The committed vectors (`Fixtures/control-messages.jsonl`, read by the Python client's
+    /// tests too) are what the messages encode to, byte for byte. After a deliberate change:
+    /// `KINESIA_WRITE_VECTORS=1 swift test --filter ControlMessageTests`.
+    @Test func theCommittedVectorsAreWhatTheMessagesEncodeTo() throws {
+        let path = #filePath.replacingOccurrences(
+            of: "ControlMessageTests.swift", with: "Fixtures/control-messages.jsonl")
+        let lines = try Self.messages().map { String(decoding: $0.encoded(), as: UTF8.self) }
+        let text = lines.joined(separator: "\n") + "\n"
+        if ProcessInfo.processInfo.environment["KINESIA_WRITE_VECTORS"] == "1" {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+        for line in text.split(separator: "\n") {
+            _ = try ControlMessage(decoding: Array(line.utf8))
+        }
+    }
+
+    @Test func aRequestMayNotGiveTheRun() {
+        let text =
+            #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"squat","side":"left","run":"5"}"#
+        #expect(throws: ControlError.self) { try ControlMessage(decoding: Array(text.utf8)) }
     }
 
     @Test func aStartRequestIsOneJSONLineWithTheExerciseFile() throws {

@@ -143,6 +143,43 @@ struct ControlPlaneIntegrationTests {
     }
 }
 
+/// The Python client (`kinesia.control`) commands the same coordinator as `kinesia session`.
+@Suite(.serialized, .tags(.process))
+struct PythonControlClientTests {
+    @Test func thePythonClientStartsListsAndStopsASession() async throws {
+        let python = try PackagePaths.python()
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        _ = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let script = """
+            import sys
+            from kinesia.control import ControlClient
+            client = ControlClient(sys.argv[1])
+            for answer in (client.start("cam0/left", exercise="squat", side="left", patient="p-9", request_id="py-1"),
+                           client.start("cam0/left", exercise="squat", side="left", request_id="py-1"),
+                           client.list(),
+                           client.stop("cam0/left"), client.stop("cam0/left")):
+                print(answer.outcome, answer.exit_code, answer.run, len(answer.sessions), answer.message)
+            """
+        let output = topology.directory + "/python.out"
+        let errors = topology.directory + "/python.err"
+        let process = try TestProcess(
+            executable: python, arguments: ["-c", script, topology.bus],
+            environment: ProcessInfo.processInfo.environment,
+            standardOutput: output, standardError: errors)
+        #expect(await process.waitForExit(timeout: .seconds(30)) == 0, "\(TestProcess.readFile(errors))")
+        #expect(
+            TestProcess.readFile(output).split(separator: "\n") == [
+                "started 0 1 0 cam0/left started on worker w1 (run 1)",
+                "started 0 1 0 cam0/left started on worker w1 (run 1)",
+                "listed 0 None 1 1 session(s)",
+                "stopped 0 1 0 cam0/left stopped (run 1 on worker w1)",
+                "notRunning 1 None 0 cam0/left does not run",
+            ], "\(TestProcess.readFile(errors))")
+    }
+}
+
 /// A pool worker killed mid-session: after its lease, another live worker of the pool takes the
 /// session over, rebuilds it from its checkpoint and the camera's pose journal, and continues its
 /// stream, so that a consumer following it exactly once ends with the events of

@@ -1,0 +1,156 @@
+"""Commands for the coordinator (`kinesia coordinator`): start, stop, reset and list the site's
+sessions, as `kinesia session` does (docs/control-plane.md).
+
+    from kinesia.control import ControlClient
+    client = ControlClient("/run/user/1000/kinesia")
+    answer = client.start("cam0/left", exercise="squat", side="left", patient="p-17")
+    print(answer.outcome, answer.message)   # started cam0/left started on worker w1 (run 1)
+    for session in client.list().sessions:
+        print(session["session"], session["run"], session["state"])
+
+A request is sent again every second with the same id until its answer comes: the coordinator
+does an id once and answers it the same every time, so a retry never starts twice. Needs pyzmq.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+OUTCOMES = ("started", "stopped", "reset", "listed", "alreadyRunning", "notRunning", "noLiveWorker",
+            "notConfirmed", "invalid")
+SIDES = ("left", "right", "analytics")
+
+
+class ControlError(Exception):
+    """A message that is not a control answer of this version, or a request that cannot be made."""
+
+
+class ControlTimeout(Exception):
+    """No answer from the coordinator in time."""
+
+
+@dataclass(frozen=True)
+class ControlAnswer:
+    """The coordinator's answer: the request's id, the outcome word, a sentence, and for `list`
+    the sessions (each a dict of the plan's fields with "run", "assignedTo" and "state")."""
+
+    id: str
+    outcome: str
+    message: str
+    worker: str | None = None
+    run: int | None = None
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 done, 64 invalid, 1 otherwise: the exit status of `kinesia session`."""
+        if self.outcome in ("started", "stopped", "reset", "listed"):
+            return 0
+        return 64 if self.outcome == "invalid" else 1
+
+
+def new_request_id() -> str:
+    """16 random hexadecimal digits."""
+    return os.urandom(8).hex()
+
+
+def encode_request(request_id: str, command: str, **fields: Any) -> bytes:
+    """One request as the coordinator reads it: `type`, `id`, `command`, then the fields given
+    (None values left out), in that order."""
+    if command not in ("start", "stop", "reset", "list"):
+        raise ControlError(f"unknown command {command!r}: start, stop, reset or list")
+    message: dict[str, Any] = {"type": "request", "id": request_id, "command": command}
+    message.update({key: value for key, value in fields.items() if value is not None})
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def decode_answer(data: bytes) -> ControlAnswer:
+    """Reads an answer; refuses (ControlError) anything else, saying what is wrong."""
+    try:
+        message = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ControlError(f"not JSON: {error}") from None
+    if not isinstance(message, dict) or message.get("type") != "answer":
+        raise ControlError("not a control answer")
+    unknown = set(message) - {"type", "id", "outcome", "message", "worker", "run", "sessions"}
+    if unknown:
+        raise ControlError(f"unknown fields {sorted(unknown)}")
+    outcome = message.get("outcome")
+    if outcome not in OUTCOMES:
+        raise ControlError(f"unknown outcome {outcome!r}")
+    identifier, text = message.get("id"), message.get("message")
+    if not isinstance(identifier, str) or not isinstance(text, str):
+        raise ControlError('"id" and "message" must be strings')
+    run = message.get("run")
+    if run is not None and not (isinstance(run, str) and run.isdigit()):
+        raise ControlError('"run" must be a whole number as a decimal string')
+    sessions = message.get("sessions", [])
+    if not isinstance(sessions, list) or not all(isinstance(entry, dict) for entry in sessions):
+        raise ControlError('"sessions" must be a list of objects')
+    for entry in sessions:
+        if "run" in entry:
+            entry["run"] = int(entry["run"])
+    worker = message.get("worker")
+    return ControlAnswer(identifier, outcome, text, worker, int(run) if run is not None else None, sessions)
+
+
+class ControlClient:
+    """A DEALER to the coordinator's control socket (`control.sock` in the bus directory)."""
+
+    def __init__(self, directory: str, timeout: float = 5.0) -> None:
+        self.endpoint = f"ipc://{directory}/control.sock"
+        self.timeout = timeout
+
+    def start(self, session: str, exercise: str, side: str, patient: str | None = None,
+              pool: str | None = None, worker: str | None = None, exercise_file: str | None = None,
+              request_id: str | None = None) -> ControlAnswer:
+        """Starts `session` ("CAMERA/NAME") at a new run. `exercise_file` is an exercise file's
+        text (its "exercise" must be `exercise`); without it, the catalog's thresholds."""
+        if side not in SIDES:
+            raise ControlError(f"invalid side {side!r}: use left, right or analytics")
+        return self.send(request_id or new_request_id(), "start", session=session, exercise=exercise,
+                         exerciseFile=exercise_file, side=side, patient=patient, pool=pool, worker=worker)
+
+    def stop(self, session: str, request_id: str | None = None) -> ControlAnswer:
+        """Ends `session`'s run."""
+        return self.send(request_id or new_request_id(), "stop", session=session)
+
+    def reset(self, session: str, request_id: str | None = None) -> ControlAnswer:
+        """Ends `session`'s run and starts the next."""
+        return self.send(request_id or new_request_id(), "reset", session=session)
+
+    def list(self, request_id: str | None = None) -> ControlAnswer:
+        """Every session of the site."""
+        return self.send(request_id or new_request_id(), "list")
+
+    def send(self, request_id: str, command: str, **fields: Any) -> ControlAnswer:
+        """Sends a request, again every second, until its answer comes or the timeout passes."""
+        import zmq
+
+        data = encode_request(request_id, command, **fields)
+        socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        try:
+            socket.connect(self.endpoint)
+            deadline = time.monotonic() + self.timeout
+            next_send = 0.0
+            while (now := time.monotonic()) < deadline:
+                if now >= next_send:
+                    socket.send(data)
+                    next_send = now + 1.0
+                if socket.poll(max(1, int(1000 * (min(next_send, deadline) - now)))):
+                    try:
+                        answer = decode_answer(socket.recv())
+                    except ControlError:
+                        continue
+                    if answer.id == request_id:
+                        return answer
+        finally:
+            socket.close()
+        raise ControlTimeout(
+            f"no answer from the coordinator at {self.endpoint} within {self.timeout} s "
+            "(is kinesia coordinator running?)")

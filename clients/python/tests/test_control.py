@@ -1,0 +1,74 @@
+"""kinesia.control: the requests written byte for byte as the Swift coordinator's committed
+vectors (Tests/KinesiaControlTests/Fixtures/control-messages.jsonl), the answers read from them,
+and foreign answers refused.
+
+    .venv/bin/python -m unittest discover -s clients/python/tests
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unittest
+
+from kinesia.control import ControlAnswer, ControlError, decode_answer, encode_request, new_request_id
+
+VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests",
+                       "KinesiaControlTests", "Fixtures", "control-messages.jsonl")
+
+
+def vectors() -> list[bytes]:
+    with open(VECTORS, "rb") as file:
+        return [line.rstrip(b"\n") for line in file if line.strip()]
+
+
+class ControlVectorTests(unittest.TestCase):
+    def test_every_request_is_written_as_the_swift_coordinator_reads_it(self) -> None:
+        requests = [line for line in vectors() if json.loads(line)["type"] == "request"]
+        self.assertEqual(len(requests), 4)
+        for line in requests:
+            fields = json.loads(line)
+            identifier, command = fields.pop("id"), fields.pop("command")
+            fields.pop("type")
+            self.assertEqual(encode_request(identifier, command, **fields), line)
+
+    def test_every_answer_reads(self) -> None:
+        answers = [decode_answer(line) for line in vectors() if json.loads(line)["type"] == "answer"]
+        self.assertEqual([answer.outcome for answer in answers], ["started", "listed", "listed"])
+        self.assertEqual((answers[0].worker, answers[0].run, answers[0].message),
+                         ("w1", 3, 'cam0/left "started"'))
+        listed = answers[1].sessions
+        self.assertEqual([entry["session"] for entry in listed], ["cam0/left", "cam1/both"])
+        self.assertEqual(listed[0]["run"], 18446744073709551615)
+        self.assertEqual((listed[0]["state"], listed[0]["assignedTo"], listed[0]["patient"]),
+                         ("running", "w1", "p-17"))
+        self.assertEqual(json.loads(listed[0]["exerciseFile"])["reps"]["minPeak"], 70)
+        self.assertEqual(answers[2].sessions, [])
+        self.assertEqual([answer.exit_code for answer in answers], [0, 0, 0])
+
+    def test_foreign_or_broken_answers_are_refused_saying_what(self) -> None:
+        cases = {
+            b"not json": "not JSON",
+            b'{"type":"request","id":"a","command":"list"}': "not a control answer",
+            b'{"type":"answer","id":"a","outcome":"maybe","message":""}': "unknown outcome",
+            b'{"type":"answer","id":"a","outcome":"started","message":"","extra":1}': "unknown fields",
+            b'{"type":"answer","id":"a","outcome":"started","message":"","run":-1}': "decimal string",
+            b'{"type":"answer","id":7,"outcome":"started","message":""}': "must be strings",
+        }
+        for data, expected in cases.items():
+            with self.assertRaises(ControlError) as caught:
+                decode_answer(data)
+            self.assertIn(expected, str(caught.exception))
+
+    def test_exit_codes_and_request_ids(self) -> None:
+        self.assertEqual(ControlAnswer("a", "invalid", "").exit_code, 64)
+        self.assertEqual(ControlAnswer("a", "noLiveWorker", "").exit_code, 1)
+        identifier = new_request_id()
+        self.assertEqual(len(identifier), 16)
+        int(identifier, 16)
+        with self.assertRaises(ControlError):
+            encode_request("a", "launch")
+
+
+if __name__ == "__main__":
+    unittest.main()
