@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+import KinesiaBus
 import KinesiaTestSupport
+import KinesiaWire
 import Testing
 
 /// The control plane as a user runs it: a coordinator beside the broker, a pool worker started
@@ -230,5 +232,73 @@ struct PoolTakeoverIntegrationTests {
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
         ingest.signal(SIGTERM)
+    }
+}
+
+/// The coordinator under a flood of foreign, broken and valid messages: each broken one is
+/// refused and counted, each request with an id answered, and the site keeps answering.
+@Suite(.serialized, .tags(.process))
+struct ControlFloodTests {
+    @Test func aFloodOfBrokenAndValidMessagesIsCountedAnsweredAndNothingElseChanges() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        _ = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let started = try await ControlPlaneIntegrationTests.session(
+            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+        #expect(started.status == 0, "\(started)")
+        let health = try HealthWatch(bus: topology.bus)
+
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let socket = try ZMQSocket(.dealer, context: context, linger: .zero)
+        defer { socket.close() }
+        try socket.set(.sendHighWaterMark, 0)
+        try socket.set(.receiveHighWaterMark, 0)
+        try socket.connect("ipc://\(topology.bus)/control.sock")
+        let broken: [[UInt8]] = [
+            Array("not json".utf8), [0xFF, 0x00, 0x7B], [],
+            Array(#"{"type":"answer","id":"x1","outcome":"started","message":""}"#.utf8),
+            Array(
+                #"{"type":"request","id":"x2","command":"start","session":"cam0/left","exercise":"jump","side":"left"}"#
+                    .utf8),
+            Array(#"{"type":"request","id":"x3","command":"stop","session":"../etc"}"#.utf8),
+            Array(
+                #"{"type":"workerReport","worker":"w9","pool":"p","capacity":-5,"epoch":"0","sessions":[]}"#
+                    .utf8),
+            [UInt8](repeating: UInt8(ascii: "["), count: 100_000),
+        ]
+        let rounds = 200
+        for round in 0..<rounds {
+            for message in broken { try socket.send([message]) }
+            try socket.send([Array(#"{"type":"request","id":"list-\#(round)","command":"list"}"#.utf8)])
+        }
+        // Two frames in one message: refused too.
+        try socket.send([Array("a".utf8), Array("b".utf8)])
+        var listed = 0
+        var invalid = 0
+        while listed < rounds, let frames = try socket.receive(timeout: .seconds(10)) {
+            let text = String(decoding: frames[0], as: UTF8.self)
+            if text.contains(#""outcome":"listed""#) {
+                #expect(text.contains(#""session":"cam0/left""#))
+                listed += 1
+            } else if text.contains(#""outcome":"invalid""#) {
+                invalid += 1
+            }
+        }
+        #expect(listed == rounds, "every valid request answered")
+        let report = await health.wait(for: "coordinator", timeout: .seconds(10)) {
+            ($0.counters["malformed"] ?? 0) >= broken.count * rounds + 1
+        }
+        #expect(report != nil, "\(health.latest["coordinator"]?.counters ?? [:])")
+        #expect(report?.counters["malformed"] == broken.count * rounds + 1)
+        // Requests with an id are answered `invalid`, saying why (x1..x3 each round).
+        while invalid < 3 * rounds, let frames = try socket.receive(timeout: .seconds(5)) {
+            if String(decoding: frames[0], as: UTF8.self).contains(#""outcome":"invalid""#) { invalid += 1 }
+        }
+        #expect(invalid == 3 * rounds)
+        // The session is untouched.
+        let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
+        #expect(list.output.contains("cam0/left") && list.output.contains("running"), "\(list.output)")
     }
 }

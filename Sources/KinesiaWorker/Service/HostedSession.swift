@@ -13,6 +13,7 @@ final class HostedSession: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let failure = Mutex<String?>(nil)
     private let ended = Atomic<Bool>(false)
+    private let live = Atomic<Bool>(false)
 
     /// Starts `service` on a new thread.
     init(plan: SessionPlan, service: WorkerService) {
@@ -20,7 +21,7 @@ final class HostedSession: Sendable {
         // The thread holds the session until its service returns.
         let thread = Thread { [self] in
             do {
-                try service.run(until: token)
+                try service.run(until: token) { live.store(true, ordering: .releasing) }
             } catch {
                 failure.withLock { $0 = "\(error)" }
             }
@@ -30,6 +31,9 @@ final class HostedSession: Sendable {
         thread.name = "session \(plan.key)"
         thread.start()
     }
+
+    /// Whether its service is analysing: subscribed, its state restored, and not returned.
+    var isLive: Bool { live.load(ordering: .acquiring) && !hasEnded }
 
     /// Whether its service has returned (stopped, or failed).
     var hasEnded: Bool { ended.load(ordering: .acquiring) }

@@ -11,7 +11,8 @@ import KinesiaSystem
 ///
 /// It connects a DEALER to the coordinator's control socket (``BusAddress/controlEndpoint``),
 /// reports every second (and at once after a change) who it is, its pool, its room and the
-/// sessions it runs (``WorkerReport``), and applies each ``WorkerAssignment`` newer than the
+/// sessions it runs (``WorkerReport``: a session counts once its service is subscribed and its
+/// state restored, so a confirmed start is a session analysing), and applies each ``WorkerAssignment`` newer than the
 /// last it applied: a session that is new (or at a new run) starts, one that is gone (or at an
 /// old run) stops. Each session runs in a ``WorkerService`` of its own, on its own thread,
 /// with its own `health/<worker>-<camera>.<session>/` report: starting or stopping one never
@@ -109,8 +110,11 @@ public struct PoolWorkerService: Sendable {
             values["epoch"] = Int(clamping: epoch)
             return values
         }
+        // The sessions last reported live: a session that becomes live is reported at once.
+        var reportedLive: Set<SessionKey> = []
         func report() {
-            let running = hosted.values.filter { !$0.hasEnded }.map {
+            reportedLive = Set(hosted.filter { $0.value.isLive }.keys)
+            let running = hosted.values.filter(\.isLive).map {
                 WorkerReport.Running(key: $0.plan.key, run: $0.plan.run)
             }.sorted { $0.key < $1.key }
             let message = ControlMessage.workerReport(
@@ -167,7 +171,7 @@ public struct PoolWorkerService: Sendable {
         var nextReport = elapsed.now
         while !stop.isRequested {
             health.publishIfDue(counters: healthCounters, via: publisher)
-            if elapsed.now >= nextReport {
+            if elapsed.now >= nextReport || Set(hosted.filter({ $0.value.isLive }).keys) != reportedLive {
                 if reconcile() { log.debug("sessions: \(hosted.keys.sorted().map(\.description))") }
                 report()
                 nextReport = elapsed.now + configuration.reportInterval

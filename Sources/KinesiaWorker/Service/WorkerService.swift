@@ -81,9 +81,11 @@ public struct WorkerService: Sendable {
     /// (at most half a second), publishes the analytics sessions' final summaries and a last
     /// health report.
     ///
+    /// - Parameter ready: Called once the sessions are subscribed and their state restored,
+    ///   before the first pose is read (a pool worker confirms a start then).
     /// - Throws: ``PublishJournalError`` and ``WorkerStateError`` when the state directory
     ///   cannot be used; the socket errors of a bus that cannot be reached.
-    public func run(until stop: StopToken) throws {
+    public func run(until stop: StopToken, ready: @Sendable () -> Void = {}) throws {
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let specs = configuration.sessions
@@ -361,6 +363,7 @@ public struct WorkerService: Sendable {
                 .joined(separator: ", ") + " on \(bus)")
         core.start(into: &actions)
         perform()
+        ready()
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
             journal?.writeAndSyncIfDue(now: elapsed.now)

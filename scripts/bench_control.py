@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The control plane's command latency: how long `kinesia session start` waits for "started"
+(request sent -> the worker's confirmation answered), stop and reset the same, and list, on the
+real `kinesia coordinator` and a `kinesia worker --pool` on a fresh IPC bus, with a camera
+publishing (as a clinic's site is). Also the coordinator's rate of answers to a flood of list
+requests from one client (requests in flight, no waiting between them).
+
+    .venv/bin/python scripts/bench_control.py [--rounds N] [--no-build]
+
+Run with the clone's Python environment (scripts/setup): it uses kinesia.control. Prints one
+JSON object per line: each command's latencies (median, p99, worst, in ms) and the flood's rate.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KINESIA = os.path.join(ROOT, ".build", "release", "kinesia")
+
+
+def say(message):
+    print(f"bench_control: {message}", file=sys.stderr, flush=True)
+
+
+def summary(name, samples):
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return {"bench": "control", "command": name, "count": len(ordered),
+            "median_ms": round(statistics.median(ordered) * 1000, 2), "p99_ms": round(p99 * 1000, 2),
+            "worst_ms": round(ordered[-1] * 1000, 2)}
+
+
+def wait_for(path, process, what):
+    deadline = time.monotonic() + 15
+    while not os.path.exists(path):
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError(f"{what} did not start")
+        time.sleep(0.02)
+
+
+def main():
+    from kinesia.control import ControlClient, decode_answer, encode_request
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--flood", type=int, default=5000)
+    parser.add_argument("--no-build", action="store_true")
+    args = parser.parse_args()
+    if not args.no_build:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "kinesia"], check=True, cwd=ROOT,
+                       stdout=sys.stderr)
+    directory = tempfile.mkdtemp(prefix="kc-", dir="/tmp")
+    bus, state = os.path.join(directory, "bus"), os.path.join(directory, "state")
+    os.mkdir(bus, 0o700)
+    processes = []
+
+    def start(name, *arguments):
+        log = open(os.path.join(directory, f"{name}.log"), "w")
+        process = subprocess.Popen([KINESIA, *arguments, "--bus", bus], stdout=subprocess.DEVNULL, stderr=log)
+        processes.append(process)
+        return process
+
+    try:
+        broker = start("broker", "broker")
+        wait_for(os.path.join(bus, "sub.sock"), broker, "the broker")
+        coordinator = start("coordinator", "coordinator", "--state", state)
+        wait_for(os.path.join(bus, "control.sock"), coordinator, "the coordinator")
+        start("worker", "worker", "--pool", "default", "--name", "w1", "--state", state)
+        start("ingest", "ingest", "--camera", "cam0", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
+              "--no-journal")
+        client = ControlClient(bus, timeout=10)
+        deadline = time.monotonic() + 15
+        while client.start("cam9/probe", exercise="squat", side="left").outcome != "started":
+            if time.monotonic() > deadline:
+                raise RuntimeError("no pool worker joined")
+            time.sleep(0.2)
+        client.stop("cam9/probe")
+        latencies = {"start": [], "reset": [], "stop": [], "list": []}
+        outcomes = {}
+        for _ in range(args.rounds):
+            for command, call in (("start", lambda: client.start("cam0/left", exercise="squat", side="left")),
+                                  ("reset", lambda: client.reset("cam0/left")),
+                                  ("list", client.list),
+                                  ("stop", lambda: client.stop("cam0/left"))):
+                began = time.monotonic()
+                answer = call()
+                latencies[command].append(time.monotonic() - began)
+                outcomes[answer.outcome] = outcomes.get(answer.outcome, 0) + 1
+        for command, samples in latencies.items():
+            print(json.dumps(summary(command, samples)), flush=True)
+
+        # A flood: every request sent at once, then every answer read.
+        import zmq
+        socket = zmq.Context.instance().socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SNDHWM, 0)
+        socket.setsockopt(zmq.RCVHWM, 0)
+        socket.connect(f"ipc://{bus}/control.sock")
+        began = time.monotonic()
+        for index in range(args.flood):
+            socket.send(encode_request(f"flood-{index}", "list"))
+        answered = 0
+        while answered < args.flood and socket.poll(5000):
+            decode_answer(socket.recv())
+            answered += 1
+        seconds = time.monotonic() - began
+        socket.close()
+        print(json.dumps({"bench": "control", "command": "list flood", "sent": args.flood, "answered": answered,
+                          "answers_per_s": round(answered / seconds)}), flush=True)
+        print(json.dumps({"summary": "control", "outcomes": outcomes,
+                          "coordinator_running": coordinator.poll() is None}), flush=True)
+    finally:
+        for process in reversed(processes):
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
