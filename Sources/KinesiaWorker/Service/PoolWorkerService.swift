@@ -176,7 +176,9 @@ public struct PoolWorkerService: Sendable {
                 report()
                 nextReport = elapsed.now + configuration.reportInterval
             }
-            let wait = min(.milliseconds(100), max(.zero, nextReport - elapsed.now))
+            // A session starting is confirmed as soon as it is live: looked at every 5 ms.
+            let starting = hosted.values.contains { !$0.isLive && !$0.hasEnded }
+            let wait = min(.milliseconds(starting ? 5 : 100), max(.zero, nextReport - elapsed.now))
             guard let frames = try control.receive(timeout: wait) else { continue }
             guard frames.count == 1,
                 case .assignment(let assignment)? = try? ControlMessage(decoding: frames[0])
