@@ -302,3 +302,76 @@ struct ControlFloodTests {
         #expect(list.output.contains("cam0/left") && list.output.contains("running"), "\(list.output)")
     }
 }
+
+/// `kinesia up deploy/clinic.json` as shipped: a coordinator and two pool workers with no
+/// session; sessions started with `kinesia session` run, a pool worker killed is restarted by
+/// `up` and gets its sessions back, and the shutdown is clean.
+@Suite(.serialized, .tags(.process))
+struct ClinicDeployTests {
+    @Test(.timeLimit(.minutes(2)))
+    func theClinicTopologyTakesSessionsAtRuntimeAndGivesThemBackToARestartedWorker() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        var text = try String(contentsOf: PackagePaths.url("deploy/clinic.json"), encoding: .utf8)
+        #expect(text.contains("\"kinesia-clinic.db\"") && text.hasPrefix("{\n"))
+        text = text.replacingOccurrences(
+            of: "\"kinesia-clinic.db\"", with: "\"\(topology.directory)/clinic.db\"")
+        text = "{\n  \"bus\": \"\(topology.bus)\",\n" + text.dropFirst(2)
+        let file = topology.directory + "/clinic.json"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = topology.directory + "/state"
+        let up = try topology.start("up", ["up", file], addingBus: false, environment: environment)
+        #expect(await up.waitForError(containing: "worker worker-b joined pool clinic"), "\(up.diagnostics)")
+        #expect(await up.waitForError(containing: "worker worker-a joined pool clinic"), "\(up.diagnostics)")
+
+        for (name, side) in [("left", "left"), ("right", "right")] {
+            let started = try await ControlPlaneIntegrationTests.session(
+                topology, "start-\(name)",
+                [
+                    "start", "cam0/\(name)", "--exercise", "shoulderAbduction", "--side", side, "--pool",
+                    "clinic",
+                ])
+            #expect(started.status == 0 && started.output.contains("started on worker worker-"), "\(started)")
+        }
+        func list() async throws -> [String] {
+            let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
+            return list.output.split(separator: "\n").dropFirst().map {
+                $0.split(separator: " ").joined(separator: " ")
+            }
+        }
+        let rows = try await list()
+        #expect(rows.count == 2 && rows.allSatisfy { $0.hasSuffix("running") }, "\(rows)")
+        // Both on one worker: the camera's sessions are kept together.
+        let host = rows.first?.split(separator: " ")[5] ?? ""
+        #expect(rows.allSatisfy { $0.split(separator: " ")[5] == host }, "\(rows)")
+
+        // The worker killed is restarted by up, and the coordinator gives it its sessions back.
+        let pids = up.errorText.split(separator: "\n").filter { $0.contains("started \(host) (pid ") }
+        let pid = Int32(pids.last?.split(separator: "pid ").last?.dropLast() ?? "") ?? 0
+        #expect(pid > 0, "\(up.diagnostics)")
+        kill(pid, SIGKILL)
+        #expect(await up.waitForError(containing: "restarting \(host)"), "\(up.diagnostics)")
+        // The restarted worker starts both sessions again, at the same runs.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        func restarts() -> Int {
+            ["left", "right"].map { name in
+                up.errorText.components(separatedBy: "session cam0/\(name) (run ").count - 2
+            }.min() ?? 0
+        }
+        while restarts() < 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(restarts() == 1, "\(up.diagnostics)")
+        var again: [String] = []
+        for _ in 0..<40 {
+            again = try await list()
+            if again.count == 2, again.allSatisfy({ $0.hasSuffix("running") }) { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(again == rows, "the same sessions, runs and worker")
+        #expect(
+            again.count == 2 && again.allSatisfy { $0.hasSuffix("running") }, "\(again)\n\(up.diagnostics)")
+        up.signal(SIGTERM)
+        #expect(await up.waitForExit(timeout: .seconds(30)) == 0, "\(up.diagnostics)")
+    }
+}
