@@ -1,4 +1,5 @@
 import KinesiaAnalytics
+import KinesiaControl
 import KinesiaMotion
 import KinesiaWire
 
@@ -69,6 +70,13 @@ extension BusMessage {
                 }
             } catch {
                 return .malformed(MalformedMessage(topic: topic.string, reason: .json(error), header: header))
+            }
+        case .session(let json):
+            do {
+                return .run(BusRun(record: try RunRecord(json: json), topic: topic, header: header))
+            } catch {
+                return .malformed(
+                    MalformedMessage(topic: topic.string, reason: .run("\(error)"), header: header))
             }
         case .snapshot(let json):
             do {

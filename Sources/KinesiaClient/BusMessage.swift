@@ -1,4 +1,5 @@
 public import KinesiaAnalytics
+public import KinesiaControl
 public import KinesiaMotion
 public import KinesiaWire
 
@@ -29,6 +30,8 @@ public enum BusMessage: Sendable, Equatable {
     case analytics(BusAnalytics)
     /// A process's counters (`health/<process>/`).
     case health(BusHealth)
+    /// A session's run began or ended (`session/<camera>/<session>/`).
+    case run(BusRun)
     /// A camera's pose (`pose/<camera>/`), when a subscribed prefix covers poses.
     case pose(BusPose)
     /// Messages that did not arrive, or a sender that started over: comes just before the next
@@ -98,6 +101,24 @@ public struct BusAnalytics: BusTopicMessage, Hashable, Sendable {
     public init(record: AnalyticsRecord, t: Double, topic: Topic, header: WireHeader) {
         self.record = record
         self.t = t
+        self.topic = topic
+        self.header = header
+    }
+}
+
+/// A session's run record (`runStarted`, `runEnded`), as a worker published it, with where it
+/// came from.
+public struct BusRun: BusTopicMessage, Hashable, Sendable {
+    /// The record.
+    public var record: RunRecord
+    /// The topic: `session/<camera>/<session>/`.
+    public var topic: Topic
+    /// The sender's header.
+    public var header: WireHeader
+
+    /// Makes a run message.
+    public init(record: RunRecord, topic: Topic, header: WireHeader) {
+        self.record = record
         self.topic = topic
         self.header = header
     }
@@ -201,6 +222,8 @@ public struct MalformedMessage: Hashable, Sendable, CustomStringConvertible {
         /// An event or snapshot whose JSON ``MotionJSON`` does not read (invalid JSON, an unknown
         /// type, a missing key, an event on a snapshot topic...).
         case json(MotionJSONError)
+        /// A run record (`session/<camera>/<session>/`) that ``RunRecord`` does not read.
+        case run(String)
 
         /// A stable name for counters: the ``BusDecodeFailure/code``, or `json.<kind>`
         /// (`json.invalidRecord`...).
@@ -208,6 +231,7 @@ public struct MalformedMessage: Hashable, Sendable, CustomStringConvertible {
             switch self {
             case .wire(let failure): failure.code
             case .json(let error): "json.\(error.kind.rawValue)"
+            case .run: "run.malformed"
             }
         }
 
@@ -216,6 +240,7 @@ public struct MalformedMessage: Hashable, Sendable, CustomStringConvertible {
             switch self {
             case .wire(let failure): failure.description
             case .json(let error): error.description
+            case .run(let message): message
             }
         }
     }

@@ -209,14 +209,11 @@ public struct CoordinatorCore: Sendable {
             id: request.id, outcome: .stopped,
             message: "\(key) stopped (run \(plan.run)" + (placement[key].map { " on worker \($0))" } ?? ")"),
             worker: placement[key], run: plan.run)
-        guard let worker = placement.removeValue(forKey: key), workers[worker] != nil else {
-            answer(done, to: [peer], into: &actions)
-            return
-        }
-        send(to: worker, now: now, into: &actions)
-        expect(
-            .gone(key, run: plan.run), worker: worker, request: request, peer: peer, now: now, done: done,
-            into: &actions)
+        let worker = placement.removeValue(forKey: key)
+        tell(
+            worker.flatMap { workers[$0] == nil ? nil : $0 }, expecting: .gone(key, run: plan.run),
+            done: done,
+            request: request, peer: peer, now: now, into: &actions)
     }
 
     private mutating func reset(
@@ -236,14 +233,24 @@ public struct CoordinatorCore: Sendable {
             message: "\(key) reset: run \(ended) ended, run \(plan.run) started"
                 + (placement[key].map { " on worker \($0)" } ?? ""),
             worker: placement[key], run: plan.run)
-        guard let worker = placement[key] else {
+        tell(
+            placement[key], expecting: .running(key, run: plan.run), done: done, request: request, peer: peer,
+            now: now, into: &actions)
+    }
+
+    /// Sends `worker` its sessions and waits for it to show `expectation` before answering
+    /// `done`; with no worker to tell, answers at once.
+    private mutating func tell(
+        _ worker: String?, expecting expectation: Expectation, done: ControlAnswer, request: ControlRequest,
+        peer: Peer, now: Duration, into actions: inout [Action]
+    ) {
+        guard let worker else {
             answer(done, to: [peer], into: &actions)
             return
         }
         send(to: worker, now: now, into: &actions)
         expect(
-            .running(key, run: plan.run), worker: worker, request: request, peer: peer, now: now, done: done,
-            into: &actions)
+            expectation, worker: worker, request: request, peer: peer, now: now, done: done, into: &actions)
     }
 
     private func notRunning(_ key: SessionKey, _ request: ControlRequest) -> ControlAnswer {

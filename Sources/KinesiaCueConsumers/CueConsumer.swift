@@ -130,7 +130,7 @@ package struct CueConsumer {
                         connected = true
                         log.info("connected: the bus's health reports come through")
                     }
-                case .pose, .analytics:
+                case .pose, .analytics, .run:
                     break
                 }
             }

@@ -62,7 +62,7 @@ public enum ListenLine {
         let body: String
         switch message.body {
         case .pose(let pose): body = PoseJSONLine.encode(pose)
-        case .event(let json), .snapshot(let json): body = json
+        case .event(let json), .snapshot(let json), .session(let json): body = json
         case .health(let report):
             body = (try? report.json()).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
@@ -100,7 +100,7 @@ public enum ListenLine {
             var line = head + " t=\(pose.timestamp) joints=\(pose.points.count)"
             if let size = pose.imageSize { line += " \(Int(size.width))x\(Int(size.height))" }
             return line
-        case .event(let json), .snapshot(let json):
+        case .event(let json), .snapshot(let json), .session(let json):
             return head + " " + json
         case .health(let report):
             let counters = report.counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }

@@ -26,6 +26,8 @@ public enum BusRights {
         case snapshot
         /// `health/...`
         case health
+        /// `session/...`
+        case session
         /// Anything else (a topic this version does not know).
         case unknown
 
@@ -36,6 +38,7 @@ public enum BusRights {
             case .event: "event"
             case .snapshot: "snapshot"
             case .health: "health"
+            case .session: "session"
             case .unknown: "unknown"
             }
         }
@@ -57,6 +60,7 @@ public enum BusRights {
             case UInt8(ascii: "p") where starts("pose/"): self = .pose
             case UInt8(ascii: "e") where starts("event/"): self = .event
             case UInt8(ascii: "s") where starts("snapshot/"): self = .snapshot
+            case UInt8(ascii: "s") where starts("session/"): self = .session
             case UInt8(ascii: "h") where starts("health/"): self = .health
             default: self = .unknown
             }
@@ -77,7 +81,7 @@ public enum BusRights {
         switch peer {
         case .trusted: true
         case .role(.ingest): kind == .pose || kind == .health
-        case .role(.worker): kind == .event || kind == .snapshot || kind == .health
+        case .role(.worker): kind == .event || kind == .snapshot || kind == .session || kind == .health
         case .role(.broker): kind == .health
         case .role(.consumer): kind == .health
         }

@@ -32,12 +32,14 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
         case snapshot
         /// Health reports of one process: `health/<process>/`.
         case health
+        /// The runs of one session: `session/<camera>/<session>/` (`runStarted`, `runEnded`).
+        case session
 
         /// The names that follow the kind, in order.
         public var fields: [Field] {
             switch self {
             case .pose: [.camera]
-            case .event, .snapshot: [.camera, .session]
+            case .event, .snapshot, .session: [.camera, .session]
             case .health: [.process]
             }
         }
@@ -49,6 +51,7 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
             case .event: .event
             case .snapshot: .snapshot
             case .health: .health
+            case .session: .session
             }
         }
     }
@@ -102,6 +105,14 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
         try Topic.validate(camera, as: .camera)
         try Topic.validate(session, as: .session)
         return Topic(kind: .snapshot, first: camera, second: session)
+    }
+
+    /// The topic of a session's run records: `session/<camera>/<session>/`.
+    /// - Throws: ``TopicError`` when a name is invalid.
+    public static func session(camera: String, session: String) throws(TopicError) -> Topic {
+        try Topic.validate(camera, as: .camera)
+        try Topic.validate(session, as: .session)
+        return Topic(kind: .session, first: camera, second: session)
     }
 
     /// The topic of a process's health reports: `health/<process>/`.

@@ -45,6 +45,8 @@ public enum PayloadKind: UInt8, CaseIterable, Sendable, Hashable, CustomStringCo
     case snapshot = 3
     /// A process health report, JSON (``HealthReport``).
     case health = 4
+    /// A session's run record, JSON (`runStarted`, `runEnded`: docs/wire-format.md).
+    case session = 5
 
     /// Whether the body after the header is UTF-8 JSON.
     public var isJSON: Bool { self != .pose }
@@ -54,13 +56,14 @@ public enum PayloadKind: UInt8, CaseIterable, Sendable, Hashable, CustomStringCo
         isJSON ? WireFormat.maximumJSONPayloadSize : WireFormat.maximumPosePayloadSize
     }
 
-    /// The kind's name: `"pose"`, `"event"`, `"snapshot"`, `"health"`.
+    /// The kind's name: `"pose"`, `"event"`, `"snapshot"`, `"health"`, `"session"`.
     public var description: String {
         switch self {
         case .pose: "pose"
         case .event: "event"
         case .snapshot: "snapshot"
         case .health: "health"
+        case .session: "session"
         }
     }
 }

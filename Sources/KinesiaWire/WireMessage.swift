@@ -21,6 +21,8 @@ public struct WireMessage: Sendable, Equatable {
         case snapshot(json: String)
         /// A health report.
         case health(HealthReport)
+        /// A session's run record (`runStarted`, `runEnded`), as sent.
+        case session(json: String)
 
         /// The payload kind of this body.
         public var kind: PayloadKind {
@@ -29,6 +31,7 @@ public struct WireMessage: Sendable, Equatable {
             case .event: .event
             case .snapshot: .snapshot
             case .health: .health
+            case .session: .session
             }
         }
     }
@@ -68,6 +71,9 @@ public struct WireMessage: Sendable, Equatable {
         case .health:
             let (header, json) = try JSONPayloadCodec.decode(payload)
             return WireMessage(topic: parsed, header: header, body: .health(try HealthReport(json: json)))
+        case .session:
+            let (header, json) = try JSONPayloadCodec.decode(payload)
+            return WireMessage(topic: parsed, header: header, body: .session(json: json))
         }
     }
 
@@ -114,7 +120,7 @@ public struct WireMessage: Sendable, Equatable {
         let payload: [UInt8]
         switch body {
         case .pose(let pose): payload = try PoseCodec.encode(pose, header: header)
-        case .event(let json), .snapshot(let json):
+        case .event(let json), .snapshot(let json), .session(let json):
             payload = try JSONPayloadCodec.encode(json: json, header: header)
         case .health(let report): payload = try JSONPayloadCodec.encode(json: report.json(), header: header)
         }

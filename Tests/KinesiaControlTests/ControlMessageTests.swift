@@ -62,6 +62,42 @@ struct ControlMessageTests {
         }
     }
 
+    static func runRecords() throws -> [RunRecord] {
+        let plan = try SessionPlan(
+            key: SessionKey(parsing: "cam0/left"), exerciseFile: kneeFile, analysis: .left, patient: "p-17",
+            run: 3)
+        let hold = try SessionPlan(
+            key: SessionKey(parsing: "cam1/wall"), exerciseFile: SessionPlan.catalogExercise("wallSit"),
+            analysis: .right, run: 4)
+        return [
+            .started(plan), .started(hold),
+            .ended(.init(run: 3, key: plan.key, reason: .reset, repCount: 5, rejectedCount: 1, best: 101.25)),
+            .ended(.init(run: 4, key: hold.key, reason: .stopped, repCount: 0, rejectedCount: 0, best: 0)),
+        ]
+    }
+
+    /// The run records of `session/<camera>/<name>/`: read back as written, and the committed
+    /// vectors (`Fixtures/run-records.jsonl`, read by the Python client too) are what they
+    /// encode to.
+    @Test func runRecordsReadBackAndMatchTheCommittedVectors() throws {
+        let path = #filePath.replacingOccurrences(
+            of: "ControlMessageTests.swift", with: "Fixtures/run-records.jsonl")
+        let records = try Self.runRecords()
+        for record in records { #expect(try RunRecord(json: record.json()) == record) }
+        let text = records.map { $0.json() }.joined(separator: "\n") + "\n"
+        if ProcessInfo.processInfo.environment["KINESIA_WRITE_VECTORS"] == "1" {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+        for broken in [
+            #"{"type":"runPaused","run":"1","camera":"c","session":"s"}"#,
+            #"{"type":"runEnded","run":"x","camera":"c","session":"s","reason":"stopped","repCount":1,"rejectedCount":0,"best":0}"#,
+            #"{"type":"runEnded","run":"1","camera":"c","session":"s","reason":"lunch","repCount":1,"rejectedCount":0,"best":0}"#,
+        ] {
+            #expect(throws: ControlError.self) { try RunRecord(json: broken) }
+        }
+    }
+
     @Test func aRequestMayNotGiveTheRun() {
         let text =
             #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"squat","side":"left","run":"5"}"#

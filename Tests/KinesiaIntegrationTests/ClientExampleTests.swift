@@ -18,7 +18,7 @@ func follow(camera: String, on bus: BusAddress, show: (String) -> Void) async th
         case .health(let h): show("\(h.process): up \(Int(h.report.uptime)) s")
         case .gap(let gap): show("gap: \(gap)")
         case .malformed(let bad): show("malformed: \(bad)")
-        case .snapshot, .analytics, .pose: break
+        case .snapshot, .analytics, .run, .pose: break
         }
     }
 }

@@ -48,6 +48,8 @@ struct ControlPlaneIntegrationTests {
         let listener = try await topology.startListener(
             "listen", ["event/cam0/left/", "--format", "json", "--count", String(expected.count)])
 
+        let runs = try await topology.startListener(
+            "runs", ["session/cam0/left/", "--format", "json", "--count", "4"])
         let started = try await Self.session(
             topology, "start",
             ["start", "cam0/left", "--exercise", "squat", "--side", "left", "--patient", "p-17"])
@@ -101,6 +103,33 @@ struct ControlPlaneIntegrationTests {
         #expect(
             await worker.waitForError(containing: "session cam0/left (run 2) stopped"),
             "\(worker.diagnostics)")
+        // The runs, as announced on session/cam0/left/: each with its number, the first's
+        // patient and thresholds, each end with why and the counts.
+        #expect(await runs.waitForExit(timeout: .seconds(20)) == 0, "\(runs.diagnostics)")
+        let records = runs.outputLines.map { line -> String in
+            let fields = line.components(separatedBy: ",\"seq\":").last ?? ""
+            return String(fields.drop { $0 != "," }.dropFirst())
+        }
+        #expect(records.count == 4, "\(runs.outputLines)")
+        #expect(
+            records.first?.hasPrefix(
+                #""type":"runStarted","run":"1","camera":"cam0","session":"left","exercise":"squat","side":"left","patient":"p-17","thresholds":{"start":"#
+            ) == true, "\(records)")
+        #expect(
+            records.dropFirst().first?.hasPrefix(
+                #""type":"runEnded","run":"1","camera":"cam0","session":"left","reason":"reset","repCount":"#)
+                == true, "\(records)")
+        #expect(
+            records.dropFirst(2).first?.hasPrefix(#""type":"runStarted","run":"2","#) == true, "\(records)")
+        #expect(
+            records.last?.hasPrefix(
+                #""type":"runEnded","run":"2","camera":"cam0","session":"left","reason":"stopped""#) == true,
+            "\(records)")
+        // The first run's counts are the analysis's: what kinesia analyze counted.
+        let summary = try await Oracle.run(source: Self.simulation, exercise: "squat", side: "left").summary
+        let repCount = summary.components(separatedBy: "\"repCount\":").last?.prefix { $0.isNumber } ?? ""
+        #expect(
+            records.dropFirst().first?.contains("\"repCount\":\(repCount),") == true, "\(records) \(summary)")
         let stopAgain = try await Self.session(topology, "stop-again", ["stop", "cam0/left"])
         #expect(stopAgain.status == 1 && stopAgain.error.contains("cam0/left does not run"), "\(stopAgain)")
         #expect(worker.isRunning)

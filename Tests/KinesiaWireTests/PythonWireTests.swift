@@ -56,7 +56,7 @@ enum SwiftAnswer {
         ]
         switch message.body {
         case .pose(let pose): result["pose"] = Self.pose(pose)
-        case .event(let json), .snapshot(let json): result["json"] = .string(json)
+        case .event(let json), .snapshot(let json), .session(let json): result["json"] = .string(json)
         case .health:
             result["json"] = .string((try? JSONPayloadCodec.decode(payload).json) ?? "")
         }
@@ -99,6 +99,7 @@ extension PayloadKind {
         case .event: "event"
         case .snapshot: "snapshot"
         case .health: "health"
+        case .session: "session"
         }
     }
 }

@@ -171,7 +171,7 @@ enum WireFixtures {
             ]
             switch message.body {
             case .pose(let pose): entry["pose"] = poseObject(pose)
-            case .event(let json), .snapshot(let json): entry["json"] = json
+            case .event(let json), .snapshot(let json), .session(let json): entry["json"] = json
             case .health(let report): entry["json"] = String(decoding: try report.json(), as: UTF8.self)
             }
             return entry

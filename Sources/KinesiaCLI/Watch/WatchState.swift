@@ -218,7 +218,7 @@ public struct WatchState: Sendable {
         let result = sequences.record(message.header, on: message.topic.string)
         guard result.isDelivered else { return .ignored }
         switch message.body {
-        case .pose:
+        case .pose, .session:
             return .ignored
         case .health(let report):
             let name = message.topic.process ?? report.process

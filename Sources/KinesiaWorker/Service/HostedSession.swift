@@ -14,6 +14,7 @@ final class HostedSession: Sendable {
     private let failure = Mutex<String?>(nil)
     private let ended = Atomic<Bool>(false)
     private let live = Atomic<Bool>(false)
+    private let ending = Mutex<RunRecord.RunEnd.Reason?>(nil)
 
     /// Starts `service` on a new thread.
     init(plan: SessionPlan, service: WorkerService) {
@@ -21,7 +22,11 @@ final class HostedSession: Sendable {
         // The thread holds the session until its service returns.
         let thread = Thread { [self] in
             do {
-                try service.run(until: token) { live.store(true, ordering: .releasing) }
+                try service.run(until: token) {
+                    live.store(true, ordering: .releasing)
+                } runEnd: {
+                    ending.withLock { $0 }
+                }
             } catch {
                 failure.withLock { $0 = "\(error)" }
             }
@@ -41,8 +46,13 @@ final class HostedSession: Sendable {
     /// Why its service failed (`nil`: it did not).
     var failureDescription: String? { failure.withLock { $0 } }
 
-    /// Asks it to stop: it finishes the poses it has (at most half a second) and returns.
-    func requestStop() { token.request() }
+    /// Asks it to stop: it finishes the poses it has (at most half a second) and returns; its
+    /// run ends for `reason` (a `runEnded` is announced), or goes on elsewhere when `nil` (the
+    /// worker only stops).
+    func requestStop(endingRun reason: RunRecord.RunEnd.Reason? = nil) {
+        ending.withLock { $0 = reason }
+        token.request()
+    }
 
     /// Waits at most `timeout` for it to return.
     ///

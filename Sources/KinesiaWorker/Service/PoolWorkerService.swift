@@ -135,7 +135,11 @@ public struct PoolWorkerService: Sendable {
                     failed[key] = (session.plan.run, elapsed.now)
                     log.error("session \(key) (run \(session.plan.run)) failed: \(failure)")
                 } else {
-                    session.requestStop()
+                    // Gone from the assignment: stopped; at another run: reset; the same run
+                    // (a plan changed otherwise): it goes on.
+                    let next = wanted[key]
+                    session.requestStop(
+                        endingRun: next == nil ? .stopped : next!.run != session.plan.run ? .reset : nil)
                     stopping.append(session)
                 }
                 hosted[key] = nil
@@ -223,7 +227,7 @@ public struct PoolWorkerService: Sendable {
             WorkerService.Configuration(
                 process: process, sessions: [session], snapshotRate: configuration.snapshotRate,
                 journal: configuration.journal, holeWait: configuration.holeWait,
-                environment: configuration.environment),
+                environment: configuration.environment, plans: [plan]),
             log: log)
         log.info(
             "session \(plan.key) (run \(plan.run), \(plan.exercise.id) \(plan.analysis.rawValue)"

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 public import KinesiaClient
+public import KinesiaControl
 import KinesiaJournal
 import KinesiaMotion
 public import KinesiaPublishJournal
@@ -45,12 +46,16 @@ public struct WorkerService: Sendable {
         public var holeWait: Duration
         /// The environment the state directory's default is found in.
         public var environment: [String: String]
+        /// The plans of sessions the coordinator gave (a pool worker's): each session with a
+        /// plan announces its run on `session/<camera>/<name>/` (`runStarted` when its stream
+        /// is new, `runEnded` when the run ends).
+        public var plans: [SessionPlan]
 
         /// A configuration.
         public init(
             process: BusProcessIdentity, sessions: [WorkerSession], snapshotRate: Double = 15,
             journal: JournalOptions, holeWait: Duration = .milliseconds(500),
-            environment: [String: String]
+            environment: [String: String], plans: [SessionPlan] = []
         ) {
             self.process = process
             self.sessions = sessions
@@ -58,6 +63,7 @@ public struct WorkerService: Sendable {
             self.journal = journal
             self.holeWait = holeWait
             self.environment = environment
+            self.plans = plans
         }
     }
 
@@ -81,11 +87,18 @@ public struct WorkerService: Sendable {
     /// (at most half a second), publishes the analytics sessions' final summaries and a last
     /// health report.
     ///
-    /// - Parameter ready: Called once the sessions are subscribed and their state restored,
-    ///   before the first pose is read (a pool worker confirms a start then).
+    /// - Parameters:
+    ///   - ready: Called once the sessions are subscribed and their state restored, before the
+    ///     first pose is read (a pool worker confirms a start then).
+    ///   - runEnd: Asked at the stop: why the runs of the sessions with a plan end (`nil`: they
+    ///     do not, the worker only stops; a `runEnded` is published and their streams end
+    ///     otherwise).
     /// - Throws: ``PublishJournalError`` and ``WorkerStateError`` when the state directory
     ///   cannot be used; the socket errors of a bus that cannot be reached.
-    public func run(until stop: StopToken, ready: @Sendable () -> Void = {}) throws {
+    public func run(
+        until stop: StopToken, ready: @Sendable () -> Void = {},
+        runEnd: @Sendable () -> RunRecord.RunEnd.Reason? = { nil }
+    ) throws {
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let specs = configuration.sessions
@@ -98,11 +111,12 @@ public struct WorkerService: Sendable {
         // through replay, and poses are analysed exactly once and in order (PoseFeed): a
         // restarted worker replays its sessions' poses from their start and publishes only what
         // it had not.
+        let plans = configuration.plans
         var state =
             try configuration.journal.disabled
             ? nil
             : Self.journal(
-                specs, options: configuration.journal, bus: bus, publisher: publisher,
+                specs, plans: plans, options: configuration.journal, bus: bus, publisher: publisher,
                 environment: configuration.environment, log: log)
         let journal = state?.journal
         var core = try WorkerCore(
@@ -363,6 +377,21 @@ public struct WorkerService: Sendable {
                 .joined(separator: ", ") + " on \(bus)")
         core.start(into: &actions)
         perform()
+        func announce(_ record: RunRecord) {
+            guard let topic = try? Topic.session(camera: record.key.camera, session: record.key.name) else {
+                return
+            }
+            do {
+                _ = try publisher.publish(json: record.json(), kind: .session, on: topic)
+                log.info("\(topic): \(record.description)")
+            } catch {
+                log.error("\(topic): cannot announce \(record.description): \(error)")
+            }
+        }
+        // A run whose stream is new is announced (a resumed run was, before the restart).
+        for plan in plans where state.map({ !$0.resumedRuns.contains(plan.key) }) ?? true {
+            announce(.started(plan))
+        }
         ready()
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
@@ -401,7 +430,20 @@ public struct WorkerService: Sendable {
         for case .publish(let publication) in actions {
             core.published(publication, outcome: send(publication))
         }
-        journal?.finish(ended: false)
+        // The runs end when the coordinator ended them (a stop, a reset), not when the worker
+        // only stops (its sessions resume their runs elsewhere or after its restart).
+        let ending = plans.isEmpty ? nil : runEnd()
+        if let ending {
+            for plan in plans {
+                let snapshot = core.snapshot(camera: plan.key.camera, session: plan.key.name)
+                announce(
+                    .ended(
+                        RunRecord.RunEnd(
+                            run: plan.run, key: plan.key, reason: ending, repCount: snapshot?.repCount ?? 0,
+                            rejectedCount: snapshot?.rejectedCount ?? 0, best: snapshot?.best ?? 0)))
+            }
+        }
+        journal?.finish(ended: ending != nil)
         health.publish(counters: counters(), via: publisher)
         let totals = subscriber.tracker.totals
         log.info(
@@ -467,6 +509,8 @@ public struct WorkerService: Sendable {
         var streamsByCamera: [String: [StreamID]]
         /// The session names of each camera, in the order of `streamsByCamera`.
         var namesByCamera: [String: [String]]
+        /// The sessions with a plan whose run's stream was resumed (its start was announced).
+        var resumedRuns: Set<SessionKey>
 
         func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
 
@@ -481,8 +525,8 @@ public struct WorkerService: Sendable {
     /// stream identity (`session+<camera>+<name>`): resumed when the session is the same
     /// exercise and side (and thresholds), new otherwise.
     private static func journal(
-        _ specs: [WorkerSession], options: JournalOptions, bus: BusAddress, publisher: BusPublisher,
-        environment: [String: String], log: Logger
+        _ specs: [WorkerSession], plans: [SessionPlan], options: JournalOptions, bus: BusAddress,
+        publisher: BusPublisher, environment: [String: String], log: Logger
     ) throws -> State {
         let journal = try PublishJournal(
             options: options, environment: environment, bus: bus.description, log: log)
@@ -494,12 +538,17 @@ public struct WorkerService: Sendable {
         var streamsByCamera: [String: [StreamID]] = [:]
         var namesByCamera: [String: [String]] = [:]
         var resumedByCamera: [String: Bool] = [:]
+        var resumedRuns: Set<SessionKey> = []
         for spec in specs {
             let event = try Topic.event(camera: spec.camera, session: spec.name)
             let snapshot = try Topic.snapshot(camera: spec.camera, session: spec.name)
+            // A session with a plan announces its run on its own stream's session topic.
+            let key = plans.first { $0.key.camera == spec.camera && $0.key.name == spec.name }?.key
+            let runs = key == nil ? [] : [try Topic.session(camera: spec.camera, session: spec.name)]
             let attached = try journal.attach(
-                [event, snapshot], identity: "session+\(spec.camera)+\(spec.name)", session: spec.identity,
-                to: publisher)
+                [event, snapshot] + runs, identity: "session+\(spec.camera)+\(spec.name)",
+                session: spec.identity, to: publisher)
+            if let key, attached.resumed { resumedRuns.insert(key) }
             let last = attached.lastSequences[event].map { "after event #\($0)" } ?? "with no event yet"
             log.info(
                 attached.resumed
@@ -532,6 +581,6 @@ public struct WorkerService: Sendable {
             journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory),
             identities: identities,
             segments: segments, starts: starts, current: current,
-            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera)
+            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera, resumedRuns: resumedRuns)
     }
 }

@@ -98,6 +98,40 @@ def decode_answer(data: bytes) -> ControlAnswer:
     return ControlAnswer(identifier, outcome, text, worker, int(run) if run is not None else None, sessions)
 
 
+RUN_STARTED_FIELDS = {"type", "run", "camera", "session", "exercise", "side", "patient", "thresholds",
+                      "exerciseFile"}
+RUN_ENDED_FIELDS = {"type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best"}
+
+
+def decode_run_record(text: str | bytes) -> dict[str, Any]:
+    """Reads a run record of `session/<camera>/<name>/` ("runStarted" or "runEnded", the JSON of
+    a wire message of kind "session"); "run" becomes an int. Refuses (ControlError) anything
+    else, saying what is wrong."""
+    try:
+        record = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ControlError(f"a run record: not JSON: {error}") from None
+    if not isinstance(record, dict):
+        raise ControlError("a run record: not an object")
+    kind = record.get("type")
+    allowed = {"runStarted": RUN_STARTED_FIELDS, "runEnded": RUN_ENDED_FIELDS}.get(str(kind))
+    if allowed is None:
+        raise ControlError(f"a run record: unknown type {kind!r}")
+    unknown = set(record) - allowed
+    missing = allowed - set(record) - {"patient"}
+    if unknown or missing:
+        raise ControlError(f"a run record: unknown fields {sorted(unknown)}, missing {sorted(missing)}")
+    run = record["run"]
+    if not (isinstance(run, str) and run.isdigit()):
+        raise ControlError('a run record: "run" must be a whole number as a decimal string')
+    if kind == "runEnded" and record["reason"] not in ("stopped", "reset"):
+        raise ControlError(f"a run record: unknown reason {record['reason']!r}")
+    if kind == "runStarted" and record["side"] not in SIDES:
+        raise ControlError(f"a run record: invalid side {record['side']!r}")
+    record["run"] = int(run)
+    return record
+
+
 class ControlClient:
     """A DEALER to the coordinator's control socket (`control.sock` in the bus directory)."""
 

@@ -49,7 +49,7 @@ HEADER_SIZE = 28
 MAX_POSE_PAYLOAD = 64 * 1024
 MAX_JSON_PAYLOAD = 16 * 1024
 
-KINDS: dict[int, str] = {1: "pose", 2: "event", 3: "snapshot", 4: "health"}
+KINDS: dict[int, str] = {1: "pose", 2: "event", 3: "snapshot", 4: "health", 5: "session"}
 KIND_CODES = {name: code for code, name in KINDS.items()}
 
 # Joint names in Joint.index order (0...18): the index is what the pose record carries.
@@ -65,7 +65,8 @@ POINT_ENTRY = 17    # index u8, x f64, y f64
 CONFIDENCE_ENTRY = 9  # index u8, value f64
 
 TOPIC_FIELDS: dict[str, list[str]] = {"pose": ["camera"], "event": ["camera", "session"],
-                "snapshot": ["camera", "session"], "health": ["process"]}
+                "snapshot": ["camera", "session"], "health": ["process"],
+                "session": ["camera", "session"]}
 MAX_NAME = 64
 MAX_TOPIC = 9 + 2 * MAX_NAME + 2
 NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")

@@ -11,8 +11,11 @@ import json
 import os
 import unittest
 
-from kinesia.control import ControlAnswer, ControlError, decode_answer, encode_request, new_request_id
+from kinesia.control import (ControlAnswer, ControlError, decode_answer, decode_run_record,
+                             encode_request, new_request_id)
 
+RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests",
+                    "KinesiaControlTests", "Fixtures", "run-records.jsonl")
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests",
                        "KinesiaControlTests", "Fixtures", "control-messages.jsonl")
 
@@ -59,6 +62,20 @@ class ControlVectorTests(unittest.TestCase):
             with self.assertRaises(ControlError) as caught:
                 decode_answer(data)
             self.assertIn(expected, str(caught.exception))
+
+    def test_the_run_records_read_as_swift_wrote_them(self) -> None:
+        with open(RUNS, encoding="utf-8") as file:
+            records = [decode_run_record(line) for line in file if line.strip()]
+        self.assertEqual([(r["type"], r["run"]) for r in records],
+                         [("runStarted", 3), ("runStarted", 4), ("runEnded", 3), ("runEnded", 4)])
+        self.assertEqual(records[0]["thresholds"], {"start": 40, "end": 25, "minPeak": 70})
+        self.assertEqual(records[0]["patient"], "p-17")
+        self.assertNotIn("patient", records[1])
+        self.assertEqual((records[2]["reason"], records[2]["repCount"], records[2]["best"]), ("reset", 5, 101.25))
+        for broken in ('{"type":"runPaused","run":"1"}', '{"type":"runEnded","run":"x","camera":"c",'
+                       '"session":"s","reason":"stopped","repCount":1,"rejectedCount":0,"best":0}', "[]"):
+            with self.assertRaises(ControlError):
+                decode_run_record(broken)
 
     def test_exit_codes_and_request_ids(self) -> None:
         self.assertEqual(ControlAnswer("a", "invalid", "").exit_code, 64)

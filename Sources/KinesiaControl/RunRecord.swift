@@ -1,0 +1,165 @@
+import KinesiaJSON
+import KinesiaMotion
+
+/// A session's run, as it is announced on `session/<camera>/<name>/` (docs/wire-format.md):
+/// `runStarted` when a run begins (its plan: exercise with its effective thresholds, side,
+/// patient), `runEnded` when it is stopped or reset (its counts). Every record carries the
+/// run's number, so that a record of the site can say which reps were whose.
+///
+/// ```json
+/// {"type":"runStarted","run":"3","camera":"cam0","session":"left","exercise":"squat","side":"left","patient":"p-17","thresholds":{"start":40,"end":25,"minPeak":80},"exerciseFile":"{\"exercise\":\"squat\"}"}
+/// {"type":"runEnded","run":"3","camera":"cam0","session":"left","reason":"stopped","repCount":5,"rejectedCount":1,"best":101.5}
+/// ```
+public enum RunRecord: Hashable, Sendable {
+    /// A run began.
+    case started(SessionPlan)
+    /// A run ended: why, and the session's counts at its end.
+    case ended(RunEnd)
+
+    /// How a run ended.
+    public struct RunEnd: Hashable, Sendable {
+        /// Why: `stopped` (a stop, or a new exercise) or `reset` (a new run follows).
+        public enum Reason: String, Hashable, Sendable, CaseIterable {
+            /// The session was stopped.
+            case stopped
+            /// The session goes on at a new run.
+            case reset
+        }
+
+        /// The run.
+        public var run: UInt64
+        /// The session.
+        public var key: SessionKey
+        /// Why it ended.
+        public var reason: Reason
+        /// Clean reps.
+        public var repCount: Int
+        /// Rejected reps.
+        public var rejectedCount: Int
+        /// The best angle reached, in degrees.
+        public var best: Double
+
+        /// A run's end.
+        public init(
+            run: UInt64, key: SessionKey, reason: Reason, repCount: Int, rejectedCount: Int, best: Double
+        ) {
+            self.run = run
+            self.key = key
+            self.reason = reason
+            self.repCount = repCount
+            self.rejectedCount = rejectedCount
+            self.best = best
+        }
+    }
+
+    /// The session.
+    public var key: SessionKey {
+        switch self {
+        case .started(let plan): plan.key
+        case .ended(let end): end.key
+        }
+    }
+
+    /// `run 3 started (squat left, patient p-17)`, `run 3 ended (stopped): 5 reps, 1 rejected`.
+    public var description: String {
+        switch self {
+        case .started(let plan):
+            "run \(plan.run) started (\(plan.exercise.id) \(plan.analysis.rawValue)"
+                + (plan.patient.map { ", patient \($0)" } ?? "") + ")"
+        case .ended(let end):
+            "run \(end.run) ended (\(end.reason.rawValue)): \(end.repCount) reps, \(end.rejectedCount) rejected"
+        }
+    }
+
+    /// The run's number.
+    public var run: UInt64 {
+        switch self {
+        case .started(let plan): plan.run
+        case .ended(let end): end.run
+        }
+    }
+
+    /// The record as one JSON line (without a newline).
+    public func json() -> String {
+        switch self {
+        case .started(let plan):
+            var out =
+                "{\"type\":\"runStarted\",\"run\":\"\(plan.run)\",\"camera\":"
+                + JSONWriter.string(plan.key.camera)
+            out += ",\"session\":" + JSONWriter.string(plan.key.name)
+            out += ",\"exercise\":" + JSONWriter.string(plan.exercise.id)
+            out += ",\"side\":\"\(plan.analysis.rawValue)\""
+            if let patient = plan.patient { out += ",\"patient\":" + JSONWriter.string(patient) }
+            switch plan.exercise.kind {
+            case .reps(let start, let end, let minPeak):
+                out +=
+                    ",\"thresholds\":{\"start\":\(JSONWriter.compactNumber(start)),\"end\":"
+                    + "\(JSONWriter.compactNumber(end)),\"minPeak\":\(JSONWriter.compactNumber(minPeak))}"
+            case .hold(let threshold, let seconds):
+                out +=
+                    ",\"thresholds\":{\"threshold\":\(JSONWriter.compactNumber(threshold)),\"seconds\":"
+                    + "\(JSONWriter.compactNumber(seconds))}"
+            }
+            out += ",\"exerciseFile\":" + JSONWriter.string(plan.exerciseFile) + "}"
+            return out
+        case .ended(let end):
+            return "{\"type\":\"runEnded\",\"run\":\"\(end.run)\",\"camera\":"
+                + JSONWriter.string(end.key.camera)
+                + ",\"session\":" + JSONWriter.string(end.key.name) + ",\"reason\":\"\(end.reason.rawValue)\""
+                + ",\"repCount\":\(end.repCount),\"rejectedCount\":\(end.rejectedCount),\"best\":"
+                + JSONWriter.compactNumber(end.best) + "}"
+        }
+    }
+
+    /// Reads a record that ``json()`` wrote.
+    ///
+    /// - Throws: ``ControlError/malformed(_:)`` for anything else, saying what is wrong.
+    public init(json: String) throws(ControlError) {
+        do {
+            let fields = try JSONFields(try JSONParser.parse(json), what: "a run record")
+            func run() throws -> UInt64 {
+                guard let value = UInt64(try fields.string("run")) else {
+                    throw fields.error("run", "must be a whole number as a decimal string")
+                }
+                return value
+            }
+            let key = try SessionKey(camera: fields.string("camera"), name: fields.string("session"))
+            switch try fields.string("type") {
+            case "runStarted":
+                try fields.rejectUnknownKeys(allowed: [
+                    "type", "run", "camera", "session", "exercise", "side", "patient", "thresholds",
+                    "exerciseFile",
+                ])
+                let plan = try SessionPlan(
+                    key: key, exerciseFile: fields.string("exerciseFile"),
+                    analysis: SessionPlan.Analysis(parsing: fields.string("side")),
+                    patient: fields.has("patient") ? try fields.string("patient") : nil, run: try run())
+                guard plan.exercise.id == (try fields.string("exercise")) else {
+                    throw fields.error("exercise", "differs from the exercise file's \(plan.exercise.id)")
+                }
+                self = .started(plan)
+            case "runEnded":
+                try fields.rejectUnknownKeys(allowed: [
+                    "type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best",
+                ])
+                let word = try fields.string("reason")
+                guard let reason = RunEnd.Reason(rawValue: word) else {
+                    throw fields.error("reason", "unknown reason \(word.debugDescription)")
+                }
+                self = .ended(
+                    RunEnd(
+                        run: try run(), key: key, reason: reason, repCount: try fields.integer("repCount"),
+                        rejectedCount: try fields.integer("rejectedCount"), best: try fields.number("best")))
+            case let other:
+                throw fields.error("type", "unknown run record \(other.debugDescription)")
+            }
+        } catch let error as ControlError {
+            throw .malformed("a run record: \(error.description)")
+        } catch let error as JSONShapeError {
+            let field = JSONPathComponent.describe(error.path)
+            throw .malformed("a run record: " + (field.isEmpty ? "" : field + ": ") + error.message)
+        } catch {
+            throw .malformed("a run record: \(error)")
+        }
+    }
+}
