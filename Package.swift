@@ -160,7 +160,7 @@ let package = Package(
             name: "KinesiaRecorder",
             dependencies: [
                 "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaStore", "KinesiaWire",
-                "KinesiaMotion", "KinesiaSystem",
+                "KinesiaMotion", "KinesiaSystem", "KinesiaControl",
             ],
             swiftSettings: strictSettings),
         // `kinesia broker`: the XSUB/XPUB forwarding loop, its lock, ZAP admission and rights.

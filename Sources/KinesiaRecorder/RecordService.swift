@@ -60,11 +60,12 @@ public struct RecordService: Sendable {
 
     /// The subscriptions: each camera's events and snapshots, or every camera's.
     public static func prefixes(_ cameras: [String]) throws(TopicError) -> [TopicPrefix] {
-        guard !cameras.isEmpty else { return [.kind(.event), .kind(.snapshot)] }
+        guard !cameras.isEmpty else { return [.kind(.event), .kind(.snapshot), .kind(.session)] }
         var result: [TopicPrefix] = []
         for camera in cameras {
             result.append(try .events(camera: camera))
             result.append(try .snapshots(camera: camera))
+            result.append(try .runs(camera: camera))
         }
         return result
     }

@@ -1,4 +1,5 @@
 import KinesiaClient
+import KinesiaControl
 import KinesiaMotion
 import KinesiaService
 import KinesiaStore
@@ -108,8 +109,15 @@ struct Recorder {
             case .overflow(let dropped): missing.addSaturating(UInt64(max(0, dropped)))
             }
             return gapWarnings.admit("gap", "\(gap)").map { .warn($0) }
-        case .health, .pose, .run:
-            // Runs are not stored yet (docs/control-plane.md, "Not built yet").
+        case .run(let r):
+            let (type, patient): (String, String?) =
+                switch r.record {
+                case .started(let plan): ("runStarted", plan.patient)
+                case .ended: ("runEnded", nil)
+                }
+            return .store(
+                .run(type: type, run: r.record.run, patient: patient, json: r.record.json()), Self.key(r))
+        case .health, .pose:
             return nil
         }
     }

@@ -64,6 +64,9 @@ public final class RecordStore {
         case snapshot(t: Double, MotionSnapshot)
         /// An analytics record made at pose time `t`.
         case analytics(t: Double, AnalyticsRecord)
+        /// A run record of `session/<camera>/<session>/` (`runStarted`, `runEnded`): its type,
+        /// run, patient (when it names one) and JSON as sent.
+        case run(type: String, run: UInt64, patient: String?, json: String)
     }
 
     /// One topic's stream and the last sequence number stored of it.
@@ -145,6 +148,17 @@ public final class RecordStore {
         CREATE INDEX events_by_session ON events (camera, session, t);
         CREATE INDEX snapshots_by_session ON snapshots (camera, session, t);
         CREATE INDEX analytics_by_camera ON analytics (camera, t);
+        """,
+        // 3: the run records (a run is one stream of its session: its events and snapshots are
+        // those of the run record's stream id).
+        """
+        CREATE TABLE runs (
+            stream_id INTEGER NOT NULL, topic TEXT NOT NULL, sequence INTEGER NOT NULL,
+            camera TEXT NOT NULL, session TEXT NOT NULL, type TEXT NOT NULL, run INTEGER NOT NULL,
+            patient TEXT, json TEXT NOT NULL,
+            PRIMARY KEY (stream_id, topic, sequence));
+        CREATE INDEX runs_by_run ON runs (run);
+        CREATE INDEX runs_by_patient ON runs (patient);
         """,
     ]
 
@@ -342,6 +356,15 @@ public final class RecordStore {
                     .integer(Int64(set)),
                     .text(AnalyticsJSON.encode(record, at: t)),
                 ])
+        case .run(let type, let run, let patient, let json):
+            try statement(
+                "INSERT OR IGNORE INTO runs (stream_id, topic, sequence, camera, session, type, run, patient, json) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ).run(
+                common + [
+                    .text(type), .integer(Int64(bitPattern: run)), patient.map { .text($0) } ?? .null,
+                    .text(json),
+                ])
         }
         let new = db.changes > 0
         try advanceCursor(key)
@@ -419,6 +442,40 @@ public final class RecordStore {
         t: Double, event: MotionEvent
     )] {
         try eventLines(camera: camera, session: session).compactMap { try? MotionJSON.decodeEvent($0) }
+    }
+
+    /// The run records stored (`runStarted`, `runEnded`), by run then by their place in the
+    /// run's stream: every run's, or only run `run`'s.
+    public func runLines(run: UInt64? = nil) throws(SQLiteError) -> [(
+        streamID: UInt64, camera: String, session: String, json: String
+    )] {
+        let read = { (row: SQLiteStatement) in
+            (UInt64(bitPattern: row.integer(0)), row.text(1), row.text(2), row.text(3))
+        }
+        guard let run else {
+            return try statement(
+                "SELECT stream_id, camera, session, json FROM runs ORDER BY run, sequence"
+            ).rows([], read)
+        }
+        return try statement(
+            "SELECT stream_id, camera, session, json FROM runs WHERE run = ? ORDER BY sequence"
+        ).rows([.integer(Int64(bitPattern: run))], read)
+    }
+
+    /// The runs of the patient `patient` (their `runStarted` named them), in order.
+    public func runs(patient: String) throws(SQLiteError) -> [UInt64] {
+        try statement(
+            "SELECT DISTINCT run FROM runs WHERE patient = ? ORDER BY run"
+        ).rows([.text(patient)]) { UInt64(bitPattern: $0.integer(0)) }
+    }
+
+    /// The JSON lines of the events of one stream of a session (a run's: a run is one stream),
+    /// in order.
+    public func eventLines(camera: String, session: String, streamID: UInt64) throws(SQLiteError) -> [String]
+    {
+        try statement(
+            "SELECT json FROM events WHERE camera = ? AND session = ? AND stream_id = ? ORDER BY sequence"
+        ).rows([.text(camera), .text(session), .integer(Int64(bitPattern: streamID))]) { $0.text(0) }
     }
 
     /// A session's stored snapshots as (time, value) points, in pose-time order.

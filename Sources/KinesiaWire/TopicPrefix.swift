@@ -46,6 +46,13 @@ public struct TopicPrefix: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Exactly one topic.
+    /// Every run record of camera `camera`: `session/<camera>/`.
+    /// - Throws: ``TopicError`` when the name is invalid.
+    public static func runs(camera: String) throws(TopicError) -> TopicPrefix {
+        try Topic.validate(camera, as: .camera)
+        return TopicPrefix(validatedBytes: Array("session/\(camera)/".utf8))
+    }
+
     public static func topic(_ topic: Topic) -> TopicPrefix { topic.prefix }
 
     /// The prefix as text.

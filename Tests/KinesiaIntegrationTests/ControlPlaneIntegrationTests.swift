@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaBus
+import KinesiaStore
 import KinesiaTestSupport
 import KinesiaWire
 import Testing
@@ -50,6 +51,9 @@ struct ControlPlaneIntegrationTests {
 
         let runs = try await topology.startListener(
             "runs", ["session/cam0/left/", "--format", "json", "--count", "4"])
+        let database = topology.directory + "/record.db"
+        let record = try topology.start("record", ["record", "--db", database, "--camera", "cam0"])
+        #expect(await record.waitForError(containing: "recording cam0"), "\(record.diagnostics)")
         let started = try await Self.session(
             topology, "start",
             ["start", "cam0/left", "--exercise", "squat", "--side", "left", "--patient", "p-17"])
@@ -130,6 +134,21 @@ struct ControlPlaneIntegrationTests {
         let repCount = summary.components(separatedBy: "\"repCount\":").last?.prefix { $0.isNumber } ?? ""
         #expect(
             records.dropFirst().first?.contains("\"repCount\":\(repCount),") == true, "\(records) \(summary)")
+        // kinesia record keeps the runs, and a run's events are its stream's: those of analyze.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        var rows: [(streamID: UInt64, camera: String, session: String, json: String)] = []
+        while clock.now < deadline {
+            rows = (try? RecordStore(readingOnly: database).runLines()) ?? []
+            if rows.count == 4 { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(rows.map(\.json) == records.map { "{" + $0 }, "\(rows)")
+        let store = try RecordStore(readingOnly: database)
+        // A reset keeps the plan: the patient's second run.
+        #expect(try store.runs(patient: "p-17") == [1, 2])
+        let first = try #require(try store.runLines(run: 1).first)
+        #expect(try store.eventLines(camera: "cam0", session: "left", streamID: first.streamID) == expected)
         let stopAgain = try await Self.session(topology, "stop-again", ["stop", "cam0/left"])
         #expect(stopAgain.status == 1 && stopAgain.error.contains("cam0/left does not run"), "\(stopAgain)")
         #expect(worker.isRunning)

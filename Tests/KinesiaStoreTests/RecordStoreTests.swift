@@ -32,14 +32,15 @@ struct RecordStoreTests {
         defer { done() }
         let store = try RecordStore(path: path)
         #expect(try store.version == RecordStore.schemaVersion)
-        #expect(RecordStore.schemaVersion == 2)
+        #expect(RecordStore.schemaVersion == 3)
         #expect(try store.journalMode == "wal")
         #expect(
-            try store.count("events") == 0 && store.count("snapshots") == 0 && store.count("analytics") == 0)
+            try store.count("events") == 0 && store.count("snapshots") == 0 && store.count("analytics") == 0
+                && store.count("runs") == 0)
         try store.close()
         // Opening again changes nothing.
         let again = try RecordStore(path: path)
-        #expect(try again.version == 2)
+        #expect(try again.version == 3)
         #expect(FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
@@ -62,7 +63,7 @@ struct RecordStoreTests {
             try old.close()
         }
         let store = try RecordStore(path: path)
-        #expect(try store.version == 2)
+        #expect(try store.version == RecordStore.schemaVersion)
         #expect(try store.count("events") == 1)
         #expect(try store.count("analytics") == 1)
         let events = try store.events(camera: "cam0", session: "left")
@@ -199,5 +200,39 @@ struct RecordStoreTests {
             try db.execute("PRAGMA user_version=99")
         }
         #expect { try RecordStore(path: path) } throws: { "\($0)".contains("schema version 99") }
+    }
+
+    /// Run records are stored once, found by run and by patient, and a run's events are those
+    /// of its stream.
+    @Test func runRecordsAreStoredOnceAndFoundByRunAndPatient() throws {
+        let (path, done) = try Self.temporaryDatabase()
+        defer { done() }
+        let store = try RecordStore(path: path)
+        let started = #"{"type":"runStarted","run":"7","camera":"cam0","session":"left"}"#
+        let ended = #"{"type":"runEnded","run":"7","camera":"cam0","session":"left"}"#
+        func key(_ stream: UInt64, _ sequence: UInt64, topic: String) -> RecordStore.Key {
+            RecordStore.Key(
+                streamID: stream, topic: topic, sequence: sequence, camera: "cam0", session: "left")
+        }
+        #expect(
+            try store.insert(
+                .run(type: "runStarted", run: 7, patient: "p-1", json: started),
+                key: key(5, 0, topic: "session/cam0/left/")))
+        #expect(
+            !(try store.insert(
+                .run(type: "runStarted", run: 7, patient: "p-1", json: started),
+                key: key(5, 0, topic: "session/cam0/left/"))))
+        #expect(
+            try store.insert(
+                .run(type: "runEnded", run: 7, patient: nil, json: ended),
+                key: key(5, 1, topic: "session/cam0/left/")))
+        try store.insert(.event(t: 3, .repCompleted(Self.rep)), key: key(5, 0, topic: "event/cam0/left/"))
+        try store.insert(.event(t: 4, .repCompleted(Self.rep)), key: key(6, 0, topic: "event/cam0/left/"))
+        #expect(try store.runLines().map(\.json) == [started, ended])
+        #expect(try store.runLines(run: 7).map(\.streamID) == [5, 5])
+        #expect(try store.runLines(run: 8).isEmpty)
+        #expect(try store.runs(patient: "p-1") == [7])
+        #expect(try store.runs(patient: "p-2") == [])
+        #expect(try store.eventLines(camera: "cam0", session: "left", streamID: 5).count == 1)
     }
 }
