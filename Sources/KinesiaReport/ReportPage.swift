@@ -40,6 +40,9 @@ public enum ReportPage {
             <h1>Kinesia report: \(escape(report.title))</h1>
 
             """
+        for (index, line) in report.details.enumerated() {
+            html += "<p class=\"detail\" id=\"detail-\(index)\">\(escape(line))</p>\n"
+        }
         let sessions = report.sessions
         html += "<p id=\"summary\" data-sessions=\"\(sessions.count)\">"
         html += sessions.map {

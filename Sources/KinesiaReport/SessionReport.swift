@@ -57,11 +57,18 @@ public struct SessionReport: Sendable {
     public var sessions: [Session]
     /// The analytics records of the camera, in order.
     public var analytics: [(t: Double, record: AnalyticsRecord)]
+    /// What the page shows, a line each, under its title (a run's exercise, side, patient and
+    /// thresholds).
+    public var details: [String]
 
     /// Makes a report.
-    public init(title: String, sessions: [Session], analytics: [(t: Double, record: AnalyticsRecord)]) {
+    public init(
+        title: String, sessions: [Session], analytics: [(t: Double, record: AnalyticsRecord)],
+        details: [String] = []
+    ) {
         self.title = title
         self.sessions = sessions
         self.analytics = analytics
+        self.details = details
     }
 }

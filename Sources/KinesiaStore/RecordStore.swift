@@ -478,6 +478,17 @@ public final class RecordStore {
         ).rows([.text(camera), .text(session), .integer(Int64(bitPattern: streamID))]) { $0.text(0) }
     }
 
+    /// The (time, value) points of one stream of a session (a run's), in order.
+    public func values(camera: String, session: String, streamID: UInt64) throws(SQLiteError) -> [(
+        t: Double, value: Double?
+    )] {
+        try statement(
+            "SELECT t, value FROM snapshots WHERE camera = ? AND session = ? AND stream_id = ? ORDER BY sequence"
+        ).rows([.text(camera), .text(session), .integer(Int64(bitPattern: streamID))]) {
+            ($0.real(0) ?? 0, $0.real(1))
+        }
+    }
+
     /// A session's stored snapshots as (time, value) points, in pose-time order.
     public func values(camera: String, session: String) throws(SQLiteError) -> [(t: Double, value: Double?)] {
         try statement(

@@ -149,6 +149,24 @@ struct ControlPlaneIntegrationTests {
         #expect(try store.runs(patient: "p-17") == [1, 2])
         let first = try #require(try store.runLines(run: 1).first)
         #expect(try store.eventLines(camera: "cam0", session: "left", streamID: first.streamID) == expected)
+        // kinesia report shows a patient's runs, each named with its exercise, side and thresholds.
+        let page = topology.directory + "/runs.html"
+        let report = try topology.start(
+            "report", ["report", "--db", database, "--patient", "p-17", "--out", page], addingBus: false)
+        #expect(await report.waitForExit(timeout: .seconds(30)) == 0, "\(report.diagnostics)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<h1>Kinesia report: patient p-17</h1>"))
+        #expect(
+            html.contains(
+                "Run 1: cam0/left, squat left, patient p-17, thresholds start 30°, end 20°, minPeak 60°; ended (reset)"
+            ),
+            "\(html.prefix(3000))")
+        #expect(html.contains("Run 2: cam0/left, squat left, patient p-17"))
+        #expect(html.contains("data-sessions=\"2\""))
+        let missing = try topology.start(
+            "report-missing", ["report", "--db", database, "--run", "99", "--out", page], addingBus: false)
+        #expect(await missing.waitForExit(timeout: .seconds(30)) == 1)
+        #expect(missing.errorText.contains("run 99 is not recorded"), "\(missing.diagnostics)")
         let stopAgain = try await Self.session(topology, "stop-again", ["stop", "cam0/left"])
         #expect(stopAgain.status == 1 && stopAgain.error.contains("cam0/left does not run"), "\(stopAgain)")
         #expect(worker.isRunning)

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaAnalytics
+import KinesiaControl
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaReport
@@ -40,6 +41,11 @@ public struct ReportCommand: ParsableCommand {
             .option(
                 "session", \.sessions, valueName: "name",
                 help: "A session to show (default: every session of the camera)."),
+            .option(
+                "run", \.run, valueName: "id",
+                help: "Show this run only (its exercise, side, patient, thresholds)."),
+            .option(
+                "patient", \.patient, valueName: "ref", help: "Show every run of this patient, in order."),
             .option("out", \.output, valueName: "file", required: true, help: "The HTML file to write."),
         ]
     }
@@ -52,6 +58,10 @@ public struct ReportCommand: ParsableCommand {
     public var sessions: [String] = []
     /// `--out`.
     public var output: String?
+    /// `--run`.
+    public var run: Int?
+    /// `--patient`.
+    public var patient: String?
 
     /// A command with every default.
     public init() {}
@@ -67,6 +77,18 @@ public struct ReportCommand: ParsableCommand {
         for session in sessions where !Topic.isValidName(session) {
             throw CLIError.usage(Topic.invalidNameMessage(session, role: "session"))
         }
+        if run != nil || patient != nil {
+            guard camera == nil, sessions.isEmpty else {
+                throw CLIError.usage("--run and --patient choose the sessions: give no --camera or --session")
+            }
+            guard run == nil || patient == nil else {
+                throw CLIError.usage("give --run or --patient, not both")
+            }
+            if let run, run < 1 { throw CLIError.usage("--run takes a run number (1, 2, 3...)") }
+            if let patient, !Topic.isValidName(patient) {
+                throw CLIError.usage(Topic.invalidNameMessage(patient, role: "patient reference"))
+            }
+        }
     }
 
     /// Writes the page.
@@ -81,7 +103,12 @@ public struct ReportCommand: ParsableCommand {
             // Read only: the file may be on read-only media, or another user's recording.
             let store = try RecordStore(readingOnly: database)
             defer { try? store.close() }
-            report = try Self.report(from: store, camera: camera, sessions: sessions)
+            report =
+                if run != nil || patient != nil {
+                    try Self.runReport(from: store, runs: run.map { [UInt64($0)] }, patient: patient)
+                } else {
+                    try Self.report(from: store, camera: camera, sessions: sessions)
+                }
         } catch let error as CLIError {
             throw error
         } catch {
@@ -97,6 +124,66 @@ public struct ReportCommand: ParsableCommand {
         let reps = report.sessions.map { "\($0.name) \($0.reps.count) reps" }.joined(separator: ", ")
         context.logger.info(
             "wrote \(output): \(report.title), \(reps), \(report.analytics.count) analytics records")
+    }
+
+    /// The report of runs: `runs`, or every run of `patient`; each run is its session's events
+    /// and values of the run's stream, and the page names each run's exercise, side, patient
+    /// and thresholds.
+    /// - Throws: ``CLIError/failure(_:)`` when no such run is recorded.
+    static func runReport(from store: RecordStore, runs: [UInt64]?, patient: String?) throws -> SessionReport
+    {
+        let chosen = try runs ?? store.runs(patient: patient ?? "")
+        guard !chosen.isEmpty else {
+            throw CLIError.failure(
+                runs == nil
+                    ? "kinesia report: no run of patient \(patient ?? "") is recorded"
+                    : "kinesia report: run \(runs![0]) is not recorded")
+        }
+        var shown: [SessionReport.Session] = []
+        var details: [String] = []
+        for run in chosen {
+            let lines = try store.runLines(run: run)
+            guard let first = lines.first else {
+                throw CLIError.failure("kinesia report: run \(run) is not recorded")
+            }
+            let records = lines.compactMap { try? RunRecord(json: $0.json) }
+            var line = "Run \(run): \(first.camera)/\(first.session)"
+            if case .started(let plan)? = records.first {
+                line += ", \(plan.exercise.id) \(plan.analysis.rawValue)"
+                if let patient = plan.patient { line += ", patient \(patient)" }
+                line += ", thresholds " + Self.thresholds(plan.exercise)
+            }
+            if case .ended(let end)? = records.last {
+                line +=
+                    "; ended (\(end.reason.rawValue)) at \(end.repCount) reps, \(end.rejectedCount) rejected"
+            } else {
+                line += "; not ended"
+            }
+            details.append(line)
+            let events = try store.eventLines(
+                camera: first.camera, session: first.session, streamID: first.streamID
+            )
+            .compactMap { try? MotionJSON.decodeEvent($0) }
+            let samples = try store.values(
+                camera: first.camera, session: first.session, streamID: first.streamID)
+            shown.append(
+                SessionReport.Session(
+                    name: "\(first.session), run \(run)", samples: samples, events: events,
+                    measuredBaseline: nil))
+        }
+        let title = runs == nil ? "patient \(patient ?? "")" : "run \(chosen[0])"
+        return SessionReport(title: title, sessions: shown, analytics: [], details: details)
+    }
+
+    /// The thresholds of `exercise`, in words: `start 30°, end 20°, minPeak 60°`.
+    static func thresholds(_ exercise: Exercise) -> String {
+        switch exercise.kind {
+        case .reps(let start, let end, let minPeak):
+            "start \(JSONWriter.compactNumber(start))°, end \(JSONWriter.compactNumber(end))°, "
+                + "minPeak \(JSONWriter.compactNumber(minPeak))°"
+        case .hold(let threshold, let seconds):
+            "threshold \(JSONWriter.compactNumber(threshold))° for \(JSONWriter.compactNumber(seconds)) s"
+        }
     }
 
     /// The report of `camera`'s sessions in `store`.
