@@ -7,14 +7,15 @@ import Testing
 struct WatchCommandTests {
     @Test func watchSubscribesToEverySessionAndProcessByDefault() throws {
         let command = try WatchCommand.parse([])
-        #expect(command.prefixes.map(\.string) == ["snapshot/", "event/", "health/"])
+        #expect(command.prefixes.map(\.string) == ["snapshot/", "event/", "session/", "health/"])
     }
 
     @Test func cameraLimitsTheSessionsButNotTheProcesses() throws {
         let command = try WatchCommand.parse(["--camera", "cam1", "--camera", "cam10"])
         #expect(
             command.prefixes.map(\.string) == [
-                "snapshot/cam1/", "event/cam1/", "snapshot/cam10/", "event/cam10/", "health/",
+                "snapshot/cam1/", "event/cam1/", "session/cam1/", "snapshot/cam10/", "event/cam10/",
+                "session/cam10/", "health/",
             ])
     }
 

@@ -41,6 +41,11 @@ struct WatchFixtures {
                 HealthReport(process: process, role: role, pid: pid, uptime: uptime, counters: counters)))
     }
 
+    mutating func run(_ json: String, camera: String = "cam0", session: String = "left") -> WireMessage {
+        let topic = try! Topic.session(camera: camera, session: session)
+        return WireMessage(topic: topic, header: header(.session, topic: topic), body: .session(json: json))
+    }
+
     mutating func pose(camera: String = "cam0") -> WireMessage {
         let topic = try! Topic.pose(camera: camera)
         return WireMessage(topic: topic, header: header(.pose, topic: topic), body: .pose(Pose(timestamp: 1)))

@@ -1,4 +1,6 @@
+import Foundation
 import KinesiaCLI
+import KinesiaControl
 import KinesiaMotion
 import KinesiaWire
 import Testing
@@ -131,5 +133,37 @@ struct WatchStateTests {
         #expect(state.sessions[left]?.reps.count == 1)
         state.apply(fixtures.event(.holdStarted, at: 9, sequence: 4), at: 2)
         #expect(state.missedMessages == 3)
+    }
+
+    /// A session's runs: the run under way is shown with its patient; a new run starts the
+    /// session's view over (its events and snapshots are a new stream); an end is kept;
+    /// a record that does not read is counted invalid.
+    @Test func runRecordsShowTheRunAndANewRunStartsTheSessionOver() {
+        var fixtures = WatchFixtures()
+        var state = WatchState()
+        let started =
+            #"{"type":"runStarted","run":"3","camera":"cam0","session":"left","exercise":"squat","side":"left","patient":"p-17","thresholds":{"start":30,"end":20,"minPeak":60},"exerciseFile":"{\"exercise\":\"squat\"}"}"#
+        let update = state.apply(fixtures.run(started), at: 1)
+        guard case .run(let id, let record) = update else {
+            Issue.record("\(update)")
+            return
+        }
+        #expect(id == left && record.run == 3)
+        state.apply(fixtures.snapshot(WatchFixtures.midSet, at: 12.5), at: 2)
+        #expect(state.sessions[left]?.cleanReps == 3)
+        let lines = WatchRenderer.sessionLines(state.sessions[left]!, now: 2, width: 80)
+        #expect(lines.first?.hasPrefix("cam0/left  run 3, patient p-17") == true, "\(lines)")
+        let ended =
+            #"{"type":"runEnded","run":"3","camera":"cam0","session":"left","reason":"reset","repCount":3,"rejectedCount":1,"best":142.25}"#
+        state.apply(fixtures.run(ended), at: 3)
+        #expect(state.sessions[left]?.cleanReps == 3)
+        #expect(
+            state.sessions[left].map { WatchRenderer.sessionLines($0, now: 3, width: 80) }?.first?.contains(
+                "run 3 ended (reset)") == true)
+        let next = started.replacingOccurrences(of: #""run":"3""#, with: #""run":"4""#)
+        state.apply(fixtures.run(next), at: 4)
+        #expect(state.sessions[left]?.snapshot == nil && state.sessions[left]?.cleanReps == 0)
+        #expect(state.apply(fixtures.run(#"{"type":"runPaused"}"#), at: 5) != .ignored)
+        #expect(state.invalidMessages == 1)
     }
 }

@@ -77,9 +77,14 @@ public struct WatchCommand: ParsableCommand {
 
     /// The subscriptions: every session (or those of `--camera`) and every process.
     public var prefixes: [TopicPrefix] {
-        guard !cameras.isEmpty else { return [.kind(.snapshot), .kind(.event), .kind(.health)] }
+        guard !cameras.isEmpty else {
+            return [.kind(.snapshot), .kind(.event), .kind(.session), .kind(.health)]
+        }
         return cameras.flatMap { camera in
-            [try! TopicPrefix.snapshots(camera: camera), try! TopicPrefix.events(camera: camera)]
+            [
+                try! TopicPrefix.snapshots(camera: camera), try! TopicPrefix.events(camera: camera),
+                try! TopicPrefix.runs(camera: camera),
+            ]
         } + [.kind(.health)]
     }
 

@@ -1,5 +1,6 @@
 import KinesiaBus
 import KinesiaClient
+import KinesiaControl
 import KinesiaJSON
 import KinesiaMotion
 import KinesiaService
@@ -94,6 +95,10 @@ struct LiveView: Sendable {
                 let update = state.apply(message, at: time)
                 if !redraws, once == nil, case .event(let session, let t, let event) = update {
                     output.write(WatchRenderer.eventLine(session, t: t, event) + "\n")
+                    output.flush()
+                }
+                if !redraws, once == nil, case .run(let session, let record) = update {
+                    output.write("\(session): \(record.description)\n")
                     output.flush()
                 }
             case .malformed(let topic, let reason):

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaControl
 import KinesiaJSON
 public import KinesiaMotion
 import KinesiaWire
@@ -81,6 +82,14 @@ public enum WatchRenderer {
         return lines.map { fit($0, width) }
     }
 
+    /// A session's run, in a few words: `run 3, patient p-17`, `run 3 ended (stopped)`.
+    static func runLabel(_ record: RunRecord) -> String {
+        switch record {
+        case .started(let plan): "run \(plan.run)" + (plan.patient.map { ", patient \($0)" } ?? "")
+        case .ended(let end): "run \(end.run) ended (\(end.reason.rawValue))"
+        }
+    }
+
     /// The block of one session: a title line and its measures.
     /// - Parameters:
     ///   - session: The session.
@@ -88,7 +97,7 @@ public enum WatchRenderer {
     ///   - width: The width available (for the title's right column and the hold bar).
     /// - Returns: The lines, not cut to `width`.
     public static func sessionLines(_ session: WatchState.Session, now: Double, width: Int) -> [String] {
-        var title = session.id.description
+        var title = session.id.description + (session.run.map { "  " + runLabel($0) } ?? "")
         var right = session.time.map { "t " + seconds($0) } ?? ""
         let quiet = now - session.lastHeard
         if quiet > WatchState.staleAfter { right += (right.isEmpty ? "" : "  ") + "quiet " + duration(quiet) }
@@ -233,6 +242,7 @@ public enum WatchRenderer {
                 parts.append("no snapshot yet")
             }
             parts.append(count(session.eventCount, "event"))
+            if let run = session.run { parts.append(runLabel(run)) }
             lines.append("\(session.id): " + parts.joined(separator: ", "))
         }
         if !state.processes.isEmpty {

@@ -1,4 +1,5 @@
 import KinesiaAnalytics
+public import KinesiaControl
 public import KinesiaMotion
 public import KinesiaWire
 
@@ -78,6 +79,9 @@ public struct WatchState: Sendable {
         public var snapshotCount = 0
         /// The baseline, once a `baselineCompleted` event arrived.
         public var baseline: Double?
+        /// The session's latest run record (`session/<camera>/<session>/`): the run under way,
+        /// or how the last one ended; `nil` for a session the control plane did not start.
+        public var run: RunRecord?
         /// When the watcher last heard from the session (watcher clock, seconds).
         public var lastHeard: Double
 
@@ -142,6 +146,8 @@ public struct WatchState: Sendable {
         case snapshot(SessionID)
         /// A process's health report.
         case health(process: String)
+        /// A session's run began or ended (already folded into the state).
+        case run(SessionID, RunRecord)
         /// A message of a kind the view does not show (poses).
         case ignored
         /// A message that could not be decoded: counted in ``invalidMessages``.
@@ -218,8 +224,27 @@ public struct WatchState: Sendable {
         let result = sequences.record(message.header, on: message.topic.string)
         guard result.isDelivered else { return .ignored }
         switch message.body {
-        case .pose, .session:
+        case .pose:
             return .ignored
+        case .session(let json):
+            guard let id = sessionID(of: message.topic) else {
+                return invalid("a run record without a session")
+            }
+            let record: RunRecord
+            do {
+                record = try RunRecord(json: json)
+            } catch {
+                return invalid("\(message.topic): \(error)")
+            }
+            var session = sessions[id] ?? Session(id: id, lastHeard: now)
+            if case .started = record, session.run?.run != record.run {
+                // A new run is a new stream of events and snapshots: what is shown starts over.
+                session = Session(id: id, lastHeard: now)
+            }
+            session.run = record
+            session.lastHeard = now
+            sessions[id] = session
+            return .run(id, record)
         case .health(let report):
             let name = message.topic.process ?? report.process
             processes[name] = Process(report: report, lastHeard: now)
