@@ -78,11 +78,19 @@ public struct SessionStatus: Hashable, Sendable {
     public var worker: String?
     /// Where it stands.
     public var state: State
+    /// Its clean reps in its run, as its worker last reported (`nil`: not known).
+    public var repCount: Int?
+    /// Its rejected reps in its run, as its worker last reported.
+    public var rejectedCount: Int?
 
     /// A status.
-    public init(plan: SessionPlan, worker: String?, state: State) {
+    public init(
+        plan: SessionPlan, worker: String?, state: State, repCount: Int? = nil, rejectedCount: Int? = nil
+    ) {
         self.plan = plan
         self.worker = worker
         self.state = state
+        self.repCount = repCount
+        self.rejectedCount = rejectedCount
     }
 }

@@ -55,7 +55,8 @@ public enum ControlMessage: Hashable, Sendable {
                 out += answer.sessions.map { status in
                     "{" + Self.planFields(status.plan)
                         + (status.worker.map { ",\"assignedTo\":" + JSONWriter.string($0) } ?? "")
-                        + ",\"state\":\"\(status.state.rawValue)\"}"
+                        + ",\"state\":\"\(status.state.rawValue)\""
+                        + Self.countFields(status.repCount, status.rejectedCount) + "}"
                 }.joined(separator: ",")
                 out += "]"
             }
@@ -64,7 +65,8 @@ public enum ControlMessage: Hashable, Sendable {
             out += ",\"pool\":" + JSONWriter.string(report.pool) + ",\"capacity\":\(report.capacity)"
             out += ",\"epoch\":\"\(report.epoch)\",\"sessions\":["
             out += report.sessions.map {
-                "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.run)\"}"
+                "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.run)\""
+                    + Self.countFields($0.repCount, $0.rejectedCount) + "}"
             }.joined(separator: ",")
             out += "]"
         case .assignment(let assignment):
@@ -110,6 +112,12 @@ public enum ControlMessage: Hashable, Sendable {
         } catch {
             throw .malformed("\(error)")
         }
+    }
+
+    /// `,"repCount":N,"rejectedCount":N` when the counts are known, else nothing.
+    static func countFields(_ repCount: Int?, _ rejectedCount: Int?) -> String {
+        guard let repCount, let rejectedCount else { return "" }
+        return ",\"repCount\":\(repCount),\"rejectedCount\":\(rejectedCount)"
     }
 
     /// The fields of a plan, in a fixed order, without braces.
@@ -197,16 +205,18 @@ public enum ControlMessage: Hashable, Sendable {
             for (index, item) in try fields.array("sessions").enumerated() {
                 let entry = try JSONFields(
                     item, what: "a session", path: fields.path("sessions") + [.index(index)])
-                try entry.rejectUnknownKeys(allowed: planKeys.union(["assignedTo", "state"]))
+                try entry.rejectUnknownKeys(
+                    allowed: planKeys.union(["assignedTo", "state", "repCount", "rejectedCount"]))
                 let stateWord = try entry.string("state")
                 guard let state = SessionStatus.State(rawValue: stateWord) else {
                     throw entry.error("state", "unknown state \(stateWord.debugDescription)")
                 }
+                let (repCount, rejectedCount) = try counts(entry)
                 sessions.append(
                     SessionStatus(
                         plan: try plan(entry),
                         worker: entry.has("assignedTo") ? try entry.string("assignedTo") : nil,
-                        state: state))
+                        state: state, repCount: repCount, rejectedCount: rejectedCount))
             }
         }
         return ControlAnswer(
@@ -228,10 +238,12 @@ public enum ControlMessage: Hashable, Sendable {
         for (index, item) in try fields.array("sessions").enumerated() {
             let entry = try JSONFields(
                 item, what: "a session", path: fields.path("sessions") + [.index(index)])
-            try entry.rejectUnknownKeys(allowed: ["session", "run"])
+            try entry.rejectUnknownKeys(allowed: ["session", "run", "repCount", "rejectedCount"])
+            let (repCount, rejectedCount) = try counts(entry)
             sessions.append(
                 WorkerReport.Running(
-                    key: try SessionKey(parsing: entry.string("session")), run: try number(entry, "run")))
+                    key: try SessionKey(parsing: entry.string("session")), run: try number(entry, "run"),
+                    repCount: repCount, rejectedCount: rejectedCount))
         }
         return WorkerReport(
             worker: worker, pool: pool, capacity: capacity, sessions: sessions,
@@ -271,6 +283,17 @@ public enum ControlMessage: Hashable, Sendable {
                 "exercise", "\(id.debugDescription) differs from the exercise file's \(plan.exercise.id)")
         }
         return plan
+    }
+
+    /// The optional `repCount` and `rejectedCount`: both or neither, never negative.
+    private static func counts(_ fields: JSONFields) throws -> (Int?, Int?) {
+        guard fields.has("repCount") || fields.has("rejectedCount") else { return (nil, nil) }
+        let repCount = try fields.integer("repCount")
+        let rejectedCount = try fields.integer("rejectedCount")
+        guard repCount >= 0, rejectedCount >= 0 else {
+            throw fields.error("repCount", "counts are never negative")
+        }
+        return (repCount, rejectedCount)
     }
 
     /// A decimal string of a `UInt64`.

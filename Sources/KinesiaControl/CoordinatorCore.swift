@@ -88,6 +88,8 @@ public struct CoordinatorCore: Sendable {
         var capacity: Int
         var lastSeen: Duration
         var running: [SessionKey: UInt64]
+        /// The sessions' reported counts (clean, rejected).
+        var counts: [SessionKey: (Int, Int)] = [:]
         var lastSent: [SessionPlan]?
         var lastSentAt: Duration
     }
@@ -309,6 +311,12 @@ public struct CoordinatorCore: Sendable {
         worker.capacity = report.capacity
         worker.lastSeen = now
         worker.running = running
+        worker.counts = [:]
+        for session in report.sessions {
+            if let clean = session.repCount, let rejected = session.rejectedCount {
+                worker.counts[session.key] = (clean, rejected)
+            }
+        }
         workers[report.worker] = worker
         if isNew { actions.append(.notice("worker \(report.worker) joined pool \(report.pool)")) }
         // A session it runs at its planned run is where it is (a restarted coordinator learns
@@ -373,7 +381,9 @@ public struct CoordinatorCore: Sendable {
             let state: SessionStatus.State =
                 worker.flatMap { workers[$0]?.running[key] } == plan.run
                 ? .running : worker == nil ? .waiting : .assigned
-            return SessionStatus(plan: plan, worker: worker, state: state)
+            let counts = state == .running ? worker.flatMap { workers[$0]?.counts[key] } : nil
+            return SessionStatus(
+                plan: plan, worker: worker, state: state, repCount: counts?.0, rejectedCount: counts?.1)
         }
     }
 

@@ -7,11 +7,17 @@ public struct WorkerReport: Hashable, Sendable {
         public var key: SessionKey
         /// Its run.
         public var run: UInt64
+        /// Its clean reps so far (`nil`: not known yet, or an analytics session).
+        public var repCount: Int?
+        /// Its rejected reps so far.
+        public var rejectedCount: Int?
 
         /// A running session.
-        public init(key: SessionKey, run: UInt64) {
+        public init(key: SessionKey, run: UInt64, repCount: Int? = nil, rejectedCount: Int? = nil) {
             self.key = key
             self.run = run
+            self.repCount = repCount
+            self.rejectedCount = rejectedCount
         }
     }
 

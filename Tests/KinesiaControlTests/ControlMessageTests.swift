@@ -27,14 +27,19 @@ struct ControlMessageTests {
                 ControlAnswer(
                     id: "r-4", outcome: .listed, message: "2 session(s)",
                     sessions: [
-                        SessionStatus(plan: plan, worker: "w1", state: .running),
+                        SessionStatus(
+                            plan: plan, worker: "w1", state: .running, repCount: 5, rejectedCount: 1),
                         SessionStatus(plan: catalog, worker: nil, state: .waiting),
                     ])),
             .answer(ControlAnswer(id: "r-5", outcome: .listed, message: "0 session(s)")),
             .workerReport(
                 WorkerReport(
                     worker: "w1", pool: "clinic", capacity: 32,
-                    sessions: [.init(key: try SessionKey(parsing: "cam0/left"), run: 3)], epoch: 9)),
+                    sessions: [
+                        .init(
+                            key: try SessionKey(parsing: "cam0/left"), run: 3, repCount: 5, rejectedCount: 1)
+                    ],
+                    epoch: 9)),
             .assignment(WorkerAssignment(epoch: 10, sessions: [plan, catalog])),
         ]
     }

@@ -275,4 +275,23 @@ struct CoordinatorCoreTests {
         let kept = harness.send(try Self.request("c", .start(Self.plan("cam9/left"))))
         #expect(Self.answers(kept).first?.outcome == .listed)
     }
+
+    /// The list shows a running session's counts as its worker last reported them; a session
+    /// not running yet shows none.
+    @Test func theListShowsTheCountsTheWorkerReports() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        #expect(harness.core.statuses.first?.repCount == nil)
+        harness.actions = []
+        harness.core.receive(
+            WorkerReport(
+                worker: "w1", pool: "default", capacity: 8,
+                sessions: [
+                    .init(key: try SessionKey(parsing: "cam0/left"), run: 1, repCount: 4, rejectedCount: 2)
+                ]),
+            from: Array("w1".utf8), now: harness.now, into: &harness.actions)
+        let status = try #require(harness.core.statuses.first)
+        #expect(status.state == .running && status.repCount == 4 && status.rejectedCount == 2)
+    }
 }

@@ -198,12 +198,15 @@ public struct SessionCommand: ParsableCommand {
 
     /// The sessions as an aligned table.
     static func table(_ sessions: [SessionStatus]) -> String {
-        let header = ["SESSION", "EXERCISE", "SIDE", "PATIENT", "POOL", "WORKER", "RUN", "STATE"]
+        let header = [
+            "SESSION", "EXERCISE", "SIDE", "PATIENT", "POOL", "WORKER", "RUN", "STATE", "REPS", "REJECTED",
+        ]
         let rows = sessions.map { status in
             [
                 status.plan.key.description, status.plan.exercise.id, status.plan.analysis.rawValue,
                 status.plan.patient ?? "-", status.plan.pool, status.worker ?? "-", String(status.plan.run),
-                status.state.rawValue,
+                status.state.rawValue, status.repCount.map(String.init) ?? "-",
+                status.rejectedCount.map(String.init) ?? "-",
             ]
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }

@@ -15,6 +15,7 @@ final class HostedSession: Sendable {
     private let ended = Atomic<Bool>(false)
     private let live = Atomic<Bool>(false)
     private let ending = Mutex<RunRecord.RunEnd.Reason?>(nil)
+    private let latestCounts = Mutex<(repCount: Int, rejectedCount: Int)?>(nil)
 
     /// Starts `service` on a new thread.
     init(plan: SessionPlan, service: WorkerService) {
@@ -24,6 +25,8 @@ final class HostedSession: Sendable {
             do {
                 try service.run(until: token) {
                     live.store(true, ordering: .releasing)
+                } progress: { counts in
+                    latestCounts.withLock { $0 = counts[plan.key.description] }
                 } runEnd: {
                     ending.withLock { $0 }
                 }
@@ -39,6 +42,9 @@ final class HostedSession: Sendable {
 
     /// Whether its service is analysing: subscribed, its state restored, and not returned.
     var isLive: Bool { live.load(ordering: .acquiring) && !hasEnded }
+
+    /// Its clean and rejected reps, as its service last told (`nil`: not yet, or analytics).
+    var counts: (repCount: Int, rejectedCount: Int)? { latestCounts.withLock { $0 } }
 
     /// Whether its service has returned (stopped, or failed).
     var hasEnded: Bool { ended.load(ordering: .acquiring) }

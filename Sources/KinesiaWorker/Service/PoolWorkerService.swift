@@ -115,7 +115,9 @@ public struct PoolWorkerService: Sendable {
         func report() {
             reportedLive = Set(hosted.filter { $0.value.isLive }.keys)
             let running = hosted.values.filter(\.isLive).map {
-                WorkerReport.Running(key: $0.plan.key, run: $0.plan.run)
+                WorkerReport.Running(
+                    key: $0.plan.key, run: $0.plan.run, repCount: $0.counts?.repCount,
+                    rejectedCount: $0.counts?.rejectedCount)
             }.sorted { $0.key < $1.key }
             let message = ControlMessage.workerReport(
                 WorkerReport(

@@ -90,6 +90,8 @@ public struct WorkerService: Sendable {
     /// - Parameters:
     ///   - ready: Called once the sessions are subscribed and their state restored, before the
     ///     first pose is read (a pool worker confirms a start then).
+    ///   - progress: Told, about once a second, each session's clean and rejected reps
+    ///     (`nil` for an analytics session), by `camera/name` (a pool worker reports them).
     ///   - runEnd: Asked at the stop: why the runs of the sessions with a plan end (`nil`: they
     ///     do not, the worker only stops; a `runEnded` is published and their streams end
     ///     otherwise).
@@ -97,6 +99,7 @@ public struct WorkerService: Sendable {
     ///   cannot be used; the socket errors of a bus that cannot be reached.
     public func run(
         until stop: StopToken, ready: @Sendable () -> Void = {},
+        progress: @Sendable ([String: (repCount: Int, rejectedCount: Int)]) -> Void = { _ in },
         runEnd: @Sendable () -> RunRecord.RunEnd.Reason? = { nil }
     ) throws {
         let zmq = try ZMQContext()
@@ -394,7 +397,15 @@ public struct WorkerService: Sendable {
         }
         ready()
         while !stop.isRequested {
-            health.publishIfDue(counters: counters, via: publisher)
+            if health.publishIfDue(counters: counters, via: publisher) {
+                var counts: [String: (repCount: Int, rejectedCount: Int)] = [:]
+                for spec in specs {
+                    if let snapshot = core.snapshot(camera: spec.camera, session: spec.name) {
+                        counts["\(spec.camera)/\(spec.name)"] = (snapshot.repCount, snapshot.rejectedCount)
+                    }
+                }
+                progress(counts)
+            }
             journal?.writeAndSyncIfDue(now: elapsed.now)
             checkpointIfDue()
             var poller = Poller()

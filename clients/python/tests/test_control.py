@@ -46,6 +46,8 @@ class ControlVectorTests(unittest.TestCase):
         self.assertEqual((listed[0]["state"], listed[0]["assignedTo"], listed[0]["patient"]),
                          ("running", "w1", "p-17"))
         self.assertEqual(json.loads(listed[0]["exerciseFile"])["reps"]["minPeak"], 70)
+        self.assertEqual((listed[0]["repCount"], listed[0]["rejectedCount"]), (5, 1))
+        self.assertNotIn("repCount", listed[1])
         self.assertEqual(answers[2].sessions, [])
         self.assertEqual([answer.exit_code for answer in answers], [0, 0, 0])
 
