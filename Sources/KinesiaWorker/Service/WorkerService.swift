@@ -90,8 +90,9 @@ public struct WorkerService: Sendable {
     /// - Parameters:
     ///   - ready: Called once the sessions are subscribed and their state restored, before the
     ///     first pose is read (a pool worker confirms a start then).
-    ///   - progress: Told, about once a second, each session's clean and rejected reps
-    ///     (`nil` for an analytics session), by `camera/name` (a pool worker reports them).
+    ///   - progress: Told, about once a second, each session's clean and rejected reps (none
+    ///     for an analytics session), by `camera/name`, when the sessions have plans (a pool
+    ///     worker reports them).
     ///   - runEnd: Asked at the stop: why the runs of the sessions with a plan end (`nil`: they
     ///     do not, the worker only stops; a `runEnded` is published and their streams end
     ///     otherwise).
@@ -397,7 +398,9 @@ public struct WorkerService: Sendable {
         }
         ready()
         while !stop.isRequested {
-            if health.publishIfDue(counters: counters, via: publisher) {
+            // A pool worker's session tells its counts (a worker of --session flags has no one
+            // to tell: nothing is computed).
+            if health.publishIfDue(counters: counters, via: publisher), !plans.isEmpty {
                 var counts: [String: (repCount: Int, rejectedCount: Int)] = [:]
                 for spec in specs {
                     if let snapshot = core.snapshot(camera: spec.camera, session: spec.name) {
