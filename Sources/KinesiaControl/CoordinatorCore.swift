@@ -120,6 +120,9 @@ public struct CoordinatorCore: Sendable {
     private var nextRun: UInt64
     private var epoch: UInt64
     private let graceEnds: Duration
+    /// Whether the grace after the start is over (the sessions waiting are then placed when a
+    /// worker reports or one goes, never by the clock).
+    private var graceIsOver = false
 
     /// A coordinator that starts at `now` with the plans, run number and epoch it kept.
     public init(
@@ -307,6 +310,9 @@ public struct CoordinatorCore: Sendable {
             worker.peer = peer
             worker.lastSent = nil
         }
+        // A worker that applied a higher epoch (a coordinator whose counters were lost) is never
+        // sent one it would ignore as stale.
+        epoch = max(epoch, report.epoch)
         worker.pool = report.pool
         worker.capacity = report.capacity
         worker.lastSeen = now
@@ -369,7 +375,7 @@ public struct CoordinatorCore: Sendable {
     /// When ``tick(now:into:)`` has something to do next (`nil`: nothing until a message).
     public var nextDeadline: Duration? {
         var times = pending.map(\.deadline) + workers.values.map { $0.lastSeen + configuration.lease }
-        if plans.keys.contains(where: { placement[$0] == nil }) { times.append(graceEnds) }
+        if !graceIsOver, plans.keys.contains(where: { placement[$0] == nil }) { times.append(graceEnds) }
         return times.min()
     }
 
@@ -436,6 +442,7 @@ public struct CoordinatorCore: Sendable {
     /// Places the sessions no live worker hosts, once the grace after a start is over.
     private mutating func placeWaiting(now: Duration, into actions: inout [Action]) {
         guard now >= graceEnds else { return }
+        graceIsOver = true
         var changed: Set<String> = []
         for key in plans.keys.sorted() where placement[key] == nil {
             guard let worker = place(plans[key]!, now: now) else { continue }

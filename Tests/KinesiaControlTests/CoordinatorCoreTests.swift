@@ -294,4 +294,34 @@ struct CoordinatorCoreTests {
         let status = try #require(harness.core.statuses.first)
         #expect(status.state == .running && status.repCount == 4 && status.rejectedCount == 2)
     }
+
+    /// A session waiting for a worker after the grace sets no deadline: the coordinator waits
+    /// for a report or a lease, not for the clock (a deadline in the past made its loop spin).
+    @Test func aSessionWaitingAfterTheGraceSetsNoDeadline() throws {
+        var left = try Self.plan("cam0/left")
+        left.run = 1
+        var harness = Harness(plans: [left], configuration: .init(startGrace: .seconds(3)))
+        #expect(harness.core.nextDeadline == .seconds(3))
+        _ = harness.tick(to: .seconds(3))
+        #expect(harness.core.nextDeadline == nil)
+        #expect(harness.core.statuses.first?.state == .waiting)
+        // A worker that reports places it.
+        harness.now = .seconds(10)
+        #expect(Self.assignments(try harness.report("w1")) == ["w1": ["cam0/left@1"]])
+    }
+
+    /// A worker that applied a higher epoch than the coordinator knows (its counters lost) is
+    /// sent assignments above it, not ones it would drop as stale.
+    @Test func anEpochLostByTheCoordinatorGoesOnAboveTheWorkers() throws {
+        var harness = Harness()
+        harness.actions = []
+        harness.core.receive(
+            WorkerReport(worker: "w1", pool: "default", capacity: 8, sessions: [], epoch: 40),
+            from: Array("w1".utf8), now: harness.now, into: &harness.actions)
+        let actions = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        let epochs = actions.compactMap { action -> UInt64? in
+            if case .assign(let assignment, _, _) = action { assignment.epoch } else { nil }
+        }
+        #expect(!epochs.isEmpty && epochs.allSatisfy { $0 > 40 }, "\(epochs)")
+    }
 }
