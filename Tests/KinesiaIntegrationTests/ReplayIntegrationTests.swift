@@ -84,6 +84,7 @@ struct ReplayIntegrationTests {
         let topology = try Topology()
         defer { topology.tearDown() }
         #expect(try await Self.publishEverything(on: topology) == total)
+        let health = try HealthWatch(bus: topology.bus)
 
         // The left session's event journal, in the default state directory of the test.
         let state = topology.directory + "/state"
@@ -102,8 +103,15 @@ struct ReplayIntegrationTests {
         let listener = try await topology.startListener(
             "late", ["event/", "--from", "beginning", "--format", "json"])
         let idle = await listener.waitForIdleOutput(lines: total - 1, quiet: .seconds(3))
-        #expect(idle, "late listener:\n\(topology.diagnostics)")
-        #expect(await listener.stop() == 0, "\(listener.diagnostics)")
+        // Stopped first: its counters (requests, retries, lost) are in what a failure shows,
+        // with the worker's replay counters.
+        let status = await listener.stop()
+        let worker = await health.wait(for: "worker", timeout: .seconds(2)) { _ in true }
+        #expect(
+            idle,
+            "late listener:\n\(topology.diagnostics)\nworker: \(String(describing: worker?.counters.sorted { $0.key < $1.key }))"
+        )
+        #expect(status == 0, "\(listener.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)
         var leftExpected = expected[left] ?? []
         leftExpected.remove(at: Int(damaged.sequence))
