@@ -9,6 +9,9 @@ public struct ControlAnswer: Hashable, Sendable {
         case stopped
         /// The session's run ended and a new run started; its worker confirmed.
         case reset
+        /// The session's run ended and a new run started that begins with a baseline
+        /// measurement; its worker confirmed.
+        case baselineStarted
         /// The sessions are in ``ControlAnswer/sessions``.
         case listed
         /// A session of that camera and name already runs (a stop first, or a reset).
@@ -26,7 +29,7 @@ public struct ControlAnswer: Hashable, Sendable {
         /// The exit code of a command that got this answer: 0 done, 64 invalid, 1 otherwise.
         public var exitCode: Int32 {
             switch self {
-            case .started, .stopped, .reset, .listed: 0
+            case .started, .stopped, .reset, .baselineStarted, .listed: 0
             case .invalid: 64
             case .alreadyRunning, .notRunning, .noLiveWorker, .notConfirmed: 1
             }

@@ -40,8 +40,12 @@ public enum ControlMessage: Hashable, Sendable {
             switch request.command {
             case .start(var plan):
                 plan.run = 0
+                plan.baselineReps = nil
                 out += "," + Self.planFields(plan)
             case .stop(let key), .reset(let key): out += ",\"session\":" + JSONWriter.string(key.description)
+            case .baseline(let key, let reps):
+                out += ",\"session\":" + JSONWriter.string(key.description)
+                if let reps { out += ",\"reps\":\(reps)" }
             case .list: break
             }
         case .answer(let answer):
@@ -130,6 +134,7 @@ public enum ControlMessage: Hashable, Sendable {
         out += ",\"pool\":" + JSONWriter.string(plan.pool)
         if let worker = plan.worker { out += ",\"worker\":" + JSONWriter.string(worker) }
         if plan.run != 0 { out += ",\"run\":\"\(plan.run)\"" }
+        if let reps = plan.baselineReps { out += ",\"baselineReps\":\(reps)" }
         return out
     }
 
@@ -172,9 +177,9 @@ public enum ControlMessage: Hashable, Sendable {
         let command: ControlRequest.Command
         switch try fields.string("command") {
         case "start":
-            // The run is the coordinator's to give.
+            // The run is the coordinator's to give, and so is a baseline (`baseline`).
             try fields.rejectUnknownKeys(
-                allowed: planKeys.subtracting(["run"]).union(["type", "id", "command"]))
+                allowed: planKeys.subtracting(["run", "baselineReps"]).union(["type", "id", "command"]))
             command = .start(try plan(fields))
         case "stop":
             try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session"])
@@ -182,12 +187,21 @@ public enum ControlMessage: Hashable, Sendable {
         case "reset":
             try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session"])
             command = .reset(try SessionKey(parsing: fields.string("session")))
+        case "baseline":
+            try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session", "reps"])
+            var reps: Int?
+            if fields.has("reps") {
+                let value = try fields.integer("reps")
+                try SessionPlan.checkBaseline(reps: value)
+                reps = value
+            }
+            command = .baseline(try SessionKey(parsing: fields.string("session")), reps: reps)
         case "list":
             try fields.rejectUnknownKeys(allowed: ["type", "id", "command"])
             command = .list
         case let other:
             throw fields.error(
-                "command", "unknown command \(other.debugDescription): start, stop, reset or list")
+                "command", "unknown command \(other.debugDescription): start, stop, reset, baseline or list")
         }
         return try ControlRequest(id: fields.string("id"), command: command)
     }
@@ -263,7 +277,7 @@ public enum ControlMessage: Hashable, Sendable {
     }
 
     private static let planKeys: Set<String> = [
-        "session", "exercise", "exerciseFile", "side", "patient", "pool", "worker", "run",
+        "session", "exercise", "exerciseFile", "side", "patient", "pool", "worker", "run", "baselineReps",
     ]
 
     private static func plan(_ fields: JSONFields) throws -> SessionPlan {
@@ -277,7 +291,8 @@ public enum ControlMessage: Hashable, Sendable {
             patient: fields.has("patient") ? try fields.string("patient") : nil,
             pool: fields.has("pool") ? try fields.string("pool") : SessionPlan.defaultPool,
             worker: fields.has("worker") ? try fields.string("worker") : nil,
-            run: fields.has("run") ? try number(fields, "run") : 0)
+            run: fields.has("run") ? try number(fields, "run") : 0,
+            baselineReps: fields.has("baselineReps") ? try fields.integer("baselineReps") : nil)
         guard plan.exercise.id == id else {
             throw fields.error(
                 "exercise", "\(id.debugDescription) differs from the exercise file's \(plan.exercise.id)")

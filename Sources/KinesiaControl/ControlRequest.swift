@@ -10,6 +10,10 @@ public struct ControlRequest: Hashable, Sendable {
         case stop(SessionKey)
         /// End a session's run and start a new one, same plan: counts from zero.
         case reset(SessionKey)
+        /// End a session's run and start a new one, same plan, that begins with a baseline
+        /// measurement of `reps` clean reps (`nil`: the exercise's
+        /// ``SessionRules/baselineReps``).
+        case baseline(SessionKey, reps: Int?)
         /// The sessions of the site, where they run.
         case list
     }
@@ -28,12 +32,13 @@ public struct ControlRequest: Hashable, Sendable {
         self.command = command
     }
 
-    /// The command's word: `start`, `stop`, `reset`, `list`.
+    /// The command's word: `start`, `stop`, `reset`, `baseline`, `list`.
     public var verb: String {
         switch command {
         case .start: "start"
         case .stop: "stop"
         case .reset: "reset"
+        case .baseline: "baseline"
         case .list: "list"
         }
     }

@@ -1,3 +1,5 @@
+import KinesiaMotion
+
 /// Every decision of the coordinator (`kinesia coordinator`), with no socket, no clock and no
 /// I/O: time is passed in (`now`, the time since the coordinator started).
 ///
@@ -9,7 +11,7 @@
 /// Decisions:
 /// - **Commands** (``ControlRequest``) answer with what happened. A request id already
 ///   answered is answered again with the same answer and changes nothing; one still waiting is
-///   answered to every peer that sent it. A start, stop or reset is answered when the worker
+///   answered to every peer that sent it. A start, stop, reset or baseline is answered when the worker
 ///   confirms it (its next heartbeat shows the session at its new run, or gone), or after
 ///   ``Configuration/confirmWait`` with ``ControlAnswer/Outcome/notConfirmed``: the decision
 ///   stands either way.
@@ -153,7 +155,10 @@ public struct CoordinatorCore: Sendable {
         switch request.command {
         case .start(let plan): start(plan, request: request, peer: peer, now: now, into: &actions)
         case .stop(let key): stop(key, request: request, peer: peer, now: now, into: &actions)
-        case .reset(let key): reset(key, request: request, peer: peer, now: now, into: &actions)
+        case .reset(let key):
+            newRun(key, baseline: nil, request: request, peer: peer, now: now, into: &actions)
+        case .baseline(let key, let reps):
+            newRun(key, baseline: .some(reps), request: request, peer: peer, now: now, into: &actions)
         case .list:
             answer(
                 ControlAnswer(
@@ -221,8 +226,11 @@ public struct CoordinatorCore: Sendable {
             request: request, peer: peer, now: now, into: &actions)
     }
 
-    private mutating func reset(
-        _ key: SessionKey, request: ControlRequest, peer: Peer, now: Duration, into actions: inout [Action]
+    /// A reset (`baseline` `nil`), or a baseline (`.some(reps)`, `nil` reps: the exercise's):
+    /// the run ends, a new one starts with the same plan, beginning with a baseline or not.
+    private mutating func newRun(
+        _ key: SessionKey, baseline: Int??, request: ControlRequest, peer: Peer, now: Duration,
+        into actions: inout [Action]
     ) {
         guard var plan = plans[key] else {
             answer(notRunning(key, request), to: [peer], into: &actions)
@@ -230,12 +238,16 @@ public struct CoordinatorCore: Sendable {
         }
         let ended = plan.run
         plan.run = takeRun()
+        // Told in the plan, the record and the answer: the exercise's number when none is given.
+        plan.baselineReps = baseline.map { $0 ?? plan.exercise.sessionRules.baselineReps }
         plans[key] = plan
         actions.append(.savePlan(plan))
         actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
+        let what =
+            plan.baselineReps.map { "baseline of \($0) rep\($0 == 1 ? "" : "s") started: " } ?? "reset: "
         let done = ControlAnswer(
-            id: request.id, outcome: .reset,
-            message: "\(key) reset: run \(ended) ended, run \(plan.run) started"
+            id: request.id, outcome: plan.baselineReps == nil ? .reset : .baselineStarted,
+            message: "\(key) \(what)run \(ended) ended, run \(plan.run) started"
                 + (placement[key].map { " on worker \($0)" } ?? ""),
             worker: placement[key], run: plan.run)
         tell(

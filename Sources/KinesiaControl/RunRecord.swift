@@ -1,18 +1,22 @@
 import KinesiaJSON
-import KinesiaMotion
+public import KinesiaMotion
 
 /// A session's run, as it is announced on `session/<camera>/<name>/` (docs/wire-format.md):
 /// `runStarted` when a run begins (its plan: exercise with its effective thresholds, side,
-/// patient), `runEnded` when it is stopped or reset (its counts). Every record carries the
-/// run's number, so that a record of the site can say which reps were whose.
+/// patient), `baselineStarted` right after it when the run begins with a baseline measurement,
+/// `runEnded` when it is stopped or reset (its summary: counts, reps, faults, baseline). Every
+/// record carries the run's number, so that a record of the site can say which reps were whose.
 ///
 /// ```json
 /// {"type":"runStarted","run":"3","camera":"cam0","session":"left","exercise":"squat","side":"left","patient":"p-17","thresholds":{"start":40,"end":25,"minPeak":80},"exerciseFile":"{\"exercise\":\"squat\"}"}
-/// {"type":"runEnded","run":"3","camera":"cam0","session":"left","reason":"stopped","repCount":5,"rejectedCount":1,"best":101.5}
+/// {"type":"baselineStarted","run":"3","camera":"cam0","session":"left","reps":3}
+/// {"type":"runEnded","run":"3","camera":"cam0","session":"left","reason":"stopped","repCount":5,"rejectedCount":1,"best":101.5,"reps":[{"peak":98.2,"faults":[],"start":1.7,"end":3.9}],"faults":{"kneesOverToes":1},"baseline":99.1}
 /// ```
 public enum RunRecord: Hashable, Sendable {
     /// A run began.
     case started(SessionPlan)
+    /// The run begins with a baseline measurement of `reps` clean reps (or holds).
+    case baselineStarted(run: UInt64, key: SessionKey, reps: Int)
     /// A run ended: why, and the session's counts at its end.
     case ended(RunEnd)
 
@@ -38,10 +42,19 @@ public enum RunRecord: Hashable, Sendable {
         public var rejectedCount: Int
         /// The best angle reached, in degrees.
         public var best: Double
+        /// Every judged rep of the run, clean and rejected, in the order they ended, as
+        /// `kinesia analyze --format json` lists them (`nil`: not known, a worker without a
+        /// journal restarted during the run).
+        public var reps: [Rep]?
+        /// The form faults told during the run (`formFault` events), by fault.
+        public var faults: [FormFeedback: Int]
+        /// The baseline the run measured (`nil`: none completed).
+        public var baseline: Double?
 
         /// A run's end.
         public init(
-            run: UInt64, key: SessionKey, reason: Reason, repCount: Int, rejectedCount: Int, best: Double
+            run: UInt64, key: SessionKey, reason: Reason, repCount: Int, rejectedCount: Int, best: Double,
+            reps: [Rep]? = nil, faults: [FormFeedback: Int] = [:], baseline: Double? = nil
         ) {
             self.run = run
             self.key = key
@@ -49,6 +62,9 @@ public enum RunRecord: Hashable, Sendable {
             self.repCount = repCount
             self.rejectedCount = rejectedCount
             self.best = best
+            self.reps = reps
+            self.faults = faults
+            self.baseline = baseline
         }
     }
 
@@ -56,6 +72,7 @@ public enum RunRecord: Hashable, Sendable {
     public var key: SessionKey {
         switch self {
         case .started(let plan): plan.key
+        case .baselineStarted(_, let key, _): key
         case .ended(let end): end.key
         }
     }
@@ -66,6 +83,8 @@ public enum RunRecord: Hashable, Sendable {
         case .started(let plan):
             "run \(plan.run) started (\(plan.exercise.id) \(plan.analysis.rawValue)"
                 + (plan.patient.map { ", patient \($0)" } ?? "") + ")"
+        case .baselineStarted(let run, _, let reps):
+            "run \(run) begins with a baseline of \(reps) rep\(reps == 1 ? "" : "s")"
         case .ended(let end):
             "run \(end.run) ended (\(end.reason.rawValue)): \(end.repCount) reps, \(end.rejectedCount) rejected"
         }
@@ -75,6 +94,7 @@ public enum RunRecord: Hashable, Sendable {
     public var run: UInt64 {
         switch self {
         case .started(let plan): plan.run
+        case .baselineStarted(let run, _, _): run
         case .ended(let end): end.run
         }
     }
@@ -102,12 +122,26 @@ public enum RunRecord: Hashable, Sendable {
             }
             out += ",\"exerciseFile\":" + JSONWriter.string(plan.exerciseFile) + "}"
             return out
+        case .baselineStarted(let run, let key, let reps):
+            return "{\"type\":\"baselineStarted\",\"run\":\"\(run)\",\"camera\":"
+                + JSONWriter.string(key.camera)
+                + ",\"session\":" + JSONWriter.string(key.name) + ",\"reps\":\(reps)}"
         case .ended(let end):
-            return "{\"type\":\"runEnded\",\"run\":\"\(end.run)\",\"camera\":"
+            var out =
+                "{\"type\":\"runEnded\",\"run\":\"\(end.run)\",\"camera\":"
                 + JSONWriter.string(end.key.camera)
                 + ",\"session\":" + JSONWriter.string(end.key.name) + ",\"reason\":\"\(end.reason.rawValue)\""
                 + ",\"repCount\":\(end.repCount),\"rejectedCount\":\(end.rejectedCount),\"best\":"
-                + JSONWriter.compactNumber(end.best) + "}"
+                + JSONWriter.compactNumber(end.best)
+            if let reps = end.reps {
+                out += ",\"reps\":[" + reps.map(MotionJSON.encode).joined(separator: ",") + "]"
+            }
+            out += ",\"faults\":{"
+            out += end.faults.sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { JSONWriter.string($0.key.rawValue) + ":\($0.value)" }.joined(separator: ",")
+            out += "}"
+            if let baseline = end.baseline { out += ",\"baseline\":" + JSONWriter.compactNumber(baseline) }
+            return out + "}"
         }
     }
 
@@ -138,18 +172,38 @@ public enum RunRecord: Hashable, Sendable {
                     throw fields.error("exercise", "differs from the exercise file's \(plan.exercise.id)")
                 }
                 self = .started(plan)
+            case "baselineStarted":
+                try fields.rejectUnknownKeys(allowed: ["type", "run", "camera", "session", "reps"])
+                let reps = try fields.integer("reps")
+                try SessionPlan.checkBaseline(reps: reps)
+                self = .baselineStarted(run: try run(), key: key, reps: reps)
             case "runEnded":
                 try fields.rejectUnknownKeys(allowed: [
-                    "type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best",
+                    "type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best", "reps",
+                    "faults", "baseline",
                 ])
                 let word = try fields.string("reason")
                 guard let reason = RunEnd.Reason(rawValue: word) else {
                     throw fields.error("reason", "unknown reason \(word.debugDescription)")
                 }
+                var faults: [FormFeedback: Int] = [:]
+                if let counts = try fields.optionalObject("faults") {
+                    for name in counts.members.keys.sorted() {
+                        guard let fault = FormFeedback(rawValue: name) else {
+                            throw counts.error(name, "unknown fault \(name.debugDescription)")
+                        }
+                        let count = try counts.integer(name)
+                        guard count > 0 else { throw counts.error(name, "a fault's count is positive") }
+                        faults[fault] = count
+                    }
+                }
                 self = .ended(
                     RunEnd(
                         run: try run(), key: key, reason: reason, repCount: try fields.integer("repCount"),
-                        rejectedCount: try fields.integer("rejectedCount"), best: try fields.number("best")))
+                        rejectedCount: try fields.integer("rejectedCount"), best: try fields.number("best"),
+                        reps: fields.has("reps") ? try MotionJSON.reps(fields.array("reps")) : nil,
+                        faults: faults,
+                        baseline: fields.has("baseline") ? try fields.number("baseline") : nil))
             case let other:
                 throw fields.error("type", "unknown run record \(other.debugDescription)")
             }

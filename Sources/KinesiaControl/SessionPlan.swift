@@ -48,6 +48,14 @@ public struct SessionPlan: Hashable, Sendable {
     /// The run the coordinator gave it (`0`: not given yet); a new run is a new stream of
     /// events.
     public var run: UInt64
+    /// The clean reps (or holds) of a baseline measurement the run begins with
+    /// (``MotionSession/startBaseline(reps:)`` at its first pose), `nil` for a run without one.
+    /// `kinesia session baseline` starts such a run; a reset or a restart of the worker does not
+    /// begin another.
+    public var baselineReps: Int?
+
+    /// The most reps a baseline may ask for.
+    public static let maximumBaselineReps = 100
 
     /// A plan of the catalog's `exercise` or of an exercise file's text.
     ///
@@ -55,7 +63,7 @@ public struct SessionPlan: Hashable, Sendable {
     ///   worker or patient reference that is not a valid name.
     public init(
         key: SessionKey, exerciseFile: String, analysis: Analysis, patient: String? = nil,
-        pool: String = defaultPool, worker: String? = nil, run: UInt64 = 0
+        pool: String = defaultPool, worker: String? = nil, run: UInt64 = 0, baselineReps: Int? = nil
     ) throws(ControlError) {
         do {
             exercise = try ExerciseFile.parse(Array(exerciseFile.utf8), file: "the exercise")
@@ -67,6 +75,7 @@ public struct SessionPlan: Hashable, Sendable {
                 throw .invalid(ControlNames.message(name, role: role))
             }
         }
+        if let baselineReps { try Self.checkBaseline(reps: baselineReps) }
         self.key = key
         self.exerciseFile = exerciseFile
         self.analysis = analysis
@@ -74,6 +83,16 @@ public struct SessionPlan: Hashable, Sendable {
         self.pool = pool
         self.worker = worker
         self.run = run
+        self.baselineReps = baselineReps
+    }
+
+    /// Refuses a baseline of fewer than 1 or more than ``maximumBaselineReps`` reps.
+    ///
+    /// - Throws: ``ControlError/invalid(_:)``.
+    public static func checkBaseline(reps: Int) throws(ControlError) {
+        guard (1...maximumBaselineReps).contains(reps) else {
+            throw .invalid("a baseline needs 1 to \(maximumBaselineReps) reps, not \(reps)")
+        }
     }
 
     /// The exercise file text of a catalog exercise.

@@ -113,6 +113,7 @@ struct Recorder {
             let (type, patient): (String, String?) =
                 switch r.record {
                 case .started(let plan): ("runStarted", plan.patient)
+                case .baselineStarted: ("baselineStarted", nil)
                 case .ended: ("runEnded", nil)
                 }
             return .store(

@@ -232,6 +232,8 @@ public struct WorkerCore: Sendable {
         var throttle: SnapshotThrottle
         let eventTopic: Topic
         let snapshotTopic: Topic
+        /// ``WorkerSession/runSuffix``.
+        let runSuffix: [UInt8]
         var identity: SessionIdentity
         var nextEvent: UInt64 = 0
         var nextSnapshot: UInt64 = 0
@@ -307,12 +309,12 @@ public struct WorkerCore: Sendable {
             let identity = identities?[index] ?? SessionIdentity(stream: StreamID(UInt64(index + 1)))
             hosted.append(
                 Hosted(
-                    spec: spec, analyzer: MotionAnalyzer(exercise: spec.exercise, side: spec.side ?? .left),
+                    spec: spec, analyzer: spec.makeAnalyzer(),
                     analytics: spec.analysis == .analytics ? MotionAnalytics(exercise: spec.exercise) : nil,
                     throttle: SnapshotThrottle(rate: snapshotRate),
                     eventTopic: try Topic.event(camera: spec.camera, session: spec.name),
                     snapshotTopic: try Topic.snapshot(camera: spec.camera, session: spec.name),
-                    identity: identity))
+                    runSuffix: spec.runSuffix, identity: identity))
         }
         self.hosted = hosted
         self.byCamera = byCamera
@@ -628,7 +630,7 @@ public struct WorkerCore: Sendable {
     ) {
         for index in indices {
             let spec = hosted[index].spec
-            hosted[index].analyzer = MotionAnalyzer(exercise: spec.exercise, side: spec.side ?? .left)
+            hosted[index].analyzer = spec.makeAnalyzer()
             hosted[index].analytics =
                 spec.analysis == .analytics ? MotionAnalytics(exercise: spec.exercise) : nil
             hosted[index].throttle = SnapshotThrottle(rate: snapshotRate)
@@ -681,11 +683,20 @@ public struct WorkerCore: Sendable {
             regenerated &+= 1
             return nil
         }
+        var bytes = Array(json.utf8)
+        Self.endWithRun(&bytes, hosted[index].runSuffix)
         return .publish(
             Publication(
-                kind: .event, topic: hosted[index].eventTopic, json: json,
+                kind: .event, topic: hosted[index].eventTopic, bytes: bytes,
                 stream: hosted[index].identity.stream,
                 sequence: sequence))
+    }
+
+    /// Puts `suffix` (`,"run":"7"}`) in place of the JSON object's closing brace.
+    private static func endWithRun(_ json: inout [UInt8], _ suffix: [UInt8]) {
+        guard !suffix.isEmpty, json.last == UInt8(ascii: "}") else { return }
+        json.removeLast()
+        json += suffix
     }
 
     /// One session's analysis of a pose: its events, then its snapshot when due.
@@ -716,6 +727,7 @@ public struct WorkerCore: Sendable {
             var json: [UInt8] = []
             json.reserveCapacity(160)
             MotionJSON.encode(event, at: pose.timestamp, into: &json)
+            Self.endWithRun(&json, hosted[index].runSuffix)
             actions.append(
                 .publish(
                     Publication(
@@ -739,6 +751,7 @@ public struct WorkerCore: Sendable {
         var json: [UInt8] = []
         json.reserveCapacity(384)
         MotionJSON.encode(snapshot, at: time, into: &json)
+        Self.endWithRun(&json, hosted[index].runSuffix)
         actions.append(
             .publish(
                 Publication(

@@ -33,6 +33,23 @@ public struct WorkerSession: Hashable, Sendable {
     /// The run the coordinator gave the session (`nil`: a session of `--session`, no run):
     /// part of its ``identity``, so that a new run is a new stream of events.
     public var run: UInt64?
+    /// The clean reps of the baseline measurement the run begins with (`nil`: none): started
+    /// before the first pose is analysed, so that a rebuild begins it at the same pose.
+    public var baselineReps: Int?
+
+    /// A fresh analysis of the session's side, its baseline begun when the run has one.
+    public func makeAnalyzer() -> MotionAnalyzer {
+        var analyzer = MotionAnalyzer(exercise: exercise, side: side ?? .left)
+        if let baselineReps, analysis != .analytics { analyzer.startBaseline(reps: baselineReps) }
+        return analyzer
+    }
+
+    /// What the JSON of each of the run's events and snapshots ends with instead of its `}`:
+    /// `,"run":"7"}` (empty for a session without a run: its JSON is `kinesia analyze`'s).
+    var runSuffix: [UInt8] {
+        guard let run else { return [] }
+        return Array(",\"run\":\"\(run)\"}".utf8)
+    }
 
     /// The side of a one-side session; `nil` for analytics.
     public var side: BodySide? {
@@ -45,12 +62,16 @@ public struct WorkerSession: Hashable, Sendable {
     }
 
     /// Makes a session.
-    public init(camera: String, name: String, exercise: Exercise, analysis: Analysis, run: UInt64? = nil) {
+    public init(
+        camera: String, name: String, exercise: Exercise, analysis: Analysis, run: UInt64? = nil,
+        baselineReps: Int? = nil
+    ) {
         self.camera = camera
         self.name = name
         self.exercise = exercise
         self.analysis = analysis
         self.run = run
+        self.baselineReps = baselineReps
     }
 
     /// `EXERCISE:SIDE` or `EXERCISE:analytics`, as given.

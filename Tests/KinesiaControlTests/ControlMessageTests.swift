@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaControl
+import KinesiaMotion
 import Testing
 
 /// The control socket's messages: written and read back exactly, refused with what is wrong.
@@ -12,6 +13,8 @@ struct ControlMessageTests {
             pool: "clinic", worker: "w1", run: 18_446_744_073_709_551_615)
         var requested = plan
         requested.run = 0
+        var baseline = plan
+        baseline.baselineReps = 3
         let catalog = try SessionPlan(
             key: SessionKey(parsing: "cam1/both"), exerciseFile: SessionPlan.catalogExercise("squat"),
             analysis: .analytics)
@@ -20,6 +23,15 @@ struct ControlMessageTests {
             .request(try ControlRequest(id: "r-2", command: .stop(SessionKey(parsing: "cam0/left")))),
             .request(try ControlRequest(id: "r-3", command: .reset(SessionKey(parsing: "cam0/left")))),
             .request(try ControlRequest(id: "r-4", command: .list)),
+            .request(
+                try ControlRequest(id: "r-6", command: .baseline(SessionKey(parsing: "cam0/left"), reps: 3))),
+            .request(
+                try ControlRequest(id: "r-7", command: .baseline(SessionKey(parsing: "cam0/left"), reps: nil))
+            ),
+            .answer(
+                ControlAnswer(
+                    id: "r-6", outcome: .baselineStarted, message: "cam0/left baseline", worker: "w1", run: 4)
+            ),
             .answer(
                 ControlAnswer(
                     id: "r-1", outcome: .started, message: "cam0/left \"started\"", worker: "w1", run: 3)),
@@ -40,7 +52,7 @@ struct ControlMessageTests {
                             key: try SessionKey(parsing: "cam0/left"), run: 3, repCount: 5, rejectedCount: 1)
                     ],
                     epoch: 9)),
-            .assignment(WorkerAssignment(epoch: 10, sessions: [plan, catalog])),
+            .assignment(WorkerAssignment(epoch: 10, sessions: [plan, catalog, baseline])),
         ]
     }
 
@@ -78,6 +90,16 @@ struct ControlMessageTests {
             .started(plan), .started(hold),
             .ended(.init(run: 3, key: plan.key, reason: .reset, repCount: 5, rejectedCount: 1, best: 101.25)),
             .ended(.init(run: 4, key: hold.key, reason: .stopped, repCount: 0, rejectedCount: 0, best: 0)),
+            .baselineStarted(run: 5, key: plan.key, reps: 3),
+            .ended(
+                .init(
+                    run: 5, key: plan.key, reason: .stopped, repCount: 2, rejectedCount: 1, best: 131.5,
+                    reps: [
+                        Rep(peak: 120.25, faults: [], start: 1.5, end: 3.25),
+                        Rep(peak: 131.5, faults: [.keepTrunkUpright], start: 4, end: 6.5),
+                        Rep(peak: 125, faults: [], start: 7, end: 9),
+                    ],
+                    faults: [.keepTrunkUpright: 2], baseline: 125)),
         ]
     }
 
@@ -98,8 +120,24 @@ struct ControlMessageTests {
             #"{"type":"runPaused","run":"1","camera":"c","session":"s"}"#,
             #"{"type":"runEnded","run":"x","camera":"c","session":"s","reason":"stopped","repCount":1,"rejectedCount":0,"best":0}"#,
             #"{"type":"runEnded","run":"1","camera":"c","session":"s","reason":"lunch","repCount":1,"rejectedCount":0,"best":0}"#,
+            #"{"type":"runEnded","run":"1","camera":"c","session":"s","reason":"reset","repCount":1,"rejectedCount":0,"best":0,"faults":{"napping":1}}"#,
+            #"{"type":"runEnded","run":"1","camera":"c","session":"s","reason":"reset","repCount":1,"rejectedCount":0,"best":0,"reps":[{"peak":1}]}"#,
+            #"{"type":"baselineStarted","run":"1","camera":"c","session":"s","reps":0}"#,
         ] {
             #expect(throws: ControlError.self) { try RunRecord(json: broken) }
+        }
+    }
+
+    @Test func aBaselineOfNoRepsOrTooManyIsRefused() {
+        for reps in [0, -1, 101] {
+            let text =
+                #"{"type":"request","id":"a","command":"baseline","session":"c/l","reps":"# + "\(reps)}"
+            #expect(throws: ControlError.self) { try ControlMessage(decoding: Array(text.utf8)) }
+        }
+        let start =
+            #"{"type":"request","id":"a","command":"start","session":"c/l","exercise":"squat","side":"left","baselineReps":3}"#
+        #expect(throws: ControlError.self, "a start may not give a baseline") {
+            try ControlMessage(decoding: Array(start.utf8))
         }
     }
 
@@ -176,7 +214,7 @@ struct ControlMessageTests {
     @Test func exitCodesFollowTheOtherCommands() {
         #expect(
             ControlAnswer.Outcome.allCases.filter { $0.exitCode == 0 } == [
-                .started, .stopped, .reset, .listed,
+                .started, .stopped, .reset, .baselineStarted, .listed,
             ])
         #expect(ControlAnswer.Outcome.invalid.exitCode == 64)
     }

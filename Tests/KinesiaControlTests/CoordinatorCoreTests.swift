@@ -1,4 +1,5 @@
 import KinesiaControl
+import KinesiaMotion
 import Testing
 
 /// The coordinator's decisions, with no I/O and the time passed in.
@@ -155,6 +156,38 @@ struct CoordinatorCoreTests {
         let unknown = harness.send(try Self.request("r4", .stop(SessionKey(parsing: "cam0/left"))))
         #expect(Self.answers(unknown).first?.outcome == .notRunning)
         #expect(Self.answers(unknown).first?.message == "cam0/left does not run")
+    }
+
+    @Test func aBaselineStartsANewRunThatBeginsWithItAndAResetAfterItDoesNot() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        _ = try harness.report("w1", [("cam0/left", 1)])
+        let key = try SessionKey(parsing: "cam0/left")
+
+        let baseline = harness.send(try Self.request("r2", .baseline(key, reps: 2)))
+        let sent = baseline.compactMap { if case .assign(let a, _, _) = $0 { a.sessions } else { nil } }.first
+        #expect(sent?.map(\.run) == [2])
+        #expect(sent?.first?.baselineReps == 2)
+        #expect(
+            baseline.contains { if case .savePlan(let plan) = $0 { plan.baselineReps == 2 } else { false } })
+        let done = try #require(Self.answers(try harness.report("w1", [("cam0/left", 2)])).first)
+        #expect(done.outcome == .baselineStarted && done.run == 2)
+        #expect(
+            done.message == "cam0/left baseline of 2 reps started: run 1 ended, run 2 started on worker w1")
+
+        // No number: the exercise's own, told in the plan.
+        _ = harness.send(try Self.request("r3", .baseline(key, reps: nil)))
+        #expect(harness.core.plans[key]?.baselineReps == Exercise.squat.sessionRules.baselineReps)
+        #expect(harness.core.plans[key]?.run == 3)
+
+        // A reset's new run begins with no baseline.
+        _ = harness.send(try Self.request("r4", .reset(key)))
+        #expect(harness.core.plans[key]?.baselineReps == nil)
+        #expect(harness.core.plans[key]?.run == 4)
+
+        let unknown = harness.send(try Self.request("r5", .baseline(SessionKey(parsing: "cam9/x"), reps: 3)))
+        #expect(Self.answers(unknown).first?.outcome == .notRunning)
     }
 
     @Test func anUnconfirmedCommandIsAnsweredAfterItsWaitAndItsDecisionStands() throws {

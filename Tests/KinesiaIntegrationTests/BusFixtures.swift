@@ -12,15 +12,33 @@ enum Oracle {
         try await run(source: source, exercise: exercise, side: side).events
     }
 
-    /// The event lines and the summary line of `kinesia analyze --format json`.
-    static func run(source: String, exercise: String, side: String) async throws -> (
-        events: [String], summary: String
-    ) {
+    /// The lines a session of a run (`kinesia session start`) publishes for `lines` of
+    /// `kinesia analyze`: each ends with `"run":"RUN"`.
+    static func inRun(_ lines: [String], _ run: UInt64) -> [String] {
+        lines.map { $0.dropLast() + ",\"run\":\"\(run)\"}" }
+    }
+
+    /// The `"reps":[...]` of a summary line (what a run's `runEnded` holds too).
+    static func reps(ofSummary summary: String) -> String {
+        guard let start = summary.range(of: ",\"reps\":["), let end = summary.range(of: "],\"rejectedPoses\"")
+        else { return "" }
+        return String(
+            summary[start.lowerBound..<end.upperBound].dropFirst().dropLast(",\"rejectedPoses\"".count))
+    }
+
+    /// The event lines and the summary line of `kinesia analyze --format json` (with `arguments`
+    /// added: `--baseline 2`).
+    static func run(source: String, exercise: String, side: String, arguments: [String] = []) async throws
+        -> (
+            events: [String], summary: String
+        )
+    {
         let directory = NSTemporaryDirectory() + "kinesia-oracle-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let analyze = try KinesiaProcess(
-            "analyze", ["analyze", source, "--exercise", exercise, "--side", side, "--format", "json"],
+            "analyze",
+            ["analyze", source, "--exercise", exercise, "--side", side, "--format", "json"] + arguments,
             directory: directory)
         let status = await analyze.waitForExit(timeout: .seconds(60))
         #expect(status == 0, "\(analyze.diagnostics)")

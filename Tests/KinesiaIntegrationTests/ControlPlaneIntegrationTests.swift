@@ -44,7 +44,9 @@ struct ControlPlaneIntegrationTests {
         let state = topology.directory + "/state"
         let (_, worker) = try await Self.startSite(topology, state: state)
 
-        let expected = try await Oracle.events(source: Self.simulation, exercise: "squat", side: "left")
+        // Every event of the run is kinesia analyze's, with the run's number.
+        let analyzed = try await Oracle.events(source: Self.simulation, exercise: "squat", side: "left")
+        let expected = Oracle.inRun(analyzed, 1)
         #expect(expected.contains { $0.contains("repCompleted") || $0.contains("repRejected") })
         let listener = try await topology.startListener(
             "listen", ["event/cam0/left/", "--format", "json", "--count", String(expected.count)])
@@ -71,9 +73,10 @@ struct ControlPlaneIntegrationTests {
         #expect(received == expected, "the session's events equal kinesia analyze")
         #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
         // The list shows the run's counts, as the worker reports them: those of kinesia analyze.
-        let analyzed = try await Oracle.run(source: Self.simulation, exercise: "squat", side: "left").summary
+        let analyzedSummary = try await Oracle.run(source: Self.simulation, exercise: "squat", side: "left")
+            .summary
         let analyzedReps =
-            analyzed.components(separatedBy: "\"repCount\":").last?.prefix { $0.isNumber } ?? ""
+            analyzedSummary.components(separatedBy: "\"repCount\":").last?.prefix { $0.isNumber } ?? ""
         var listed = ""
         for _ in 0..<40 {
             listed = try await Self.session(topology, "counts", ["list", "--format", "json"]).output
@@ -81,7 +84,8 @@ struct ControlPlaneIntegrationTests {
             try await Task.sleep(for: .milliseconds(250))
         }
         #expect(
-            listed.contains("\"state\":\"running\",\"repCount\":\(analyzedReps),"), "\(listed) \(analyzed)")
+            listed.contains("\"state\":\"running\",\"repCount\":\(analyzedReps),"),
+            "\(listed) \(analyzedSummary)")
 
         // Commands that cannot be done say why, with the status of every other command.
         let again = try await Self.session(
@@ -148,6 +152,13 @@ struct ControlPlaneIntegrationTests {
         let repCount = summary.components(separatedBy: "\"repCount\":").last?.prefix { $0.isNumber } ?? ""
         #expect(
             records.dropFirst().first?.contains("\"repCount\":\(repCount),") == true, "\(records) \(summary)")
+        // And its reps, each with its faults, are those kinesia analyze judged, read from the
+        // run's own journal.
+        let reps = Oracle.reps(ofSummary: summary)
+        #expect(reps.hasPrefix("\"reps\":[{"), "\(summary)")
+        #expect(
+            records.dropFirst().first?.contains("," + reps + ",\"faults\":{") == true, "\(records) \(summary)"
+        )
         // kinesia record keeps the runs, and a run's events are its stream's: those of analyze.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)
@@ -162,7 +173,8 @@ struct ControlPlaneIntegrationTests {
         // A reset keeps the plan: the patient's second run.
         #expect(try store.runs(patient: "p-17") == [1, 2])
         let first = try #require(try store.runLines(run: 1).first)
-        #expect(try store.eventLines(camera: "cam0", session: "left", streamID: first.streamID) == expected)
+        // (stored as kinesia analyze prints them: the stream says the run)
+        #expect(try store.eventLines(camera: "cam0", session: "left", streamID: first.streamID) == analyzed)
         // kinesia report shows a patient's runs, each named with its exercise, side and thresholds.
         let page = topology.directory + "/runs.html"
         let report = try topology.start(
@@ -223,12 +235,97 @@ struct ControlPlaneIntegrationTests {
         let reset = try await Self.session(topology, "reset", ["reset", "cam0/left"])
         #expect(reset.output.contains("run 1 ended, run 3 started"), "\(reset)")
     }
+
+    /// A therapist asks for a baseline: the next run begins with a baseline measurement of the
+    /// reps asked for, as `kinesia analyze --baseline N` does from its first pose, and its end
+    /// tells the reps, the faults and the baseline measured.
+    @Test func aBaselineRunMeasuresItsBaselineFromItsFirstPoseAndItsEndTellsIt() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (_, worker) = try await Self.startSite(topology, state: state)
+        let runs = try await topology.startListener(
+            "runs", ["session/cam0/left/", "--format", "json", "--count", "5"])
+        let started = try await Self.session(
+            topology, "start",
+            ["start", "cam0/left", "--exercise", "squat", "--side", "left", "--patient", "p-3"])
+        #expect(started.status == 0, "\(started)")
+        for reps in ["0", "101", "two"] {
+            let refused = try await Self.session(
+                topology, "refused", ["baseline", "cam0/left", "--reps", reps])
+            #expect(refused.status == 64, "\(refused)")
+        }
+        let missing = try await Self.session(topology, "missing", ["baseline", "cam9/left"])
+        #expect(missing.status == 1 && missing.error.contains("cam9/left does not run"), "\(missing)")
+
+        let baseline = try await Self.session(topology, "baseline", ["baseline", "cam0/left", "--reps", "2"])
+        #expect(
+            baseline.status == 0
+                && baseline.output
+                    == "cam0/left baseline of 2 reps started: run 1 ended, run 2 started on worker w1",
+            "\(baseline)")
+        let oracle = try await Oracle.run(
+            source: Self.simulation, exercise: "squat", side: "left", arguments: ["--baseline", "2"])
+        let expected = Oracle.inRun(oracle.events, 2)
+        let measured = try #require(expected.first { $0.contains("\"type\":\"baselineCompleted\"") })
+        let listener = try await topology.startListener(
+            "listen", ["event/cam0/left/", "--format", "json", "--count", String(expected.count)])
+        // The new run's service is up (its subscriber is the second "hosting" line).
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        while worker.errorText.components(separatedBy: "hosting cam0/left=squat:left").count < 3,
+            clock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let ingest = try topology.start(
+            "ingest",
+            ["ingest", "--camera", "cam0", "--source", Self.simulation, "--speed", "4", "--state", state])
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "the baseline run's events equal kinesia analyze --baseline 2")
+        #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
+
+        let stop = try await Self.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0, "\(stop)")
+        #expect(await runs.waitForExit(timeout: .seconds(20)) == 0, "\(runs.diagnostics)")
+        let records = runs.outputLines.map { line -> String in
+            let fields = line.components(separatedBy: ",\"seq\":").last ?? ""
+            return "{" + String(fields.drop { $0 != "," }.dropFirst())
+        }
+        #expect(records.count == 5, "\(records)")
+        guard records.count == 5 else { return }
+        #expect(
+            records[1].hasPrefix(
+                #"{"type":"runEnded","run":"1","camera":"cam0","session":"left","reason":"reset","repCount":0,"#
+            ))
+        #expect(
+            records[2].hasPrefix(
+                #"{"type":"runStarted","run":"2","camera":"cam0","session":"left","exercise":"squat","side":"left","patient":"p-3","#
+            ))
+        #expect(
+            records[3] == #"{"type":"baselineStarted","run":"2","camera":"cam0","session":"left","reps":2}"#)
+        let end = records[4]
+        #expect(
+            end.hasPrefix(
+                #"{"type":"runEnded","run":"2","camera":"cam0","session":"left","reason":"stopped","#))
+        #expect(
+            end.contains("," + Oracle.reps(ofSummary: oracle.summary) + ",\"faults\":{"),
+            "\(end) \(oracle.summary)")
+        func number(after key: String, in line: String) -> Double? {
+            line.components(separatedBy: key).dropFirst().first.flatMap {
+                Double($0.prefix { $0.isNumber || $0 == "." || $0 == "-" || $0 == "e" })
+            }
+        }
+        let value = try #require(number(after: "\"value\":", in: measured))
+        #expect(number(after: "\"baseline\":", in: end) == value, "\(end) \(measured)")
+    }
 }
 
 /// The Python client (`kinesia.control`) commands the same coordinator as `kinesia session`.
 @Suite(.serialized, .tags(.process))
 struct PythonControlClientTests {
-    @Test func thePythonClientStartsListsAndStopsASession() async throws {
+    @Test func thePythonClientStartsListsBaselinesAndStopsASession() async throws {
         let python = try PackagePaths.python()
         let topology = try Topology()
         defer { topology.tearDown() }
@@ -241,6 +338,7 @@ struct PythonControlClientTests {
             for answer in (client.start("cam0/left", exercise="squat", side="left", patient="p-9", request_id="py-1"),
                            client.start("cam0/left", exercise="squat", side="left", request_id="py-1"),
                            client.list(),
+                           client.baseline("cam0/left", reps=3),
                            client.stop("cam0/left"), client.stop("cam0/left")):
                 print(answer.outcome, answer.exit_code, answer.run, len(answer.sessions), answer.message)
             """
@@ -256,7 +354,8 @@ struct PythonControlClientTests {
                 "started 0 1 0 cam0/left started on worker w1 (run 1)",
                 "started 0 1 0 cam0/left started on worker w1 (run 1)",
                 "listed 0 None 1 1 session(s)",
-                "stopped 0 1 0 cam0/left stopped (run 1 on worker w1)",
+                "baselineStarted 0 2 0 cam0/left baseline of 3 reps started: run 1 ended, run 2 started on worker w1",
+                "stopped 0 2 0 cam0/left stopped (run 2 on worker w1)",
                 "notRunning 1 None 0 cam0/left does not run",
             ], "\(TestProcess.readFile(errors))")
     }
@@ -284,7 +383,8 @@ struct PoolTakeoverIntegrationTests {
             await coordinator.waitForError(containing: "worker w2 joined pool default"),
             "\(coordinator.diagnostics)")
 
-        let expected = try await Oracle.events(source: source, exercise: "squat", side: "left")
+        let expected = Oracle.inRun(
+            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
         let listener = try await topology.startListener(
             "listen",
             [

@@ -6,7 +6,7 @@ import KinesiaMotion
 import KinesiaService
 import KinesiaSystem
 
-/// `kinesia session start|stop|reset|list`: commands the site's sessions through the
+/// `kinesia session start|stop|reset|baseline|list`: commands the site's sessions through the
 /// coordinator (``ControlClient``), and prints its answer.
 ///
 /// ```text
@@ -28,6 +28,8 @@ public struct SessionCommand: ParsableCommand {
         case stop
         /// End a session's run and start a new one.
         case reset
+        /// End a session's run and start a new one that begins with a baseline measurement.
+        case baseline
         /// The site's sessions.
         case list
     }
@@ -43,13 +45,14 @@ public struct SessionCommand: ParsableCommand {
     /// `session`, with its help.
     public static let configuration = CommandConfiguration(
         name: "session",
-        summary: "Start, stop, reset and list the site's sessions (through kinesia coordinator).",
+        summary: "Start, stop, reset, baseline and list the site's sessions (through kinesia coordinator).",
         discussion: """
             session start CAMERA/NAME --exercise ID|@FILE --side left|right|analytics [--patient REF] \
             [--pool NAME] [--worker NAME] starts a session on a live worker of the pool (default: \
             default), a new run with its own stream of events. session stop ends its run, session \
-            reset ends it and starts a new one, session list shows every session with its worker, run \
-            and state. Each command answers once its worker confirms, or says it was decided but \
+            reset ends it and starts a new one, session baseline CAMERA/NAME [--reps N] does too, the \
+            new run beginning with a baseline measurement of N clean reps (default: the exercise's), \
+            session list shows every session with its worker, run and state. Each command answers once its worker confirms, or says it was decided but \
             not confirmed. --request-id makes a retried command safe: the same id is answered \
             with the same answer and does nothing again. Exit status 0 done, 64 invalid, 1 \
             otherwise.
@@ -58,8 +61,8 @@ public struct SessionCommand: ParsableCommand {
     /// The options.
     public static var arguments: [Argument<SessionCommand>] {
         [
-            .positional("action", \.action, help: "start, stop, reset or list."),
-            .positional("session", \.session, help: "CAMERA/NAME (start, stop, reset)."),
+            .positional("action", \.action, help: "start, stop, reset, baseline or list."),
+            .positional("session", \.session, help: "CAMERA/NAME (start, stop, reset, baseline)."),
             .option(
                 "exercise", \.exercise, valueName: "id|@file",
                 help: "The exercise (start): a catalog id or @FILE."),
@@ -69,6 +72,9 @@ public struct SessionCommand: ParsableCommand {
                 "pool", \.pool, valueName: "name", help: "The pool of workers (start; default: default)."),
             .option("worker", \.worker, valueName: "name", help: "The one worker to host it (start)."),
             .option(
+                "reps", \.reps, valueName: "n",
+                help: "Clean reps the baseline measures (baseline; default: the exercise's)."),
+            .option(
                 "request-id", \.requestID, valueName: "id",
                 help: "The request's id (default: a new random one); the same id is done once."),
             .option("timeout", \.timeout, valueName: "seconds", help: "How long to wait for the answer."),
@@ -77,7 +83,7 @@ public struct SessionCommand: ParsableCommand {
         ]
     }
 
-    /// `start`, `stop`, `reset` or `list`.
+    /// `start`, `stop`, `reset`, `baseline` or `list`.
     public var action = Action.list
     /// `CAMERA/NAME`.
     public var session: String?
@@ -91,6 +97,8 @@ public struct SessionCommand: ParsableCommand {
     public var pool = SessionPlan.defaultPool
     /// `--worker`.
     public var worker: String?
+    /// `--reps`.
+    public var reps: Int?
     /// `--request-id`.
     public var requestID: String?
     /// `--timeout`.
@@ -120,6 +128,7 @@ public struct SessionCommand: ParsableCommand {
         if action != .start, let given = startOnly.first(where: { $0.1 != nil }) {
             throw CLIError.usage("\(given.0) is for session start")
         }
+        if action != .baseline, reps != nil { throw CLIError.usage("--reps is for session baseline") }
         let command: ControlRequest.Command
         do {
             switch action {
@@ -132,6 +141,10 @@ public struct SessionCommand: ParsableCommand {
                 }
                 let key = try SessionKey(parsing: session)
                 command = action == .stop ? .stop(key) : .reset(key)
+            case .baseline:
+                guard let session else { throw CLIError.usage("session baseline needs CAMERA/NAME") }
+                if let reps { try SessionPlan.checkBaseline(reps: reps) }
+                command = .baseline(try SessionKey(parsing: session), reps: reps)
             case .start:
                 guard let session else { throw CLIError.usage("session start needs CAMERA/NAME") }
                 guard let exercise else { throw CLIError.usage("session start needs --exercise ID or @FILE") }

@@ -86,6 +86,7 @@ public enum WatchRenderer {
     static func runLabel(_ record: RunRecord) -> String {
         switch record {
         case .started(let plan): "run \(plan.run)" + (plan.patient.map { ", patient \($0)" } ?? "")
+        case .baselineStarted(let run, _, let reps): "run \(run), baseline of \(reps)"
         case .ended(let end): "run \(end.run) ended (\(end.reason.rawValue))"
         }
     }
@@ -97,7 +98,9 @@ public enum WatchRenderer {
     ///   - width: The width available (for the title's right column and the hold bar).
     /// - Returns: The lines, not cut to `width`.
     public static func sessionLines(_ session: WatchState.Session, now: Double, width: Int) -> [String] {
-        var title = session.id.description + (session.run.map { "  " + runLabel($0) } ?? "")
+        var title =
+            session.id.description + (session.run.map { "  " + runLabel($0) } ?? "")
+            + (session.baselineReps.map { ", baseline of \($0)" } ?? "")
         var right = session.time.map { "t " + seconds($0) } ?? ""
         let quiet = now - session.lastHeard
         if quiet > WatchState.staleAfter { right += (right.isEmpty ? "" : "  ") + "quiet " + duration(quiet) }

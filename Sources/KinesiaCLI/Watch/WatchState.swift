@@ -82,6 +82,8 @@ public struct WatchState: Sendable {
         /// The session's latest run record (`session/<camera>/<session>/`): the run under way,
         /// or how the last one ended; `nil` for a session the control plane did not start.
         public var run: RunRecord?
+        /// The clean reps of the baseline the run began with (`nil`: none).
+        public var baselineReps: Int?
         /// When the watcher last heard from the session (watcher clock, seconds).
         public var lastHeard: Double
 
@@ -241,7 +243,12 @@ public struct WatchState: Sendable {
                 // A new run is a new stream of events and snapshots: what is shown starts over.
                 session = Session(id: id, lastHeard: now)
             }
-            session.run = record
+            // A baseline is told beside the run's start (its patient stays on show).
+            if case .baselineStarted(let run, _, let reps) = record, session.run?.run == run {
+                session.baselineReps = reps
+            } else {
+                session.run = record
+            }
             session.lastHeard = now
             sessions[id] = session
             return .run(id, record)

@@ -1,4 +1,4 @@
-import KinesiaJSON
+package import KinesiaJSON
 
 /// The one-line JSON of events, snapshots, frames and summaries, shared by `kinesia analyze`,
 /// the workers on the bus and consumers in any language.
@@ -297,7 +297,10 @@ public enum MotionJSON {
             end: try fields.number("end"))
     }
 
-    private static func reps(_ values: [JSONValue]) throws(JSONShapeError) -> [Rep] {
+    /// Reads reps as ``encode(_:)-(Rep)`` writes them (a summary's or a run's `"reps"`).
+    ///
+    /// - Throws: `JSONShapeError` for a rep with a missing or wrong field or an unknown fault.
+    package static func reps(_ values: [JSONValue]) throws(JSONShapeError) -> [Rep] {
         var result: [Rep] = []
         for value in values { result.append(try rep(value)) }
         return result

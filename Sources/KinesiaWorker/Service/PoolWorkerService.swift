@@ -222,7 +222,7 @@ public struct PoolWorkerService: Sendable {
             }
         let session = WorkerSession(
             camera: plan.key.camera, name: plan.key.name, exercise: plan.exercise, analysis: analysis,
-            run: plan.run)
+            run: plan.run, baselineReps: plan.baselineReps)
         var process = configuration.process
         process.name = BusProcessIdentity.derivedName(process.name, "\(plan.key.camera).\(plan.key.name)")
         let service = WorkerService(

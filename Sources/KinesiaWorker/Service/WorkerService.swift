@@ -395,6 +395,9 @@ public struct WorkerService: Sendable {
         // A run whose stream is new is announced (a resumed run was, before the restart).
         for plan in plans where state.map({ !$0.resumedRuns.contains(plan.key) }) ?? true {
             announce(.started(plan))
+            if let reps = plan.baselineReps {
+                announce(.baselineStarted(run: plan.run, key: plan.key, reps: reps))
+            }
         }
         ready()
         while !stop.isRequested {
@@ -450,11 +453,11 @@ public struct WorkerService: Sendable {
         if let ending {
             for plan in plans {
                 let snapshot = core.snapshot(camera: plan.key.camera, session: plan.key.name)
-                announce(
-                    .ended(
-                        RunRecord.RunEnd(
-                            run: plan.run, key: plan.key, reason: ending, repCount: snapshot?.repCount ?? 0,
-                            rejectedCount: snapshot?.rejectedCount ?? 0, best: snapshot?.best ?? 0)))
+                var end = RunRecord.RunEnd(
+                    run: plan.run, key: plan.key, reason: ending, repCount: snapshot?.repCount ?? 0,
+                    rejectedCount: snapshot?.rejectedCount ?? 0, best: snapshot?.best ?? 0)
+                if let state { Self.summarize(&end, state: state, log: log) }
+                announce(.ended(end))
             }
         }
         journal?.finish(ended: ending != nil)
@@ -464,6 +467,42 @@ public struct WorkerService: Sendable {
             "stopped: \(core.poses) poses, \(core.events) events, \(core.snapshots) snapshots, "
                 + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
                 + "\(core.publishFailureCount) failed publishes")
+    }
+
+    /// Adds to a run's end its reps, faults and baseline, read from the events the run published
+    /// (its event journal, from its first event: a worker restarted during the run, from a
+    /// checkpoint or not, tells the whole run). Nothing is added when the journal cannot be read.
+    private static func summarize(_ end: inout RunRecord.RunEnd, state: State, log: Logger) {
+        guard let topic = try? Topic.event(camera: end.key.camera, session: end.key.name),
+            let stream = state.current[topic]
+        else { return }
+        // What the journal's thread has not written yet is written first.
+        if let last = state.journal.lastJournaled(topic, stream: stream) {
+            state.journal.writePending(topic, from: last)
+        }
+        do {
+            let reader = try state.journal.store.openReader(
+                for: JournalStream(topic: topic, streamID: stream))
+            var reps: [Rep] = []
+            var faults: [FormFeedback: Int] = [:]
+            var baseline: Double?
+            for entry in try reader.allEntries() where entry.frames.count == 2 {
+                guard let message = try? WireMessage.decode(topic: entry.frames[0], payload: entry.frames[1]),
+                    case .event(let json) = message.body, let (_, event) = try? MotionJSON.decodeEvent(json)
+                else { continue }
+                switch event {
+                case .repCompleted(let rep), .repRejected(let rep): reps.append(rep)
+                case .formFault(let fault): faults[fault, default: 0] += 1
+                case .baselineCompleted(let value): baseline = value
+                default: break
+                }
+            }
+            end.reps = reps
+            end.faults = faults
+            end.baseline = baseline
+        } catch {
+            log.warning("\(topic): the run's reps cannot be read from its journal: \(error)")
+        }
     }
 
     /// How often each camera's sessions are checkpointed, about: a restarted worker replays at

@@ -1,4 +1,4 @@
-"""Commands for the coordinator (`kinesia coordinator`): start, stop, reset and list the site's
+"""Commands for the coordinator (`kinesia coordinator`): start, stop, reset, baseline and list the site's
 sessions, as `kinesia session` does (docs/control-plane.md).
 
     from kinesia.control import ControlClient
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-OUTCOMES = ("started", "stopped", "reset", "listed", "alreadyRunning", "notRunning", "noLiveWorker",
+OUTCOMES = ("started", "stopped", "reset", "baselineStarted", "listed", "alreadyRunning", "notRunning", "noLiveWorker",
             "notConfirmed", "invalid")
 SIDES = ("left", "right", "analytics")
 
@@ -48,7 +48,7 @@ class ControlAnswer:
     @property
     def exit_code(self) -> int:
         """0 done, 64 invalid, 1 otherwise: the exit status of `kinesia session`."""
-        if self.outcome in ("started", "stopped", "reset", "listed"):
+        if self.outcome in ("started", "stopped", "reset", "baselineStarted", "listed"):
             return 0
         return 64 if self.outcome == "invalid" else 1
 
@@ -61,8 +61,8 @@ def new_request_id() -> str:
 def encode_request(request_id: str, command: str, **fields: Any) -> bytes:
     """One request as the coordinator reads it: `type`, `id`, `command`, then the fields given
     (None values left out), in that order."""
-    if command not in ("start", "stop", "reset", "list"):
-        raise ControlError(f"unknown command {command!r}: start, stop, reset or list")
+    if command not in ("start", "stop", "reset", "baseline", "list"):
+        raise ControlError(f"unknown command {command!r}: start, stop, reset, baseline or list")
     message: dict[str, Any] = {"type": "request", "id": request_id, "command": command}
     message.update({key: value for key, value in fields.items() if value is not None})
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
@@ -100,12 +100,15 @@ def decode_answer(data: bytes) -> ControlAnswer:
 
 RUN_STARTED_FIELDS = {"type", "run", "camera", "session", "exercise", "side", "patient", "thresholds",
                       "exerciseFile"}
-RUN_ENDED_FIELDS = {"type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best"}
+RUN_ENDED_FIELDS = {"type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best",
+                    "reps", "faults", "baseline"}
+BASELINE_STARTED_FIELDS = {"type", "run", "camera", "session", "reps"}
+REP_FIELDS = {"peak", "faults", "start", "end"}
 
 
 def decode_run_record(text: str | bytes) -> dict[str, Any]:
-    """Reads a run record of `session/<camera>/<name>/` ("runStarted" or "runEnded", the JSON of
-    a wire message of kind "session"); "run" becomes an int. Refuses (ControlError) anything
+    """Reads a run record of `session/<camera>/<name>/` ("runStarted", "baselineStarted" or
+    "runEnded", the JSON of a wire message of kind "session"); "run" becomes an int. Refuses (ControlError) anything
     else, saying what is wrong."""
     try:
         record = json.loads(text)
@@ -114,11 +117,12 @@ def decode_run_record(text: str | bytes) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise ControlError("a run record: not an object")
     kind = record.get("type")
-    allowed = {"runStarted": RUN_STARTED_FIELDS, "runEnded": RUN_ENDED_FIELDS}.get(str(kind))
+    allowed = {"runStarted": RUN_STARTED_FIELDS, "runEnded": RUN_ENDED_FIELDS,
+               "baselineStarted": BASELINE_STARTED_FIELDS}.get(str(kind))
     if allowed is None:
         raise ControlError(f"a run record: unknown type {kind!r}")
     unknown = set(record) - allowed
-    missing = allowed - set(record) - {"patient"}
+    missing = allowed - set(record) - {"patient", "reps", "baseline"}
     if unknown or missing:
         raise ControlError(f"a run record: unknown fields {sorted(unknown)}, missing {sorted(missing)}")
     run = record["run"]
@@ -128,6 +132,15 @@ def decode_run_record(text: str | bytes) -> dict[str, Any]:
         raise ControlError(f"a run record: unknown reason {record['reason']!r}")
     if kind == "runStarted" and record["side"] not in SIDES:
         raise ControlError(f"a run record: invalid side {record['side']!r}")
+    if kind == "baselineStarted" and not (isinstance(record["reps"], int) and 1 <= record["reps"] <= 100):
+        raise ControlError('a run record: "reps" must be 1 to 100')
+    if kind == "runEnded":
+        reps = record.get("reps", [])
+        if not isinstance(reps, list) or not all(isinstance(rep, dict) and set(rep) == REP_FIELDS for rep in reps):
+            raise ControlError('a run record: "reps" must be a list of {"peak","faults","start","end"}')
+        faults = record["faults"]
+        if not isinstance(faults, dict) or not all(isinstance(n, int) and n > 0 for n in faults.values()):
+            raise ControlError('a run record: "faults" must map each fault to a positive count')
     record["run"] = int(run)
     return record
 
@@ -156,6 +169,13 @@ class ControlClient:
     def reset(self, session: str, request_id: str | None = None) -> ControlAnswer:
         """Ends `session`'s run and starts the next."""
         return self.send(request_id or new_request_id(), "reset", session=session)
+
+    def baseline(self, session: str, reps: int | None = None, request_id: str | None = None) -> ControlAnswer:
+        """Ends `session`'s run and starts the next, beginning with a baseline measurement of
+        `reps` clean reps (None: the exercise's number)."""
+        if reps is not None and not 1 <= reps <= 100:
+            raise ControlError(f"a baseline needs 1 to 100 reps, not {reps}")
+        return self.send(request_id or new_request_id(), "baseline", session=session, reps=reps)
 
     def list(self, request_id: str | None = None) -> ControlAnswer:
         """Every session of the site."""

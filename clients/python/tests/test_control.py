@@ -28,7 +28,8 @@ def vectors() -> list[bytes]:
 class ControlVectorTests(unittest.TestCase):
     def test_every_request_is_written_as_the_swift_coordinator_reads_it(self) -> None:
         requests = [line for line in vectors() if json.loads(line)["type"] == "request"]
-        self.assertEqual(len(requests), 4)
+        self.assertEqual(len(requests), 6)
+        self.assertEqual([json.loads(line)["command"] for line in requests][4:], ["baseline", "baseline"])
         for line in requests:
             fields = json.loads(line)
             identifier, command = fields.pop("id"), fields.pop("command")
@@ -37,7 +38,9 @@ class ControlVectorTests(unittest.TestCase):
 
     def test_every_answer_reads(self) -> None:
         answers = [decode_answer(line) for line in vectors() if json.loads(line)["type"] == "answer"]
-        self.assertEqual([answer.outcome for answer in answers], ["started", "listed", "listed"])
+        self.assertEqual([answer.outcome for answer in answers],
+                         ["baselineStarted", "started", "listed", "listed"])
+        self.assertEqual((answers.pop(0).run, "baselineReps" in vectors()[-1].decode()), (4, True))
         self.assertEqual((answers[0].worker, answers[0].run, answers[0].message),
                          ("w1", 3, 'cam0/left "started"'))
         listed = answers[1].sessions
@@ -69,13 +72,23 @@ class ControlVectorTests(unittest.TestCase):
         with open(RUNS, encoding="utf-8") as file:
             records = [decode_run_record(line) for line in file if line.strip()]
         self.assertEqual([(r["type"], r["run"]) for r in records],
-                         [("runStarted", 3), ("runStarted", 4), ("runEnded", 3), ("runEnded", 4)])
+                         [("runStarted", 3), ("runStarted", 4), ("runEnded", 3), ("runEnded", 4),
+                          ("baselineStarted", 5), ("runEnded", 5)])
+        self.assertEqual(records[4]["reps"], 3)
+        ended = records[5]
+        self.assertEqual([rep["peak"] for rep in ended["reps"]], [120.25, 131.5, 125.0])
+        self.assertEqual(ended["reps"][1]["faults"], ["keepTrunkUpright"])
+        self.assertEqual((ended["faults"], ended["baseline"]), ({"keepTrunkUpright": 2}, 125))
+        self.assertNotIn("reps", records[3])
         self.assertEqual(records[0]["thresholds"], {"start": 40, "end": 25, "minPeak": 70})
         self.assertEqual(records[0]["patient"], "p-17")
         self.assertNotIn("patient", records[1])
         self.assertEqual((records[2]["reason"], records[2]["repCount"], records[2]["best"]), ("reset", 5, 101.25))
         for broken in ('{"type":"runPaused","run":"1"}', '{"type":"runEnded","run":"x","camera":"c",'
-                       '"session":"s","reason":"stopped","repCount":1,"rejectedCount":0,"best":0}', "[]"):
+                       '"session":"s","reason":"stopped","repCount":1,"rejectedCount":0,"best":0}', "[]",
+                       '{"type":"baselineStarted","run":"1","camera":"c","session":"s","reps":0}',
+                       '{"type":"runEnded","run":"1","camera":"c","session":"s","reason":"reset","repCount":1,'
+                       '"rejectedCount":0,"best":0,"faults":{"x":0}}'):
             with self.assertRaises(ControlError):
                 decode_run_record(broken)
 
