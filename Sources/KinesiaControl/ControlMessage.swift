@@ -77,6 +77,13 @@ public enum ControlMessage: Hashable, Sendable {
             out += "\"type\":\"assignment\",\"epoch\":\"\(assignment.epoch)\",\"sessions\":["
             out += assignment.sessions.map { "{" + Self.planFields($0) + "}" }.joined(separator: ",")
             out += "]"
+            if !assignment.stopped.isEmpty {
+                out += ",\"stopped\":["
+                out += assignment.stopped.sorted { $0.key < $1.key }.map {
+                    "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.value)\"}"
+                }.joined(separator: ",")
+                out += "]"
+            }
         }
         out += "}"
         return Array(out.utf8)
@@ -265,7 +272,16 @@ public enum ControlMessage: Hashable, Sendable {
     }
 
     private static func assignment(_ fields: JSONFields) throws -> WorkerAssignment {
-        try fields.rejectUnknownKeys(allowed: ["type", "epoch", "sessions"])
+        try fields.rejectUnknownKeys(allowed: ["type", "epoch", "sessions", "stopped"])
+        var stopped: [SessionKey: UInt64] = [:]
+        if fields.has("stopped") {
+            for (index, item) in try fields.array("stopped").enumerated() {
+                let entry = try JSONFields(
+                    item, what: "a stopped run", path: fields.path("stopped") + [.index(index)])
+                try entry.rejectUnknownKeys(allowed: ["session", "run"])
+                stopped[try SessionKey(parsing: entry.string("session"))] = try number(entry, "run")
+            }
+        }
         var plans: [SessionPlan] = []
         for (index, item) in try fields.array("sessions").enumerated() {
             let entry = try JSONFields(
@@ -273,7 +289,7 @@ public enum ControlMessage: Hashable, Sendable {
             try entry.rejectUnknownKeys(allowed: planKeys)
             plans.append(try plan(entry))
         }
-        return WorkerAssignment(epoch: try number(fields, "epoch"), sessions: plans)
+        return WorkerAssignment(epoch: try number(fields, "epoch"), sessions: plans, stopped: stopped)
     }
 
     private static let planKeys: Set<String> = [

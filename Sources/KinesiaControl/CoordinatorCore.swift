@@ -115,6 +115,10 @@ public struct CoordinatorCore: Sendable {
     /// The desired state: every session of the site, with its run.
     public private(set) var plans: [SessionKey: SessionPlan]
     private var placement: [SessionKey: String] = [:]
+    /// The runs a stop ended, by the worker that hosted them, told in its assignments until its
+    /// report no longer shows them (so that it ends them, and a worker a session was moved away
+    /// from does not).
+    private var stoppedRuns: [String: [SessionKey: UInt64]] = [:]
     private var workers: [String: Worker] = [:]
     private var pending: [Pending] = []
     private var answers: [String: ControlAnswer] = [:]
@@ -220,6 +224,7 @@ public struct CoordinatorCore: Sendable {
             message: "\(key) stopped (run \(plan.run)" + (placement[key].map { " on worker \($0))" } ?? ")"),
             worker: placement[key], run: plan.run)
         let worker = placement.removeValue(forKey: key)
+        if let worker { stoppedRuns[worker, default: [:]][key] = plan.run }
         tell(
             worker.flatMap { workers[$0] == nil ? nil : $0 }, expecting: .gone(key, run: plan.run),
             done: done,
@@ -329,6 +334,8 @@ public struct CoordinatorCore: Sendable {
         worker.capacity = report.capacity
         worker.lastSeen = now
         worker.running = running
+        stoppedRuns[report.worker] = stoppedRuns[report.worker]?.filter { running[$0.key] == $0.value }
+        if stoppedRuns[report.worker]?.isEmpty == true { stoppedRuns[report.worker] = nil }
         worker.counts = [:]
         for session in report.sessions {
             if let clean = session.repCount, let rejected = session.rejectedCount {
@@ -422,7 +429,9 @@ public struct CoordinatorCore: Sendable {
         let sessions = assigned(to: name)
         actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
         actions.append(
-            .assign(WorkerAssignment(epoch: epoch, sessions: sessions), worker: name, to: worker.peer))
+            .assign(
+                WorkerAssignment(epoch: epoch, sessions: sessions, stopped: stoppedRuns[name] ?? [:]),
+                worker: name, to: worker.peer))
         worker.lastSent = sessions
         worker.lastSentAt = now
         workers[name] = worker

@@ -50,10 +50,15 @@ public struct WorkerAssignment: Hashable, Sendable {
     public var epoch: UInt64
     /// Every session the worker hosts.
     public var sessions: [SessionPlan]
+    /// The runs of sessions it hosted that a command ended (`session stop`), by session: the
+    /// worker announces their `runEnded`. A session that is simply gone from ``sessions`` was
+    /// moved (its worker was taken for dead): its run goes on elsewhere and is not ended here.
+    public var stopped: [SessionKey: UInt64]
 
     /// An assignment.
-    public init(epoch: UInt64, sessions: [SessionPlan]) {
+    public init(epoch: UInt64, sessions: [SessionPlan], stopped: [SessionKey: UInt64] = [:]) {
         self.epoch = epoch
         self.sessions = sessions
+        self.stopped = stopped
     }
 }

@@ -364,6 +364,16 @@ public final class JournalWriter {
         try sync()
     }
 
+    /// Gives the stream up at a graceful stop: what is gathered is written and synced, and the
+    /// stream's lock is released at once (not when the writer is freed), so that another writer
+    /// may take the stream: a pool worker's session moved to another worker of the box. The
+    /// writer refuses records from then on.
+    public func close() {
+        try? flush()
+        if stopReason == nil { stopReason = .stopped("the journal writer was closed") }
+        try? lock.unlock()
+    }
+
     /// Syncs what was appended, whatever the policy (at a graceful stop).
     ///
     /// - Throws: ``JournalError`` when the sync fails (the writer stops).

@@ -335,8 +335,10 @@ public final class PublishJournal {
         store.enforceRetentionIfDue()
     }
 
-    /// Syncs everything (at a graceful stop); marks the identities `ended` when the streams
-    /// are over (an ingest at the end of its source), so the next start begins new ones.
+    /// Syncs everything and releases the streams' locks (at a graceful stop: another process,
+    /// or another service of this one, may take them at once); marks the identities `ended`
+    /// when the streams are over (an ingest at the end of its source), so the next start
+    /// begins new ones. Nothing is journaled after it.
     public func finish(ended: Bool) {
         if let queue {
             queue.stop()
@@ -348,6 +350,7 @@ public final class PublishJournal {
             do { try writer.flush() } catch { failed(topic, error) }
             tellWriterDamage(topic, writer)
         }
+        for writer in writers.values { writer.close() }
         guard ended else { return }
         for (key, var identity) in keys {
             identity.ended = true

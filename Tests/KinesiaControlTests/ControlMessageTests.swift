@@ -53,6 +53,12 @@ struct ControlMessageTests {
                     ],
                     epoch: 9)),
             .assignment(WorkerAssignment(epoch: 10, sessions: [plan, catalog, baseline])),
+            .assignment(
+                WorkerAssignment(
+                    epoch: 11, sessions: [catalog],
+                    stopped: [
+                        try SessionKey(parsing: "cam0/left"): 3, try SessionKey(parsing: "cam0/right"): 2,
+                    ])),
         ]
     }
 

@@ -244,6 +244,28 @@ struct CoordinatorCoreTests {
         #expect(Self.assignments(moved) == ["w2": ["cam0/left@1"]])
         #expect(harness.core.liveWorkers == ["w2"])
         #expect(harness.core.statuses.first?.worker == "w2")
+
+        // w1 comes back (it was paused) still running the session: it is told to give it up,
+        // not that a stop ended its run (the run goes on on w2).
+        harness.now = .seconds(4)
+        let back = try harness.report("w1", [("cam0/left", 1)])
+        let told = back.compactMap { if case .assign(let a, "w1", _) = $0 { a } else { nil } }.first
+        #expect(told?.sessions == [] && told?.stopped == [:], "\(back)")
+
+        // A stop ends the run where it runs, and says so until that worker no longer shows it.
+        let key = try SessionKey(parsing: "cam0/left")
+        let stop = harness.send(try Self.request("r2", .stop(key)))
+        let stopped = stop.compactMap { if case .assign(let a, "w2", _) = $0 { a } else { nil } }.first
+        #expect(stopped?.sessions == [] && stopped?.stopped == [key: 1], "\(stop)")
+        harness.now = .seconds(6)
+        let again = try harness.report("w2", [("cam0/left", 1)])
+        let resent = again.compactMap { if case .assign(let a, "w2", _) = $0 { a } else { nil } }.first
+        #expect(resent?.stopped == [key: 1], "sent again while w2 still runs it: \(again)")
+        _ = try harness.report("w2")
+        _ = harness.send(try Self.request("r3", .start(Self.plan("cam1/left", worker: "w2"))))
+        let next = harness.actions.compactMap { if case .assign(let a, "w2", _) = $0 { a } else { nil } }
+            .first
+        #expect(next?.stopped == [:], "forgotten once w2 no longer runs it: \(harness.actions)")
     }
 
     @Test func aRestartedCoordinatorLearnsPlacementsFromHeartbeatsAndPlacesTheRestAfterItsGrace() throws {

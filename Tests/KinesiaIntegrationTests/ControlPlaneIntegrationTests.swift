@@ -415,6 +415,57 @@ struct PoolTakeoverIntegrationTests {
     }
 }
 
+/// A pool worker paused past its lease (SIGSTOP) loses its session to another worker; when it
+/// comes back (SIGCONT) it gives the session up without ending its run: the run goes on on the
+/// other worker, and only the stop that ends it is announced, once.
+@Suite(.serialized, .tags(.process))
+struct PausedWorkerIntegrationTests {
+    @Test func aWorkerPausedPastItsLeaseGivesTheSessionUpWithoutEndingItsRun() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let runs = try await topology.startListener(
+            "runs", ["session/cam0/left/", "--format", "json"])
+        let started = try await ControlPlaneIntegrationTests.session(
+            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+        #expect(started.output == "cam0/left started on worker w1 (run 1)", "\(started)")
+        let second = try topology.start(
+            "w2", ["worker", "--pool", "default", "--name", "w2", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "worker w2 joined pool default"),
+            "\(coordinator.diagnostics)")
+
+        first.signal(SIGSTOP)
+        #expect(
+            await coordinator.waitForError(
+                containing: "cam0/left (run 1) goes to worker w2", timeout: .seconds(10)),
+            "\(coordinator.diagnostics)")
+        first.signal(SIGCONT)
+        #expect(
+            await first.waitForError(containing: "session cam0/left (run 1) stopped", timeout: .seconds(15)),
+            "\(first.diagnostics)")
+        // w2 hosts it once w1 let its journal go.
+        #expect(
+            await second.waitForError(containing: "hosting cam0/left=squat:left", timeout: .seconds(20)),
+            "\(second.diagnostics)\n\(first.diagnostics)")
+        let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0 && stop.output.contains("run 1 on worker w2"), "\(stop)")
+        #expect(
+            await second.waitForError(containing: "session/cam0/left/: run 1 ended (stopped)"),
+            "\(second.diagnostics)")
+        try await Task.sleep(for: .seconds(1))
+        #expect(await runs.stop() == 0, "\(runs.diagnostics)")
+        let types = runs.outputLines.compactMap { line in
+            line.components(separatedBy: "\"type\":\"").dropFirst().first?.prefix { $0 != "\"" }
+        }.map(String.init)
+        #expect(types == ["runStarted", "runEnded"], "\(runs.outputLines)")
+        #expect(
+            runs.outputLines.last?.contains("\"reason\":\"stopped\"") == true, "\(runs.outputLines)")
+        #expect(!first.errorText.contains("run 1 ended"), "\(first.diagnostics)")
+    }
+}
+
 /// The coordinator under a flood of foreign, broken and valid messages: each broken one is
 /// refused and counted, each request with an id answered, and the site keeps answering.
 @Suite(.serialized, .tags(.process))

@@ -74,6 +74,21 @@ struct JournalStoreTests {
         }
     }
 
+    /// A pool worker whose session moved gives its stream up at once, even while the writer
+    /// object lives on: the next writer (another worker of the box) opens it and goes on.
+    @Test func aClosedWriterLetsTheStreamGoAndRefusesRecords() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 0, frames: [[1]])
+            writer.close()
+            #expect(throws: JournalError.self) { try writer.append(sequence: 1, frames: [[1]]) }
+            let next = try store.openWriter(for: JournalFixtures.stream)
+            #expect(next.lastSequence == 0)
+            try next.append(sequence: 1, frames: [[2]])
+            _ = writer
+        }
+    }
+
     @Test func sequenceNumbersMustIncrease() throws {
         try withStore { store, _ in
             let writer = try store.openWriter(for: JournalFixtures.stream)

@@ -14,7 +14,9 @@ import KinesiaSystem
 /// sessions it runs (``WorkerReport``: a session counts once its service is subscribed and its
 /// state restored, so a confirmed start is a session analysing), and applies each ``WorkerAssignment`` newer than the
 /// last it applied: a session that is new (or at a new run) starts, one that is gone (or at an
-/// old run) stops. Each session runs in a ``WorkerService`` of its own, on its own thread,
+/// old run) stops. A session gone ends its run (`runEnded`) only when the assignment says a
+/// stop ended it (``WorkerAssignment/stopped``); otherwise it was moved to another worker (this
+/// one was taken for dead, paused past its lease), and its run goes on there. Each session runs in a ``WorkerService`` of its own, on its own thread,
 /// with its own `health/<worker>-<camera>.<session>/` report: starting or stopping one never
 /// pauses another, and each keeps the exactly-once journal, checkpoints and replay of a
 /// worker. A new run is a new stream of events (the run is part of the session's identity);
@@ -97,6 +99,7 @@ public struct PoolWorkerService: Sendable {
         var hosted: [SessionKey: HostedSession] = [:]
         var failed: [SessionKey: (run: UInt64, at: Duration)] = [:]
         var desired: [SessionPlan] = []
+        var stoppedRuns: [SessionKey: UInt64] = [:]
         var epoch: UInt64 = 0
         var counters: [String: Int] = [
             "assignments": 0, "assignmentsStale": 0, "malformed": 0, "sessionsStarted": 0,
@@ -137,11 +140,16 @@ public struct PoolWorkerService: Sendable {
                     failed[key] = (session.plan.run, elapsed.now)
                     log.error("session \(key) (run \(session.plan.run)) failed: \(failure)")
                 } else {
-                    // Gone from the assignment: stopped; at another run: reset; the same run
-                    // (a plan changed otherwise): it goes on.
-                    let next = wanted[key]
-                    session.requestStop(
-                        endingRun: next == nil ? .stopped : next!.run != session.plan.run ? .reset : nil)
+                    // Gone from the assignment: stopped when a stop ended its run, moved
+                    // otherwise (its run goes on elsewhere); at another run: reset; the same
+                    // run (a plan changed otherwise): it goes on.
+                    let ending: RunRecord.RunEnd.Reason? =
+                        if let next = wanted[key] {
+                            next.run != session.plan.run ? .reset : nil
+                        } else {
+                            stoppedRuns[key] == session.plan.run ? .stopped : nil
+                        }
+                    session.requestStop(endingRun: ending)
                     stopping.append(session)
                 }
                 hosted[key] = nil
@@ -200,6 +208,7 @@ public struct PoolWorkerService: Sendable {
             counters["assignments", default: 0] += 1
             epoch = assignment.epoch
             desired = assignment.sessions.filter { $0.pool == configuration.pool }
+            stoppedRuns = assignment.stopped
             _ = reconcile()
             report()
             nextReport = elapsed.now + configuration.reportInterval
