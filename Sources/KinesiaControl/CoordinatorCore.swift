@@ -80,6 +80,10 @@ public struct CoordinatorCore: Sendable {
         case removePlan(SessionKey)
         /// Keep the next run number and the last epoch durably, before what follows.
         case saveCounters(nextRun: UInt64, epoch: UInt64)
+        /// Keep the request id of a command that changed the desired state, with the answer it
+        /// gets once done, durably and with the change (one transaction): a coordinator
+        /// restarted before or after answering does it only once when it is sent again.
+        case rememberRequest(ControlAnswer)
         /// Tell the operator (a log line).
         case notice(String)
     }
@@ -130,16 +134,21 @@ public struct CoordinatorCore: Sendable {
     /// worker reports or one goes, never by the clock).
     private var graceIsOver = false
 
-    /// A coordinator that starts at `now` with the plans, run number and epoch it kept.
+    /// A coordinator that starts at `now` with the plans, run number and epoch it kept, and
+    /// the answers of the commands it did (``Action/rememberRequest(_:)``, oldest first).
     public init(
         plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, now: Duration,
-        configuration: Configuration = Configuration()
+        configuration: Configuration = Configuration(), answers: [ControlAnswer] = []
     ) {
         self.configuration = configuration
         self.plans = Dictionary(plans.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
         self.nextRun = max(nextRun, (plans.map(\.run).max() ?? 0) + 1)
         self.epoch = epoch
         graceEnds = now + configuration.startGrace
+        for answer in answers.suffix(configuration.rememberedAnswers) where self.answers[answer.id] == nil {
+            answerOrder.append(answer.id)
+            self.answers[answer.id] = answer
+        }
     }
 
     // MARK: - Commands
@@ -267,6 +276,7 @@ public struct CoordinatorCore: Sendable {
         peer: Peer, now: Duration, into actions: inout [Action]
     ) {
         guard let worker else {
+            actions.append(.rememberRequest(done))
             answer(done, to: [peer], into: &actions)
             return
         }
@@ -301,6 +311,7 @@ public struct CoordinatorCore: Sendable {
         _ expectation: Expectation, worker: String, request: ControlRequest, peer: Peer, now: Duration,
         done: ControlAnswer, into actions: inout [Action]
     ) {
+        actions.append(.rememberRequest(done))
         pending.append(
             Pending(
                 id: request.id, peers: [peer], expectation: expectation, worker: worker,

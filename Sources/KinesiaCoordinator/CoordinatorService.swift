@@ -73,7 +73,11 @@ public struct CoordinatorService: Sendable {
             throw CoordinatorError("state directory: \(error)")
         }
         let store: CoordinatorStore
-        let kept: (plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, unreadable: [String])
+        let kept:
+            (
+                plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, answers: [ControlAnswer],
+                unreadable: [String]
+            )
         do {
             store = try CoordinatorStore(path: configuration.stateDirectory + "/coordinator.db")
             kept = try store.load()
@@ -84,7 +88,7 @@ public struct CoordinatorService: Sendable {
         for message in kept.unreadable { log.error(message) }
         var core = CoordinatorCore(
             plans: kept.plans, nextRun: kept.nextRun, epoch: kept.epoch, now: elapsed.now,
-            configuration: configuration.core)
+            configuration: configuration.core, answers: kept.answers)
 
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
@@ -118,6 +122,30 @@ public struct CoordinatorService: Sendable {
         }
         var actions: [CoordinatorCore.Action] = []
         func perform() {
+            // What the message changed is kept first, in one transaction, then sent.
+            let changes = actions.filter {
+                switch $0 {
+                case .savePlan, .removePlan, .saveCounters, .rememberRequest: true
+                case .answer, .assign, .notice: false
+                }
+            }
+            if !changes.isEmpty {
+                keep { () throws(SQLiteError) in
+                    try store.transaction { () throws(SQLiteError) in
+                        for change in changes {
+                            switch change {
+                            case .savePlan(let plan): try store.save(plan)
+                            case .removePlan(let key): try store.remove(key)
+                            case .saveCounters(let nextRun, let epoch):
+                                try store.save(nextRun: nextRun, epoch: epoch)
+                            case .rememberRequest(let answer):
+                                try store.remember(answer, limit: configuration.core.rememberedAnswers)
+                            case .answer, .assign, .notice: break
+                            }
+                        }
+                    }
+                }
+            }
             for action in actions {
                 switch action {
                 case .answer(let answer, let peer):
@@ -130,12 +158,8 @@ public struct CoordinatorService: Sendable {
                         log.warning(
                             "cannot send worker \(worker) its assignment (epoch \(assignment.epoch)) now")
                     }
-                case .savePlan(let plan):
-                    keep { () throws(SQLiteError) in try store.save(plan) }
-                case .removePlan(let key):
-                    keep { () throws(SQLiteError) in try store.remove(key) }
-                case .saveCounters(let nextRun, let epoch):
-                    keep { () throws(SQLiteError) in try store.save(nextRun: nextRun, epoch: epoch) }
+                case .savePlan, .removePlan, .saveCounters, .rememberRequest:
+                    break  // kept above
                 case .notice(let text):
                     log.notice(text)
                 }

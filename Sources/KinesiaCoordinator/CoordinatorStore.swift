@@ -2,10 +2,12 @@ import KinesiaControl
 import KinesiaStore
 
 /// The coordinator's desired state, kept in SQLite (`STATE/coordinator.db`): every session
-/// plan with its run, the next run number and the last assignment epoch. Each change is one
-/// transaction, committed before the coordinator sends what follows from it, so that a
-/// coordinator killed and restarted brings the same sessions back, never reuses a run number
-/// and never sends an epoch lower than one already sent.
+/// plan with its run, the next run number, the last assignment epoch, and the request ids of
+/// the last commands done with their answers. The changes a message makes are one transaction
+/// (``transaction(_:)``), committed before the coordinator sends what follows from them, so
+/// that a coordinator killed and restarted brings the same sessions back, never reuses a run
+/// number, never sends an epoch lower than one already sent, and does a command sent again
+/// (the same request id) only once.
 final class CoordinatorStore {
     private let database: SQLiteDatabase
     /// The database's path.
@@ -23,13 +25,15 @@ final class CoordinatorStore {
             PRAGMA synchronous=FULL;
             CREATE TABLE IF NOT EXISTS plans (session TEXT PRIMARY KEY, plan TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS requests (
+                position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, answer TEXT NOT NULL);
             """)
     }
 
     /// What was kept: the plans that read back, the counters, and a message for each plan
     /// that does not (passed over, never trusted).
     func load() throws(SQLiteError) -> (
-        plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, unreadable: [String]
+        plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, answers: [ControlAnswer], unreadable: [String]
     ) {
         var plans: [SessionPlan] = []
         var unreadable: [String] = []
@@ -49,7 +53,41 @@ final class CoordinatorStore {
             }
             return rows.first.flatMap { UInt64($0) } ?? 0
         }
-        return (plans, max(1, try counter("nextRun")), try counter("epoch"), unreadable)
+        var answers: [ControlAnswer] = []
+        let kept = try database.prepare("SELECT id, answer FROM requests ORDER BY position").rows {
+            ($0.text(0), $0.text(1))
+        }
+        for (id, text) in kept {
+            guard case .answer(let answer)? = try? ControlMessage(decoding: Array(text.utf8)), answer.id == id
+            else {
+                unreadable.append("the answer to request \(id) does not read back: passed over")
+                continue
+            }
+            answers.append(answer)
+        }
+        return (plans, max(1, try counter("nextRun")), try counter("epoch"), answers, unreadable)
+    }
+
+    /// Keeps the answer of a command done (its request id), and the last `limit` of them only.
+    func remember(_ answer: ControlAnswer, limit: Int) throws(SQLiteError) {
+        try database.prepare("INSERT OR REPLACE INTO requests (id, answer) VALUES (?, ?)").run([
+            .text(answer.id), .text(String(decoding: ControlMessage.answer(answer).encoded(), as: UTF8.self)),
+        ])
+        try database.prepare(
+            "DELETE FROM requests WHERE position <= (SELECT MAX(position) FROM requests) - ?"
+        ).run([.integer(Int64(limit))])
+    }
+
+    /// Runs `body` in one transaction: all of its changes are kept, or none.
+    func transaction(_ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try database.execute("BEGIN IMMEDIATE")
+        do {
+            try body()
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// Keeps `plan` (replacing the plan of its session).

@@ -190,6 +190,30 @@ struct CoordinatorCoreTests {
         #expect(Self.answers(unknown).first?.outcome == .notRunning)
     }
 
+    /// A command that changes the desired state is kept with its answer; a coordinator
+    /// restarted with what was kept answers the same request id the same, and does nothing.
+    @Test func aCommandKeptWithItsAnswerIsDoneOnceAcrossARestart() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        let start = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        var kept = start.compactMap { if case .rememberRequest(let answer) = $0 { answer } else { nil } }
+        #expect(kept.map(\.outcome) == [.started] && kept.first?.run == 1, "\(start)")
+        let key = try SessionKey(parsing: "cam0/left")
+        let reset = harness.send(try Self.request("r2", .reset(key)))
+        kept += reset.compactMap { if case .rememberRequest(let answer) = $0 { answer } else { nil } }
+        let refused = harness.send(try Self.request("r3", .start(Self.plan("cam0/left"))))
+        #expect(!refused.contains { if case .rememberRequest = $0 { true } else { false } })
+
+        var restarted = CoordinatorCore(
+            plans: Array(harness.core.plans.values), nextRun: 3, epoch: 5, now: .zero,
+            configuration: .init(startGrace: .zero), answers: kept)
+        var actions: [Action] = []
+        restarted.receive(try Self.request("r2", .reset(key)), from: Self.client, now: .zero, into: &actions)
+        #expect(Self.answers(actions).map(\.run) == [2], "\(actions)")
+        #expect(!actions.contains { if case .savePlan = $0 { true } else { false } })
+        #expect(restarted.plans[key]?.run == 2)
+    }
+
     @Test func anUnconfirmedCommandIsAnsweredAfterItsWaitAndItsDecisionStands() throws {
         var harness = Harness()
         _ = try harness.report("w1")
