@@ -153,7 +153,7 @@ let package = Package(
             name: "KinesiaCoordinator",
             dependencies: [
                 "KinesiaControl", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaStore",
-                "KinesiaSystem",
+                "KinesiaSystem", "KinesiaBroker", "KinesiaWire",
             ],
             swiftSettings: strictSettings),
         .target(

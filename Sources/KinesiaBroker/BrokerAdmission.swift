@@ -73,7 +73,7 @@ package struct BrokerAdmission: Sendable {
 
     /// The senders the filter tells apart, in the order of its drop counters.
     package enum Sender: Int, CaseIterable, Sendable {
-        case ingest, worker, consumer, broker, trusted, unknown
+        case ingest, worker, consumer, broker, trusted, unknown, control
 
         /// The sender of a ZAP user id (`nil`: a peer without one, never admitted by this broker).
         package static func of(userID: UnsafePointer<CChar>?) -> Sender {
@@ -90,7 +90,9 @@ package struct BrokerAdmission: Sendable {
                 if starts("ingest/") { return .ingest }
                 if starts("insecure") { return .trusted }
             case UInt8(ascii: "w") where starts("worker/"): return .worker
-            case UInt8(ascii: "c") where starts("consumer/"): return .consumer
+            case UInt8(ascii: "c"):
+                if starts("consumer/") { return .consumer }
+                if starts("control/") { return .control }
             case UInt8(ascii: "b") where starts("broker/"): return .broker
             case UInt8(ascii: "l") where starts("local/"): return .trusted
             default: break
@@ -105,6 +107,7 @@ package struct BrokerAdmission: Sendable {
             case .worker: .role(.worker)
             case .consumer: .role(.consumer)
             case .broker: .role(.broker)
+            case .control: .role(.control)
             case .trusted: .trusted
             case .unknown: nil
             }

@@ -93,6 +93,16 @@ extension ZMQSocket {
         try receiveMessage(into: &frames, dontWait: true)
     }
 
+    /// Receives one whole multipart message into `frames` if one is waiting, with the ZAP user
+    /// id of the connection it came on (`zmq_msg_gets(msg, "User-Id")`: what the ZAP handler
+    /// admitted it as; `nil` on a connection ZAP did not look at).
+    ///
+    /// - Returns: `true` if a message was received, `false` if none was there.
+    /// - Throws: As ``receive()``, except for would-block.
+    public func tryReceive(into frames: inout [[UInt8]], userID: inout String?) throws(ZMQError) -> Bool {
+        try receiveMessage(into: &frames, dontWait: true, userID: &userID, wantsUserID: true)
+    }
+
     /// Sends frame by frame. Only the first frame may be refused as would-block: libzmq accepts
     /// the rest of a message once its first frame is queued, so a message is never half sent.
     private func sendMessage(_ frames: [[UInt8]], dontWait: Bool) throws(ZMQError) -> Bool {
@@ -118,11 +128,19 @@ extension ZMQSocket {
 
     /// Receives every frame of one message into `frames` through one `zmq_msg_t`.
     private func receiveMessage(into frames: inout [[UInt8]], dontWait: Bool) throws(ZMQError) -> Bool {
+        var ignored: String?
+        return try receiveMessage(into: &frames, dontWait: dontWait, userID: &ignored, wantsUserID: false)
+    }
+
+    private func receiveMessage(
+        into frames: inout [[UInt8]], dontWait: Bool, userID: inout String?, wantsUserID: Bool
+    ) throws(ZMQError) -> Bool {
         try withHandle { (socket) throws(ZMQError) -> Bool in
             try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { buffer in
                 Result { () throws(ZMQError) in
                     try receiveFrames(
-                        into: &frames, from: socket, message: buffer.baseAddress!, dontWait: dontWait)
+                        into: &frames, from: socket, message: buffer.baseAddress!, dontWait: dontWait,
+                        userID: &userID, wantsUserID: wantsUserID)
                 }
             }.get()
         }
@@ -130,7 +148,7 @@ extension ZMQSocket {
 
     private func receiveFrames(
         into frames: inout [[UInt8]], from socket: UnsafeMutableRawPointer,
-        message: UnsafeMutablePointer<zmq_msg_t>, dontWait: Bool
+        message: UnsafeMutablePointer<zmq_msg_t>, dontWait: Bool, userID: inout String?, wantsUserID: Bool
     ) throws(ZMQError) -> Bool {
         _ = zmq_msg_init(message)
         defer { _ = zmq_msg_close(message) }
@@ -142,6 +160,12 @@ extension ZMQSocket {
                 // Later frames of a message are already there: only the first can be missing.
                 if count == 0 { return false }
                 throw ZMQError.wouldBlock
+            }
+            // A ROUTER's first frame (the routing id it adds) carries no properties: the
+            // connection's come with the frames received from it.
+            if wantsUserID, count == 0 { userID = nil }
+            if wantsUserID, userID == nil, let value = zmq_msg_gets(message, "User-Id") {
+                userID = String(cString: value)
             }
             let bytes = UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
             if count < frames.count {

@@ -44,6 +44,9 @@ public struct ControlClient: Sendable {
             defer { zmq.terminate() }
             let socket = try ZMQSocket(.dealer, context: zmq, linger: .zero)
             defer { socket.close() }
+            // Over TCP with keys: a CURVE client of the coordinator (the broker's key), whose
+            // key needs the control role to command sessions.
+            try socket.secure(for: bus)
             try socket.connect(bus.controlEndpoint)
             let bytes = ControlMessage.request(request).encoded()
             let clock = ElapsedClock(ContinuousClock())

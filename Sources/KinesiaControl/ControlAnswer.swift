@@ -25,13 +25,15 @@ public struct ControlAnswer: Hashable, Sendable {
         case notConfirmed
         /// The request is not valid.
         case invalid
+        /// The key that sent it may not command sessions (it has no `control` role).
+        case notAllowed
 
         /// The exit code of a command that got this answer: 0 done, 64 invalid, 1 otherwise.
         public var exitCode: Int32 {
             switch self {
             case .started, .stopped, .reset, .baselineStarted, .listed: 0
             case .invalid: 64
-            case .alreadyRunning, .notRunning, .noLiveWorker, .notConfirmed: 1
+            case .alreadyRunning, .notRunning, .noLiveWorker, .notConfirmed, .notAllowed: 1
             }
         }
     }

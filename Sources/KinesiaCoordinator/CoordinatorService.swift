@@ -1,3 +1,4 @@
+package import KinesiaBroker
 import KinesiaBus
 public import KinesiaClient
 public import KinesiaControl
@@ -31,14 +32,21 @@ public struct CoordinatorService: Sendable {
         public var stateDirectory: String
         /// The leases and waits.
         public var core: CoordinatorCore.Configuration
+        /// Who it admits on its control socket: on a TCP bus, the broker's key and allowed keys
+        /// (the coordinator lives beside the broker, behind the same CURVE and ZAP), or
+        /// `--insecure`; the user's own bus directory otherwise.
+        package var security: BrokerSecurity
 
         /// A configuration.
-        public init(
-            process: BusProcessIdentity, stateDirectory: String, core: CoordinatorCore.Configuration = .init()
+        package init(
+            process: BusProcessIdentity, stateDirectory: String,
+            core: CoordinatorCore.Configuration = .init(),
+            security: BrokerSecurity = .localUser
         ) {
             self.process = process
             self.stateDirectory = stateDirectory
             self.core = core
+            self.security = security
         }
     }
 
@@ -62,10 +70,10 @@ public struct CoordinatorService: Sendable {
     public func run(until stop: StopToken) throws {
         let elapsed = startClock()
         let bus = configuration.process.bus
-        guard bus.directory != nil else {
+        let security = configuration.security
+        if case .tcp = bus.kind, security == .localUser {
             throw CoordinatorError(
-                "the coordinator runs on an IPC bus (a directory) in this version; on a TCP bus its control "
-                    + "socket would need CURVE and a control role, which it does not have yet")
+                "a coordinator on the TCP bus \(bus) needs the broker's key and allowed keys (or --insecure)")
         }
         do {
             try PrivateDirectory.open(configuration.stateDirectory, creating: true).close()
@@ -92,15 +100,55 @@ public struct CoordinatorService: Sendable {
 
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
+        // Over TCP, the site's keys are admitted as the broker admits them (the same allowed-keys
+        // directory, read again at each connection); what each may send is decided per message
+        // from its ZAP user id (``ControlPeer``).
+        let zap: ZAPHandler?
+        if case .tcp = bus.kind {
+            let admission = BrokerAdmission(security: security, ownUserID: ProcessIdentity.effectiveUserID)
+            let log = self.log
+            do {
+                zap = try ZAPHandler(context: zmq) { request in
+                    var allowed = AllowedKeys()
+                    if case .curve(_, let directory) = security, request.mechanism == "CURVE" {
+                        allowed = AllowedKeys.load(directory: directory)
+                    }
+                    switch admission.decide(request, allowed: allowed) {
+                    case .admit(let userID): return .admit(userID: userID)
+                    case .refuse(let reason, let text):
+                        log.warning("control socket: refused \(text)")
+                        return .refuse(reason.rawValue)
+                    }
+                }
+            } catch {
+                throw CoordinatorError("cannot start the control socket's authentication: \(error.message)")
+            }
+        } else {
+            zap = nil
+        }
+        defer { zap?.stop() }
+        // Its own health goes to the broker with the broker's key (admitted as the broker).
+        var ownBus = bus
+        if case .curve(let key, _) = security {
+            ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
+        }
         let publisher = try BusPublisher(
-            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+            context: zmq, bus: ownBus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
         let router = try ZMQSocket(.router, context: zmq, linger: .zero)
         defer { router.close() }
         // A peer gone since it asked: its answer is dropped, not queued.
         try router.set(.routerMandatory, false)
         do {
-            _ = try router.bindRestricted(bus.controlEndpoint)
+            if case .tcp = bus.kind {
+                try router.set(.zapDomain, BrokerService.zapDomain)
+                if case .curve(let key, _) = security {
+                    try router.makeCurveServer(secretKey: key.keyPair.secretKey)
+                }
+                try router.bind(bus.controlEndpoint)
+            } else {
+                _ = try router.bindRestricted(bus.controlEndpoint)
+            }
         } catch {
             throw CoordinatorError(
                 "cannot bind \(bus.controlEndpoint): \(error) (is another coordinator running?)")
@@ -183,18 +231,39 @@ public struct CoordinatorService: Sendable {
             let wait = min(
                 .milliseconds(100), max(.zero, (core.nextDeadline ?? .seconds(1)) - elapsed.now))
             if try poller.poll(timeout: wait).first?.contains(.readable) == true {
-                while let frames = try router.tryReceive() {
+                var frames: [[UInt8]] = []
+                var userID: String?
+                while try router.tryReceive(into: &frames, userID: &userID) {
                     guard frames.count == 2 else {
                         counters["malformed", default: 0] += 1
                         continue
                     }
                     let peer = frames[0]
+                    let sender = ControlPeer(userID: userID, overTCP: bus.directory == nil)
                     do {
                         switch try ControlMessage(decoding: frames[1]) {
+                        case .request(let request) where !sender.mayCommand:
+                            counters["refused.request", default: 0] += 1
+                            counters["answers.notAllowed", default: 0] += 1
+                            log.warning(
+                                "request \(request.id) from \(sender.description) refused: no control role")
+                            let answer = ControlAnswer(
+                                id: request.id, outcome: .notAllowed,
+                                message:
+                                    "\(sender.description) may not command sessions: it needs the control role "
+                                    + "(kinesia keys new NAME --role control, its .pub in the allowed keys' control/)"
+                            )
+                            _ = try? router.trySend([peer, ControlMessage.answer(answer).encoded()])
                         case .request(let request):
                             counters["requests", default: 0] += 1
-                            log.info("request \(request.id) from a client: \(request.verb)")
+                            log.info("request \(request.id) from \(sender.description): \(request.verb)")
                             core.receive(request, from: peer, now: elapsed.now, into: &actions)
+                        case .workerReport where !sender.mayReport:
+                            counters["refused.report", default: 0] += 1
+                            if counters["refused.report"]! <= 10 || counters["refused.report"]! % 1000 == 0 {
+                                log.warning(
+                                    "a worker report from \(sender.description) refused: no worker role")
+                            }
                         case .workerReport(let report):
                             counters["workerReports", default: 0] += 1
                             core.receive(report, from: peer, now: elapsed.now, into: &actions)

@@ -83,7 +83,7 @@ public enum BusRights {
         case .role(.ingest): kind == .pose || kind == .health
         case .role(.worker): kind == .event || kind == .snapshot || kind == .session || kind == .health
         case .role(.broker): kind == .health
-        case .role(.consumer): kind == .health
+        case .role(.consumer), .role(.control): kind == .health
         }
     }
 

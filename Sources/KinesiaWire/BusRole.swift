@@ -14,6 +14,10 @@ public enum BusRole: String, CaseIterable, Hashable, Sendable, CustomStringConve
     case consumer
     /// The broker: its key pair is the CURVE server's; it publishes its own `health/`.
     case broker
+    /// People and programs allowed to command sessions through the coordinator (`kinesia
+    /// session`, a clinic's back end): on the broker's ports a consumer's rights (subscribe, and
+    /// its own `health/`); on the coordinator's control socket, commands.
+    case control
 
     /// The raw value (`ingest`...).
     public var description: String { rawValue }
@@ -21,7 +25,7 @@ public enum BusRole: String, CaseIterable, Hashable, Sendable, CustomStringConve
     /// `an ingest`, `a worker`...: the role with its article, for sentences.
     public var withArticle: String { self == .ingest ? "an ingest" : "a \(rawValue)" }
 
-    /// `ingest, worker, consumer, broker`, for messages.
+    /// `ingest, worker, consumer, broker, control`, for messages.
     public static var choices: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
 

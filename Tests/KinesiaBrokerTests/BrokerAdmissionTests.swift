@@ -71,6 +71,7 @@ struct BrokerAdmissionTests {
 
     @Test(arguments: [
         ("ingest/cam0", BrokerAdmission.Sender.ingest), ("worker/w", .worker), ("consumer/tab", .consumer),
+        ("control/desk", .control),
         ("broker/broker", .broker), ("local/1000", .trusted), ("insecure", .trusted), ("admin/x", .unknown),
         ("ingestx", .unknown), ("", .unknown),
     ])

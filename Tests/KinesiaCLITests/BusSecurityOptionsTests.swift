@@ -80,7 +80,10 @@ struct BusSecurityOptionsTests {
     }
 
     @Test func keysCommandsCheckTheirArguments() throws {
-        #expect(throws: CLIError.usage("keys new needs --role (one of: ingest, worker, consumer, broker)")) {
+        #expect(
+            throws: CLIError.usage(
+                "keys new needs --role (one of: ingest, worker, consumer, broker, control)")
+        ) {
             try KeysCommand.parse(["new", "cam0"]).validate()
         }
         #expect(throws: CLIError.self) { try KeysCommand.parse(["new", "cam0", "--role", "admin"]) }

@@ -404,3 +404,25 @@ struct CoordinatorCoreTests {
         #expect(!epochs.isEmpty && epochs.allSatisfy { $0 > 40 }, "\(epochs)")
     }
 }
+
+/// What each peer of the control socket may send, from its ZAP user id.
+struct ControlPeerTests {
+    @Test func onlyControlKeysCommandAndOnlyWorkerKeysReport() {
+        let control = ControlPeer(userID: "control/reception", overTCP: true)
+        #expect(control.mayCommand && !control.mayReport)
+        let worker = ControlPeer(userID: "worker/ward-3", overTCP: true)
+        #expect(!worker.mayCommand && worker.mayReport)
+        for other in ["consumer/tablet", "ingest/cam0", "broker/broker", "controller/x", "nothing"] {
+            let peer = ControlPeer(userID: other, overTCP: true)
+            #expect(!peer.mayCommand && !peer.mayReport, "\(other)")
+        }
+        for trusted in ["local/1000", "insecure"] {
+            #expect(ControlPeer(userID: trusted, overTCP: true) == .trusted)
+        }
+        // No user id: the user's own bus directory, or a TCP message ZAP never saw.
+        #expect(ControlPeer(userID: nil, overTCP: false) == .trusted)
+        #expect(ControlPeer(userID: nil, overTCP: true) == .unknown)
+        #expect(
+            ControlPeer(userID: "consumer/tablet", overTCP: true).description == "the key consumer/tablet")
+    }
+}

@@ -16,6 +16,9 @@ struct BrokerConnectionTests {
             defer { close(first.descriptor) }
             guard let second = try? bind(port: first.port + 1) else { continue }
             close(second)
+            // And the coordinator's control port, after the broker's two.
+            guard let third = try? bind(port: first.port + 2) else { continue }
+            close(third)
             return first.port
         }
         throw POSIXError(.EADDRINUSE)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KinesiaBus
+import KinesiaClient
 import KinesiaStore
 import KinesiaTestSupport
 import KinesiaWire
@@ -470,6 +471,80 @@ struct PausedWorkerIntegrationTests {
         #expect(
             runs.outputLines.last?.contains("\"reason\":\"stopped\"") == true, "\(runs.outputLines)")
         #expect(!first.errorText.contains("run 1 ended"), "\(first.diagnostics)")
+    }
+}
+
+/// The control plane on a TCP bus with keys: the coordinator beside the broker behind the same
+/// CURVE and allowed keys; a pool worker reports with its worker key; a key of the control role
+/// commands sessions, and a consumer's key is refused, with nothing changed.
+@Suite(.serialized, .tags(.process))
+struct SecureControlPlaneTests {
+    @Test func onATCPBusOnlyAControlKeyCommandsSessions() async throws {
+        let (topology, keys) = try SecureBusTests.secureTopology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        _ = try await topology.startBroker()
+        let coordinator = try topology.start("coordinator", ["coordinator", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "coordinating on tcp://127.0.0.1:"),
+            "\(coordinator.diagnostics)")
+        let worker = try topology.start(
+            "w1", ["worker", "--pool", "default", "--name", "w1", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "worker w1 joined pool default"),
+            "\(coordinator.diagnostics)\n\(worker.diagnostics)")
+
+        let started = try await ControlPlaneIntegrationTests.session(
+            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+        #expect(
+            started.status == 0 && started.output == "cam0/left started on worker w1 (run 1)",
+            "\(started)\n\(coordinator.diagnostics)")
+        #expect(coordinator.errorText.contains("from the key control/reception: start"))
+
+        // The command line refuses a key of another role itself; a program that sends anyway
+        // with a consumer's key (an allowed key) reaches the coordinator and is refused there.
+        let refusedLocally = try topology.start(
+            "consumer-stop",
+            [
+                "session", "stop", "cam0/left", "--bus", topology.bus, "--key", keys.secret(keys.consumer),
+                "--server-key", keys.brokerPublic,
+            ], addingBus: false)
+        #expect(await refusedLocally.waitForExit(timeout: .seconds(20)) == 1, "\(refusedLocally.diagnostics)")
+        #expect(refusedLocally.errorText.contains("is a consumer key; this process needs a control key"))
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        func ask(with key: BusKey, _ command: String) throws -> [UInt8]? {
+            var bus = try BusAddress(parsing: topology.bus)
+            bus.credentials = keys.credentials(key)
+            let dealer = try ZMQSocket(.dealer, context: context, linger: .zero)
+            defer { dealer.close() }
+            try dealer.secure(for: bus)
+            try dealer.connect(bus.controlEndpoint)
+            try dealer.send([Array(command.utf8)])
+            return try dealer.receive(timeout: .seconds(3))?.last
+        }
+        let answer = try ask(
+            with: keys.consumer, #"{"type":"request","id":"c-1","command":"stop","session":"cam0/left"}"#)
+        let text = answer.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        #expect(text.contains(#""outcome":"notAllowed""#), "\(text)")
+        #expect(
+            text.contains("the key consumer/tablet may not command sessions: it needs the control role"),
+            "\(text)")
+        // A worker's key may report, not command; a key the broker does not allow gets no answer.
+        let asWorker = try ask(with: keys.worker, #"{"type":"request","id":"w-1","command":"list"}"#)
+        #expect(asWorker.map { String(decoding: $0, as: UTF8.self) }?.contains("notAllowed") == true)
+        #expect(try ask(with: keys.stranger, #"{"type":"request","id":"s-1","command":"list"}"#) == nil)
+        // A consumer's forged worker report is dropped: no worker joins.
+        _ = try ask(
+            with: keys.consumer,
+            #"{"type":"workerReport","worker":"forged","pool":"default","capacity":8,"epoch":"0","sessions":[]}"#
+        )
+        #expect(!coordinator.errorText.contains("worker forged joined"), "\(coordinator.diagnostics)")
+
+        let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
+        #expect(list.output.contains("cam0/left") && list.output.contains("running"), "\(list)")
+        let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0 && stop.output == "cam0/left stopped (run 1 on worker w1)", "\(stop)")
     }
 }
 

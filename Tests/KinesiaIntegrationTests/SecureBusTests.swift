@@ -16,6 +16,8 @@ struct TestKeys: Sendable {
     let worker: BusKey
     let consumer: BusKey
     let stranger: BusKey
+    /// A key of the control role: a therapist's `kinesia session`.
+    let control: BusKey
 
     init(directory: String) throws {
         self.directory = directory
@@ -29,7 +31,8 @@ struct TestKeys: Sendable {
         worker = try make("ward", .worker)
         consumer = try make("tablet", .consumer)
         stranger = try make("stranger", .consumer)
-        for key in [ingest, worker, consumer] { try AllowedKeys.allow(key.publicKey, in: allowed) }
+        control = try make("reception", .control)
+        for key in [ingest, worker, consumer, control] { try AllowedKeys.allow(key.publicKey, in: allowed) }
     }
 
     var allowed: String { directory + "/allowed" }
@@ -40,7 +43,8 @@ struct TestKeys: Sendable {
     /// its role and the broker's public key.
     func arguments(for command: String) -> [String] {
         switch command {
-        case "broker": ["--key", secret(broker), "--allowed", allowed]
+        case "broker", "coordinator": ["--key", secret(broker), "--allowed", allowed]
+        case "session": ["--key", secret(control), "--server-key", brokerPublic]
         case "ingest": ["--key", secret(ingest), "--server-key", brokerPublic]
         case "worker": ["--key", secret(worker), "--server-key", brokerPublic]
         default: ["--key", secret(consumer), "--server-key", brokerPublic]

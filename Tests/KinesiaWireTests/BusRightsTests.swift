@@ -12,6 +12,7 @@ struct BusRightsTests {
         (BusPeer.role(.ingest), ["pose/cam0/", "health/worker-1/"]),
         (BusPeer.role(.worker), ["event/cam0/left/", "snapshot/cam0/left/", "health/worker-1/"]),
         (BusPeer.role(.consumer), ["health/worker-1/"]),
+        (BusPeer.role(.control), ["health/worker-1/"]),
         (BusPeer.role(.broker), ["health/worker-1/"]),
         (BusPeer.trusted, topics),
     ])

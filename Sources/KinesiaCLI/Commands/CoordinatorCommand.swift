@@ -1,3 +1,4 @@
+import KinesiaBroker
 import KinesiaClient
 import KinesiaControl
 import KinesiaCoordinator
@@ -23,8 +24,10 @@ public struct CoordinatorCommand: ParsableCommand {
             sessions from it. The sessions wanted (the desired state) are kept in \
             STATE/coordinator.db (SQLite), so a restarted coordinator brings them back; where they \
             run is learned again from the workers' reports. A worker silent for --lease seconds \
-            (default 3) is gone: its sessions go to another live worker of its pool. IPC buses only \
-            in this version.
+            (default 3) is gone: its sessions go to another live worker of its pool. On a TCP bus \
+            it binds the port after the broker's two (PORT+2) behind the broker's CURVE key \
+            (--key broker.key) and allowed keys (--allowed DIR): keys of the control role may \
+            command sessions, keys of the worker role may report; or --insecure.
             """)
 
     /// The options.
@@ -38,6 +41,15 @@ public struct CoordinatorCommand: ParsableCommand {
             .option(
                 "lease", \.lease, valueName: "seconds",
                 help: "How long a pool worker may be silent before its sessions go elsewhere."),
+            .option(
+                "key", \.security.key, valueName: "file.key",
+                help:
+                    "On a TCP bus: the broker's secret key (the coordinator is beside the broker; default: $KINESIA_KEY)."
+            ),
+            .option(
+                "allowed", \.allowed, valueName: "dir",
+                help: "On a TCP bus: the broker's allowed keys (control/ may command, worker/ may report)."),
+            BusSecurityOptions.insecureArgument(\.security),
         ]
     }
 
@@ -49,6 +61,10 @@ public struct CoordinatorCommand: ParsableCommand {
     public var state: String?
     /// `--lease`.
     public var lease = 3.0
+    /// `--key`, `--insecure`.
+    var security = BusSecurityOptions()
+    /// `--allowed`.
+    public var allowed: String?
 
     /// A command with every default.
     public init() {}
@@ -68,10 +84,19 @@ public struct CoordinatorCommand: ParsableCommand {
             try journal.stateDirectory(environment: context.environment, bus: bus.description)
         }
         let lease = Duration.seconds(double: lease)
+        let mode = try BrokerSecurity.resolve(
+            bus: bus, options: security, allowed: allowed, environment: context.environment)
+        switch mode {
+        case .insecure: context.logger.warning(BusSecurityOptions.insecureWarning(bus))
+        case .curve(let key, let directory):
+            context.logger.info(
+                "CURVE on \(bus.controlEndpoint): server key \(key.name), allowed keys in \(directory)")
+        case .localUser: break
+        }
         let service = CoordinatorService(
             .init(
-                process: BusProcessIdentity(bus: bus, name: name), stateDirectory: stateDirectory,
-                core: .init(lease: lease, startGrace: lease)),
+                process: BusProcessIdentity(bus: bus, name: name, insecure: mode == .insecure),
+                stateDirectory: stateDirectory, core: .init(lease: lease, startGrace: lease), security: mode),
             log: context.logger)
         try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
     }

@@ -5,6 +5,7 @@ import KinesiaJSON
 import KinesiaMotion
 import KinesiaService
 import KinesiaSystem
+import KinesiaWire
 
 /// `kinesia session start|stop|reset|baseline|list`: commands the site's sessions through the
 /// coordinator (``ControlClient``), and prints its answer.
@@ -80,7 +81,7 @@ public struct SessionCommand: ParsableCommand {
             .option("timeout", \.timeout, valueName: "seconds", help: "How long to wait for the answer."),
             .option("format", \.format, valueName: "format", help: "Output format."),
             BusProcess.busArgument(\.bus),
-        ]
+        ] + BusSecurityOptions.clientArguments(\.security)
     }
 
     /// `start`, `stop`, `reset`, `baseline` or `list`.
@@ -107,6 +108,8 @@ public struct SessionCommand: ParsableCommand {
     public var format = Format.text
     /// `--bus`.
     public var bus: String?
+    /// `--key`, `--server-key`, `--insecure` (a TCP bus: a key of the control role).
+    var security = BusSecurityOptions()
 
     /// A command with every default.
     public init() {}
@@ -181,10 +184,7 @@ public struct SessionCommand: ParsableCommand {
     /// Sends the command, prints the answer, and exits with its status.
     public func run(context: CommandContext) async throws {
         let request = try request()
-        let bus = try BusProcess.bus(bus, environment: context.environment)
-        guard bus.directory != nil else {
-            throw CLIError.failure("the control plane runs on an IPC bus (a directory) in this version")
-        }
+        let (bus, _) = try BusProcess.bus(bus, security: security, role: .control, context: context)
         let client = ControlClient(bus: bus, timeout: .seconds(double: timeout))
         let answer: ControlAnswer
         do {

@@ -92,6 +92,7 @@ public struct PoolWorkerService: Sendable {
         defer { publisher.close() }
         let control = try ZMQSocket(.dealer, context: zmq, linger: .zero)
         defer { control.close() }
+        try control.secure(for: bus)  // over TCP: its worker key, the broker's as the server's
         try control.connect(bus.controlEndpoint)
         var health = try configuration.process.healthPublisher(
             role: "pool-worker", problems: { log.warning($0) })

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 OUTCOMES = ("started", "stopped", "reset", "baselineStarted", "listed", "alreadyRunning", "notRunning", "noLiveWorker",
-            "notConfirmed", "invalid")
+            "notConfirmed", "invalid", "notAllowed")
 SIDES = ("left", "right", "analytics")
 
 
