@@ -160,6 +160,10 @@ public final class RecordStore {
         CREATE INDEX runs_by_run ON runs (run);
         CREATE INDEX runs_by_patient ON runs (patient);
         """,
+        // 4: when each run record was recorded (UTC, ISO 8601): the date of a run.
+        """
+        ALTER TABLE runs ADD COLUMN recorded_at TEXT;
+        """,
     ]
 
     /// The version a store opened with ``init(path:version:)``'s default has.
@@ -358,8 +362,8 @@ public final class RecordStore {
                 ])
         case .run(let type, let run, let patient, let json):
             try statement(
-                "INSERT OR IGNORE INTO runs (stream_id, topic, sequence, camera, session, type, run, patient, json) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                "INSERT OR IGNORE INTO runs (stream_id, topic, sequence, camera, session, type, run, patient, json, "
+                    + "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))"
             ).run(
                 common + [
                     .text(type), .integer(Int64(bitPattern: run)), patient.map { .text($0) } ?? .null,
@@ -449,16 +453,27 @@ public final class RecordStore {
     public func runLines(run: UInt64? = nil) throws(SQLiteError) -> [(
         streamID: UInt64, camera: String, session: String, json: String
     )] {
+        try runRows(run: run).map { ($0.streamID, $0.camera, $0.session, $0.json) }
+    }
+
+    /// ``runLines(run:)`` with when each record was recorded (UTC, `2026-12-04T09:30:00Z`;
+    /// `nil` for a record kept by a version before 4).
+    public func runRows(run: UInt64? = nil) throws(SQLiteError) -> [(
+        streamID: UInt64, camera: String, session: String, json: String, recordedAt: String?
+    )] {
         let read = { (row: SQLiteStatement) in
-            (UInt64(bitPattern: row.integer(0)), row.text(1), row.text(2), row.text(3))
+            (
+                UInt64(bitPattern: row.integer(0)), row.text(1), row.text(2), row.text(3),
+                row.isNull(4) ? nil : row.text(4)
+            )
         }
         guard let run else {
             return try statement(
-                "SELECT stream_id, camera, session, json FROM runs ORDER BY run, sequence"
+                "SELECT stream_id, camera, session, json, recorded_at FROM runs ORDER BY run, sequence"
             ).rows([], read)
         }
         return try statement(
-            "SELECT stream_id, camera, session, json FROM runs WHERE run = ? ORDER BY sequence"
+            "SELECT stream_id, camera, session, json, recorded_at FROM runs WHERE run = ? ORDER BY sequence"
         ).rows([.integer(Int64(bitPattern: run))], read)
     }
 

@@ -246,6 +246,9 @@ public final class SQLiteStatement {
         sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_double(handle, index)
     }
 
+    /// Whether column `index` of the current row is NULL.
+    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+
     /// Column `index` of the current row as text; `""` when NULL.
     public func text(_ index: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, index) else { return "" }

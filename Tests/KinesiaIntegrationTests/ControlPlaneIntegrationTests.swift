@@ -185,10 +185,14 @@ struct ControlPlaneIntegrationTests {
         #expect(html.contains("<h1>Kinesia report: patient p-17</h1>"))
         #expect(
             html.contains(
-                "Run 1: cam0/left, squat left, patient p-17, thresholds start 30°, end 20°, minPeak 60°; ended (reset)"
+                "): cam0/left, squat left, patient p-17, thresholds start 30°, end 20°, minPeak 60°; ended (reset)"
             ),
             "\(html.prefix(3000))")
-        #expect(html.contains("Run 2: cam0/left, squat left, patient p-17"))
+        for run in [1, 2] {
+            let dated = #"Run "# + "\(run)" + #" \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\): "#
+            #expect(html.range(of: dated, options: .regularExpression) != nil, "run \(run)'s date")
+        }
+        #expect(html.contains(" UTC): cam0/left, squat left, patient p-17"))
         #expect(html.contains("data-sessions=\"2\""))
         let missing = try topology.start(
             "report-missing", ["report", "--db", database, "--run", "99", "--out", page], addingBus: false)

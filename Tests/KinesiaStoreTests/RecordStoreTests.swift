@@ -32,7 +32,7 @@ struct RecordStoreTests {
         defer { done() }
         let store = try RecordStore(path: path)
         #expect(try store.version == RecordStore.schemaVersion)
-        #expect(RecordStore.schemaVersion == 3)
+        #expect(RecordStore.schemaVersion == 4)
         #expect(try store.journalMode == "wal")
         #expect(
             try store.count("events") == 0 && store.count("snapshots") == 0 && store.count("analytics") == 0
@@ -40,7 +40,7 @@ struct RecordStoreTests {
         try store.close()
         // Opening again changes nothing.
         let again = try RecordStore(path: path)
-        #expect(try again.version == 3)
+        #expect(try again.version == 4)
         #expect(FileManager.default.fileExists(atPath: path + "-wal"))
     }
 

@@ -142,12 +142,14 @@ public struct ReportCommand: ParsableCommand {
         var shown: [SessionReport.Session] = []
         var details: [String] = []
         for run in chosen {
-            let lines = try store.runLines(run: run)
+            let lines = try store.runRows(run: run)
             guard let first = lines.first else {
                 throw CLIError.failure("kinesia report: run \(run) is not recorded")
             }
             let records = lines.compactMap { try? RunRecord(json: $0.json) }
-            var line = "Run \(run): \(first.camera)/\(first.session)"
+            // The date it began, as recorded: `2026-12-04 09:30 UTC`.
+            let date = first.recordedAt.map { " (" + Self.readableDate($0) + ")" } ?? ""
+            var line = "Run \(run)\(date): \(first.camera)/\(first.session)"
             if case .started(let plan)? = records.first {
                 line += ", \(plan.exercise.id) \(plan.analysis.rawValue)"
                 if let patient = plan.patient { line += ", patient \(patient)" }
@@ -173,6 +175,12 @@ public struct ReportCommand: ParsableCommand {
         }
         let title = runs == nil ? "patient \(patient ?? "")" : "run \(chosen[0])"
         return SessionReport(title: title, sessions: shown, analytics: [], details: details)
+    }
+
+    /// `2026-12-04 09:30 UTC` of `2026-12-04T09:30:12Z` (anything else as it is).
+    static func readableDate(_ iso: String) -> String {
+        guard iso.count == 20, iso.hasSuffix("Z"), let time = iso.firstIndex(of: "T") else { return iso }
+        return String(iso[..<time]) + " " + String(iso[iso.index(after: time)...].prefix(5)) + " UTC"
     }
 
     /// The thresholds of `exercise`, in words: `start 30°, end 20°, minPeak 60°`.
