@@ -98,6 +98,11 @@ public struct PoolWorkerService: Sendable {
             role: "pool-worker", problems: { log.warning($0) })
 
         var hosted: [SessionKey: HostedSession] = [:]
+        // Sessions asked to stop and not returned yet, with when their wait is over: the loop
+        // never waits for them (it goes on reporting, so that its lease holds), and a session
+        // of the same key starts only once they have returned (its run's end is announced
+        // before the next run's start), or their wait is over.
+        var stopping: [(session: HostedSession, until: Duration)] = []
         var failed: [SessionKey: (run: UInt64, at: Duration)] = [:]
         var desired: [SessionPlan] = []
         var stoppedRuns: [SessionKey: UInt64] = [:]
@@ -130,11 +135,25 @@ public struct PoolWorkerService: Sendable {
                     epoch: epoch))
             _ = try? control.trySend([message.encoded()])
         }
-        func reconcile() -> Bool {
+        func collectStopped() -> Bool {
             var changed = false
+            stopping.removeAll { entry in
+                if entry.session.hasEnded {
+                    counters["sessionsStopped", default: 0] += 1
+                    log.info("session \(entry.session.plan.key) (run \(entry.session.plan.run)) stopped")
+                    changed = true
+                    return true
+                }
+                guard elapsed.now >= entry.until else { return false }
+                log.warning("session \(entry.session.plan.key) did not stop within 3 s")
+                changed = true
+                return true
+            }
+            return changed
+        }
+        func reconcile() -> Bool {
+            var changed = collectStopped()
             let wanted = Dictionary(desired.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
-            // Every stop is asked first, then waited for: they finish together.
-            var stopping: [HostedSession] = []
             for (key, session) in hosted where wanted[key] != session.plan || session.hasEnded {
                 if session.hasEnded, let failure = session.failureDescription {
                     counters["sessionFailures", default: 0] += 1
@@ -151,19 +170,13 @@ public struct PoolWorkerService: Sendable {
                             stoppedRuns[key] == session.plan.run ? .stopped : nil
                         }
                     session.requestStop(endingRun: ending)
-                    stopping.append(session)
+                    stopping.append((session, elapsed.now + .seconds(3)))
                 }
                 hosted[key] = nil
                 changed = true
             }
-            for session in stopping {
-                if !session.wait(timeout: .seconds(3)) {
-                    log.warning("session \(session.plan.key) did not stop within 3 s")
-                }
-                counters["sessionsStopped", default: 0] += 1
-                log.info("session \(session.plan.key) (run \(session.plan.run)) stopped")
-            }
             for plan in desired where hosted[plan.key] == nil {
+                guard !stopping.contains(where: { $0.session.plan.key == plan.key }) else { continue }
                 if let failure = failed[plan.key], failure.run == plan.run,
                     elapsed.now - failure.at < Self.retryAfter
                 {
@@ -186,13 +199,16 @@ public struct PoolWorkerService: Sendable {
         var nextReport = elapsed.now
         while !stop.isRequested {
             health.publishIfDue(counters: healthCounters, via: publisher)
-            if elapsed.now >= nextReport || Set(hosted.filter({ $0.value.isLive }).keys) != reportedLive {
+            let stopped = stopping.contains { $0.session.hasEnded || elapsed.now >= $0.until }
+            if elapsed.now >= nextReport || stopped
+                || Set(hosted.filter({ $0.value.isLive }).keys) != reportedLive
+            {
                 if reconcile() { log.debug("sessions: \(hosted.keys.sorted().map(\.description))") }
                 report()
                 nextReport = elapsed.now + configuration.reportInterval
             }
             // A session starting is confirmed as soon as it is live: looked at every 5 ms.
-            let starting = hosted.values.contains { !$0.isLive && !$0.hasEnded }
+            let starting = hosted.values.contains { !$0.isLive && !$0.hasEnded } || !stopping.isEmpty
             let wait = min(.milliseconds(starting ? 5 : 100), max(.zero, nextReport - elapsed.now))
             guard let frames = try control.receive(timeout: wait) else { continue }
             guard frames.count == 1,
@@ -215,7 +231,8 @@ public struct PoolWorkerService: Sendable {
             nextReport = elapsed.now + configuration.reportInterval
         }
         for session in hosted.values { session.requestStop() }
-        for session in hosted.values where !session.wait(timeout: .seconds(3)) {
+        for session in Array(hosted.values) + stopping.map(\.session)
+        where !session.wait(timeout: .seconds(3)) {
             log.warning("session \(session.plan.key) did not stop within 3 s")
         }
         health.publish(counters: healthCounters(), via: publisher)
