@@ -130,6 +130,12 @@ public struct CoordinatorCore: Sendable {
     private var nextRun: UInt64
     private var epoch: UInt64
     private let graceEnds: Duration
+    /// The cameras an ingest was heard publishing (its heartbeat announces `pose/<camera>/`),
+    /// and when last.
+    private var publishing: [String: Duration] = [:]
+    /// How long a camera counts as publishing after its ingest's last heartbeat.
+    public static let publishingFor: Duration = .seconds(5)
+
     /// Whether the grace after the start is over (the sessions waiting are then placed when a
     /// worker reports or one goes, never by the clock).
     private var graceIsOver = false
@@ -211,11 +217,15 @@ public struct CoordinatorCore: Sendable {
         actions.append(.savePlan(plan))
         actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
         send(to: worker, now: now, into: &actions)
+        // Started all the same (a camera may come after its sessions), and said.
+        let quiet =
+            publishing[key.camera].map { now - $0 > Self.publishingFor } ?? true
+            ? "; no ingest is heard publishing \(key.camera): the run begins at its first pose" : ""
         expect(
             .running(key, run: plan.run), worker: worker, request: request, peer: peer, now: now,
             done: ControlAnswer(
                 id: request.id, outcome: .started,
-                message: "\(key) started on worker \(worker) (run \(plan.run))",
+                message: "\(key) started on worker \(worker) (run \(plan.run))" + quiet,
                 worker: worker, run: plan.run),
             into: &actions)
     }
@@ -317,6 +327,11 @@ public struct CoordinatorCore: Sendable {
                 id: request.id, peers: [peer], expectation: expectation, worker: worker,
                 deadline: now + configuration.confirmWait, done: done))
         settle(into: &actions)
+    }
+
+    /// An ingest's heartbeat says it publishes `camera`'s poses (at `now`).
+    public mutating func cameraPublishes(_ camera: String, now: Duration) {
+        publishing[camera] = now
     }
 
     // MARK: - Workers

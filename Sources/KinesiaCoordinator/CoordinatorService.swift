@@ -5,6 +5,7 @@ public import KinesiaControl
 public import KinesiaService
 import KinesiaStore
 import KinesiaSystem
+import KinesiaWire
 
 /// The coordinator process (`kinesia coordinator`): the control plane's one address, beside
 /// the broker.
@@ -135,6 +136,10 @@ public struct CoordinatorService: Sendable {
         let publisher = try BusPublisher(
             context: zmq, bus: ownBus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
+        // The ingests' heartbeats: which cameras publish (a start for a camera nobody publishes
+        // says so in its answer).
+        let heartbeats = try BusSubscriber(context: zmq, bus: ownBus, prefixes: [.kind(.health)])
+        defer { heartbeats.close() }
         let router = try ZMQSocket(.router, context: zmq, linger: .zero)
         defer { router.close() }
         // A peer gone since it asked: its answer is dropped, not queued.
@@ -155,6 +160,7 @@ public struct CoordinatorService: Sendable {
         }
         var poller = Poller()
         poller.add(router)
+        poller.add(heartbeats.socket)
         var health = try configuration.process.healthPublisher(
             role: "coordinator", problems: { log.warning($0) })
         var counters: [String: Int] = ["requests": 0, "malformed": 0, "workerReports": 0, "storeErrors": 0]
@@ -230,7 +236,21 @@ public struct CoordinatorService: Sendable {
             health.publishIfDue(counters: healthCounters, via: publisher)
             let wait = min(
                 .milliseconds(100), max(.zero, (core.nextDeadline ?? .seconds(1)) - elapsed.now))
-            if try poller.poll(timeout: wait).first?.contains(.readable) == true {
+            let ready = try poller.poll(timeout: wait)
+            var heard = 0
+            while heard < 1000, let delivery = try heartbeats.tryReceive() {
+                heard += 1
+                guard case .message(let message, _) = delivery, case .health(let report) = message.body,
+                    report.role == "ingest"
+                else { continue }
+                // Its streams say which camera (an ingest that journals announces them); its
+                // default name says so too (`ingest-<camera>`, one without a journal).
+                var cameras = (report.replay?.streams ?? []).filter { $0.topic.kind == .pose }
+                    .compactMap(\.topic.camera)
+                if report.process.hasPrefix("ingest-") { cameras.append(String(report.process.dropFirst(7))) }
+                for camera in cameras { core.cameraPublishes(camera, now: elapsed.now) }
+            }
+            if ready.first?.contains(.readable) == true {
                 var frames: [[UInt8]] = []
                 var userID: String?
                 while try router.tryReceive(into: &frames, userID: &userID) {

@@ -102,7 +102,10 @@ struct CoordinatorCoreTests {
         let confirmed = try harness.report("w1", [("cam0/left", 1)])
         let answer = try #require(Self.answers(confirmed).first)
         #expect(answer.outcome == .started && answer.worker == "w1" && answer.run == 1)
-        #expect(answer.message == "cam0/left started on worker w1 (run 1)")
+        #expect(
+            answer.message
+                == "cam0/left started on worker w1 (run 1); no ingest is heard publishing cam0: the run begins at its first pose"
+        )
         #expect(Self.assignments(confirmed).isEmpty)
         #expect(harness.core.statuses.map(\.state) == [.running])
     }
@@ -212,6 +215,31 @@ struct CoordinatorCoreTests {
         #expect(Self.answers(actions).map(\.run) == [2], "\(actions)")
         #expect(!actions.contains { if case .savePlan = $0 { true } else { false } })
         #expect(restarted.plans[key]?.run == 2)
+    }
+
+    /// A start for a camera no ingest is heard publishing is done all the same (the camera may
+    /// come after its sessions), and its answer says so; one whose ingest was heard within 5 s
+    /// says nothing of it.
+    @Test func aStartSaysWhenNoIngestIsHeardPublishingItsCamera() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        harness.core.cameraPublishes("cam0", now: .zero)
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        _ = harness.send(try Self.request("r2", .start(Self.plan("cam9/left"))))
+        let answers = Self.answers(try harness.report("w1", [("cam0/left", 1), ("cam9/left", 2)]))
+        #expect(
+            answers.map(\.message).sorted() == [
+                "cam0/left started on worker w1 (run 1)",
+                "cam9/left started on worker w1 (run 2); no ingest is heard publishing cam9: the run begins at its first pose",
+            ])
+        // Heard last more than 5 s ago: said again.
+        harness.now = .seconds(6)
+        _ = harness.send(try Self.request("r3", .start(Self.plan("cam0/right", side: .right))))
+        let later = Self.answers(
+            try harness.report("w1", [("cam0/left", 1), ("cam9/left", 2), ("cam0/right", 3)]))
+        #expect(
+            later.first?.message.hasSuffix(
+                "no ingest is heard publishing cam0: the run begins at its first pose") == true)
     }
 
     @Test func anUnconfirmedCommandIsAnsweredAfterItsWaitAndItsDecisionStands() throws {
