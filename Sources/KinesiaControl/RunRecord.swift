@@ -1,5 +1,6 @@
 import KinesiaJSON
 public import KinesiaMotion
+public import KinesiaWire
 
 /// A session's run, as it is announced on `session/<camera>/<name>/` (docs/wire-format.md):
 /// `runStarted` when a run begins (its plan: exercise with its effective thresholds, side,
@@ -19,6 +20,20 @@ public enum RunRecord: Hashable, Sendable {
     case baselineStarted(run: UInt64, key: SessionKey, reps: Int)
     /// A run ended: why, and the session's counts at its end.
     case ended(RunEnd)
+
+    /// A pose of a camera: its ingest's stream and its sequence number.
+    public struct PosePosition: Hashable, Sendable {
+        /// The ingest's stream.
+        public var stream: StreamID
+        /// The pose's sequence number.
+        public var sequence: UInt64
+
+        /// A position.
+        public init(stream: StreamID, sequence: UInt64) {
+            self.stream = stream
+            self.sequence = sequence
+        }
+    }
 
     /// How a run ended.
     public struct RunEnd: Hashable, Sendable {
@@ -50,12 +65,19 @@ public enum RunRecord: Hashable, Sendable {
         public var faults: [FormFeedback: Int]
         /// The baseline the run measured (`nil`: none completed).
         public var baseline: Double?
+        /// The first pose of its camera the run analysed (`nil`: none).
+        public var firstPose: PosePosition?
+        /// The last pose of its camera the run analysed (`nil`: none).
+        public var lastPose: PosePosition?
 
         /// A run's end.
         public init(
             run: UInt64, key: SessionKey, reason: Reason, repCount: Int, rejectedCount: Int, best: Double,
-            reps: [Rep]? = nil, faults: [FormFeedback: Int] = [:], baseline: Double? = nil
+            reps: [Rep]? = nil, faults: [FormFeedback: Int] = [:], baseline: Double? = nil,
+            firstPose: PosePosition? = nil, lastPose: PosePosition? = nil
         ) {
+            self.firstPose = firstPose
+            self.lastPose = lastPose
             self.run = run
             self.key = key
             self.reason = reason
@@ -141,6 +163,11 @@ public enum RunRecord: Hashable, Sendable {
                 .map { JSONWriter.string($0.key.rawValue) + ":\($0.value)" }.joined(separator: ",")
             out += "}"
             if let baseline = end.baseline { out += ",\"baseline\":" + JSONWriter.compactNumber(baseline) }
+            for (name, position) in [("firstPose", end.firstPose), ("lastPose", end.lastPose)] {
+                guard let position else { continue }
+                out +=
+                    ",\"\(name)\":{\"stream\":\"\(position.stream)\",\"sequence\":\"\(position.sequence)\"}"
+            }
             return out + "}"
         }
     }
@@ -180,8 +207,21 @@ public enum RunRecord: Hashable, Sendable {
             case "runEnded":
                 try fields.rejectUnknownKeys(allowed: [
                     "type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best", "reps",
-                    "faults", "baseline",
+                    "faults", "baseline", "firstPose", "lastPose",
                 ])
+                func position(_ key: String) throws -> PosePosition? {
+                    guard fields.has(key) else { return nil }
+                    let item = try fields.object(key)
+                    try item.rejectUnknownKeys(allowed: ["stream", "sequence"])
+                    let text = try item.string("stream")
+                    guard text.count == 16, let stream = UInt64(text, radix: 16), stream != 0 else {
+                        throw item.error("stream", "must be 16 hexadecimal digits, not 0")
+                    }
+                    guard let sequence = UInt64(try item.string("sequence")) else {
+                        throw item.error("sequence", "must be a whole number as a decimal string")
+                    }
+                    return PosePosition(stream: StreamID(stream), sequence: sequence)
+                }
                 let word = try fields.string("reason")
                 guard let reason = RunEnd.Reason(rawValue: word) else {
                     throw fields.error("reason", "unknown reason \(word.debugDescription)")
@@ -203,7 +243,8 @@ public enum RunRecord: Hashable, Sendable {
                         rejectedCount: try fields.integer("rejectedCount"), best: try fields.number("best"),
                         reps: fields.has("reps") ? try MotionJSON.reps(fields.array("reps")) : nil,
                         faults: faults,
-                        baseline: fields.has("baseline") ? try fields.number("baseline") : nil))
+                        baseline: fields.has("baseline") ? try fields.number("baseline") : nil,
+                        firstPose: try position("firstPose"), lastPose: try position("lastPose")))
             case let other:
                 throw fields.error("type", "unknown run record \(other.debugDescription)")
             }

@@ -345,6 +345,12 @@ public struct WorkerCore: Sendable {
         return session.analyzer.snapshot
     }
 
+    /// Where `camera`'s poses stand: the stream and the next sequence number expected (`nil`
+    /// before the first pose, and when poses are analysed as they come).
+    public func position(camera: String) -> (stream: StreamID, next: UInt64)? {
+        ordered?[camera]?.feed.position
+    }
+
     /// The recorded pose segments of `camera`'s sessions (empty before the first pose, or
     /// when poses are not ordered).
     public func segments(camera: String) -> [PoseSegment] {

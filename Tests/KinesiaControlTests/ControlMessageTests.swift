@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaControl
 import KinesiaMotion
+import KinesiaWire
 import Testing
 
 /// The control socket's messages: written and read back exactly, refused with what is wrong.
@@ -105,7 +106,9 @@ struct ControlMessageTests {
                         Rep(peak: 131.5, faults: [.keepTrunkUpright], start: 4, end: 6.5),
                         Rep(peak: 125, faults: [], start: 7, end: 9),
                     ],
-                    faults: [.keepTrunkUpright: 2], baseline: 125)),
+                    faults: [.keepTrunkUpright: 2], baseline: 125,
+                    firstPose: .init(stream: StreamID(0x0123_4567_89AB_CDEF), sequence: 0),
+                    lastPose: .init(stream: StreamID(0x0123_4567_89AB_CDEF), sequence: 1457))),
         ]
     }
 

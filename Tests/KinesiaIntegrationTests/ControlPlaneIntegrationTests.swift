@@ -163,6 +163,15 @@ struct ControlPlaneIntegrationTests {
         #expect(
             records.dropFirst().first?.contains("," + reps + ",\"faults\":{") == true, "\(records) \(summary)"
         )
+        // And where it began and ended in the camera's poses: the whole simulation, from #0.
+        let poses = try PoseCount.of(Self.simulation)
+        let firstEnd = records.dropFirst().first ?? ""
+        #expect(
+            firstEnd.range(
+                of: #""firstPose":\{"stream":"[0-9a-f]{16}","sequence":"0"\}"#, options: .regularExpression)
+                != nil, "\(firstEnd)")
+        #expect(
+            firstEnd.contains(#","sequence":""# + "\(poses - 1)" + #""}}"#), "\(firstEnd) (\(poses) poses)")
         // kinesia record keeps the runs, and a run's events are its stream's: those of analyze.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)
@@ -442,6 +451,20 @@ struct PoolTakeoverIntegrationTests {
         #expect(received == expected, "every event once, in order, across the takeover")
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
+        // The run's end, told by w2, is the whole run's: from the camera's first pose, with
+        // every rep kinesia analyze judged, though w2 rebuilt it from w1's checkpoint. (Its start
+        // comes by replay from w2, which serves the run's journal while it hosts the run.)
+        let runs = try await topology.startListener(
+            "runs", ["session/cam0/left/", "--from", "beginning", "--format", "json", "--count", "2"])
+        #expect(await runs.waitForIdleOutput(lines: 1, quiet: .milliseconds(500)), "\(runs.diagnostics)")
+        let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0, "\(stop)")
+        #expect(await runs.waitForExit(timeout: .seconds(30)) == 0, "\(runs.diagnostics)")
+        let end = runs.outputLines.last ?? ""
+        let summary = try await Oracle.run(source: source, exercise: "squat", side: "left").summary
+        #expect(end.contains(#""type":"runEnded","run":"1""#), "\(runs.outputLines)")
+        #expect(end.contains("," + Oracle.reps(ofSummary: summary) + ",\"faults\":{"), "\(end) \(summary)")
+        #expect(end.contains(#""sequence":"0"},"lastPose""#), "\(end)")
         ingest.signal(SIGTERM)
     }
 }

@@ -30,6 +30,32 @@ struct SessionStartsTests {
         #expect(try starts.load(camera: "cam1", sessions: left) == [])
     }
 
+    /// Where the sessions' run began is kept however the segments are pruned (a checkpoint
+    /// replaces them with the one it resumes from); a file without it gives its first segment.
+    @Test func theRunsFirstPoseOutlivesThePrunedSegments() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let sessions = [StreamID(0x1111)]
+        let poses = StreamID(0xABCD)
+        let starts = try SessionStarts(state: state)
+        try starts.save(camera: "cam0", sessions: sessions, segments: [PoseSegment(stream: poses, first: 3)])
+        #expect(
+            starts.origin(camera: "cam0", sessions: sessions).map { [$0.stream.rawValue, $0.sequence] } == [
+                0xABCD, 3,
+            ])
+        try starts.save(
+            camera: "cam0", sessions: sessions, segments: [PoseSegment(stream: poses, first: 900)],
+            origin: (poses, 3))
+        #expect(
+            try starts.load(camera: "cam0", sessions: sessions) == [PoseSegment(stream: poses, first: 900)])
+        #expect(
+            starts.origin(camera: "cam0", sessions: sessions).map { [$0.stream.rawValue, $0.sequence] } == [
+                0xABCD, 3,
+            ])
+        #expect(starts.origin(camera: "cam0", sessions: [StreamID(0x2222)]) == nil)
+        #expect(starts.origin(camera: "cam9", sessions: sessions) == nil)
+    }
+
     /// The one file per camera of earlier versions is still read, for its own sessions only.
     @Test func theFileOfEarlierVersionsIsReadForItsSessions() throws {
         let state = Self.stateDirectory()

@@ -112,8 +112,12 @@ public struct ListenCommand: ParsableCommand {
             let kind = parts.first.flatMap { Topic.Kind(rawValue: $0) }
             let prefix: TopicPrefix?
             switch (kind, parts.count) {
-            case (.some(let kind), 2) where (kind == .event || kind == .snapshot) && parts[1].isEmpty:
+            case (.some(let kind), 2)
+            where (kind == .event || kind == .snapshot || kind == .session) && parts[1].isEmpty:
                 prefix = .kind(kind)
+            case (.some(.session), 3) where parts[2].isEmpty: prefix = try? .runs(camera: parts[1])
+            case (.some(.session), 4) where parts[3].isEmpty:
+                prefix = (try? Topic.session(camera: parts[1], session: parts[2]))?.prefix
             case (.some(.event), 3) where parts[2].isEmpty: prefix = try? .events(camera: parts[1])
             case (.some(.snapshot), 3) where parts[2].isEmpty: prefix = try? .snapshots(camera: parts[1])
             case (.some(.event), 4) where parts[3].isEmpty:
@@ -124,8 +128,8 @@ public struct ListenCommand: ParsableCommand {
             }
             guard let prefix else {
                 throw CLIError.usage(
-                    "with --from, give event or snapshot prefixes of whole names (event/, event/cam0/, "
-                        + "event/cam0/left/), got \(text.quotedExcerpt())")
+                    "with --from, give event, snapshot or session prefixes of whole names (event/, event/cam0/, "
+                        + "event/cam0/left/, session/cam0/left/), got \(text.quotedExcerpt())")
             }
             result.append(prefix)
         }

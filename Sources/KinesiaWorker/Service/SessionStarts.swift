@@ -65,7 +65,7 @@ struct SessionStarts {
         }
         do {
             let fields = try JSONFields(JSONParser.parse(bytes: bytes), what: "session starts")
-            try fields.rejectUnknownKeys(allowed: ["segments", "sessions"])
+            try fields.rejectUnknownKeys(allowed: ["segments", "sessions", "origin"])
             let recorded = try fields.strings("sessions").compactMap { (text: String) -> StreamID? in
                 UInt64(text, radix: 16).map { StreamID($0) }
             }
@@ -112,6 +112,30 @@ struct SessionStarts {
         }
     }
 
+    /// The first pose the sessions analysed (`"origin"`, which checkpoints never move; the first
+    /// segment's start in a file written before it was kept), `nil` when none is recorded for
+    /// these `sessions`.
+    func origin(camera: String, sessions: [StreamID]) -> (stream: StreamID, sequence: UInt64)? {
+        let name = Self.fileName(camera: camera, sessions: sessions)
+        guard let opened = try? PrivateDirectory.open(directory, creating: false),
+            (try? opened.checkEntry(name)) != nil, let file = try? opened.openFile(name, .read),
+            let bytes = try? file.read(upTo: 1 << 24, at: 0),
+            let fields = try? JSONFields(JSONParser.parse(bytes: bytes), what: "session starts")
+        else { return nil }
+        let recorded = (try? fields.strings("sessions"))?.compactMap {
+            UInt64($0, radix: 16).map { StreamID($0) }
+        }
+        guard recorded == sessions else { return nil }
+        let item =
+            fields.has("origin")
+            ? try? fields.object("origin")
+            : (try? fields.array("segments"))?.first.flatMap { try? JSONFields($0, what: "a segment") }
+        guard let item, let stream = (try? item.string("stream")).flatMap({ UInt64($0, radix: 16) }),
+            let value = try? item.value("first"), let first = Self.sequence(value)
+        else { return nil }
+        return (StreamID(stream), first)
+    }
+
     /// A sequence number: a decimal string (every `UInt64`) or, as earlier versions wrote it,
     /// a whole non-negative number; `nil` otherwise.
     private static func sequence(_ value: JSONValue) -> UInt64? {
@@ -156,8 +180,15 @@ struct SessionStarts {
     }
 
     /// Records `segments` for `camera`'s `sessions`.
-    func save(camera: String, sessions: [StreamID], segments: [PoseSegment]) throws(WorkerStateError) {
-        var json = "{\"segments\":["
+    func save(
+        camera: String, sessions: [StreamID], segments: [PoseSegment],
+        origin: (stream: StreamID, sequence: UInt64)? = nil
+    ) throws(WorkerStateError) {
+        var json = "{"
+        if let origin {
+            json += "\"origin\":{\"first\":\"\(origin.sequence)\",\"stream\":\"\(origin.stream)\"},"
+        }
+        json += "\"segments\":["
         json += segments.map { segment in
             "{\"first\":\"\(segment.first)\"" + (segment.last.map { ",\"last\":\"\($0)\"" } ?? "")
                 + (segment.skipped.isEmpty

@@ -180,7 +180,7 @@ public struct WorkerService: Sendable {
                 ReplayAnnouncement(
                     endpoint: endpoint,
                     streams: replay.source.streams().filter {
-                        $0.topic.kind == .event || $0.topic.kind == .snapshot
+                        $0.topic.kind == .event || $0.topic.kind == .snapshot || $0.topic.kind == .session
                     })
             }
         }
@@ -235,10 +235,15 @@ public struct WorkerService: Sendable {
                 case .notice(let notice):
                     log.notice(notice.description)
                 case .record(let camera, let segments):
-                    // Before anything the pose causes is published.
+                    // Before anything the pose causes is published; where the run began is
+                    // kept however a checkpoint prunes the segments.
+                    if state?.origins[camera] == nil, let first = segments.first {
+                        state?.origins[camera] = (first.stream, first.first)
+                    }
                     do {
                         try state?.starts.save(
-                            camera: camera, sessions: state!.streams(camera), segments: segments)
+                            camera: camera, sessions: state!.streams(camera), segments: segments,
+                            origin: state!.origins[camera])
                     } catch {
                         log.error("\(error)")
                     }
@@ -457,6 +462,14 @@ public struct WorkerService: Sendable {
                     run: plan.run, key: plan.key, reason: ending, repCount: snapshot?.repCount ?? 0,
                     rejectedCount: snapshot?.rejectedCount ?? 0, best: snapshot?.best ?? 0)
                 if let state { Self.summarize(&end, state: state, log: log) }
+                // Where the run began and ended in its camera's poses.
+                if let origin = state?.origins[plan.key.camera] {
+                    end.firstPose = RunRecord.PosePosition(stream: origin.stream, sequence: origin.sequence)
+                }
+                if let position = core.position(camera: plan.key.camera), position.next > 0 {
+                    end.lastPose = RunRecord.PosePosition(
+                        stream: position.stream, sequence: position.next - 1)
+                }
                 announce(.ended(end))
             }
         }
@@ -564,6 +577,8 @@ public struct WorkerService: Sendable {
         var namesByCamera: [String: [String]]
         /// The sessions with a plan whose run's stream was resumed (its start was announced).
         var resumedRuns: Set<SessionKey>
+        /// Each camera's first pose analysed by its sessions (where their runs began).
+        var origins: [String: (stream: StreamID, sequence: UInt64)] = [:]
 
         func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
 
@@ -614,6 +629,9 @@ public struct WorkerService: Sendable {
                     lastSnapshot: attached.resumed ? attached.lastSequences[snapshot] ?? nil : nil))
             current[event] = attached.stream
             current[snapshot] = attached.stream
+            // A run's records are served and announced like its events (kinesia record, or a
+            // listener, started late gets them exactly once).
+            for topic in runs { current[topic] = attached.stream }
             streamsByCamera[spec.camera, default: []].append(attached.stream)
             namesByCamera[spec.camera, default: []].append(spec.name)
             resumedByCamera[spec.camera] = (resumedByCamera[spec.camera] ?? true) && attached.resumed
@@ -621,8 +639,10 @@ public struct WorkerService: Sendable {
         journal.install(on: publisher)
         let starts = try SessionStarts(state: journal.stateDirectory)
         var segments: [String: [PoseSegment]] = [:]
+        var origins: [String: (stream: StreamID, sequence: UInt64)] = [:]
         for (camera, streams) in streamsByCamera where resumedByCamera[camera] == true {
             segments[camera] = try starts.load(camera: camera, sessions: streams)
+            origins[camera] = starts.origin(camera: camera, sessions: streams)
             if let recorded = segments[camera], !recorded.isEmpty {
                 log.info(
                     "\(camera): replaying the sessions' poses from \(recorded.map(\.description).joined(separator: ", "))"
@@ -634,6 +654,7 @@ public struct WorkerService: Sendable {
             journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory),
             identities: identities,
             segments: segments, starts: starts, current: current,
-            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera, resumedRuns: resumedRuns)
+            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera, resumedRuns: resumedRuns,
+            origins: origins)
     }
 }

@@ -101,7 +101,7 @@ def decode_answer(data: bytes) -> ControlAnswer:
 RUN_STARTED_FIELDS = {"type", "run", "camera", "session", "exercise", "side", "patient", "thresholds",
                       "exerciseFile"}
 RUN_ENDED_FIELDS = {"type", "run", "camera", "session", "reason", "repCount", "rejectedCount", "best",
-                    "reps", "faults", "baseline"}
+                    "reps", "faults", "baseline", "firstPose", "lastPose"}
 BASELINE_STARTED_FIELDS = {"type", "run", "camera", "session", "reps"}
 REP_FIELDS = {"peak", "faults", "start", "end"}
 
@@ -122,7 +122,7 @@ def decode_run_record(text: str | bytes) -> dict[str, Any]:
     if allowed is None:
         raise ControlError(f"a run record: unknown type {kind!r}")
     unknown = set(record) - allowed
-    missing = allowed - set(record) - {"patient", "reps", "baseline"}
+    missing = allowed - set(record) - {"patient", "reps", "baseline", "firstPose", "lastPose"}
     if unknown or missing:
         raise ControlError(f"a run record: unknown fields {sorted(unknown)}, missing {sorted(missing)}")
     run = record["run"]
@@ -138,6 +138,12 @@ def decode_run_record(text: str | bytes) -> dict[str, Any]:
         reps = record.get("reps", [])
         if not isinstance(reps, list) or not all(isinstance(rep, dict) and set(rep) == REP_FIELDS for rep in reps):
             raise ControlError('a run record: "reps" must be a list of {"peak","faults","start","end"}')
+        for key in ("firstPose", "lastPose"):
+            pose = record.get(key, {"stream": "1".zfill(16), "sequence": "0"})
+            if not (isinstance(pose, dict) and set(pose) == {"stream", "sequence"}
+                    and isinstance(pose["stream"], str) and len(pose["stream"]) == 16
+                    and isinstance(pose["sequence"], str) and pose["sequence"].isdigit()):
+                raise ControlError(f'a run record: "{key}" must be {{"stream": 16 hex digits, "sequence": decimal}}')
         faults = record["faults"]
         if not isinstance(faults, dict) or not all(isinstance(n, int) and n > 0 for n in faults.values()):
             raise ControlError('a run record: "faults" must map each fault to a positive count')

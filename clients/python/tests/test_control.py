@@ -81,6 +81,8 @@ class ControlVectorTests(unittest.TestCase):
         self.assertEqual(ended["reps"][1]["faults"], ["keepTrunkUpright"])
         self.assertEqual((ended["faults"], ended["baseline"]), ({"keepTrunkUpright": 2}, 125))
         self.assertNotIn("reps", records[3])
+        self.assertEqual((ended["firstPose"], ended["lastPose"]["sequence"]),
+                         ({"stream": "0123456789abcdef", "sequence": "0"}, "1457"))
         self.assertEqual(records[0]["thresholds"], {"start": 40, "end": 25, "minPeak": 70})
         self.assertEqual(records[0]["patient"], "p-17")
         self.assertNotIn("patient", records[1])
