@@ -511,6 +511,16 @@ public final class RecordStore {
         ).rows([.text(camera), .text(session)]) { ($0.real(0) ?? 0, $0.real(1)) }
     }
 
+    /// The analytics records of one stream of a session (a run), in pose-time order.
+    public func analytics(camera: String, session: String, streamID: UInt64) throws(SQLiteError)
+        -> [AnalyticsRecord]
+    {
+        try statement(
+            "SELECT json FROM analytics WHERE camera = ? AND session = ? AND stream_id = ? ORDER BY t, sequence"
+        ).rows([.text(camera), .text(session), .integer(Int64(bitPattern: streamID))]) { $0.text(0) }
+            .compactMap { try? AnalyticsJSON.decode($0).record }
+    }
+
     /// A session's analytics records, decoded, in pose-time order.
     public func analytics(camera: String, session: String) throws(SQLiteError) -> [(
         t: Double, record: AnalyticsRecord

@@ -53,6 +53,11 @@ public struct VoiceTimeline: Sendable {
     public let maximumLag: Double
     private var pending: [Pending] = []
     private var progress: [String: Progress] = [:]
+    /// What each session's pose times are moved by on the timeline: a session whose time base
+    /// started over (a new run, a worker restarted) goes on from where the timeline stands.
+    private var offsets: [String: Double] = [:]
+    /// Sessions restarted whose first message of their new time base has not come yet.
+    private var restarted: Set<String> = []
 
     /// A timeline with nothing said yet.
     /// - Parameter maximumLag: How long (in pose time) a session that fell behind is waited for.
@@ -70,7 +75,7 @@ public struct VoiceTimeline: Sendable {
     public mutating func receive<Failure: Error>(
         _ event: MotionEvent, session: String, at t: Double, speak: (VoiceCue) throws(Failure) -> Double
     ) throws(Failure) -> [VoiceCuePlanner.Action] {
-        let at = t.isFinite ? t : (now.isFinite ? now : 0)
+        let at = t.isFinite ? onTimeline(t, session: session) : (now.isFinite ? now : 0)
         planner.heard(from: session)
         advanceProgress(of: session, to: Progress(t: at, isComplete: false))
         // In time order; at one instant by session, then in arrival order (a session's own
@@ -88,7 +93,9 @@ public struct VoiceTimeline: Sendable {
         _ t: Double, session: String, speak: (VoiceCue) throws(Failure) -> Double
     ) throws(Failure) -> [VoiceCuePlanner.Action] {
         planner.heard(from: session)
-        if t.isFinite { advanceProgress(of: session, to: Progress(t: t, isComplete: true)) }
+        if t.isFinite {
+            advanceProgress(of: session, to: Progress(t: onTimeline(t, session: session), isComplete: true))
+        }
         return try advance(to: horizon, speak: speak)
     }
 
@@ -100,9 +107,23 @@ public struct VoiceTimeline: Sendable {
         try advance(to: Progress(t: .infinity, isComplete: true), speak: speak)
     }
 
-    /// The session's sender restarted: its counts start again.
+    /// The session's sender restarted (a new run, or a worker without its state): its counts
+    /// start again, and so does its time: its next message is taken at the timeline's now, and
+    /// the ones after it keep their distance from it (a new patient's reps are counted one by
+    /// one, not all at once as stale or repeated).
     public mutating func sessionRestarted(_ session: String) {
         planner.sessionRestarted(session)
+        progress[session] = nil
+        restarted.insert(session)
+    }
+
+    /// Pose time `t` of `session` on the timeline.
+    private mutating func onTimeline(_ t: Double, session: String) -> Double {
+        if restarted.remove(session) != nil {
+            let start = max(now, progress.values.map(\.t).max() ?? -.infinity)
+            offsets[session] = start.isFinite ? start - t : 0
+        }
+        return t + offsets[session, default: 0]
     }
 
     private mutating func advanceProgress(of session: String, to new: Progress) {

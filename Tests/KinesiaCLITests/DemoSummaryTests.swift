@@ -62,35 +62,28 @@ struct DemoSummaryTests {
         }
     }
 
-    @Test func theTopologyRunsTheAnalyticsWorkerTheRecorderAndTheVoiceBeforeTheIngest() throws {
+    @Test func theTopologyRunsTheCoordinatorAPoolWorkerTheRecorderAndTheVoice() throws {
         var demo = try DemoCommand.parse(["--seed", "3", "--exercise", "squat", "--language", "pt-BR"])
         let output = DemoOutput(directory: "/home/ana/out")
         var topology = demo.topology(bus: "/tmp/bus", output: output)
         try topology.validate()
         let commands = Dictionary(uniqueKeysWithValues: topology.processes.map { ($0.name, $0.command) })
-        #expect(
-            topology.processes.map(\.name) == [
-                "broker", "worker-left", "worker-right", "worker-analytics", "record", "voice", "ingest-cam0",
-            ])
-        #expect(
-            commands["worker-analytics"]
-                == [
-                    "worker", "--camera", "cam0", "--session", "analytics=squat:analytics", "--state",
-                    "/tmp/bus/state/worker-analytics",
-                ])
+        #expect(topology.processes.map(\.name) == ["broker", "coordinator", "worker", "record", "voice"])
+        #expect(commands["coordinator"] == ["coordinator", "--state", "/tmp/bus/state/coordinator"])
+        #expect(commands["worker"] == ["worker", "--pool", "demo", "--state", "/tmp/bus/state/worker"])
         #expect(commands["record"] == ["record", "--db", "/home/ana/out/record.sqlite", "--camera", "cam0"])
         // Both sides followed, so each is named; the espeak-ng command's own WAV files.
         let voice = [
             "voice", "--camera", "cam0", "--session", "left", "--session", "right", "--language", "pt-BR",
         ]
         #expect(commands["voice"] == voice + ["--engine", "command", "--output", "/home/ana/out/voice"])
-        #expect(commands["ingest-cam0"]?.contains("sim:squat,side=both,seed=3") == true)
-        #expect(commands["ingest-cam0"]?.suffix(2) == ["--state", "/tmp/bus/state/ingest-cam0"])
-        #expect(commands["worker-left"]?.suffix(2) == ["--state", "/tmp/bus/state/worker-left"])
-        // The consumers are subscribed before the first pose: the ingest starts after them.
-        let ingest = try #require(topology.processes.firstIndex { $0.name == "ingest-cam0" })
-        let record = try #require(topology.processes.firstIndex { $0.name == "record" })
-        #expect(topology.startDependencies()[ingest].contains(record))
+        // The worker reports to a coordinator already there.
+        let worker = try #require(topology.processes.firstIndex { $0.name == "worker" })
+        let coordinator = try #require(topology.processes.firstIndex { $0.name == "coordinator" })
+        #expect(topology.startDependencies()[worker].contains(coordinator))
+        // Two patients, one seed each.
+        #expect(demo.patients.map(\.reference) == ["demo-a", "demo-b"])
+        #expect(demo.patients.map(\.seed) == [3, 4])
 
         demo.speak = true
         topology = demo.topology(bus: "/tmp/bus", output: output)

@@ -2,6 +2,7 @@ import Foundation
 import KinesiaAnalytics
 import KinesiaBus
 import KinesiaClient
+import KinesiaControl
 import KinesiaCueConsumers
 public import KinesiaMotion
 import KinesiaReport
@@ -13,22 +14,24 @@ public import KinesiaVoice
 import KinesiaWire
 import Synchronization
 
-/// `kinesia demo`: the whole fan-out on one box, for a newcomer, with one command.
+/// `kinesia demo`: a clinic's day on one box, for a newcomer, with one command.
 ///
 /// In a private temporary bus directory it starts, as real child processes of the same
-/// executable and under the ``Supervisor`` of `kinesia up`: a broker; a left, a right and an
-/// analytics worker (`--session left=EXERCISE:left`, `right=EXERCISE:right`,
-/// `analytics=EXERCISE:analytics`, one process each); the consumers `kinesia record --db` and
-/// `kinesia voice --output` following both sides in `--language` (the `espeak-ng` command's
-/// own WAV files, the side named in each cue of one side; with `--speak`, a second voice that
-/// plays the same cues aloud); and
-/// an ingest of the built-in simulator (`sim:EXERCISE,side=both,seed=N`, at the recording's
-/// pace, looping). It shows the live view of `kinesia watch` in the foreground for `--seconds`
-/// (counted from the moment the ingest starts), then stops everything gracefully (intake first,
-/// then the workers, the consumers, the broker last), writes the report of the recorded
-/// sessions as `kinesia report` does, prints each session's summary (clean reps, rejected reps
-/// with their faults, the best value, the events received), the analytics figures, the texts
-/// spoken and where the files are, and exits 0.
+/// executable and under the ``Supervisor`` of `kinesia up`: a broker; the coordinator (`kinesia
+/// coordinator`); a pool worker (`kinesia worker --pool demo`) that takes its sessions at
+/// runtime; the consumers `kinesia record --db` and `kinesia voice --output` following both
+/// sides in `--language` (the `espeak-ng` command's own WAV files, the side named in each cue
+/// of one side; with `--speak`, a second voice that plays the same cues aloud). Then two
+/// patients come one after the other to camera `cam0` (``DemoDay``): for each, the demo starts
+/// a left, a right and an analytics session through the coordinator (a run each, with the
+/// patient's reference), plays the camera (the built-in simulator,
+/// `sim:EXERCISE,side=both,seed=N`, a seed per patient, at the recording's pace) for half of
+/// `--seconds`, and stops the sessions (their runs end). It shows the live view of `kinesia
+/// watch` in the foreground meanwhile, then stops everything gracefully (the workers, the
+/// consumers, the broker last), writes the report of the recorded runs as `kinesia report
+/// --run` does, prints each run's summary (patient, clean reps, rejected reps with their
+/// faults, the best value, the events recorded), the analytics figures, the texts spoken and
+/// where the files are, and exits 0.
 ///
 /// The database, the report and the WAV files are kept in `--out DIR` (default
 /// `./kinesia-demo-YYYYMMDD-HHMMSS`); the bus directory, with the journals of the ingest and the
@@ -42,15 +45,17 @@ public struct DemoCommand: ParsableCommand {
     /// `demo`, with its help.
     public static let configuration = CommandConfiguration(
         name: "demo",
-        summary: "Run a broker, an ingest, workers and consumers with the live view, then summarise.",
+        summary: "A clinic's day on one box: two patients' runs through the control plane, then a summary.",
         discussion: """
-            Starts, in a temporary bus directory, a broker, a left, a right and an analytics \
-            worker, kinesia record and kinesia voice (writing WAV files in --language, each side \
-            named: "Left, 2"), and an ingest of a \
-            simulated exercise (repeatable: seeded); shows the live view for --seconds, stops \
-            everything, writes the HTML report and prints each session's reps, faults, best value \
-            and events, the analytics (fatigue trend, symmetry), the texts spoken and where the \
-            files are. The database, report and WAV files stay in --out DIR (default \
+            Starts, in a temporary bus directory, a broker, the coordinator, a pool worker, \
+            kinesia record and kinesia voice (writing WAV files in --language, each side named: \
+            "Left, 2"); then two patients come to camera cam0 one after the other: for each, a \
+            left, a right and an analytics session are started through the coordinator (a run \
+            each), the camera plays a simulated exercise (repeatable: seeded) for half of \
+            --seconds, and the sessions are stopped. Shows the live view meanwhile, stops \
+            everything, writes the HTML report of the runs and prints each run's patient, reps, \
+            faults, best value and events, the analytics (fatigue trend, symmetry), the texts \
+            spoken and where the files are. The database, report and WAV files stay in --out DIR (default \
             ./kinesia-demo-YYYYMMDD-HHMMSS). --speak also plays the cues aloud (needs a sound \
             output). When standard output is not a terminal (or with --plain), prints progress \
             lines instead of redrawing. Needs nothing beyond the build.
@@ -61,13 +66,15 @@ public struct DemoCommand: ParsableCommand {
         [
             .option(
                 "seconds", \.seconds, valueName: "n",
-                help: "How long the exercise runs once the ingest starts."),
+                help: "How long the two patients' sets last together (half each)."),
             .option(
                 "exercise", \.exercise, valueName: "id",
                 help: "The catalog exercise to simulate and analyse."),
             .option(
                 "seed", \.seed, valueName: "n",
-                help: "The simulator's seed (the same seed gives the same reps)."),
+                help:
+                    "The first patient's simulator seed, the next one's the second's (the same seeds give the same reps)."
+            ),
             .option("language", \.language, valueName: "code", help: "The language of the voice cues."),
             .option(
                 "out", \.output, valueName: "dir",
@@ -81,10 +88,11 @@ public struct DemoCommand: ParsableCommand {
         ]
     }
 
-    /// `--seconds`: 32 by default, a stop between two reps of the default exercise and seed
-    /// (the right side's 4th rep ends at 29.9 s of pose time, the left side's 5th at 34.0 s), so
-    /// that a late or early stop by a fraction of a second never changes the reps counted.
-    public var seconds = 32.0
+    /// `--seconds`: 35 by default, 17.5 s for each patient: a stop between two reps of the
+    /// default exercise and seeds (seed 7: the right side's 2nd rep ends at 15.0 s of pose time,
+    /// the left's 3rd at 18.9 s; seed 8: the right's 2nd at 16.0 s, the left's 3rd at 20.2 s),
+    /// so that a late or early stop by a fraction of a second never changes the reps counted.
+    public var seconds = 35.0
     /// `--exercise`.
     public var exercise = Exercise.named("shoulderAbduction")!
     /// `--seed`.
@@ -115,31 +123,32 @@ public struct DemoCommand: ParsableCommand {
         if let output, output.isEmpty { throw CLIError.usage("--out needs a directory") }
     }
 
+    /// The patients of the day, in order: `demo-a` with `--seed`, `demo-b` with the next.
+    var patients: [DemoDay.Patient] {
+        [
+            DemoDay.Patient(reference: "demo-a", seed: seed),
+            DemoDay.Patient(reference: "demo-b", seed: seed + 1),
+        ]
+    }
+
     /// The processes of the demo, on the bus `directory`, keeping what the consumers make in
     /// `output`.
     ///
-    /// The ingest and the workers journal in the bus directory (`--state BUS/state/NAME`), so
-    /// that their journals go with it; each in a directory of its own, as a worker records its
-    /// sessions' starts per camera (`STATE/starts/<camera>.json`), which two workers of the
-    /// same camera must not share.
+    /// The coordinator and the worker keep their state in the bus directory (`--state
+    /// BUS/state/NAME`), so that it goes with it. The camera is the demo's own (``DemoDay``).
     func topology(bus directory: String, output: DemoOutput) -> Topology {
         let camera = Self.camera
         let logLevel = ["KINESIA_LOG_LEVEL": "warning"]
         let state = { (name: String) in ["--state", directory + "/state/" + name] }
         var processes = [
-            ProcessSpec(name: "broker", command: ["broker"], role: .broker, environment: logLevel)
+            ProcessSpec(name: "broker", command: ["broker"], role: .broker, environment: logLevel),
+            ProcessSpec(
+                name: "coordinator", command: ["coordinator"] + state("coordinator"), after: ["broker"],
+                environment: logLevel),
+            ProcessSpec(
+                name: "worker", command: ["worker", "--pool", DemoDay.pool] + state("worker"), role: .worker,
+                after: ["coordinator"], environment: logLevel),
         ]
-        // One worker per session; a session's name is its kind (`left=ID:left`).
-        for session in ["left", "right", Self.analyticsSession] {
-            processes.append(
-                ProcessSpec(
-                    name: "worker-\(session)",
-                    command: [
-                        "worker", "--camera", camera, "--session", "\(session)=\(exercise.id):\(session)",
-                    ]
-                        + state("worker-\(session)"),
-                    role: .worker, environment: logLevel))
-        }
         processes.append(
             ProcessSpec(
                 name: "record", command: ["record", "--db", output.database, "--camera", camera],
@@ -158,13 +167,6 @@ public struct DemoCommand: ParsableCommand {
             processes.append(
                 ProcessSpec(name: "voice-aloud", command: voice, role: .consumer, environment: logLevel))
         }
-        processes.append(
-            ProcessSpec(
-                name: "ingest-\(camera)",
-                command: [
-                    "ingest", "--camera", camera, "--source", "sim:\(exercise.id),side=both,seed=\(seed)",
-                    "--pace", "recording", "--loop",
-                ] + state("ingest-\(camera)"), role: .ingest, environment: logLevel))
         return Topology(
             bus: directory, processes: processes, shutdown: ShutdownPolicy(deadline: .seconds(5)),
             restart: RestartLimits(maxRestarts: 3), startup: StartupPolicy(settle: .milliseconds(300)))
@@ -218,18 +220,18 @@ public struct DemoCommand: ParsableCommand {
         let standardOutput = context.standardOutput
         let redraw = !plain && Terminal.isRedrawable(standardOutput, environment: context.environment)
         let log = Mutex<[String]>([])
-        let (ingestStarted, ingestStartedContinuation) = AsyncStream<Void>.makeStream(
-            bufferingPolicy: .bufferingNewest(1))
-        let ingestName = "ingest-\(Self.camera)"
-        let supervisor = Supervisor(topology: topology) { event in
-            if case .started(let name, _) = event, name == ingestName { ingestStartedContinuation.yield() }
+        let tell: @Sendable (String) -> Void = { line in
             if redraw {
-                log.withLock { $0 = Array(($0 + ["demo: \(event)"]).suffix(4)) }
+                log.withLock { $0 = Array(($0 + ["demo: \(line)"]).suffix(4)) }
             } else {
-                standardOutput.write("demo: \(event)\n")
+                standardOutput.write("demo: \(line)\n")
                 standardOutput.flush()
             }
         }
+        let supervisor = Supervisor(topology: topology) { event in tell("\(event)") }
+        let day = DemoDay(
+            bus: bus, camera: Self.camera, exercise: exercise, patients: patients, secondsEach: seconds / 2,
+            state: directory.path + "/state", database: output.database, log: context.logger, say: tell)
 
         let seconds = self.seconds
         let exerciseID = exercise.id
@@ -240,11 +242,13 @@ public struct DemoCommand: ParsableCommand {
             footer: { log.withLock { $0 } }, printsFinalView: false)
         if !redraw {
             standardOutput.write(
-                "demo: \(exerciseID) on a simulated camera (seed \(seed)) for \(WatchRenderer.number(seconds, 0)) s, "
-                    + "bus \(bus), output \(output.directory)\n")
+                "demo: \(exerciseID), \(patients.count) patients on camera \(Self.camera) one after the other "
+                    + "(seeds \(patients.map { String($0.seed) }.joined(separator: ", ")); "
+                    + "\(WatchRenderer.number(seconds / 2, 1)) s each), bus \(bus), output \(output.directory)\n")
         }
         let stop = StopToken()
         let interrupted = StopToken()
+        let dayFailure = DemoDay.FailureBox()
 
         async let collected = Self.onThread { try view.run(stop: stop, context: context) }
         let status = await withTaskGroup(of: Int32?.self) { group in
@@ -256,8 +260,14 @@ public struct DemoCommand: ParsableCommand {
                 return nil
             }
             group.addTask {
-                for await _ in ingestStarted { break }
-                guard (try? await Task.sleep(for: .seconds(double: seconds))) != nil else { return nil }
+                // The day, then the end of the site.
+                let failure = try? await Self.onThread {
+                    day.run(stop: interrupted) {}
+                }
+                if let failure = failure ?? nil {
+                    tell("the day stopped: \(failure)")
+                    dayFailure.value.withLock { $0 = failure }
+                }
                 supervisor.requestShutdown()
                 return nil
             }
@@ -269,7 +279,6 @@ public struct DemoCommand: ParsableCommand {
                     break
                 }
             }
-            ingestStartedContinuation.finish()
             group.cancelAll()
             return status
         }
@@ -287,14 +296,11 @@ public struct DemoCommand: ParsableCommand {
         let consumers = Self.readConsumers(output, log: context.logger)
 
         standardOutput.write(
-            "\nSummary of \(exerciseID) (seed \(seed))"
+            "\nSummary of \(exerciseID) (patients "
+                + patients.map { "\($0.reference), seed \($0.seed)" }.joined(separator: "; ") + ")"
                 + (interrupted.signal.map { ", stopped early by \($0)" } ?? "")
                 + ":\n")
-        var lines = Self.sessionBlocks(
-            WatchRenderer.summaryLines(state, labels: labels),
-            leaving: WatchState.SessionID(camera: Self.camera, session: Self.analyticsSession))
-        lines += DemoSummary.analyticsLines(
-            consumers.analytics, session: "\(Self.camera)/\(Self.analyticsSession)")
+        var lines = consumers.runs
         lines += DemoSummary.voiceLines(consumers.utterances, directory: output.voice)
         lines += DemoSummary.fileLines(
             output, recorded: consumers.recorded, report: consumers.report, wavFiles: consumers.wavFiles)
@@ -303,6 +309,9 @@ public struct DemoCommand: ParsableCommand {
         guard status == 0 else {
             throw CLIError.failure(
                 "a process of the demo failed (exit status \(status)); see the lines above")
+        }
+        if let failure = dayFailure.value.withLock({ $0 }) {
+            throw CLIError.failure("the day stopped: \(failure)")
         }
         guard !state.sessions.isEmpty else {
             throw CLIError.failure("no event or snapshot arrived from the workers")
@@ -316,8 +325,8 @@ public struct DemoCommand: ParsableCommand {
     struct Consumers {
         /// The database's row counts; `nil` when it cannot be read.
         var recorded: (events: Int, snapshots: Int, analytics: Int)?
-        /// The analytics session's records, in pose-time order.
-        var analytics: [AnalyticsRecord] = []
+        /// Each run's summary lines (its reps and events, or its analytics), in run order.
+        var runs: [String] = []
         /// The report's sessions and their judged reps; `nil` when it was not written.
         var report: [(session: String, reps: Int)]?
         /// The utterances of `utterances.jsonl`.
@@ -336,9 +345,17 @@ public struct DemoCommand: ParsableCommand {
             consumers.recorded = (
                 try store.count("events"), try store.count("snapshots"), try store.count("analytics")
             )
-            consumers.analytics = try store.analytics(camera: camera, session: analyticsSession).map(\.record)
+            consumers.runs = try Self.runLines(store)
             do {
-                let report = try ReportCommand.report(from: store, camera: camera, sessions: [])
+                // The runs of both sides, one after the other: what `kinesia report --run` shows.
+                var runs: [UInt64] = []
+                for row in try store.runRows() {
+                    if case .started(let plan)? = try? RunRecord(json: row.json), plan.analysis != .analytics
+                    {
+                        runs.append(plan.run)
+                    }
+                }
+                let report = try ReportCommand.runReport(from: store, runs: runs, patient: nil)
                 try Data(ReportPage.render(report).utf8).write(
                     to: URL(fileURLWithPath: output.report), options: .atomic)
                 consumers.report = report.sessions.map { ($0.name, $0.reps.count) }
@@ -354,6 +371,70 @@ public struct DemoCommand: ParsableCommand {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: output.voice)) ?? []
         consumers.wavFiles = files.filter { $0.hasSuffix(".wav") }.count
         return consumers
+    }
+
+    /// Each run's block, in run order: a side's reps and events (from its run's end and the
+    /// events recorded on its stream), or the analytics run's figures.
+    static func runLines(_ store: RecordStore) throws -> [String] {
+        var lines: [String] = []
+        var byRun:
+            [UInt64: [(streamID: UInt64, camera: String, session: String, json: String, recordedAt: String?)]] =
+                [:]
+        var order: [UInt64] = []
+        for row in try store.runRows() {
+            guard let run = try? RunRecord(json: row.json).run else { continue }
+            if byRun[run] == nil { order.append(run) }
+            byRun[run, default: []].append(row)
+        }
+        if order.isEmpty { return ["no run was recorded"] }
+        for run in order {
+            guard let rows = byRun[run], let first = rows.first else { continue }
+            let records = rows.compactMap { try? RunRecord(json: $0.json) }
+            guard case .started(let plan)? = records.first else { continue }
+            let who = "run \(run), patient \(plan.patient ?? "-")"
+            if plan.analysis == .analytics {
+                let records = try store.analytics(
+                    camera: first.camera, session: first.session, streamID: first.streamID)
+                lines += DemoSummary.analyticsLines(records, session: "\(plan.key), \(who)")
+                continue
+            }
+            lines.append("\(plan.key), \(who) (\(plan.exercise.id), \(plan.analysis.rawValue) side)")
+            let events = try store.eventLines(
+                camera: first.camera, session: first.session, streamID: first.streamID
+            )
+            .compactMap { try? MotionJSON.decodeEvent($0) }
+            var reps: [Rep] = []
+            var kinds: [String: Int] = [:]
+            for (_, event) in events {
+                kinds[event.name, default: 0] += 1
+                if case .repCompleted(let rep) = event { reps.append(rep) }
+                if case .repRejected(let rep) = event { reps.append(rep) }
+            }
+            let clean = reps.filter(\.isClean)
+            var cleanLine = "  clean reps      " + String(clean.count).padded(4)
+            if !clean.isEmpty {
+                cleanLine += "peaks " + clean.map { WatchRenderer.number($0.peak, 1) }.joined(separator: ", ")
+            }
+            lines.append(cleanLine.droppingTrailingSpaces())
+            let rejected = reps.filter { !$0.isClean }
+            lines.append(("  rejected reps   " + String(rejected.count).padded(4)).droppingTrailingSpaces())
+            for rep in rejected {
+                lines.append(
+                    "    t " + WatchRenderer.seconds(rep.end) + ": "
+                        + rep.faults.map(\.rawValue).joined(separator: ", ")
+                        + " (peak " + WatchRenderer.number(rep.peak, 1) + ")")
+            }
+            var best = "-"
+            if case .ended(let end)? = records.last { best = WatchRenderer.degrees1(end.best) }
+            lines.append("  best            " + best)
+            var eventsLine = "  events          \(events.count)"
+            let sorted = kinds.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            if !sorted.isEmpty {
+                eventsLine += ": " + sorted.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            }
+            lines.append(eventsLine)
+        }
+        return lines
     }
 
     /// The summary's session blocks without `session`'s (the analytics session, summarised from

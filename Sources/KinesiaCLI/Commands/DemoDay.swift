@@ -1,0 +1,191 @@
+import Foundation
+import KinesiaClient
+import KinesiaControl
+import KinesiaIngest
+import KinesiaMotion
+import KinesiaPublishJournal
+import KinesiaService
+import KinesiaStore
+import KinesiaSystem
+import KinesiaWire
+import Synchronization
+
+/// The demo's clinic day, on a running site: the patients one after the other on one camera.
+///
+/// For each patient, its three sessions (left, right, analytics) are started through the
+/// coordinator (`kinesia session start`'s request: a new run each, with the patient's
+/// reference); then its camera plays the patient's own seeded simulation for its share of the
+/// time; then its sessions are stopped (each run ends with its summary). The demo plays the
+/// camera itself once the runs are confirmed, so each run begins at its camera's first pose and
+/// the same seeds give the same runs.
+struct DemoDay: Sendable {
+    /// A patient of the day: the reference the clinic gives, and the simulation's seed.
+    struct Patient: Hashable, Sendable {
+        /// `demo-a`.
+        var reference: String
+        /// The seed of the patient's simulation.
+        var seed: Int
+    }
+
+    /// The sessions each patient's camera feeds.
+    static let sessions: [(name: String, analysis: SessionPlan.Analysis)] = [
+        ("left", .left), ("right", .right), ("analytics", .analytics),
+    ]
+    /// The pool of the demo's worker.
+    static let pool = "demo"
+
+    /// The bus.
+    let bus: BusAddress
+    /// The camera.
+    let camera: String
+    /// The exercise.
+    let exercise: Exercise
+    /// The patients, in order.
+    let patients: [Patient]
+    /// How long each patient's camera plays.
+    let secondsEach: Double
+    /// Where the camera journals its poses (a directory of the bus's).
+    let state: String
+    /// The record's database: the day ends once it holds every run's end.
+    let database: String
+    /// The log of the camera's ingest.
+    let log: Logger
+    /// Tells the demo's reader what happens (`started cam0/left on worker w (run 1)`).
+    let say: @Sendable (String) -> Void
+
+    /// Runs the day until its end or `stop`.
+    ///
+    /// - Parameter cameraStarted: Called when a patient's camera starts playing.
+    /// - Returns: `nil` when done (or stopped), else what failed.
+    func run(stop: StopToken, cameraStarted: @Sendable () -> Void) -> String? {
+        let client = ControlClient(bus: bus, timeout: .seconds(5))
+        var ended = 0
+        for patient in patients {
+            guard !stop.isRequested else { return nil }
+            for session in Self.sessions {
+                let answer: ControlAnswer
+                switch start(session, patient: patient, client: client, stop: stop) {
+                case .success(let done): answer = done
+                case .failure(let failure): return failure.message
+                }
+                guard answer.outcome == .started else { return "\(answer.message)" }
+                say("patient \(patient.reference): \(answer.message)")
+            }
+            let source = "sim:\(exercise.id),side=both,seed=\(patient.seed)"
+            say("patient \(patient.reference): camera \(camera) plays \(source) for \(secondsEach) s")
+            if let failure = play(source, patient: patient, stop: stop, started: cameraStarted) {
+                return failure
+            }
+            // Stopped early (a signal): the site is shutting down, the runs stay open.
+            guard !stop.isRequested else { return nil }
+            for session in Self.sessions {
+                do {
+                    let key = try SessionKey(camera: camera, name: session.name)
+                    let answer = try client.send(
+                        ControlRequest(id: ControlClient.newRequestID(), command: .stop(key)))
+                    say("patient \(patient.reference): \(answer.message)")
+                    if answer.outcome == .stopped { ended += 1 }
+                } catch {
+                    return "cannot stop \(camera)/\(session.name): \(error)"
+                }
+            }
+        }
+        waitForRunEnds(ended, stop: stop)
+        return nil
+    }
+
+    /// Where the demo keeps what stopped the day, across its tasks.
+    final class FailureBox: Sendable {
+        /// What failed, if anything.
+        let value = Mutex<String?>(nil)
+    }
+
+    private struct Failure: Error {
+        var message: String
+    }
+
+    /// Starts `session` of `patient`, asking again while the pool's worker has not joined yet.
+    private func start(
+        _ session: (name: String, analysis: SessionPlan.Analysis), patient: Patient, client: ControlClient,
+        stop: StopToken
+    ) -> Result<ControlAnswer, Failure> {
+        let plan: SessionPlan
+        do {
+            plan = try SessionPlan(
+                key: SessionKey(camera: camera, name: session.name),
+                exerciseFile: SessionPlan.catalogExercise(exercise.id), analysis: session.analysis,
+                patient: patient.reference, pool: Self.pool)
+        } catch {
+            return .failure(Failure(message: error.description))
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        var last = "no answer from the coordinator"
+        while !stop.isRequested, clock.now < deadline {
+            do {
+                let answer = try client.send(
+                    ControlRequest(id: ControlClient.newRequestID(), command: .start(plan)))
+                guard answer.outcome == .noLiveWorker else { return .success(answer) }
+                last = answer.message
+            } catch {
+                last = "\(error)"
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        return .failure(Failure(message: "cannot start \(plan.key): \(last)"))
+    }
+
+    /// Plays `source` on the camera for ``secondsEach`` (or until `stop`).
+    private func play(_ source: String, patient: Patient, stop: StopToken, started: () -> Void) -> String? {
+        let poses: PoseSource
+        let topic: Topic
+        do {
+            poses = try PoseSource.open(source, loop: true)
+            topic = try Topic.pose(camera: camera)
+        } catch {
+            return "camera \(camera): \(error)"
+        }
+        var journal = JournalOptions()
+        journal.state = state + "/camera-\(patient.reference)"
+        let service = IngestService(
+            IngestService.Configuration(
+                process: BusProcessIdentity(bus: bus, name: "ingest-\(camera)"), topic: topic,
+                pace: .recording,
+                waitSeconds: 0, source: source, loop: true, journal: journal, environment: [:]),
+            source: poses, log: log)
+        let cameraStop = StopToken()
+        let finished = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let thread = Thread {
+            do {
+                try service.run(until: cameraStop)
+            } catch {
+                failure.withLock { $0 = "camera \(camera): \(error)" }
+            }
+            finished.signal()
+        }
+        thread.name = "kinesia.demo.camera"
+        thread.start()
+        started()
+        let clock = ContinuousClock()
+        let end = clock.now + .seconds(double: secondsEach)
+        while clock.now < end, !stop.isRequested, failure.withLock({ $0 }) == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        cameraStop.request()
+        finished.wait()
+        return failure.withLock { $0 }
+    }
+
+    /// Waits (at most 10 s) until the record holds the ends of the `count` runs stopped: each
+    /// is announced once its session's service has finished its last poses.
+    private func waitForRunEnds(_ count: Int, stop: StopToken) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while clock.now < deadline, !stop.isRequested {
+            let lines = (try? RecordStore(readingOnly: database).runLines()) ?? []
+            if lines.count(where: { $0.json.hasPrefix("{\"type\":\"runEnded\"") }) >= count { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+}
