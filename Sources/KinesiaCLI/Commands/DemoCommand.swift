@@ -244,7 +244,8 @@ public struct DemoCommand: ParsableCommand {
             standardOutput.write(
                 "demo: \(exerciseID), \(patients.count) patients on camera \(Self.camera) one after the other "
                     + "(seeds \(patients.map { String($0.seed) }.joined(separator: ", ")); "
-                    + "\(WatchRenderer.number(seconds / 2, 1)) s each), bus \(bus), output \(output.directory)\n")
+                    + "\(WatchRenderer.number(seconds / 2, 1)) s each), bus \(bus), output \(output.directory)\n"
+            )
         }
         let stop = StopToken()
         let interrupted = StopToken()
