@@ -166,15 +166,4 @@ struct DemoSummaryTests {
                 "  voice/         kinesia voice --output: 6 WAV files and utterances.jsonl",
             ])
     }
-
-    @Test func theAnalyticsSessionsBlockIsLeftOutOfTheSessionSummaries() {
-        let lines = [
-            "cam0/analytics", "  clean reps      0", "  events          9: 5 repTempo",
-            "cam0/left (squat, left side)", "  clean reps      2",
-        ]
-        #expect(
-            DemoCommand.sessionBlocks(lines, leaving: .init(camera: "cam0", session: "analytics")) == [
-                "cam0/left (squat, left side)", "  clean reps      2",
-            ])
-    }
 }

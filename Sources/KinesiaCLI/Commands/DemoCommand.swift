@@ -172,17 +172,6 @@ public struct DemoCommand: ParsableCommand {
             restart: RestartLimits(maxRestarts: 3), startup: StartupPolicy(settle: .milliseconds(300)))
     }
 
-    /// What each session is, for the summary.
-    var labels: [WatchState.SessionID: String] {
-        Dictionary(
-            uniqueKeysWithValues: [BodySide.left, .right].map { side in
-                (
-                    WatchState.SessionID(camera: Self.camera, session: side.rawValue),
-                    "\(exercise.id), \(side.rawValue) side"
-                )
-            })
-    }
-
     /// Runs the demo.
     /// - Throws: ``CLIError/failure(_:)`` when the output or bus directory cannot be made,
     ///   `--speak` finds no sound output, a process of the demo failed, or nothing was heard from
@@ -436,20 +425,6 @@ public struct DemoCommand: ParsableCommand {
             lines.append(eventsLine)
         }
         return lines
-    }
-
-    /// The summary's session blocks without `session`'s (the analytics session, summarised from
-    /// its records instead of as reps it does not count).
-    static func sessionBlocks(_ lines: [String], leaving session: WatchState.SessionID) -> [String] {
-        var kept: [String] = []
-        var skipping = false
-        for line in lines {
-            if !line.hasPrefix(" ") {
-                skipping = line == session.description || line.hasPrefix(session.description + " (")
-            }
-            if !skipping { kept.append(line) }
-        }
-        return kept
     }
 
     /// Runs `body` on a thread of its own (libzmq sockets block and stay on one thread).
