@@ -30,6 +30,16 @@ struct ControlPlaneIntegrationTests {
         return (coordinator, worker)
     }
 
+    /// Starts `cam0/left` (squat) on the site's first worker, before any camera publishes.
+    static func startLeftOnW1(_ topology: Topology) async throws {
+        let started = try await session(
+            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+        #expect(
+            started.output
+                == "cam0/left started on worker w1 (run 1); no ingest is heard publishing cam0: the run begins at its first pose",
+            "\(started)")
+    }
+
     /// Runs `kinesia session ARGUMENTS` to its end: its exit status, standard output and error.
     static func session(_ topology: Topology, _ name: String, _ arguments: [String]) async throws -> (
         status: Int32?, output: String, error: String
@@ -410,12 +420,7 @@ struct PoolTakeoverIntegrationTests {
         let state = topology.directory + "/state"
         let source = "sim:squat,seed=2,reps=6"
         let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
-        let started = try await ControlPlaneIntegrationTests.session(
-            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
-        #expect(
-            started.output
-                == "cam0/left started on worker w1 (run 1); no ingest is heard publishing cam0: the run begins at its first pose",
-            "\(started)")
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
         // The second worker joins after the placement, with room for one session.
         let second = try topology.start(
             "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
@@ -481,12 +486,7 @@ struct PausedWorkerIntegrationTests {
         let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
         let runs = try await topology.startListener(
             "runs", ["session/cam0/left/", "--format", "json"])
-        let started = try await ControlPlaneIntegrationTests.session(
-            topology, "start", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
-        #expect(
-            started.output
-                == "cam0/left started on worker w1 (run 1); no ingest is heard publishing cam0: the run begins at its first pose",
-            "\(started)")
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
         let second = try topology.start(
             "w2", ["worker", "--pool", "default", "--name", "w2", "--state", state])
         #expect(

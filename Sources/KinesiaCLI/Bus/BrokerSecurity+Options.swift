@@ -1,5 +1,6 @@
 import KinesiaBroker
 import KinesiaClient
+import KinesiaService
 import KinesiaWire
 
 extension BrokerSecurity {
@@ -36,5 +37,22 @@ extension BrokerSecurity {
             allowed ?? environment[allowedVariable].flatMap { $0.isEmpty ? nil : $0 }
             ?? KeysCommand.directory(nil, environment: environment) + "/allowed"
         return .curve(key, allowedDirectory: directory)
+    }
+
+    /// ``resolve(bus:options:allowed:environment:)``, saying what it chose on `context`'s log:
+    /// a warning when insecure, the key and allowed keys with CURVE (on `endpoints`).
+    /// - Throws: As ``resolve(bus:options:allowed:environment:)``.
+    static func resolveAndTell(
+        bus: BusAddress, options: BusSecurityOptions, allowed: String?, context: CommandContext,
+        endpoints: String
+    ) throws(CLIError) -> BrokerSecurity {
+        let mode = try resolve(bus: bus, options: options, allowed: allowed, environment: context.environment)
+        switch mode {
+        case .insecure: context.logger.warning(BusSecurityOptions.insecureWarning(bus))
+        case .curve(let key, let directory):
+            context.logger.info("CURVE on \(endpoints): server key \(key.name), allowed keys in \(directory)")
+        case .localUser: break
+        }
+        return mode
     }
 }

@@ -65,15 +65,8 @@ public struct BrokerCommand: ParsableCommand {
         let bus = try BusProcess.bus(bus, environment: context.environment)
         let name = try BusProcess.processName(name, environment: context.environment, fallback: "broker")
         let highWaterMark = Int32(highWaterMark)
-        let mode = try BrokerSecurity.resolve(
-            bus: bus, options: security, allowed: allowed, environment: context.environment)
-        switch mode {
-        case .insecure: context.logger.warning(BusSecurityOptions.insecureWarning(bus))
-        case .curve(let key, let directory):
-            context.logger.info(
-                "CURVE on every TCP endpoint: server key \(key.name), allowed keys in \(directory)")
-        case .localUser: break
-        }
+        let mode = try BrokerSecurity.resolveAndTell(
+            bus: bus, options: security, allowed: allowed, context: context, endpoints: "every TCP endpoint")
         let service = BrokerService(
             BrokerService.Configuration(bus: bus, security: mode, name: name, highWaterMark: highWaterMark),
             log: context.logger)

@@ -84,15 +84,8 @@ public struct CoordinatorCommand: ParsableCommand {
             try journal.stateDirectory(environment: context.environment, bus: bus.description)
         }
         let lease = Duration.seconds(double: lease)
-        let mode = try BrokerSecurity.resolve(
-            bus: bus, options: security, allowed: allowed, environment: context.environment)
-        switch mode {
-        case .insecure: context.logger.warning(BusSecurityOptions.insecureWarning(bus))
-        case .curve(let key, let directory):
-            context.logger.info(
-                "CURVE on \(bus.controlEndpoint): server key \(key.name), allowed keys in \(directory)")
-        case .localUser: break
-        }
+        let mode = try BrokerSecurity.resolveAndTell(
+            bus: bus, options: security, allowed: allowed, context: context, endpoints: bus.controlEndpoint)
         let service = CoordinatorService(
             .init(
                 process: BusProcessIdentity(bus: bus, name: name, insecure: mode == .insecure),
