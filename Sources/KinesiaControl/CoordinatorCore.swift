@@ -521,6 +521,12 @@ public struct CoordinatorCore: Sendable {
     }
 
     private mutating func answer(_ answer: ControlAnswer, to peers: [Peer], into actions: inout [Action]) {
+        defer { for peer in peers { actions.append(.answer(answer, to: peer)) } }
+        // Only what changed a session is kept for a retry: a refusal (no live worker yet...) or
+        // a list is decided again when asked again.
+        guard [.started, .stopped, .reset, .baselineStarted, .notConfirmed].contains(answer.outcome) else {
+            return
+        }
         if answers[answer.id] == nil {
             answerOrder.append(answer.id)
             if answerOrder.count > configuration.rememberedAnswers {
@@ -528,6 +534,5 @@ public struct CoordinatorCore: Sendable {
             }
         }
         answers[answer.id] = answer
-        for peer in peers { actions.append(.answer(answer, to: peer)) }
     }
 }

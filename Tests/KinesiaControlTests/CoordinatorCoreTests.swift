@@ -371,16 +371,31 @@ struct CoordinatorCoreTests {
             ])
     }
 
-    @Test func answersKeptForRetriesAreBounded() throws {
+    @Test func answersKeptForRetriesAreBoundedAndOnlyThoseThatChangedASession() throws {
         var harness = Harness(configuration: .init(startGrace: .zero, rememberedAnswers: 2))
-        for id in ["a", "b", "c"] { _ = harness.send(try Self.request(id, .list)) }
         _ = try harness.report("w1")
-        // "a" was forgotten: it is a new request, and starts.
-        let again = harness.send(try Self.request("a", .start(Self.plan("cam0/left"))))
-        #expect(Self.assignments(again) == ["w1": ["cam0/left@1"]])
-        // "c" is remembered: the list again, not a start.
+        var running: [(String, UInt64)] = []
+        for (id, camera) in [("a", "cam0"), ("b", "cam1"), ("c", "cam2")] {
+            _ = harness.send(try Self.request(id, .start(Self.plan("\(camera)/left"))))
+            running.append(("\(camera)/left", UInt64(running.count + 1)))
+            #expect(Self.answers(try harness.report("w1", running)).first?.outcome == .started)
+        }
+        // "a" was forgotten: it is a new request, and starts (another camera than its first time).
+        let again = harness.send(try Self.request("a", .start(Self.plan("cam3/left"))))
+        #expect(Self.assignments(again)["w1"]?.contains("cam3/left@4") == true, "\(again)")
+        // "c" is remembered: its start's answer again, nothing started.
         let kept = harness.send(try Self.request("c", .start(Self.plan("cam9/left"))))
-        #expect(Self.answers(kept).first?.outcome == .listed)
+        #expect(Self.answers(kept).first?.run == 3 && Self.assignments(kept).isEmpty, "\(kept)")
+        // A refusal is decided again when asked again: no live worker of the pool, then one.
+        let refused = harness.send(try Self.request("g", .start(Self.plan("cam5/left", pool: "gait"))))
+        #expect(Self.answers(refused).first?.outcome == .noLiveWorker)
+        _ = try harness.report("x1", pool: "gait")
+        let retried = harness.send(try Self.request("g", .start(Self.plan("cam5/left", pool: "gait"))))
+        #expect(Self.assignments(retried) == ["x1": ["cam5/left@5"]], "\(retried)")
+        // A list is never kept: asked again, it is the list now.
+        #expect(Self.answers(harness.send(try Self.request("l", .list))).first?.sessions.count == 5)
+        _ = harness.send(try Self.request("s", .stop(SessionKey(parsing: "cam0/left"))))
+        #expect(Self.answers(harness.send(try Self.request("l", .list))).first?.sessions.count == 4)
     }
 
     /// The list shows a running session's counts as its worker last reported them; a session

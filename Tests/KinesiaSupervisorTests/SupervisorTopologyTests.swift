@@ -17,22 +17,29 @@ struct SupervisorTopologyTests {
         #expect(topology.bus == nil)
         #expect(
             topology.processes.map(\.name) == [
-                "broker", "worker-sides", "listen", "record", "voice", "haptic", "ingest",
+                "broker", "coordinator", "worker", "start-left", "start-right", "start-analytics", "listen",
+                "record", "voice", "haptic", "ingest",
             ])
         #expect(
             topology.processes.map(\.role) == [
-                .broker, .worker, .consumer, .consumer, .consumer, .consumer, .ingest,
+                .broker, .consumer, .worker, .consumer, .consumer, .consumer, .consumer, .consumer, .consumer,
+                .consumer, .ingest,
             ])
+        // A pool worker takes the sessions the control plane gives it: the three of the camera,
+        // started once (each request id is done once, across restarts of the site too).
+        #expect(topology.processes[2].command == ["worker", "--pool", "local"])
         #expect(
-            topology.processes[1].command == [
-                "worker", "--camera", "cam0", "--session", "left=shoulderAbduction:left", "--session",
-                "right=shoulderAbduction:right", "--session", "analytics=shoulderAbduction:analytics",
+            topology.processes[3].command == [
+                "session", "start", "cam0/left", "--exercise", "shoulderAbduction", "--side", "left",
+                "--pool",
+                "local", "--request-id", "local-cam0-left", "--timeout", "10",
             ])
+        #expect(topology.processes[3...5].allSatisfy { $0.restart == .onFailure && $0.after == ["worker"] })
         // The consumers of the design: the record, the voice (files when there is no sound
         // output) and the haptic wearable on a serial port.
-        #expect(topology.processes[3].command.starts(with: ["record", "--db"]))
-        #expect(topology.processes[4].command.contains("--fallback-output"))
-        #expect(topology.processes[5].command.starts(with: ["haptic", "--camera", "cam0", "--serial"]))
+        #expect(topology.processes[7].command.starts(with: ["record", "--db"]))
+        #expect(topology.processes[8].command.contains("--fallback-output"))
+        #expect(topology.processes[9].command.starts(with: ["haptic", "--camera", "cam0", "--serial"]))
         #expect(topology.shutdown.deadline == .seconds(5))
         #expect(
             topology.restart
@@ -40,7 +47,7 @@ struct SupervisorTopologyTests {
                     initialDelay: .milliseconds(200), maxDelay: .seconds(5), maxRestarts: 5,
                     window: .seconds(60)))
         // The ingest starts last, after every worker and consumer.
-        #expect(topology.startDependencies()[6] == [0, 1, 2, 3, 4, 5])
+        #expect(topology.startDependencies()[10] == Array(0..<10))
     }
 
     @Test func fillsDefaultsAndInfersRolesFromTheSubcommand() throws {
