@@ -38,9 +38,9 @@ struct WatchCommandTests {
         }
     }
 
-    @Test func demoDefaultsToHalfAMinuteOfShoulderAbductionWithSeedSeven() throws {
+    @Test func demoDefaultsToTwoPatientsOfShoulderAbductionForThirtyFiveSecondsFromSeedSeven() throws {
         let demo = try DemoCommand.parse([])
-        #expect(demo.seconds == 32)
+        #expect(demo.seconds == 35)
         #expect(demo.exercise.id == "shoulderAbduction")
         #expect(demo.seed == 7)
     }

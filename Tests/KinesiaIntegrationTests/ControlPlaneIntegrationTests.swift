@@ -596,6 +596,28 @@ struct SecureControlPlaneTests {
         #expect(list.output.contains("cam0/left") && list.output.contains("running"), "\(list)")
         let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
         #expect(stop.status == 0 && stop.output == "cam0/left stopped (run 1 on worker w1)", "\(stop)")
+
+        // The Python client on the same TCP bus, with the control key: the same commands.
+        let script = """
+            import sys
+            from kinesia.control import ControlClient
+            client = ControlClient(sys.argv[1], key=sys.argv[2], server_key=sys.argv[3])
+            for answer in (client.start("cam0/right", exercise="squat", side="right"), client.list(),
+                           client.stop("cam0/right")):
+                print(answer.outcome, answer.exit_code, answer.run)
+            """
+        let output = topology.directory + "/python.out"
+        let errors = topology.directory + "/python.err"
+        let python = try TestProcess(
+            executable: try PackagePaths.python(),
+            arguments: ["-c", script, topology.bus, keys.secret(keys.control), keys.brokerPublic],
+            environment: ProcessInfo.processInfo.environment, standardOutput: output, standardError: errors)
+        #expect(await python.waitForExit(timeout: .seconds(30)) == 0, "\(TestProcess.readFile(errors))")
+        #expect(
+            TestProcess.readFile(output).split(separator: "\n") == [
+                "started 0 2", "listed 0 None", "stopped 0 2",
+            ],
+            "\(TestProcess.readFile(errors))")
     }
 }
 

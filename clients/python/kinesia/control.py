@@ -151,12 +151,60 @@ def decode_run_record(text: str | bytes) -> dict[str, Any]:
     return record
 
 
-class ControlClient:
-    """A DEALER to the coordinator's control socket (`control.sock` in the bus directory)."""
+def read_key_file(path: str) -> dict[str, str]:
+    """The fields of a key file of `kinesia keys new` (`name`, `role`, `public-key`, and
+    `secret-key` in a .key file); ControlError for a file that is not one."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read(4096)
+    except OSError as error:
+        raise ControlError(f"{path}: {error.strerror}") from None
+    fields: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, equals, value = line.partition("=")
+        if not equals or name.strip() not in ("name", "role", "public-key", "secret-key"):
+            raise ControlError(f"{path}: line {number} is not a key file's 'field = value'")
+        fields[name.strip()] = value.strip()
+    if len(fields.get("public-key", "")) != 40:
+        raise ControlError(f"{path}: no 40-character public-key")
+    return fields
 
-    def __init__(self, directory: str, timeout: float = 5.0) -> None:
-        self.endpoint = f"ipc://{directory}/control.sock"
+
+def control_endpoint(bus: str) -> str:
+    """Where the coordinator of `bus` listens: `control.sock` in a bus directory, or on a TCP
+    bus (`tcp://HOST:PORT`, the broker's) the port after the broker's two, PORT+2."""
+    if bus.startswith("tcp://"):
+        host, colon, port = bus[len("tcp://"):].rpartition(":")
+        if not colon or not port.isdigit() or not host or int(port) + 2 > 65535:
+            raise ControlError(f"not a TCP bus address: {bus!r} (tcp://HOST:PORT)")
+        return f"tcp://{host}:{int(port) + 2}"
+    return f"ipc://{bus}/control.sock"
+
+
+class ControlClient:
+    """A DEALER to the coordinator's control socket: `control.sock` in a bus directory, or on a
+    TCP bus the port after the broker's two, as a CURVE client with `key` (a .key file of the
+    `control` role) and `server_key` (the broker's .pub), or without keys when `insecure`."""
+
+    def __init__(self, bus: str, timeout: float = 5.0, key: str | None = None,
+                 server_key: str | None = None, insecure: bool = False) -> None:
+        self.endpoint = control_endpoint(bus)
         self.timeout = timeout
+        self.curve: tuple[bytes, bytes, bytes] | None = None
+        if self.endpoint.startswith("tcp://") and not insecure:
+            if key is None or server_key is None:
+                raise ControlError("a TCP bus needs key (a control key's .key file) and server_key (the broker's "
+                                   ".pub), or insecure=True")
+            own, server = read_key_file(key), read_key_file(server_key)
+            if own.get("role") != "control":
+                raise ControlError(f"{key} is a {own.get('role')} key; commands need a control key "
+                                   "(kinesia keys new NAME --role control)")
+            if len(own.get("secret-key", "")) != 40:
+                raise ControlError(f"{key}: no 40-character secret-key")
+            self.curve = (own["public-key"].encode(), own["secret-key"].encode(), server["public-key"].encode())
 
     def start(self, session: str, exercise: str, side: str, patient: str | None = None,
               pool: str | None = None, worker: str | None = None, exercise_file: str | None = None,
@@ -194,6 +242,11 @@ class ControlClient:
         data = encode_request(request_id, command, **fields)
         socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
+        if self.curve is not None:
+            public, secret, server = self.curve
+            socket.setsockopt(zmq.CURVE_PUBLICKEY, public)
+            socket.setsockopt(zmq.CURVE_SECRETKEY, secret)
+            socket.setsockopt(zmq.CURVE_SERVERKEY, server)
         try:
             socket.connect(self.endpoint)
             deadline = time.monotonic() + self.timeout

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import unittest
 
-from kinesia.control import (ControlAnswer, ControlError, decode_answer, decode_run_record,
-                             encode_request, new_request_id)
+from kinesia.control import (ControlAnswer, ControlClient, ControlError, control_endpoint, decode_answer,
+                             decode_run_record, encode_request, new_request_id, read_key_file)
 
 RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests",
                     "KinesiaControlTests", "Fixtures", "run-records.jsonl")
@@ -94,6 +95,34 @@ class ControlVectorTests(unittest.TestCase):
                        '"rejectedCount":0,"best":0,"faults":{"x":0}}'):
             with self.assertRaises(ControlError):
                 decode_run_record(broken)
+
+    def test_the_control_endpoint_and_the_keys_of_a_tcp_bus(self) -> None:
+        self.assertEqual(control_endpoint("/run/kinesia"), "ipc:///run/kinesia/control.sock")
+        self.assertEqual(control_endpoint("tcp://10.0.0.5:5555"), "tcp://10.0.0.5:5557")
+        self.assertEqual(control_endpoint("tcp://[::1]:5555"), "tcp://[::1]:5557")
+        for bad in ("tcp://host", "tcp://:5555", "tcp://h:65534"):
+            with self.assertRaises(ControlError):
+                control_endpoint(bad)
+        with self.assertRaises(ControlError) as caught:
+            ControlClient("tcp://127.0.0.1:5555")
+        self.assertIn("needs key", str(caught.exception))
+        self.assertIsNone(ControlClient("tcp://127.0.0.1:5555", insecure=True).curve)
+        with tempfile.TemporaryDirectory() as directory:
+            public, secret = "a" * 40, "b" * 40
+            for name, role in (("desk", "control"), ("tablet", "consumer")):
+                with open(os.path.join(directory, f"{name}.key"), "w", encoding="utf-8") as file:
+                    file.write(f"name = {name}\nrole = {role}\npublic-key = {public}\nsecret-key = {secret}\n")
+            with open(os.path.join(directory, "broker.pub"), "w", encoding="utf-8") as file:
+                file.write(f"# the broker\nname = broker\nrole = broker\npublic-key = {'c' * 40}\n")
+            client = ControlClient("tcp://127.0.0.1:5555", key=os.path.join(directory, "desk.key"),
+                                   server_key=os.path.join(directory, "broker.pub"))
+            self.assertEqual(client.curve, (public.encode(), secret.encode(), b"c" * 40))
+            with self.assertRaises(ControlError) as caught:
+                ControlClient("tcp://127.0.0.1:5555", key=os.path.join(directory, "tablet.key"),
+                              server_key=os.path.join(directory, "broker.pub"))
+            self.assertIn("is a consumer key", str(caught.exception))
+            with self.assertRaises(ControlError):
+                read_key_file(os.path.join(directory, "missing.key"))
 
     def test_exit_codes_and_request_ids(self) -> None:
         self.assertEqual(ControlAnswer("a", "invalid", "").exit_code, 64)
