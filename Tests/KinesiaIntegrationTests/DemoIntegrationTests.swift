@@ -147,6 +147,7 @@ struct DemoIntegrationTests {
                 output.contains("Analytics (cam0/analytics, run \(3 * index + 3), patient \(patient)):"),
                 "\(output)")
         }
+        #expect(report.contains("<h1>Kinesia report: runs 1, 2, 4, 5 (patients demo-a, demo-b)</h1>"))
         #expect(!report.contains("http://") && !report.contains("https://"))
         #expect(output.contains("  symmetry      "), "\(output)")
         #expect(output.contains("trend "), "\(output)")

@@ -141,6 +141,7 @@ public struct ReportCommand: ParsableCommand {
         }
         var shown: [SessionReport.Session] = []
         var details: [String] = []
+        var patients: [String] = []
         for run in chosen {
             let lines = try store.runRows(run: run)
             guard let first = lines.first else {
@@ -152,7 +153,10 @@ public struct ReportCommand: ParsableCommand {
             var line = "Run \(run)\(date): \(first.camera)/\(first.session)"
             if case .started(let plan)? = records.first {
                 line += ", \(plan.exercise.id) \(plan.analysis.rawValue)"
-                if let patient = plan.patient { line += ", patient \(patient)" }
+                if let patient = plan.patient {
+                    line += ", patient \(patient)"
+                    if !patients.contains(patient) { patients.append(patient) }
+                }
                 line += ", thresholds " + Self.thresholds(plan.exercise)
             }
             if case .ended(let end)? = records.last {
@@ -173,7 +177,14 @@ public struct ReportCommand: ParsableCommand {
                     name: "\(first.session), run \(run)", samples: samples, events: events,
                     measuredBaseline: nil))
         }
-        let title = runs == nil ? "patient \(patient ?? "")" : "run \(chosen[0])"
+        // One run, or several (the demo's day): their numbers and the patients they were of.
+        var title = runs == nil ? "patient \(patient ?? "")" : "run \(chosen[0])"
+        if runs != nil, chosen.count > 1 {
+            title = "runs " + chosen.map(String.init).joined(separator: ", ")
+            if !patients.isEmpty {
+                title += " (patient\(patients.count == 1 ? "" : "s") \(patients.joined(separator: ", ")))"
+            }
+        }
         return SessionReport(title: title, sessions: shown, analytics: [], details: details)
     }
 
