@@ -86,6 +86,10 @@ public struct CoordinatorCore: Sendable {
         case rememberRequest(ControlAnswer)
         /// Tell the operator (a log line).
         case notice(String)
+        /// Announce the end of a run no live worker hosts (a stop or a reset while its worker
+        /// is gone), on its session's topic, so that no run stays open for ever: its counts as
+        /// last reported, no reps (the coordinator does not read the run's journal).
+        case announceRunEnd(RunRecord.RunEnd)
     }
 
     private struct Worker: Sendable {
@@ -123,6 +127,8 @@ public struct CoordinatorCore: Sendable {
     /// report no longer shows them (so that it ends them, and a worker a session was moved away
     /// from does not).
     private var stoppedRuns: [String: [SessionKey: UInt64]] = [:]
+    /// Each session's counts as last reported, with the run they are of.
+    private var lastCounts: [SessionKey: (run: UInt64, clean: Int, rejected: Int)] = [:]
     private var workers: [String: Worker] = [:]
     private var pending: [Pending] = []
     private var answers: [String: ControlAnswer] = [:]
@@ -244,6 +250,7 @@ public struct CoordinatorCore: Sendable {
             worker: placement[key], run: plan.run)
         let worker = placement.removeValue(forKey: key)
         if let worker { stoppedRuns[worker, default: [:]][key] = plan.run }
+        endIfUnhosted(plan, reason: .stopped, worker: worker, into: &actions)
         tell(
             worker.flatMap { workers[$0] == nil ? nil : $0 }, expecting: .gone(key, run: plan.run),
             done: done,
@@ -261,6 +268,7 @@ public struct CoordinatorCore: Sendable {
             return
         }
         let ended = plan.run
+        endIfUnhosted(plan, reason: .reset, worker: placement[key], into: &actions)
         plan.run = takeRun()
         // Told in the plan, the record and the answer: the exercise's number when none is given.
         plan.baselineReps = baseline.map { $0 ?? plan.exercise.sessionRules.baselineReps }
@@ -277,6 +285,22 @@ public struct CoordinatorCore: Sendable {
         tell(
             placement[key], expecting: .running(key, run: plan.run), done: done, request: request, peer: peer,
             now: now, into: &actions)
+    }
+
+    /// Announces the end of `plan`'s run when no live worker hosts it (`worker` is none or gone):
+    /// a worker that hosts it announces the end itself.
+    private mutating func endIfUnhosted(
+        _ plan: SessionPlan, reason: RunRecord.RunEnd.Reason, worker: String?, into actions: inout [Action]
+    ) {
+        guard worker.flatMap({ workers[$0] }) == nil else { return }
+        let counts = lastCounts[plan.key].flatMap { $0.run == plan.run ? $0 : nil }
+        actions.append(
+            .announceRunEnd(
+                RunRecord.RunEnd(
+                    run: plan.run, key: plan.key, reason: reason, repCount: counts?.clean ?? 0,
+                    rejectedCount: counts?.rejected ?? 0, best: 0)))
+        actions.append(
+            .notice("\(plan.key): run \(plan.run) ended (\(reason.rawValue)) with no live worker hosting it"))
     }
 
     /// Sends `worker` its sessions and waits for it to show `expectation` before answering
@@ -366,6 +390,7 @@ public struct CoordinatorCore: Sendable {
         for session in report.sessions {
             if let clean = session.repCount, let rejected = session.rejectedCount {
                 worker.counts[session.key] = (clean, rejected)
+                lastCounts[session.key] = (session.run, clean, rejected)
             }
         }
         workers[report.worker] = worker

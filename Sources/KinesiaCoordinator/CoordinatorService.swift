@@ -180,7 +180,7 @@ public struct CoordinatorService: Sendable {
             let changes = actions.filter {
                 switch $0 {
                 case .savePlan, .removePlan, .saveCounters, .rememberRequest: true
-                case .answer, .assign, .notice: false
+                case .answer, .assign, .notice, .announceRunEnd: false
                 }
             }
             if !changes.isEmpty {
@@ -194,7 +194,7 @@ public struct CoordinatorService: Sendable {
                                 try store.save(nextRun: nextRun, epoch: epoch)
                             case .rememberRequest(let answer):
                                 try store.remember(answer, limit: configuration.core.rememberedAnswers)
-                            case .answer, .assign, .notice: break
+                            case .answer, .assign, .notice, .announceRunEnd: break
                             }
                         }
                     }
@@ -214,6 +214,15 @@ public struct CoordinatorService: Sendable {
                     }
                 case .savePlan, .removePlan, .saveCounters, .rememberRequest:
                     break  // kept above
+                case .announceRunEnd(let end):
+                    // On the session's own topic, as its worker would have announced it.
+                    do {
+                        let topic = try Topic.session(camera: end.key.camera, session: end.key.name)
+                        _ = try publisher.publish(
+                            json: RunRecord.ended(end).json(), kind: .session, on: topic)
+                    } catch {
+                        log.error("cannot announce the end of \(end.key)'s run \(end.run): \(error)")
+                    }
                 case .notice(let text):
                     log.notice(text)
                 }

@@ -242,6 +242,39 @@ struct CoordinatorCoreTests {
                 "no ingest is heard publishing cam0: the run begins at its first pose") == true)
     }
 
+    /// A run stopped (or reset) while no live worker hosts it is ended by the coordinator, with
+    /// its counts as last reported: no run stays open for ever. One a live worker hosts is ended
+    /// by that worker.
+    @Test func aRunStoppedWhileItsWorkerIsGoneIsEndedByTheCoordinator() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        _ = harness.send(try Self.request("r2", .start(Self.plan("cam0/right", side: .right))))
+        harness.actions = []
+        harness.core.receive(
+            WorkerReport(
+                worker: "w1", pool: "default", capacity: 8,
+                sessions: [
+                    .init(key: try SessionKey(parsing: "cam0/left"), run: 1, repCount: 4, rejectedCount: 1),
+                    .init(key: try SessionKey(parsing: "cam0/right"), run: 2, repCount: 2, rejectedCount: 0),
+                ]), from: Array("w1".utf8), now: .zero, into: &harness.actions)
+        func ends(_ actions: [Action]) -> [RunRecord.RunEnd] {
+            actions.compactMap { if case .announceRunEnd(let end) = $0 { end } else { nil } }
+        }
+        // Hosted by a live worker: the worker ends it.
+        let hosted = harness.send(try Self.request("r3", .stop(SessionKey(parsing: "cam0/right"))))
+        #expect(ends(hosted).isEmpty)
+        // w1 goes silent for its lease: cam0/left waits for a worker; then it is stopped.
+        _ = harness.tick(to: .seconds(4))
+        #expect(harness.core.liveWorkers.isEmpty)
+        harness.now = .seconds(4)
+        let stopped = harness.send(try Self.request("r4", .stop(SessionKey(parsing: "cam0/left"))))
+        #expect(Self.answers(stopped).first?.outcome == .stopped)
+        let end = try #require(ends(stopped).first, "\(stopped)")
+        #expect(end.run == 1 && end.reason == .stopped && end.repCount == 4 && end.rejectedCount == 1)
+        #expect(end.reps == nil)
+    }
+
     @Test func anUnconfirmedCommandIsAnsweredAfterItsWaitAndItsDecisionStands() throws {
         var harness = Harness()
         _ = try harness.report("w1")

@@ -369,6 +369,43 @@ struct ControlPlaneIntegrationTests {
     }
 }
 
+/// A session stopped while its only worker is dead: the coordinator ends its run itself, so that
+/// no run stays open for ever.
+@Suite(.serialized, .tags(.process))
+struct OrphanRunTests {
+    @Test func aRunStoppedWhileItsWorkerIsDeadIsEndedByTheCoordinator() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (coordinator, worker) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let runs = try await topology.startListener(
+            "runs", ["session/cam0/left/", "--format", "json", "--count", "2"])
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
+        worker.signal(SIGKILL)
+        _ = await worker.waitForExit()
+        // After its lease, the session waits for a worker; then it is stopped.
+        var listed = ""
+        for _ in 0..<40 {
+            listed = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"]).output
+            if listed.contains("waiting") { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(listed.contains("waiting"), "\(listed)\n\(coordinator.diagnostics)")
+        let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0 && stop.output == "cam0/left stopped (run 1)", "\(stop)")
+        #expect(await runs.waitForExit(timeout: .seconds(20)) == 0, "\(runs.diagnostics)")
+        #expect(
+            runs.outputLines.first?.contains(#""type":"runStarted","run":"1""#) == true, "\(runs.outputLines)"
+        )
+        #expect(
+            runs.outputLines.last?.contains(
+                #""type":"runEnded","run":"1","camera":"cam0","session":"left","reason":"stopped""#)
+                == true, "\(runs.outputLines)")
+        #expect(
+            coordinator.errorText.contains("cam0/left: run 1 ended (stopped) with no live worker hosting it"))
+    }
+}
+
 /// The Python client (`kinesia.control`) commands the same coordinator as `kinesia session`.
 @Suite(.serialized, .tags(.process))
 struct PythonControlClientTests {
