@@ -40,7 +40,9 @@ struct SessionStartsTests {
         let starts = try SessionStarts(state: state)
         try starts.save(camera: "cam0", sessions: sessions, segments: [PoseSegment(stream: poses, first: 3)])
         #expect(
-            starts.origin(camera: "cam0", sessions: sessions).map { [$0.stream.rawValue, $0.sequence] } == [
+            (try starts.loadWithOrigin(camera: "cam0", sessions: sessions).origin).map {
+                [$0.stream.rawValue, $0.sequence]
+            } == [
                 0xABCD, 3,
             ])
         try starts.save(
@@ -49,11 +51,13 @@ struct SessionStartsTests {
         #expect(
             try starts.load(camera: "cam0", sessions: sessions) == [PoseSegment(stream: poses, first: 900)])
         #expect(
-            starts.origin(camera: "cam0", sessions: sessions).map { [$0.stream.rawValue, $0.sequence] } == [
+            (try starts.loadWithOrigin(camera: "cam0", sessions: sessions).origin).map {
+                [$0.stream.rawValue, $0.sequence]
+            } == [
                 0xABCD, 3,
             ])
-        #expect(starts.origin(camera: "cam0", sessions: [StreamID(0x2222)]) == nil)
-        #expect(starts.origin(camera: "cam9", sessions: sessions) == nil)
+        #expect(try starts.loadWithOrigin(camera: "cam0", sessions: [StreamID(0x2222)]).origin == nil)
+        #expect(try starts.loadWithOrigin(camera: "cam9", sessions: sessions).origin == nil)
     }
 
     /// The one file per camera of earlier versions is still read, for its own sessions only.

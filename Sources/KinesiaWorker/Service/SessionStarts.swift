@@ -44,6 +44,15 @@ struct SessionStarts {
 
     /// The segments recorded for `camera`, when they were recorded for these `sessions`.
     func load(camera: String, sessions: [StreamID]) throws(WorkerStateError) -> [PoseSegment] {
+        try loadWithOrigin(camera: camera, sessions: sessions).segments
+    }
+
+    /// ``load(camera:sessions:)``, with the first pose the sessions analysed (`"origin"`, which
+    /// checkpoints never move; the first segment's start in a file written before it was kept),
+    /// `nil` when none is recorded for these `sessions`.
+    func loadWithOrigin(camera: String, sessions: [StreamID]) throws(WorkerStateError) -> (
+        segments: [PoseSegment], origin: (stream: StreamID, sequence: UInt64)?
+    ) {
         var name = Self.fileName(camera: camera, sessions: sessions)
         let bytes: [UInt8]
         var skippedLines: [UInt8] = []
@@ -52,7 +61,7 @@ struct SessionStarts {
             if try opened.checkEntry(name) == nil {
                 // The one file per camera of earlier versions, used when its sessions are these.
                 name = camera + ".json"
-                guard try opened.checkEntry(name) != nil else { return [] }
+                guard try opened.checkEntry(name) != nil else { return ([], nil) }
             }
             let file = try opened.openFile(name, .read)
             bytes = (try? file.read(upTo: 1 << 24, at: 0)) ?? []
@@ -69,7 +78,7 @@ struct SessionStarts {
             let recorded = try fields.strings("sessions").compactMap { (text: String) -> StreamID? in
                 UInt64(text, radix: 16).map { StreamID($0) }
             }
-            guard recorded == sessions else { return [] }
+            guard recorded == sessions else { return ([], nil) }
             var segments: [PoseSegment] = []
             for (index, value) in try fields.array("segments").enumerated() {
                 let item = try JSONFields(
@@ -104,36 +113,21 @@ struct SessionStarts {
                 segments.append(
                     PoseSegment(stream: StreamID(stream), first: first, last: last, skipped: skipped))
             }
-            return Self.merging(skippedLines: skippedLines, into: segments)
+            var origin = segments.first.map { ($0.stream, $0.first) }
+            if fields.has("origin") {
+                let item = try fields.object("origin")
+                try item.rejectUnknownKeys(allowed: ["stream", "first"])
+                guard let stream = UInt64(try item.string("stream"), radix: 16), stream != 0,
+                    let first = Self.sequence(try item.value("first"))
+                else { throw item.error("origin", "\"origin\" holds a stream and a first sequence number") }
+                origin = (StreamID(stream), first)
+            }
+            return (Self.merging(skippedLines: skippedLines, into: segments), origin)
         } catch {
             throw WorkerStateError(
                 "\(directory)/\(name) is not a record of session starts (\(error)): remove it or give --new-session"
             )
         }
-    }
-
-    /// The first pose the sessions analysed (`"origin"`, which checkpoints never move; the first
-    /// segment's start in a file written before it was kept), `nil` when none is recorded for
-    /// these `sessions`.
-    func origin(camera: String, sessions: [StreamID]) -> (stream: StreamID, sequence: UInt64)? {
-        let name = Self.fileName(camera: camera, sessions: sessions)
-        guard let opened = try? PrivateDirectory.open(directory, creating: false),
-            (try? opened.checkEntry(name)) != nil, let file = try? opened.openFile(name, .read),
-            let bytes = try? file.read(upTo: 1 << 24, at: 0),
-            let fields = try? JSONFields(JSONParser.parse(bytes: bytes), what: "session starts")
-        else { return nil }
-        let recorded = (try? fields.strings("sessions"))?.compactMap {
-            UInt64($0, radix: 16).map { StreamID($0) }
-        }
-        guard recorded == sessions else { return nil }
-        let item =
-            fields.has("origin")
-            ? try? fields.object("origin")
-            : (try? fields.array("segments"))?.first.flatMap { try? JSONFields($0, what: "a segment") }
-        guard let item, let stream = (try? item.string("stream")).flatMap({ UInt64($0, radix: 16) }),
-            let value = try? item.value("first"), let first = Self.sequence(value)
-        else { return nil }
-        return (StreamID(stream), first)
     }
 
     /// A sequence number: a decimal string (every `UInt64`) or, as earlier versions wrote it,

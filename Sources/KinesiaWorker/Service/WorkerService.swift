@@ -641,8 +641,9 @@ public struct WorkerService: Sendable {
         var segments: [String: [PoseSegment]] = [:]
         var origins: [String: (stream: StreamID, sequence: UInt64)] = [:]
         for (camera, streams) in streamsByCamera where resumedByCamera[camera] == true {
-            segments[camera] = try starts.load(camera: camera, sessions: streams)
-            origins[camera] = starts.origin(camera: camera, sessions: streams)
+            let loaded = try starts.loadWithOrigin(camera: camera, sessions: streams)
+            segments[camera] = loaded.segments
+            origins[camera] = loaded.origin
             if let recorded = segments[camera], !recorded.isEmpty {
                 log.info(
                     "\(camera): replaying the sessions' poses from \(recorded.map(\.description).joined(separator: ", "))"
