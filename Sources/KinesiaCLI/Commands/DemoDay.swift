@@ -145,13 +145,16 @@ struct DemoDay: Sendable {
         } catch {
             return "camera \(camera): \(error)"
         }
+        // The camera waits for its first subscriber (the worker, through the broker), as
+        // `kinesia ingest` does: a pose sent before the subscription reaches a new publisher is
+        // dropped by ZeroMQ, and the patient's runs would begin at its second pose.
         var journal = JournalOptions()
         journal.state = state + "/camera-\(patient.reference)"
         let service = IngestService(
             IngestService.Configuration(
                 process: BusProcessIdentity(bus: bus, name: "ingest-\(camera)"), topic: topic,
                 pace: .recording,
-                waitSeconds: 0, source: source, loop: true, journal: journal, environment: [:]),
+                waitSeconds: 10, source: source, loop: true, journal: journal, environment: [:]),
             source: poses, log: log)
         let cameraStop = StopToken()
         let finished = DispatchSemaphore(value: 0)
