@@ -303,7 +303,7 @@ let package = Package(
             name: "KinesiaIngestTests",
             dependencies: [
                 "KinesiaIngest", "KinesiaMotion", "KinesiaService", "KinesiaSystem", "KinesiaTestSupport",
-                "KinesiaBus", "KinesiaClient", "KinesiaWire", "KinesiaPublishJournal",
+                "KinesiaBus", "KinesiaClient", "KinesiaWire", "KinesiaPublishJournal", "KinesiaJournal",
             ],
             swiftSettings: strictSettings),
         .testTarget(

@@ -30,7 +30,9 @@ public struct AnalyzeCommand: ParsableCommand {
             or video:PATH for a video through the pose detector (--mirrored, --roi X0,Y0,X1,Y1: the \
             poses 'kinesia ingest --source video:PATH' sends), or journal:PATH[,camera=ID] for a \
             camera's pose journal (what an ingest sent: a stream directory, or a state directory \
-            holding one camera's stream; with camera=ID, that camera's newest). --exercise-file F \
+            holding one camera's stream; with camera=ID, that camera's newest; with stream=ID, \
+            that stream; first=N and last=N keep the poses of those sequence numbers and between: \
+            a run's, from its runEnded's firstPose and lastPose). --exercise-file F \
             analyses with changed thresholds: {"exercise":ID, "reps":{"start","end","minPeak"} or \
             "hold":{"threshold","seconds"}, "formRules":{FAULT:LIMIT}, "sessionRules":{...}}, read \
             strictly (FILE:LINE:COLUMN errors).
@@ -48,7 +50,7 @@ public struct AnalyzeCommand: ParsableCommand {
                 "file", \.file,
                 help:
                     "A JSON Lines recording, a folder of OpenPose JSON frames, sim:EXERCISE, video:PATH or "
-                    + "journal:PATH[,camera=ID]."),
+                    + "journal:PATH[,camera=ID][,stream=ID][,first=N][,last=N]."),
             .option(
                 "exercise", \.exercise, valueName: "id", help: "The catalog exercise (or --exercise-file)."),
             .option(
