@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The control plane's command latency: how long `kinesia session start` waits for "started"
-(request sent -> the worker's confirmation answered), stop and reset the same, and list, on the
+(request sent -> the worker's confirmation answered), stop and reset the same, and list, and
+how long from a start's or reset's request to its run's `runStarted` on `session/cam0/left/`
+(what an application sees of the run: "start to runStarted", "reset to runStarted"), on the
 real `kinesia coordinator` and a `kinesia worker --pool` on a fresh IPC bus, with a camera
 publishing (as a clinic's site is). Also the coordinator's rate of answers to a flood of list
 requests from one client (requests in flight, no waiting between them).
@@ -47,6 +49,7 @@ def wait_for(path, process, what):
 
 def main():
     from kinesia.control import ControlClient, decode_answer, encode_request
+    from kinesia.wire import decode_message
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)
@@ -82,8 +85,27 @@ def main():
                 raise RuntimeError("no pool worker joined")
             time.sleep(0.2)
         client.stop("cam9/probe")
-        latencies = {"start": [], "reset": [], "stop": [], "list": []}
+        import zmq
+        runs = zmq.Context.instance().socket(zmq.SUB)
+        runs.setsockopt(zmq.LINGER, 0)
+        runs.setsockopt(zmq.SUBSCRIBE, b"session/cam0/left/")
+        runs.connect(f"ipc://{bus}/sub.sock")
+        time.sleep(0.5)
+
+        def run_started(run, began):
+            """The time from `began` to the runStarted of `run` (None: not within 10 s)."""
+            deadline = began + 10
+            while runs.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+                topic, payload = runs.recv_multipart()
+                record = json.loads(decode_message(topic, payload)["json"])
+                if record.get("type") == "runStarted" and record.get("run") == str(run):
+                    return time.monotonic() - began
+            return None
+
+        latencies = {"start": [], "reset": [], "stop": [], "list": [], "start to runStarted": [],
+                     "reset to runStarted": []}
         outcomes = {}
+        unannounced = 0
         for _ in range(args.rounds):
             for command, call in (("start", lambda: client.start("cam0/left", exercise="squat", side="left")),
                                   ("reset", lambda: client.reset("cam0/left")),
@@ -93,6 +115,13 @@ def main():
                 answer = call()
                 latencies[command].append(time.monotonic() - began)
                 outcomes[answer.outcome] = outcomes.get(answer.outcome, 0) + 1
+                if command in ("start", "reset") and answer.run is not None:
+                    announced = run_started(answer.run, began)
+                    if announced is None:
+                        unannounced += 1
+                    else:
+                        latencies[command + " to runStarted"].append(announced)
+        runs.close()
         for command, samples in latencies.items():
             print(json.dumps(summary(command, samples)), flush=True)
 
@@ -114,7 +143,7 @@ def main():
         socket.close()
         print(json.dumps({"bench": "control", "command": "list flood", "sent": args.flood, "answered": answered,
                           "answers_per_s": round(answered / seconds)}), flush=True)
-        print(json.dumps({"summary": "control", "outcomes": outcomes,
+        print(json.dumps({"summary": "control", "outcomes": outcomes, "runs_not_announced": unannounced,
                           "coordinator_running": coordinator.poll() is None}), flush=True)
     finally:
         for process in reversed(processes):

@@ -243,42 +243,6 @@ public final class SocketEventStream: Sendable {
     }
 }
 
-/// Wakes a thread blocked in ``Poller/poll(timeout:)`` from any other thread: a connected pair
-/// of inproc PAIR sockets, the sending one behind a lock.
-final class ThreadWaker: Sendable {
-    private let sender: Mutex<ZMQSocket?>
-
-    private init(sender: sending ZMQSocket) {
-        self.sender = Mutex(sender)
-    }
-
-    /// The waker, and the receiver to poll on the woken thread.
-    static func make(context: ZMQContext) throws(ZMQError) -> (ThreadWaker, ZMQSocket) {
-        let endpoint = uniqueInprocEndpoint("waker")
-        let receiver = try ZMQSocket(.pair, context: context)
-        try receiver.bind(endpoint)
-        let sender = try ZMQSocket(.pair, context: context)
-        try sender.connect(endpoint)
-        return (ThreadWaker(sender: sender), receiver)
-    }
-
-    /// Sends one wake-up, never blocking (one pending wake-up is enough).
-    func wake() {
-        sender.withLock { socket in
-            _ = try? socket?.trySend([[]])
-        }
-    }
-
-    /// Closes the sender (called by the woken thread as it ends, so that the context can
-    /// terminate without waiting for this object).
-    func close() {
-        sender.withLock { socket in
-            socket?.close()
-            socket = nil
-        }
-    }
-}
-
 /// Moves a value that is not `Sendable` into another thread. The module's own invariant: the
 /// sending side never touches the value again, and ``take()`` is called once, on the receiving
 /// thread (libzmq sockets may migrate between threads with a memory barrier, which the thread

@@ -39,6 +39,8 @@ final class ReplayGate: Sendable {
     private final class Shared: Sendable {
         let counts = Mutex(Counts())
         let stopping = Atomic<Bool>(false)
+        /// Wakes the gate's poll on ``ReplayGate/stop()`` (set before the initializer returns).
+        let waker = Mutex<ThreadWaker?>(nil)
     }
 
     private let shared = Shared()
@@ -62,11 +64,15 @@ final class ReplayGate: Sendable {
             defer { group.leave() }
             let zap: ZMQSocket
             let monitor: SocketMonitor
+            let wakeReceiver: ZMQSocket
             do throws(ZMQError) {
                 zap = try ZMQSocket(.rep, context: context, linger: .zero)
                 do throws(ZMQError) {
                     try zap.bind(ZAPHandler.endpoint)
                     monitor = try SocketMonitor(endpoint: events, context: context)
+                    let (waker, receiver) = try ThreadWaker.make(context: context)
+                    shared.waker.withLock { $0 = waker }
+                    wakeReceiver = receiver
                 } catch {
                     zap.close()
                     throw error
@@ -77,9 +83,16 @@ final class ReplayGate: Sendable {
                 return
             }
             ready.signal()
-            Self.run(zap: zap, monitor: monitor, connections: connections, shared: shared)
+            Self.run(
+                zap: zap, monitor: monitor, wakeReceiver: wakeReceiver, connections: connections,
+                shared: shared)
             monitor.close()
             zap.close()
+            wakeReceiver.close()
+            shared.waker.withLock { waker in
+                waker?.close()
+                waker = nil
+            }
         }
         thread.name = "kinesia.replay-gate"
         thread.start()
@@ -97,17 +110,21 @@ final class ReplayGate: Sendable {
     /// What the gate counted so far.
     var counts: Counts { shared.counts.withLock { $0 } }
 
-    /// Stops answering and waits for the thread (within about 100 ms). Safe more than once.
-    /// Stop the ROUTER's monitoring before: its monitor must not write to a reader that is gone.
+    /// Stops answering and waits for the thread (woken at once: the time of one turn of its
+    /// loop). Safe more than once. Stop the ROUTER's monitoring before: its monitor must not
+    /// write to a reader that is gone.
     func stop() {
         shared.stopping.store(true, ordering: .releasing)
+        shared.waker.withLock { $0?.wake() }
         finished.wait()
     }
 
     /// The gate's loop: the monitor's events first (so the table knows who left), then every
-    /// ZAP request waiting, then the actions; at least every 100 ms for the heap's return.
+    /// ZAP request waiting, then the actions; at least every 100 ms for the heap's return, and
+    /// at once when woken to stop.
     private static func run(
-        zap: ZMQSocket, monitor: SocketMonitor, connections: ReplayConnections, shared: Shared
+        zap: ZMQSocket, monitor: SocketMonitor, wakeReceiver: ZMQSocket, connections: ReplayConnections,
+        shared: Shared
     ) {
         var table = connections
         let clock = ContinuousClock()
@@ -116,6 +133,7 @@ final class ReplayGate: Sendable {
         var poller = Poller()
         poller.add(zap, for: .readable)
         poller.add(monitor.eventSocket, for: .readable)
+        poller.add(wakeReceiver, for: .readable)
         while !shared.stopping.load(ordering: .acquiring) {
             do {
                 _ = try poller.poll(timeout: .milliseconds(100))
