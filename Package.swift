@@ -53,7 +53,10 @@ let package = Package(
             swiftSettings: strictSettings),
         // The session report: one self-contained HTML page with inline SVG. Pure: values in, text out.
         .target(
-            name: "KinesiaReport", dependencies: ["KinesiaMotion", "KinesiaAnalytics"],
+            name: "KinesiaReport",
+            dependencies: [
+                "KinesiaMotion", "KinesiaAnalytics", "KinesiaStore", "KinesiaControl", "KinesiaJSON",
+            ],
             swiftSettings: strictSettings),
         // Topics and the versioned wire format: pure Swift, no sockets.
         .target(
@@ -209,7 +212,16 @@ let package = Package(
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
                 "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder", "KinesiaListen",
-                "KinesiaControl", "KinesiaCoordinator",
+                "KinesiaControl", "KinesiaCoordinator", "KinesiaDemo",
+            ],
+            swiftSettings: strictSettings),
+        // kinesia demo's long-running part: the site under its supervisor and the clinic's day.
+        .target(
+            name: "KinesiaDemo",
+            dependencies: [
+                "KinesiaMotion", "KinesiaClient", "KinesiaControl", "KinesiaIngest", "KinesiaPublishJournal",
+                "KinesiaService", "KinesiaStore", "KinesiaSystem", "KinesiaWire", "KinesiaSupervisor",
+                "KinesiaVoice", "KinesiaReport", "KinesiaAnalytics", "KinesiaJSON",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -281,7 +293,7 @@ let package = Package(
                 "KinesiaCLI", "KinesiaClient", "KinesiaSystem", "KinesiaAnalytics", "KinesiaStore",
                 "KinesiaTestSupport", "KinesiaWorker", "KinesiaBroker", "KinesiaJSON", "KinesiaSupervisor",
                 "KinesiaService", "KinesiaCueConsumers", "KinesiaPublishJournal", "KinesiaIngest",
-                "KinesiaRecorder", "KinesiaListen", "KinesiaControl",
+                "KinesiaRecorder", "KinesiaListen", "KinesiaControl", "KinesiaDemo",
             ],
             swiftSettings: strictSettings),
         .testTarget(

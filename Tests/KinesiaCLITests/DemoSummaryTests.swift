@@ -6,6 +6,7 @@ import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaCLI
+@testable import KinesiaDemo
 
 /// The demo's options, its output directory and the summary of what its consumers made (no
 /// process: values in, lines out).
@@ -51,13 +52,13 @@ struct DemoSummaryTests {
         try output.prepare()  // empty: fine
         try FileManager.default.createDirectory(atPath: output.voice, withIntermediateDirectories: false)
         #expect(
-            throws: CLIError.failure(
+            throws: DemoError.failure(
                 "\(root)/a/b already holds a demo's output (voice): give another --out DIR")
         ) {
             try output.prepare()
         }
         try Data().write(to: URL(fileURLWithPath: root + "/file"))
-        #expect(throws: CLIError.failure("--out \(root)/file is not a directory")) {
+        #expect(throws: DemoError.failure("--out \(root)/file is not a directory")) {
             try DemoOutput(directory: root + "/file").prepare()
         }
     }
@@ -65,7 +66,7 @@ struct DemoSummaryTests {
     @Test func theTopologyRunsTheCoordinatorAPoolWorkerTheRecorderAndTheVoice() throws {
         var demo = try DemoCommand.parse(["--seed", "3", "--exercise", "squat", "--language", "pt-BR"])
         let output = DemoOutput(directory: "/home/ana/out")
-        var topology = demo.topology(bus: "/tmp/bus", output: output)
+        var topology = demo.site.topology(bus: "/tmp/bus", output: output)
         try topology.validate()
         let commands = Dictionary(uniqueKeysWithValues: topology.processes.map { ($0.name, $0.command) })
         #expect(topology.processes.map(\.name) == ["broker", "coordinator", "worker", "record", "voice"])
@@ -82,11 +83,11 @@ struct DemoSummaryTests {
         let coordinator = try #require(topology.processes.firstIndex { $0.name == "coordinator" })
         #expect(topology.startDependencies()[worker].contains(coordinator))
         // Two patients, one seed each.
-        #expect(demo.patients.map(\.reference) == ["demo-a", "demo-b"])
-        #expect(demo.patients.map(\.seed) == [3, 4])
+        #expect(demo.site.patients.map(\.reference) == ["demo-a", "demo-b"])
+        #expect(demo.site.patients.map(\.seed) == [3, 4])
 
         demo.speak = true
-        topology = demo.topology(bus: "/tmp/bus", output: output)
+        topology = demo.site.topology(bus: "/tmp/bus", output: output)
         #expect(topology.processes.first { $0.name == "voice-aloud" }?.command == voice)
     }
 

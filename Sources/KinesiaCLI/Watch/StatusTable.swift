@@ -1,5 +1,6 @@
 import KinesiaJSON
 import KinesiaMotion
+import KinesiaReport
 public import KinesiaWire
 
 /// The table `kinesia status` prints: one row per live process, from its latest health report.

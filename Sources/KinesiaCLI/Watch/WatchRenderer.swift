@@ -2,6 +2,7 @@ import Foundation
 import KinesiaControl
 import KinesiaJSON
 public import KinesiaMotion
+import KinesiaReport
 import KinesiaWire
 
 /// Turns a ``WatchState`` into the lines of `kinesia watch`: pure functions of the state, the
@@ -328,9 +329,7 @@ public enum WatchRenderer {
 
     static func label(_ name: String) -> String { "  " + name.padded(10) }
 
-    static func count(_ value: Int, _ noun: String) -> String {
-        "\(value) \(noun)" + (value == 1 ? "" : noun.hasSuffix("s") ? "es" : "s")
-    }
+    static func count(_ value: Int, _ noun: String) -> String { TextFigures.count(value, noun) }
 
     static func describe(_ timed: WatchState.TimedEvent) -> String {
         var text = timed.event.name
@@ -361,14 +360,12 @@ public enum WatchRenderer {
     static func degrees(_ value: Double) -> String { number(value, 0) + "°" }
 
     /// `87.4°`.
-    static func degrees1(_ value: Double) -> String { number(value, 1) + "°" }
+    static func degrees1(_ value: Double) -> String { TextFigures.degrees1(value) }
 
     /// `12.4 s`.
-    static func seconds(_ value: Double) -> String { number(value, 1) + " s" }
+    static func seconds(_ value: Double) -> String { TextFigures.seconds(value) }
 
-    static func number(_ value: Double, _ decimals: Int) -> String {
-        value.isFinite ? String(format: "%.\(decimals)f", value) : "-"
-    }
+    static func number(_ value: Double, _ decimals: Int) -> String { TextFigures.number(value, decimals) }
 
     /// `12 s`, `3 m 05 s`, `2 h 03 m`.
     static func duration(_ seconds: Double) -> String {
@@ -381,22 +378,4 @@ public enum WatchRenderer {
     }
 
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-}
-
-extension String {
-    /// Padded with spaces on the right to `width` characters (never cut).
-    func padded(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
-    }
-
-    /// Padded with spaces on the left to `width` characters (never cut).
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
-
-    func droppingTrailingSpaces() -> String {
-        var copy = self
-        while copy.last == " " { copy.removeLast() }
-        return copy
-    }
 }

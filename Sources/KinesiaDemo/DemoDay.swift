@@ -18,13 +18,19 @@ import Synchronization
 /// time; then its sessions are stopped (each run ends with its summary). The demo plays the
 /// camera itself once the runs are confirmed, so each run begins at its camera's first pose and
 /// the same seeds give the same runs.
-struct DemoDay: Sendable {
+public struct DemoDay: Sendable {
     /// A patient of the day: the reference the clinic gives, and the simulation's seed.
-    struct Patient: Hashable, Sendable {
+    public struct Patient: Hashable, Sendable {
         /// `demo-a`.
-        var reference: String
+        public var reference: String
         /// The seed of the patient's simulation.
-        var seed: Int
+        public var seed: Int
+
+        /// A patient.
+        public init(reference: String, seed: Int) {
+            self.reference = reference
+            self.seed = seed
+        }
     }
 
     /// The sessions each patient's camera feeds.
@@ -32,7 +38,7 @@ struct DemoDay: Sendable {
         ("left", .left), ("right", .right), ("analytics", .analytics),
     ]
     /// The pool of the demo's worker.
-    static let pool = "demo"
+    public static let pool = "demo"
 
     /// The bus.
     let bus: BusAddress

@@ -1,0 +1,112 @@
+import Foundation
+public import KinesiaClient
+public import KinesiaService
+import KinesiaSupervisor
+public import KinesiaSystem
+import Synchronization
+
+/// `kinesia demo`'s long-running part: the site's processes under a ``Supervisor`` (as `kinesia
+/// up` runs them) and the clinic's day on it (``DemoDay``), until the day ends, a process of
+/// the site fails for good, or a signal stops it.
+///
+/// A signal stops the day (its runs stay open) and shuts the site down gracefully: every child
+/// is reaped before ``run(signals:)`` returns, the broker last. The live view and the summary
+/// are the command's.
+///
+/// ```swift
+/// let service = DemoService(site: site, bus: bus, busDirectory: path, output: output, log: log) { print($0) }
+/// let outcome = await service.run(signals: SignalStream([.interrupt, .terminate]))
+/// ```
+public struct DemoService: Sendable {
+    /// How the day ended.
+    public struct Outcome: Sendable {
+        /// The site's exit status: 0 when every process ended well.
+        public var status: Int32
+        /// What stopped the day early, if anything but a signal.
+        public var dayFailure: String?
+        /// The signal that stopped the demo early, if one did.
+        public var interruptedBy: ProcessSignal?
+    }
+
+    /// The day and its site.
+    public let site: DemoSite
+    /// The bus of the site.
+    public let bus: BusAddress
+    /// The bus directory (the site's state goes in its `state/`).
+    public let busDirectory: String
+    /// Where the consumers keep what they make.
+    public let output: DemoOutput
+    /// The log of the demo's own camera.
+    public let log: Logger
+    /// Tells the demo's reader what happens, a line at a time.
+    public let tell: @Sendable (String) -> Void
+
+    /// A demo of `site` on the bus `busDirectory`.
+    public init(
+        site: DemoSite, bus: BusAddress, busDirectory: String, output: DemoOutput, log: Logger,
+        tell: @escaping @Sendable (String) -> Void
+    ) {
+        self.site = site
+        self.bus = bus
+        self.busDirectory = busDirectory
+        self.output = output
+        self.log = log
+        self.tell = tell
+    }
+
+    /// Runs the site and the day until the day ends and every process has been reaped.
+    ///
+    /// - Parameter signals: Stops the demo early (the first signal: gracefully).
+    public func run(signals: SignalStream) async -> Outcome {
+        let tell = self.tell
+        let topology = site.topology(bus: busDirectory, output: output)
+        let supervisor = Supervisor(topology: topology) { event in tell("\(event)") }
+        let day = DemoDay(
+            bus: bus, camera: DemoSite.camera, exercise: site.exercise, patients: site.patients,
+            secondsEach: site.seconds / 2, state: busDirectory + "/state", database: output.database,
+            log: log,
+            say: tell)
+        let interrupted = StopToken()
+        let dayFailure = DemoDay.FailureBox()
+        let status = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask {
+                for await signal in signals {
+                    interrupted.request(signal)
+                    supervisor.requestShutdown(signal: signal)
+                }
+                return nil
+            }
+            group.addTask {
+                // The day, then the end of the site.
+                let failure = await Self.onThread { day.run(stop: interrupted) {} }
+                if let failure {
+                    tell("the day stopped: \(failure)")
+                    dayFailure.value.withLock { $0 = failure }
+                }
+                supervisor.requestShutdown()
+                return nil
+            }
+            group.addTask { await supervisor.run() }
+            var status: Int32 = 1
+            while let result = await group.next() {
+                if let result {
+                    status = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return status
+        }
+        return Outcome(
+            status: status, dayFailure: dayFailure.value.withLock { $0 }, interruptedBy: interrupted.signal)
+    }
+
+    /// Runs `body` on a thread of its own (the day's sockets block and stay on one thread).
+    private static func onThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.name = "kinesia.demo.day"
+            thread.start()
+        }
+    }
+}
