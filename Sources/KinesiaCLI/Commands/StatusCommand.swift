@@ -1,4 +1,3 @@
-import KinesiaBus
 import KinesiaClient
 import KinesiaService
 import KinesiaSystem
@@ -51,7 +50,7 @@ public struct StatusCommand: ParsableCommand {
         let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let wait = Duration.seconds(double: self.wait)
         let reports = try await BusProcess.run(context: context) { stop in
-            try Self.collect(bus: bus, for: wait, stop: stop)
+            try HealthCollector.collect(bus: bus, for: wait) { stop.isRequested }
         }
         guard !reports.isEmpty else {
             throw CLIError.failure(
@@ -60,27 +59,5 @@ public struct StatusCommand: ParsableCommand {
         }
         let lines = StatusTable.render(reports)
         context.standardOutput.write(lines.joined(separator: "\n") + "\n")
-    }
-
-    /// The latest report of every process heard within `duration`.
-    static func collect(bus: BusAddress, for duration: Duration, stop: StopToken) throws -> [HealthReport] {
-        let zmq = try ZMQContext()
-        defer { zmq.terminate() }
-        let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: [.kind(.health)])
-        defer { subscriber.close() }
-        let clock = ContinuousClock()
-        let deadline = clock.now + duration
-        var reports: [String: HealthReport] = [:]
-        while !stop.isRequested {
-            let left = clock.now.duration(to: deadline)
-            guard left > .zero else { break }
-            guard let delivery = try subscriber.receive(timeout: min(left, .milliseconds(100))) else {
-                continue
-            }
-            if case .message(let message, _) = delivery, case .health(let report) = message.body {
-                reports[message.topic.process ?? report.process] = report
-            }
-        }
-        return Array(reports.values)
     }
 }
