@@ -1,5 +1,4 @@
 import CKinesiaEvdev
-import Glibc
 import KinesiaSystem
 
 /// The system calls of force feedback, injectable: ``EvdevDevice`` makes them on a real
@@ -36,7 +35,7 @@ public struct EvdevDevice: ForceFeedbackIO, ~Copyable {
             let fd = descriptor.rawValue
             supported = try Errno.retryingOnInterrupt { kinesia_evdev_supports_rumble(fd) }
         } catch {
-            if error == Errno(rawValue: ENOTTY) || error == Errno(rawValue: EINVAL) {
+            if error == .notATerminal || error == .invalidArgument {
                 throw HapticDeviceError.notAnInputDevice(path)
             }
             throw HapticDeviceError.system(path, operation: "EVIOCGBIT(EV_FF)", error)

@@ -1,4 +1,3 @@
-import Glibc
 public import KinesiaSystem
 
 /// Why a haptic device cannot be used, in words a person can act on.
@@ -35,16 +34,8 @@ public enum HapticDeviceError: Error, Hashable, Sendable, CustomStringConvertibl
     static func opening(_ path: String, _ errno: Errno, group: String) -> HapticDeviceError {
         switch errno {
         case .noSuchFile: .noSuchDevice(path)
-        case Errno(rawValue: EACCES), Errno(rawValue: EPERM): .permissionDenied(path, group: group)
+        case .accessDenied, .notPermitted: .permissionDenied(path, group: group)
         default: .system(path, operation: "open", errno)
         }
     }
-}
-
-/// A device that plays patterns: a wearable on a serial port, or a force-feedback motor.
-public protocol HapticDevice: AnyObject {
-    /// Plays a pattern; returns once the device has it (a serial wearable plays it on its own
-    /// clock) or once it has been played (evdev, timed by the host).
-    /// - Throws: ``HapticDeviceError``.
-    func play(_ pattern: HapticPattern) throws(HapticDeviceError)
 }

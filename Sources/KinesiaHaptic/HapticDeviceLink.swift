@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaSystem
 
 /// Whether a haptic device is there and usable, and when to try it again: a value-type state
@@ -17,7 +16,7 @@ import KinesiaSystem
 /// link.tick(at: 0.2)                            // []
 /// link.tick(at: 0.5)                            // [.open]
 /// link.opened(at: 0.5)                          // [.report("... ready")]
-/// link.writeFailed(.system(path, operation: "write", Errno(rawValue: EIO)), at: 9)
+/// link.writeFailed(.system(path, operation: "write", .inputOutput), at: 9)
 ///                                               // [.close, .report("lost ...")]
 /// ```
 public struct HapticDeviceLink: Hashable, Sendable {
@@ -144,7 +143,7 @@ public struct HapticDeviceLink: Hashable, Sendable {
     /// The errors of a device that was unplugged: `EIO` (a hung-up terminal), `ENXIO`,
     /// `ENODEV`, and `EPIPE`.
     static let gone: Set<Errno> = [
-        Errno(rawValue: EIO), Errno(rawValue: ENXIO), Errno(rawValue: ENODEV), Errno(rawValue: EPIPE),
+        .inputOutput, .noSuchDevice, .noDevice, .brokenPipe,
     ]
 
     private static func summary(_ error: HapticDeviceError) -> String {

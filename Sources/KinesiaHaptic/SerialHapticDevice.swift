@@ -1,4 +1,3 @@
-import Glibc
 import KinesiaSystem
 
 /// A wearable on a serial port (USB or Bluetooth serial), driven with ``HapticLineProtocol``.
@@ -30,21 +29,12 @@ public final class SerialHapticDevice: HapticDevice {
         } catch {
             throw HapticDeviceError.opening(path, error, group: "dialout")
         }
-        let fd = descriptor.rawValue
-        guard isatty(fd) == 1 else { throw HapticDeviceError.notATerminal(path) }
-        guard let speed = Self.speed(baudRate) else {
-            throw HapticDeviceError.system(path, operation: "baud rate \(baudRate)", Errno(rawValue: EINVAL))
+        guard descriptor.isTerminal else { throw HapticDeviceError.notATerminal(path) }
+        guard FileDescriptor.isSupportedSerialSpeed(baudRate) else {
+            throw HapticDeviceError.system(path, operation: "baud rate \(baudRate)", .invalidArgument)
         }
-        var settings = termios()
         do {
-            try Errno.retryingOnInterrupt { tcgetattr(fd, &settings) }
-            cfmakeraw(&settings)
-            settings.c_cflag |= tcflag_t(CLOCAL | CREAD)
-            try Errno.retryingOnInterrupt { cfsetispeed(&settings, speed) }
-            try Errno.retryingOnInterrupt { cfsetospeed(&settings, speed) }
-            try Errno.retryingOnInterrupt { tcsetattr(fd, TCSANOW, &settings) }
-            let flags = try Errno.retryingOnInterrupt { fcntl(fd, F_GETFL) }
-            try Errno.retryingOnInterrupt { fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+            try descriptor.makeRawSerialLine(baudRate: baudRate)
         } catch {
             throw HapticDeviceError.system(path, operation: "setting up the terminal", error)
         }
@@ -53,9 +43,7 @@ public final class SerialHapticDevice: HapticDevice {
     }
 
     deinit {
-        let bytes = Array(HapticLineProtocol.stop.utf8)
-        let fd = descriptor.rawValue
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        try? descriptor.writeAll(Array(HapticLineProtocol.stop.utf8))
     }
 
     /// Sends the pattern's lines; the device plays them on its own clock.
@@ -64,35 +52,13 @@ public final class SerialHapticDevice: HapticDevice {
     }
 
     private func write(_ text: String) throws(HapticDeviceError) {
-        let bytes = Array(text.utf8)
-        let fd = descriptor.rawValue
-        var written = 0
-        while written < bytes.count {
-            do {
-                written += try Errno.retryingOnInterrupt {
-                    bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-                }
-            } catch {
-                throw HapticDeviceError.system(path, operation: "write", error)
-            }
+        do {
+            try descriptor.writeAll(Array(text.utf8))
+        } catch {
+            throw HapticDeviceError.system(path, operation: "write", error)
         }
     }
 
     /// Whether ``init(path:baudRate:)`` accepts this speed.
-    public static func isSupported(baudRate: Int) -> Bool { speed(baudRate) != nil }
-
-    /// The termios speed constant of a baud rate.
-    static func speed(_ baudRate: Int) -> speed_t? {
-        switch baudRate {
-        case 9600: speed_t(B9600)
-        case 19200: speed_t(B19200)
-        case 38400: speed_t(B38400)
-        case 57600: speed_t(B57600)
-        case 115_200: speed_t(B115200)
-        case 230_400: speed_t(B230400)
-        case 460_800: speed_t(B460800)
-        case 921_600: speed_t(B921600)
-        default: nil
-        }
-    }
+    public static func isSupported(baudRate: Int) -> Bool { FileDescriptor.isSupportedSerialSpeed(baudRate) }
 }

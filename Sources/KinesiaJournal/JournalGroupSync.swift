@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import KinesiaSystem
 import Synchronization
 
 /// Makes journal records durable off the thread that writes them: writers hand the files they
@@ -35,7 +35,7 @@ public final class JournalGroupSync: Sendable {
 
     deinit {
         stop()
-        for duplicate in pending.withLock({ Array($0.values) }) { close(duplicate) }
+        for duplicate in pending.withLock({ Array($0.values) }) { DescriptorSync.close(duplicate) }
     }
 
     /// The files synced so far.
@@ -49,8 +49,7 @@ public final class JournalGroupSync: Sendable {
     public func schedule(_ descriptor: Int32) {
         let already = pending.withLock { $0[descriptor] != nil }
         guard !already else { return }
-        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard duplicate >= 0 else {
+        guard let duplicate = DescriptorSync.duplicate(descriptor) else {
             failures.add(1, ordering: .relaxed)
             return
         }
@@ -58,7 +57,7 @@ public final class JournalGroupSync: Sendable {
             defer { table[descriptor] = duplicate }
             return table[descriptor]
         }
-        if let replaced { close(replaced) }
+        if let replaced { DescriptorSync.close(replaced) }
     }
 
     /// Starts the syncing thread.
@@ -82,12 +81,11 @@ public final class JournalGroupSync: Sendable {
             return Array(table.values)
         }
         for duplicate in due {
-            if fdatasync(duplicate) == 0 {
+            if DescriptorSync.syncAndClose(duplicate) {
                 count.add(1, ordering: .relaxed)
             } else {
                 failures.add(1, ordering: .relaxed)
             }
-            close(duplicate)
         }
     }
 

@@ -45,6 +45,23 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// `EDQUOT`: the user's disk quota is exceeded.
     public static let quotaExceeded = Errno(rawValue: EDQUOT)
 
+    /// `EIO`: an input/output error (a hung-up terminal).
+    public static let inputOutput = Errno(rawValue: EIO)
+    /// `ENXIO`: no such device or address.
+    public static let noSuchDevice = Errno(rawValue: ENXIO)
+    /// `ENODEV`: no such device (an unplugged USB device).
+    public static let noDevice = Errno(rawValue: ENODEV)
+    /// `EPIPE`: the other end is gone.
+    public static let brokenPipe = Errno(rawValue: EPIPE)
+    /// `ENOTTY`: not a terminal, or an `ioctl` the device does not know.
+    public static let notATerminal = Errno(rawValue: ENOTTY)
+    /// `EINVAL`: an invalid argument.
+    public static let invalidArgument = Errno(rawValue: EINVAL)
+    /// `EACCES`: permission denied.
+    public static let accessDenied = Errno(rawValue: EACCES)
+    /// `EPERM`: operation not permitted.
+    public static let notPermitted = Errno(rawValue: EPERM)
+
     /// The value of `errno` now.
     public static var current: Errno { Errno(rawValue: errno) }
 
