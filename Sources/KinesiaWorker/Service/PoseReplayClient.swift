@@ -53,8 +53,6 @@ final class PoseReplayClient {
     private var pending: [String: Pending] = [:]
     private var nextID: UInt32 = 1
     private var frames: [[UInt8]] = []
-    /// Failures found when a server's announcements stopped, for the next ``receive(now:)``.
-    private var expired: [Reply] = []
     /// Replies that could not be read.
     private(set) var malformedReplies = 0
 
@@ -155,8 +153,7 @@ final class PoseReplayClient {
 
     /// The replies waiting now, and the requests whose time is up.
     func receive(now: Duration) -> [Reply] {
-        var replies: [Reply] = expired
-        expired = []
+        var replies: [Reply] = []
         for dealer in dealers.values {
             var budget = 4096
             while budget > 0, (try? dealer.tryReceive(into: &frames)) == true {
@@ -193,7 +190,8 @@ final class PoseReplayClient {
                 }
             }
         }
-        expire(now: now)
+        // A server gone: its requests fail now, not at the next turn.
+        replies += expire(now: now)
         for (camera, waiting) in pending {
             let waited = now - waiting.since
             if waiting.endpoint == nil,
@@ -211,20 +209,24 @@ final class PoseReplayClient {
     }
 
     /// Forgets the servers not announced for ``announcementExpiry`` and closes their sockets.
-    private func expire(now: Duration) {
+    ///
+    /// - Returns: The failures of the requests they held.
+    private func expire(now: Duration) -> [Reply] {
         let gone = endpoints.filter { now - $0.value.at >= announcementExpiry }
-        guard !gone.isEmpty else { return }
+        guard !gone.isEmpty else { return [] }
         for stream in gone.keys { endpoints[stream] = nil }
         let live = Set(endpoints.values.map(\.endpoint))
         for (endpoint, dealer) in dealers where !live.contains(endpoint) {
             dealer.close()
             dealers[endpoint] = nil
         }
+        var failures: [Reply] = []
         for (camera, waiting) in pending where waiting.endpoint.map({ !live.contains($0) }) ?? false {
             // Its server is gone: no answer is coming.
             pending[camera] = nil
-            expired.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
+            failures.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
         }
+        return failures
     }
 
     /// Closes the sockets.
