@@ -118,47 +118,14 @@ public struct BusMessages: AsyncSequence, Sendable {
         return Iterator(messages: stream.makeAsyncIterator(), receiver: receiver, failure: nil)
     }
 
-    /// Reads the values that the receiving thread yields.
-    ///
-    /// Releasing the iterator (leaving the `for` loop) or cancelling its task stops the thread
-    /// and closes the socket.
-    public struct Iterator: AsyncIteratorProtocol {
-        private var messages: AsyncStream<BusMessage>.Iterator
-        private let receiver: BusReceiver?
-        private var failure: ZMQError?
-
-        init(messages: AsyncStream<BusMessage>.Iterator, receiver: BusReceiver?, failure: ZMQError?) {
-            self.messages = messages
-            self.receiver = receiver
-            self.failure = failure
-        }
-
-        /// The next value; `nil` once the consumer's task is cancelled.
-        /// - Throws: ``ZMQError`` when the socket could not be made or failed (once, after the
-        ///   values received before).
-        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(ZMQError)
-            -> BusMessage?
-        {
-            if let message = await messages.next(isolation: actor) { return message }
-            if let error = failure ?? receiver?.takeFailure() {
-                failure = nil
-                throw error
-            }
-            return nil
-        }
-
-        /// The next value; `nil` once the consumer's task is cancelled.
-        /// - Throws: ``ZMQError``, as ``next(isolation:)``.
-        public mutating func next() async throws(ZMQError) -> BusMessage? {
-            try await next(isolation: nil)
-        }
-    }
+    /// The iterator: the values the receiving thread yields, then its failure, once.
+    public typealias Iterator = ReceivingIterator
 }
 
 /// The receiving side of one iteration: the context that its thread's socket is made from,
 /// and how the thread ended. The context is `Sendable` (libzmq contexts are thread-safe); the
 /// socket is made, used and closed on the thread only.
-final class BusReceiver: Sendable {
+final class BusReceiver: MessageReceiving {
     private let context: ZMQContext
     private let failure = Mutex<ZMQError?>(nil)
 

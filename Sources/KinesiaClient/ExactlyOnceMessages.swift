@@ -97,39 +97,8 @@ public struct ExactlyOnceMessages: AsyncSequence, Sendable {
         return Iterator(messages: stream.makeAsyncIterator(), receiver: receiver, failure: nil)
     }
 
-    /// Reads the values of the receiving thread; each read makes room for one more.
-    public struct Iterator: AsyncIteratorProtocol {
-        private var messages: AsyncStream<BusMessage>.Iterator
-        private let receiver: ExactlyOnceReceiver?
-        private var failure: ZMQError?
-
-        init(messages: AsyncStream<BusMessage>.Iterator, receiver: ExactlyOnceReceiver?, failure: ZMQError?) {
-            self.messages = messages
-            self.receiver = receiver
-            self.failure = failure
-        }
-
-        /// The next value; `nil` once the consumer's task is cancelled.
-        /// - Throws: ``ZMQError`` when a socket could not be made or failed.
-        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(ZMQError)
-            -> BusMessage?
-        {
-            if let message = await messages.next(isolation: actor) {
-                receiver?.tookOne()
-                return message
-            }
-            if let error = failure ?? receiver?.takeFailure() {
-                failure = nil
-                throw error
-            }
-            return nil
-        }
-
-        /// The next value.
-        public mutating func next() async throws(ZMQError) -> BusMessage? {
-            try await next(isolation: nil)
-        }
-    }
+    /// The iterator: the values the receiving thread yields, then its failure, once.
+    public typealias Iterator = ReceivingIterator
 }
 
 extension ReplayCursor {
@@ -140,7 +109,7 @@ extension ReplayCursor {
 }
 
 /// The receiving side of one ``ExactlyOnceMessages`` iteration.
-final class ExactlyOnceReceiver: Sendable {
+final class ExactlyOnceReceiver: MessageReceiving {
     private let context: ZMQContext
     private let room: DispatchSemaphore
     private let stopped = Atomic<Bool>(false)
