@@ -68,14 +68,7 @@ public struct DemoService: Sendable {
             say: tell)
         let interrupted = StopToken()
         let dayFailure = DemoDay.FailureBox()
-        let status = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                for await signal in signals {
-                    interrupted.request(signal)
-                    supervisor.requestShutdown(signal: signal)
-                }
-                return nil
-            }
+        let status = await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The day, then the end of the site.
                 let failure = await Self.onThread { day.run(stop: interrupted) {} }
@@ -84,17 +77,10 @@ public struct DemoService: Sendable {
                     dayFailure.value.withLock { $0 = failure }
                 }
                 supervisor.requestShutdown()
-                return nil
             }
-            group.addTask { await supervisor.run() }
-            var status: Int32 = 1
-            while let result = await group.next() {
-                if let result {
-                    status = result
-                    break
-                }
-            }
-            group.cancelAll()
+            let status = await supervisor.run(stoppingOn: signals) { interrupted.request($0) }
+            // A site that ended first (a process given up) ends the day too.
+            if !interrupted.isRequested { interrupted.request() }
             return status
         }
         return Outcome(

@@ -39,19 +39,5 @@ public func runUp(
     log(
         "kinesia up: \(topologyPath): \(topology.processes.count) processes, bus "
             + (topology.bus ?? "default (each command's per-user runtime directory)"))
-    return await withTaskGroup(of: Void.self) { group in
-        group.addTask {
-            // The first signal starts the graceful shutdown; only a second SIGINT (Control-C
-            // again) forces it. A repeated SIGTERM is not a second request: the kernel sends
-            // the parent-death signal once per exiting thread of a dead parent.
-            var requested = false
-            for await signal in signals where !requested || signal == .interrupt {
-                requested = true
-                supervisor.requestShutdown(signal: signal)
-            }
-        }
-        let status = await supervisor.run()
-        group.cancelAll()
-        return status
-    }
+    return await supervisor.run(stoppingOn: signals)
 }

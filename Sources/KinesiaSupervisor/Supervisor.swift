@@ -91,6 +91,34 @@ public final class Supervisor: Sendable {
         }
     }
 
+    /// Runs as ``run()`` does, shutting down on `signals`: the first asks for the graceful
+    /// shutdown; only a second SIGINT (Control-C again) kills every child at once. A repeated
+    /// SIGTERM or SIGHUP is not a second request (the kernel sends the parent-death signal once
+    /// per exiting thread of a dead parent).
+    ///
+    /// - Parameters:
+    ///   - signals: The process's signals, watched from before any child exists.
+    ///   - onSignal: Told of each signal acted on, before the supervisor is (stop what else the
+    ///     process runs).
+    /// - Returns: As ``run()``.
+    public func run(
+        stoppingOn signals: SignalStream, onSignal: @escaping @Sendable (ProcessSignal) -> Void = { _ in }
+    ) async -> Int32 {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var requested = false
+                for await signal in signals where !requested || signal == .interrupt {
+                    requested = true
+                    onSignal(signal)
+                    self.requestShutdown(signal: signal)
+                }
+            }
+            let status = await run()
+            group.cancelAll()
+            return status
+        }
+    }
+
     private func loop() async -> Int32 {
         // The timers sleep in child tasks, cancelled when the run ends.
         let ended = Flag()
