@@ -96,8 +96,9 @@ public final class JournalWriter {
     package var now: () -> Duration
 
     private let store: JournalStore
-    private let directory: PrivateDirectory
-    private let lock: FileDescriptor
+    /// The stream's directory and its lock, open until ``close()``.
+    private var directory: PrivateDirectory?
+    private var lock: FileDescriptor?
     private var segment: FileDescriptor?
     private var segmentName: String?
     private var segmentEnd = 0
@@ -195,8 +196,8 @@ public final class JournalWriter {
         }
         lastSequence = last
         self.recovery = recovery
-        self.directory = directory
-        self.lock = lock
+        self.directory = consume directory
+        self.lock = consume lock
     }
 
     deinit {
@@ -364,14 +365,18 @@ public final class JournalWriter {
         try sync()
     }
 
-    /// Gives the stream up at a graceful stop: what is gathered is written and synced, and the
-    /// stream's lock is released at once (not when the writer is freed), so that another writer
-    /// may take the stream: a pool worker's session moved to another worker of the box. The
-    /// writer refuses records from then on.
+    /// Gives the stream up at a graceful stop: what is gathered is written and synced, the
+    /// stream's lock is released and its files are closed at once (not when the writer is
+    /// freed), so that another writer may take the stream (a pool worker's session moved to
+    /// another worker of the box) and a process that runs many sessions, one after the other,
+    /// keeps no descriptor of the ones that ended. The writer refuses records from then on.
     public func close() {
         try? flush()
         if stopReason == nil { stopReason = .stopped("the journal writer was closed") }
-        try? lock.unlock()
+        try? lock?.unlock()
+        lock = nil
+        segment = nil
+        directory = nil
     }
 
     /// Syncs what was appended, whatever the policy (at a graceful stop).
@@ -446,9 +451,14 @@ public final class JournalWriter {
         }
         let name = SegmentName.name(firstSequence: firstSequence)
         let file: FileDescriptor
-        do {
-            file = try directory.descriptor.open(
-                entry: name, .readWrite.creating.truncating, permissions: 0o600)
+        do throws(Errno) {
+            switch directory {
+            case .some(let directory):
+                file = try directory.descriptor.open(
+                    entry: name, .readWrite.creating.truncating, permissions: 0o600)
+            case .none:
+                throw Errno.badDescriptor
+            }
         } catch {
             throw stop(JournalError.from(error, path: path + "/" + name, call: "open"))
         }
@@ -460,10 +470,10 @@ public final class JournalWriter {
         }
         if store.policy.sync != .never {
             // The new file's name must survive a power cut too.
-            if let groupSync, syncsInGroup {
-                groupSync.schedule(directory.descriptor.rawValue)
+            if let groupSync, syncsInGroup, let raw = directory?.descriptor.rawValue {
+                groupSync.schedule(raw)
             } else {
-                try? directory.descriptor.synchronize()
+                try? directory?.descriptor.synchronize()
             }
         }
         segment = consume file

@@ -369,6 +369,45 @@ struct ControlPlaneIntegrationTests {
     }
 }
 
+/// A pool worker over a clinic's day: run after run on one camera, it keeps no descriptor of the
+/// runs that ended (each run's journal streams are closed when its service ends).
+@Suite(.serialized, .tags(.process))
+struct PoolWorkerDayTests {
+    @Test func aPoolWorkerRunningSessionAfterSessionKeepsNoDescriptorOfTheRunsThatEnded() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (_, worker) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "cam0", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
+                "--state", state,
+            ])
+        func descriptors() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker.pid)/fd")) ?? []).count
+        }
+        func run(_ index: Int) async throws {
+            let start = try await ControlPlaneIntegrationTests.session(
+                topology, "start-\(index)", ["start", "cam0/left", "--exercise", "squat", "--side", "left"])
+            #expect(start.status == 0, "\(start)")
+            let stop = try await ControlPlaneIntegrationTests.session(
+                topology, "stop-\(index)", ["stop", "cam0/left"])
+            #expect(stop.status == 0, "\(stop)")
+        }
+        // One run first: whatever a worker opens once (the replay client's sockets) is open.
+        try await run(0)
+        try await Task.sleep(for: .seconds(1))
+        let before = descriptors()
+        for index in 1...12 { try await run(index) }
+        try await Task.sleep(for: .seconds(1))
+        let after = descriptors()
+        // Each run's journal held 8 descriptors (3 streams' directories, locks and segments).
+        #expect(after <= before + 2, "\(before) descriptors after one run, \(after) after 13")
+        #expect(worker.isRunning && ingest.isRunning, "\(worker.diagnostics)")
+    }
+}
+
 /// A session stopped while its only worker is dead: the coordinator ends its run itself, so that
 /// no run stays open for ever.
 @Suite(.serialized, .tags(.process))

@@ -89,6 +89,29 @@ struct JournalStoreTests {
         }
     }
 
+    /// A process that runs session after session (a pool worker over a clinic's day) keeps no
+    /// descriptor of a stream it closed, though the writer object lives on.
+    @Test func aClosedWriterKeepsNoFileOfItsStreamOpen() throws {
+        try withStore { store, _ in
+            let path = store.path(of: JournalFixtures.stream)
+            func openFiles() -> [String] {
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                return entries.compactMap { entry in
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + entry))
+                        .flatMap { $0.hasPrefix(path) ? $0 : nil }
+                }
+            }
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 0, frames: [[1]])
+            try writer.flush()
+            // The directory, its lock and the segment.
+            #expect(openFiles().count == 3, "\(openFiles())")
+            writer.close()
+            #expect(openFiles().isEmpty, "\(openFiles())")
+            _ = writer
+        }
+    }
+
     @Test func sequenceNumbersMustIncrease() throws {
         try withStore { store, _ in
             let writer = try store.openWriter(for: JournalFixtures.stream)
