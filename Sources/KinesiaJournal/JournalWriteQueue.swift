@@ -211,6 +211,10 @@ public final class JournalWriteQueue: @unchecked Sendable {
         condition.broadcast()
         while !ended { condition.wait() }
         condition.unlock()
+        // The thread's closure holds the queue: without this the two would keep each other,
+        // and the writers with them, for the life of the process.
+        thread = nil
+        writersLock.withLock { writers = [:] }
     }
 
     private func loop() {

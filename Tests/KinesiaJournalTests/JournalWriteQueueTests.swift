@@ -37,6 +37,29 @@ struct JournalWriteQueueTests {
         }
     }
 
+    /// A pool worker makes a queue for each run's service: a stopped queue, and the writers it
+    /// held, are freed with the service (its thread held the queue, and the queue its thread).
+    @Test func aStoppedQueueAndItsWritersAreFreed() throws {
+        try JournalFixtures.withStore { store, _ in
+            weak var freedQueue: JournalWriteQueue?
+            weak var freedWriter: JournalWriter?
+            do {
+                let queue = JournalWriteQueue(interval: .milliseconds(5))
+                let writer = try store.openWriter(for: JournalFixtures.stream)
+                queue.withWriters { queue.register(writer) }
+                queue.append(writer, sequence: 0, frames: JournalFixtures.frames(0))
+                queue.drain()
+                queue.stop()
+                freedQueue = queue
+                freedWriter = writer
+            }
+            // (Its thread may still be returning from its loop: a moment.)
+            for _ in 0..<100 where freedQueue != nil { usleep(10_000) }
+            #expect(freedQueue == nil, "the queue outlived its last reference")
+            #expect(freedWriter == nil, "the writer outlived its queue")
+        }
+    }
+
     @Test func whatAWriterHeldWhenRegisteredCountsAsHandedOverAndWritten() throws {
         try JournalFixtures.withStore { store, _ in
             let writer = try store.openWriter(for: JournalFixtures.stream)
