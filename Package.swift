@@ -193,7 +193,7 @@ let package = Package(
             dependencies: [
                 "KinesiaService", "KinesiaClient", "KinesiaBus", "KinesiaWire", "KinesiaMotion",
                 "KinesiaVoice",
-                "KinesiaSpeech", "KinesiaHaptic", "KinesiaSystem", "KinesiaJSON",
+                "KinesiaSpeech", "KinesiaHaptic", "KinesiaSystem", "KinesiaJSON", "KinesiaControl",
             ],
             swiftSettings: strictSettings),
         // `kinesia up`: the topology file, the supervisor's state machine and its service, which

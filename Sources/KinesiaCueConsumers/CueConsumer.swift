@@ -15,6 +15,8 @@ package protocol CueHandler: AnyObject {
     /// The sender of `topic` restarted (a worker started again).
     /// - Returns: Whether the handler dealt with it (and logged it); if not, it is logged as a gap.
     func senderRestarted(_ topic: Topic) -> Bool
+    /// A run record of a session followed (`runStarted`, `runEnded`...: `session/` topics).
+    func receive(_ run: BusRun)
     /// Called between messages, at least every 100 ms (a device to open again...).
     func idle()
     /// The end: decides what still waits.
@@ -130,7 +132,9 @@ package struct CueConsumer {
                         connected = true
                         log.info("connected: the bus's health reports come through")
                     }
-                case .pose, .analytics, .run:
+                case .run(let run):
+                    handler.receive(run)
+                case .pose, .analytics:
                     break
                 }
             }

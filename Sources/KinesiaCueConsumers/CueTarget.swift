@@ -46,12 +46,16 @@ package struct CueTarget {
     package func topics() throws(CueConsumerError) -> [TopicPrefix] {
         do {
             guard !sessions.isEmpty else {
-                return [try .events(camera: camera), try .snapshots(camera: camera), .kind(.health)]
+                return [
+                    try .events(camera: camera), try .snapshots(camera: camera), try .runs(camera: camera),
+                    .kind(.health),
+                ]
             }
             var topics: [TopicPrefix] = [.kind(.health)]
             for session in sessions {
                 topics.append(.topic(try Topic.event(camera: camera, session: session)))
                 topics.append(.topic(try Topic.snapshot(camera: camera, session: session)))
+                topics.append(.topic(try Topic.session(camera: camera, session: session)))
             }
             return topics
         } catch {

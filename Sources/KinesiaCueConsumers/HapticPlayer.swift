@@ -34,6 +34,8 @@ package final class HapticPlayer: CueHandler {
 
     package func senderRestarted(_ topic: Topic) -> Bool { false }
 
+    package func receive(_ run: BusRun) {}
+
     package func idle() { output.poll() }
 
     package func finish() {

@@ -1,5 +1,6 @@
 import Foundation
 package import KinesiaClient
+import KinesiaControl
 import KinesiaJSON
 import KinesiaMotion
 package import KinesiaService
@@ -29,6 +30,8 @@ package final class VoiceSpeaker: CueHandler {
     private let clock: ElapsedClock
     /// When the latest event of each pose time arrived (for the latency of its cues).
     private var arrivals: [Double: Duration] = [:]
+    /// The patient of the last run started on each session followed (`nil` inside: none named).
+    private var patients: [String: String?] = [:]
     private var played = 0
     /// Utterances spoken (written or queued for the player).
     private(set) var spoken = 0
@@ -123,6 +126,17 @@ package final class VoiceSpeaker: CueHandler {
         timeline.sessionRestarted(session)
         logger.notice("\(topic): the worker restarted; the counts of \(session) start again")
         return true
+    }
+
+    /// A run started: another patient's (by its reference) is greeted anew. A run of the same
+    /// patient, or of none named, is the same person: welcomed back.
+    package func receive(_ run: BusRun) {
+        guard case .started(let plan) = run.record else { return }
+        let session = plan.key.name
+        defer { patients[session] = plan.patient }
+        guard let previous = patients[session], previous != plan.patient else { return }
+        timeline.patientChanged(session)
+        logger.notice("\(run.topic): run \(plan.run) of another patient: greeted anew")
     }
 
     package func idle() {}

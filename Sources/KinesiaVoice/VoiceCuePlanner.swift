@@ -24,7 +24,8 @@ public import KinesiaMotion
 ///   ``VoiceTexts/sidedCues`` (`"Left, 2"`); what concerns the whole patient (visibility,
 ///   placement, the trunk) names none. A voice that follows one session never names a side.
 /// - **Greeted once.** A session's first sighting is a greeting (`"I can see you"`); its
-///   return after the joints left the view is `"I can see you again"`.
+///   return after the joints left the view is `"I can see you again"`; another patient's run
+///   (``patientChanged(_:)``) is greeted anew.
 ///
 /// ```swift
 /// var planner = VoiceCuePlanner(texts: try .builtIn(.english), following: .sessions(["left", "right"]))
@@ -220,6 +221,12 @@ public struct VoiceCuePlanner: Sendable {
     public mutating func sessionRestarted(_ session: String) {
         let seen = sessions[session]?.seen ?? false
         sessions[session] = SessionState(seen: seen)
+    }
+
+    /// Another patient begins on the session (a run of another patient): everything starts
+    /// again, the greeting too (`"I can see you"`, not `"I can see you again"`).
+    public mutating func patientChanged(_ session: String) {
+        sessions[session] = SessionState()
     }
 
     /// The cues of one event (and what the planner learns from it: counts, holds, sightings).

@@ -117,6 +117,13 @@ public struct VoiceTimeline: Sendable {
         restarted.insert(session)
     }
 
+    /// Another patient begins on `session` (a run of another patient): as
+    /// ``sessionRestarted(_:)``, and the new patient is greeted, not welcomed back.
+    public mutating func patientChanged(_ session: String) {
+        sessionRestarted(session)
+        planner.patientChanged(session)
+    }
+
     /// Pose time `t` of `session` on the timeline.
     private mutating func onTimeline(_ t: Double, session: String) -> Double {
         if restarted.remove(session) != nil {

@@ -16,8 +16,8 @@ struct VoiceCommandTests {
         #expect(target.description == "sessions cam0/left and cam0/right")
         #expect(
             try target.topics().map(\.description) == [
-                "health/", "event/cam0/left/", "snapshot/cam0/left/", "event/cam0/right/",
-                "snapshot/cam0/right/",
+                "health/", "event/cam0/left/", "snapshot/cam0/left/", "session/cam0/left/",
+                "event/cam0/right/", "snapshot/cam0/right/", "session/cam0/right/",
             ])
         #expect(VoiceCuePlanner(texts: try .builtIn(.english), following: command.following).namesSides)
     }
@@ -31,7 +31,7 @@ struct VoiceCommandTests {
         #expect(camera.following == .camera)
         #expect(
             try camera.options.target.topics().map(\.description) == [
-                "event/cam0/", "snapshot/cam0/", "health/",
+                "event/cam0/", "snapshot/cam0/", "session/cam0/", "health/",
             ])
     }
 

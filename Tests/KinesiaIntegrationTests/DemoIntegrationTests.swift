@@ -44,23 +44,24 @@ struct DemoIntegrationTests {
     func leadingNumber(_ text: String?) -> Int? { text.flatMap { Int($0.prefix { $0.isNumber }) } }
 
     /// What the patients hear in a demo of 27 s (13.5 s each), in each language: the first
-    /// patient greeted and counted on both sides; the second seen again, counted from one, its
+    /// patient greeted and counted on both sides; the second greeted too (another patient's
+    /// runs: the voice reads the runs' patients on `session/`), counted from one, its
     /// shoulders corrected (no side: both shoulders) and its rejected rep named. 13.5 s stops
     /// between the first patient's second left rep (11.0 s of pose time) and its second right one
     /// (15.0 s), and between the second patient's rejected rep (12.4 s) and its second right one
     /// (16.0 s).
     static let heard: [VoiceLanguage: [String]] = [
         .english: [
-            "I can see you", "Left, 1", "Right, 1", "Left, 2", "I can see you again", "Left, 1", "Right, 1",
+            "I can see you", "Left, 1", "Right, 1", "Left, 2", "I can see you", "Left, 1", "Right, 1",
             "Level your shoulders", "Left side: that one does not count. Level your shoulders",
         ],
         .brazilianPortuguese: [
-            "Estou te vendo", "Esquerda, 1", "Direita, 1", "Esquerda, 2", "Estou te vendo de novo",
+            "Estou te vendo", "Esquerda, 1", "Direita, 1", "Esquerda, 2", "Estou te vendo",
             "Esquerda, 1",
             "Direita, 1", "Nivele os ombros", "Esquerda: essa não conta. Nivele os ombros",
         ],
         .spanish: [
-            "Ya te veo", "Izquierda, 1", "Derecha, 1", "Izquierda, 2", "Ya te veo otra vez", "Izquierda, 1",
+            "Ya te veo", "Izquierda, 1", "Derecha, 1", "Izquierda, 2", "Ya te veo", "Izquierda, 1",
             "Derecha, 1", "Nivela los hombros", "Izquierda: esa no cuenta. Nivela los hombros",
         ],
     ]
@@ -173,10 +174,11 @@ struct DemoIntegrationTests {
         for (index, recorded) in recordedByPatient.enumerated() {
             if index > 0 {
                 // The first patient's runs ended (their last snapshots completed their time);
-                // the next patient's runs are new streams: the voice starts their counts over.
+                // the next patient's runs are new streams of another patient: the voice starts
+                // their counts over and greets them.
                 _ = timeline.finish(speak: speak)
-                timeline.sessionRestarted("right")
-                timeline.sessionRestarted("left")
+                timeline.patientChanged("right")
+                timeline.patientChanged("left")
             }
             let ordered = recorded.enumerated().sorted {
                 ($0.element.t, $0.offset) < ($1.element.t, $1.offset)

@@ -3,14 +3,16 @@ import Testing
 
 @testable import KinesiaVoice
 
-/// A voice following both sides of one camera through two patients' runs, one after the other:
-/// the second patient's reps are counted from one again, as the first's were.
+/// A voice following both sides of one camera through two runs, one after the other: the second
+/// run's reps are counted from one again, as the first's were; another patient is greeted, the
+/// same one (a worker's new stream) welcomed back.
 struct VoiceTimelineRunsTests {
     static func rep(_ end: Double, faults: [FormFeedback] = []) -> Rep {
         Rep(peak: 120, faults: faults, start: end - 1.5, end: end)
     }
 
-    @Test func theNextPatientsRunIsCountedFromOneAgain() throws {
+    @Test(arguments: [(true, "I can see you"), (false, "I can see you again")])
+    func theNextRunIsCountedFromOneAgain(anotherPatient: Bool, greeting: String) throws {
         var timeline = VoiceTimeline(
             planner: VoiceCuePlanner(texts: try .builtIn(.english), following: .sessions(["left", "right"])))
         var spoken: [String] = []
@@ -35,9 +37,10 @@ struct VoiceTimelineRunsTests {
         }
         take(timeline.tick(17.5, session: "left", speak: speak))
         take(timeline.tick(17.5, session: "right", speak: speak))
-        // The next patient's runs: new streams, time from zero again.
-        timeline.sessionRestarted("right")
-        timeline.sessionRestarted("left")
+        // The next runs: new streams, time from zero again.
+        for session in ["right", "left"] {
+            if anotherPatient { timeline.patientChanged(session) } else { timeline.sessionRestarted(session) }
+        }
         take(timeline.receive(seen, session: "right", at: 0.3, speak: speak))
         take(timeline.receive(seen, session: "left", at: 0.3, speak: speak))
         for (session, t) in [("left", 3.9), ("right", 7.8), ("right", 16.0)] {
@@ -48,8 +51,7 @@ struct VoiceTimelineRunsTests {
         take(timeline.finish(speak: speak))
         #expect(
             spoken == [
-                "I can see you", "Left, 1", "Right, 1", "Left, 2", "Right, 2", "I can see you again",
-                "Left, 1",
+                "I can see you", "Left, 1", "Right, 1", "Left, 2", "Right, 2", greeting, "Left, 1",
                 "Right, 1", "Right, 2",
             ], "dropped: \(dropped)")
     }
