@@ -156,7 +156,7 @@ let package = Package(
             name: "KinesiaCoordinator",
             dependencies: [
                 "KinesiaControl", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaStore",
-                "KinesiaSystem", "KinesiaBroker", "KinesiaWire",
+                "KinesiaSystem", "KinesiaWire",
             ],
             swiftSettings: strictSettings),
         .target(

@@ -1,4 +1,3 @@
-package import KinesiaBroker
 import KinesiaBus
 public import KinesiaClient
 public import KinesiaControl
@@ -146,7 +145,7 @@ public struct CoordinatorService: Sendable {
         try router.set(.routerMandatory, false)
         do {
             if case .tcp = bus.kind {
-                try router.set(.zapDomain, BrokerService.zapDomain)
+                try router.set(.zapDomain, BrokerAdmission.zapDomain)
                 if case .curve(let key, _) = security {
                     try router.makeCurveServer(secretKey: key.keyPair.secretKey)
                 }

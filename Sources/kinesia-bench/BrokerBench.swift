@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBroker
 import KinesiaBus
+import KinesiaClient
 import Synchronization
 
 /// `kinesia-bench broker`: the broker's forwarding, `[topic, 256-byte payload]` messages from a
@@ -53,8 +54,8 @@ enum BrokerBench {
         let frontend = try BusBench.makeSocket(.xsub, context: context)
         let backend = try BusBench.makeSocket(.xpub, context: context)
         if own {
-            try frontend.set(.zapDomain, "kinesia")
-            try backend.set(.zapDomain, "kinesia")
+            try frontend.set(.zapDomain, BrokerAdmission.zapDomain)
+            try backend.set(.zapDomain, BrokerAdmission.zapDomain)
         }
         if curve {
             try frontend.makeCurveServer(secretKey: server.secretKey)

@@ -1,3 +1,4 @@
+import KinesiaClient
 import KinesiaService
 import Synchronization
 

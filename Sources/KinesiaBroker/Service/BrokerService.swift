@@ -222,7 +222,7 @@ package struct BrokerService: Sendable {
     }
 
     /// The ZAP domain of the broker's sockets.
-    package static let zapDomain = "kinesia"
+    package static let zapDomain = BrokerAdmission.zapDomain
 
     /// Warnings for the drop counters that counted for the first time (one per sender and kind).
     private static func firstDrops(_ dropped: [Int], seen: inout [Int]) -> [String] {

@@ -1,4 +1,3 @@
-import KinesiaBroker
 import KinesiaClient
 import KinesiaControl
 import KinesiaCoordinator

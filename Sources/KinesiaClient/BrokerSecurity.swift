@@ -1,6 +1,4 @@
-package import KinesiaClient
-
-/// How the broker admits connections (`kinesia broker` resolves it from `--bus`, `--key`,
+/// How the broker (and the coordinator beside it) admits connections (`kinesia broker` resolves it from `--bus`, `--key`,
 /// `--allowed` and `--insecure`).
 package enum BrokerSecurity: Hashable, Sendable {
     /// A bus directory: only the broker's own user (checked by user id over IPC).

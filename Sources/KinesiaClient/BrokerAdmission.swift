@@ -1,5 +1,4 @@
 package import KinesiaBus
-package import KinesiaClient
 package import KinesiaWire
 
 /// Who the broker lets in (its ZAP handler's decisions) and what it forwards of theirs (its
@@ -10,6 +9,10 @@ package import KinesiaWire
 /// a TCP bus run with `--insecure`. The filter reads the peer back from that id and applies
 /// ``BusRights``.
 package struct BrokerAdmission: Sendable {
+    /// The ZAP domain of the sockets these decisions admit to: the broker's ports and the
+    /// coordinator's control socket, behind the same keys.
+    package static let zapDomain = "kinesia"
+
     /// Why a connection was refused: the counter `refused.<reason>` on `health/broker/`.
     package enum Refusal: String, CaseIterable, Hashable, Sendable {
         /// A CURVE key that is not in the allowed-keys directory.

@@ -1,10 +1,9 @@
 import Foundation
 import KinesiaBus
-import KinesiaClient
 import KinesiaWire
 import Testing
 
-@testable import KinesiaBroker
+@testable import KinesiaClient
 
 struct BrokerAdmissionTests {
     static let brokerKey = BusKey(name: "broker", role: .broker, keyPair: try! CurveKeyPair.generate())
