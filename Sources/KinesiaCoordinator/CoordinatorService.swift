@@ -284,7 +284,9 @@ public struct CoordinatorService: Sendable {
                             _ = try? router.trySend([peer, ControlMessage.answer(answer).encoded()])
                         case .request(let request):
                             counters["requests", default: 0] += 1
-                            log.info("request \(request.id) from \(sender.description): \(request.verb)")
+                            // What changes the site is told; a list (a dashboard polls) only at debug.
+                            let line = "request \(request.id) from \(sender.description): \(request.verb)"
+                            if case .list = request.command { log.debug(line) } else { log.info(line) }
                             core.receive(request, from: peer, now: elapsed.now, into: &actions)
                         case .workerReport where !sender.mayReport:
                             counters["refused.report", default: 0] += 1
