@@ -15,16 +15,7 @@ import Testing
     private let stream = StreamID(0x5EED)
 
     private func withServer(_ body: (ZMQContext, ZMQSocket, String, String) throws -> Void) throws {
-        let directory = NSTemporaryDirectory() + "kinesia-hint-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let router = try ZMQSocket(.router, context: context)
-        defer { router.close() }
-        let endpoint = "ipc://\(directory)/replay.sock"
-        try router.bind(endpoint)
-        try body(context, router, endpoint, directory)
+        try ReplayRouterFixture.with(body)
     }
 
     /// The request the ROUTER receives within 5 s, with the client's identity.

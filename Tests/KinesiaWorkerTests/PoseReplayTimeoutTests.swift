@@ -14,18 +14,11 @@ import Testing
 
     /// A client on a bus directory, and a ROUTER that receives its requests but never answers.
     private func withSilentServer(_ body: (PoseReplayClient, ZMQSocket, String) throws -> Void) throws {
-        let directory = NSTemporaryDirectory() + "kinesia-timeout-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let router = try ZMQSocket(.router, context: context)
-        defer { router.close() }
-        let endpoint = "ipc://\(directory)/replay.sock"
-        try router.bind(endpoint)
-        let client = PoseReplayClient(context: context, bus: try BusAddress(parsing: directory))
-        defer { client.close() }
-        try body(client, router, endpoint)
+        try ReplayRouterFixture.with { context, router, endpoint, directory in
+            let client = PoseReplayClient(context: context, bus: try BusAddress(parsing: directory))
+            defer { client.close() }
+            try body(client, router, endpoint)
+        }
     }
 
     private func announcement(_ endpoint: String) throws -> ReplayAnnouncement {
