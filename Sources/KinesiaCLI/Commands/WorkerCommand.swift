@@ -150,6 +150,13 @@ public struct WorkerCommand: ParsableCommand {
         let journalOptions = journal
         let holeWait = Duration.milliseconds(holeWaitMilliseconds)
         if let pool {
+            // Checked now, not at each session's start: a pool worker whose every session would
+            // fail is a usage error.
+            if !journalOptions.disabled {
+                _ = try CLIError.from { () throws(PublishJournalError) in
+                    try journalOptions.stateDirectory(environment: context.environment, bus: bus.description)
+                }
+            }
             let service = PoolWorkerService(
                 .init(
                     process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), pool: pool,
