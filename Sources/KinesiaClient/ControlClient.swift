@@ -5,7 +5,8 @@ import KinesiaSystem
 /// Sends commands to the coordinator (`kinesia coordinator`) and waits for their answers:
 /// what `kinesia session` does, for an application in Swift.
 ///
-/// A request is sent again every second with the same id until its answer comes (the
+/// A request is sent again every second with the same id until its answer comes
+/// (``ControlRetry``; the
 /// coordinator answers an id once, and the same answer again after: a start sent twice
 /// starts once), so a coordinator restarted meanwhile still answers. No answer within the
 /// timeout is an error that says so.
@@ -35,10 +36,14 @@ public struct ControlClient: Sendable {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    /// Sends `request` and returns its answer.
+    /// Sends `request` and returns its answer, sending it again as ``ControlRetry`` says.
     ///
+    /// - Parameter clock: What the retries and the timeout are timed on.
     /// - Throws: ``ControlClientError``: no answer in time, or the socket's error.
-    public func send(_ request: ControlRequest) throws(ControlClientError) -> ControlAnswer {
+    public func send(_ request: ControlRequest, clock: some Clock<Duration> = ContinuousClock())
+        throws(ControlClientError)
+        -> ControlAnswer
+    {
         do {
             let zmq = try ZMQContext()
             defer { zmq.terminate() }
@@ -49,24 +54,30 @@ public struct ControlClient: Sendable {
             try socket.secure(for: bus)
             try socket.connect(bus.controlEndpoint)
             let bytes = ControlMessage.request(request).encoded()
-            let clock = ElapsedClock(ContinuousClock())
-            var nextSend = Duration.zero
-            while clock.now < timeout {
-                if clock.now >= nextSend {
+            let elapsed = ElapsedClock(clock)
+            var retry = ControlRetry(timeout: timeout)
+            while true {
+                let wait: Duration
+                switch retry.next(now: elapsed.now) {
+                case .giveUp:
+                    throw ControlClientError.noAnswer(endpoint: bus.controlEndpoint, timeout: timeout)
+                case .send:
                     _ = try socket.trySend([bytes])
-                    nextSend = clock.now + .seconds(1)
+                    continue
+                case .wait(let duration):
+                    wait = duration
                 }
-                let wait = max(.milliseconds(1), min(nextSend, timeout) - clock.now)
                 guard let frames = try socket.receive(timeout: wait) else { continue }
                 guard frames.count == 1, case .answer(let answer)? = try? ControlMessage(decoding: frames[0]),
                     answer.id == request.id
                 else { continue }
                 return answer
             }
+        } catch let error as ControlClientError {
+            throw error
         } catch {
             throw .socket("\(error)")
         }
-        throw .noAnswer(endpoint: bus.controlEndpoint, timeout: timeout)
     }
 }
 
