@@ -203,6 +203,10 @@ struct WatchTerminalTests {
         kill(watch, SIGINT)
         let logBlocked = await waitUntil(timeout: .seconds(20)) { Self.isWriting(watch, to: 2) }
         #expect(logBlocked, "watch did not start to stop")
+        // (On a loaded machine the blocked write may still complete, and watch end gracefully
+        // before the second Control-C: then there is nothing to end at once, and the cursor
+        // must have been shown again all the same.)
+        let stillRunning = kill(watch, 0) == 0
         kill(watch, SIGINT)
         kill(tmuxServer, SIGCONT)
         let promptBack = await waitUntil(timeout: .seconds(20)) {
@@ -212,8 +216,8 @@ struct WatchTerminalTests {
         let final = (try? server.screen("watch"))?.joined(separator: "\n") ?? ""
         #expect(promptBack, "no prompt after Control-C:\n\(final)")
         #expect(
-            pane().contains("SIGINT again: exiting at once"), "the second SIGINT did not end watch:\n\(final)"
-        )
+            pane().contains("SIGINT again: exiting at once") || !stillRunning,
+            "the second SIGINT did not end watch:\n\(final)")
         #expect(try server.display("watch", "#{cursor_flag}") == "1", "the cursor is still hidden")
         let written = pane()
         let lastHide = try #require(written.range(of: Self.hideCursor, options: .backwards))
