@@ -71,7 +71,9 @@ public struct DemoService: Sendable {
         let status = await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The day, then the end of the site.
-                let failure = await Self.onThread { day.run(stop: interrupted) {} }
+                let failure = await DedicatedThread.run(named: "kinesia.demo.day") {
+                    day.run(stop: interrupted) {}
+                }
                 if let failure {
                     tell("the day stopped: \(failure)")
                     dayFailure.value.withLock { $0 = failure }
@@ -85,14 +87,5 @@ public struct DemoService: Sendable {
         }
         return Outcome(
             status: status, dayFailure: dayFailure.value.withLock { $0 }, interruptedBy: interrupted.signal)
-    }
-
-    /// Runs `body` on a thread of its own (the day's sockets block and stay on one thread).
-    private static func onThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.name = "kinesia.demo.day"
-            thread.start()
-        }
     }
 }

@@ -73,14 +73,9 @@ public enum ServiceThread {
                 }
             }
             defer { group.cancelAll() }
-            return try await withCheckedThrowingContinuation { continuation in
-                let thread = Thread {
-                    let result = Swift.Result { try service(token) }
-                    shutdown.state.withLock { $0.serviceReturned() }
-                    continuation.resume(with: result)
-                }
-                thread.name = "kinesia.bus"
-                thread.start()
+            return try await DedicatedThread.run(named: "kinesia.bus") {
+                defer { shutdown.state.withLock { $0.serviceReturned() } }
+                return try service(token)
             }
         }
     }

@@ -192,7 +192,9 @@ public struct DemoCommand: ParsableCommand {
             )
         }
         let stop = StopToken()
-        async let collected = Self.onThread { try view.run(stop: stop, context: context) }
+        async let collected = DedicatedThread.run(named: "kinesia.demo.view") {
+            try view.run(stop: stop, context: context)
+        }
         let outcome = await service.run(signals: signals)
         // Every child has been reaped; the last messages are already in the view's queue.
         try? await Task.sleep(for: .milliseconds(200))
@@ -230,17 +232,6 @@ public struct DemoCommand: ParsableCommand {
         }
         guard consumers.recorded != nil, consumers.report != nil else {
             throw CLIError.failure("the recording or its report failed; see the lines above")
-        }
-    }
-
-    /// Runs `body` on a thread of its own (libzmq sockets block and stay on one thread).
-    private static func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result)
-        async throws -> Result
-    {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Swift.Result { try body() }) }
-            thread.name = "kinesia.demo.view"
-            thread.start()
         }
     }
 }
