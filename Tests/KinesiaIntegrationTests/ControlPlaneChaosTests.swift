@@ -89,7 +89,7 @@ struct ControlPlaneChaosTests {
         // (It waits for the first session's subscription: the first run begins at its first pose.)
         #expect(ingest.isRunning, "\(ingest.diagnostics)")
 
-        var running: [String: String] = [:]  // session name -> its side
+        var running: Set<String> = []  // the sessions started (named after their sides)
         var runs: Set<UInt64> = []
         var random = SplitMix64(seed: seed ^ 0x5eed)
         var restarts = 0
@@ -109,7 +109,7 @@ struct ControlPlaneChaosTests {
                     row.count >= 8 && row[7] == "running" && workers[String(row[5])]?.isRunning == true
                 }
                 if live.count == running.count,
-                    Set(live.map { String($0[0].dropFirst(5)) }) == Set(running.keys)
+                    Set(live.map { String($0[0].dropFirst(5)) }) == running
                 {
                     return true
                 }
@@ -126,12 +126,12 @@ struct ControlPlaneChaosTests {
                     ["start", "cam0/\(name)", "--exercise", "squat", "--side", name, "--timeout", "10"])
                 #expect(started.status == 0, "\(step): \(started) \(context)")
                 runs.formUnion(runNumbers(started.output))
-                running[name] = name
+                running.insert(name)
             case .stop(let name):
                 let stopped = try await ControlPlaneIntegrationTests.session(
                     topology, "stop-\(name)", ["stop", "cam0/\(name)", "--timeout", "10"])
                 #expect(stopped.status == 0, "\(step): \(stopped) \(context)")
-                running[name] = nil
+                running.remove(name)
             case .reset(let name):
                 let reset = try await ControlPlaneIntegrationTests.session(
                     topology, "reset-\(name)", ["reset", "cam0/\(name)", "--timeout", "10"])
@@ -161,7 +161,7 @@ struct ControlPlaneChaosTests {
             #expect(try await settled(), "after \(step): \(context)\n\(topology.diagnostics)")
             try await Task.sleep(for: .milliseconds(Int.random(in: 800...2000, using: &random)))
         }
-        for name in running.keys.sorted() {
+        for name in running.sorted() {
             let stopped = try await ControlPlaneIntegrationTests.session(
                 topology, "stop-\(name)-end", ["stop", "cam0/\(name)", "--timeout", "10"])
             #expect(stopped.status == 0, "\(stopped) \(context)")
@@ -181,11 +181,7 @@ struct ControlPlaneChaosTests {
         let started = rows.map(\.json).filter { $0.hasPrefix("{\"type\":\"runStarted\"") }
         #expect(started.count == runs.count, "runs \(runs.sorted()): \(rows.map(\.json)) \(context)")
         #expect(ends().count == runs.count, "runs \(runs.sorted()): \(rows.map(\.json)) \(context)")
-        #expect(
-            Set(
-                ends().flatMap {
-                    runNumbers($0.replacingOccurrences(of: "\"run\":\"", with: "run ")).prefix(1)
-                }) == runs)
+        #expect(Set(ends().compactMap { Self.field("run", in: $0).flatMap { UInt64($0) } }) == runs)
 
         // Each run's events are kinesia analyze's on the run's own poses.
         let store = try RecordStore(readingOnly: database)
