@@ -22,6 +22,12 @@ public import KinesiaWire
 ///   at once when nobody serves the stream), is given up: ``Output/skip(stream:sequences:)``
 ///   (kept with the segments, so that a rebuild gives it up too, whatever its server holds
 ///   then), then ``Output/lost(stream:sequences:)`` and the held poses are analysed.
+/// - **Tail not received** (the stream's publisher announced on `health/` a last pose the feed
+///   is live before, and a later announcement, at least ``tailGrace`` after, finds it still
+///   missing: poses sent while the broker was down, after which the source ended or paused):
+///   asked for as a hole with nothing held (``announced(stream:last:now:)``); a tail not filled
+///   within ``holeWait`` leaves the feed live where it was (nothing analysed past it, so nothing
+///   to keep with the segments).
 /// - **Duplicate or old pose**: dropped.
 /// - **New stream id**: the current segment closes at the last pose analysed and a new one
 ///   opens (recorded) at the new stream's pose; its first pose is analysed with
@@ -81,6 +87,11 @@ public struct PoseFeed<Pose> {
     public static var defaultHoleWait: Duration { .milliseconds(500) }
     /// Requests in a row without an answer after which a rebuild gives up on the server.
     public let maximumRetries: Int
+    /// How long after an announcement of a stream's last pose that pose must have arrived: a
+    /// pose crosses a box in well under a millisecond and a loaded one in tens; 250 ms, and
+    /// an announcement only comes about once a second, so a tail is asked for 1-2 s after the
+    /// publisher sent it.
+    public static var tailGrace: Duration { .milliseconds(250) }
 
     /// The session's segments, oldest first.
     public private(set) var segments: [PoseSegment]
@@ -113,6 +124,11 @@ public struct PoseFeed<Pose> {
     private var exhausted = false
     /// The request under way, to repeat on a timeout.
     public private(set) var pending: PoseReplayRequest?
+    /// The oldest announcement of the current stream's last pose that the feed had not
+    /// received when it came (``announced(stream:last:now:)``).
+    private var announcedTail: (stream: StreamID, last: UInt64, at: Duration)?
+    /// Tails asked for (``announced(stream:last:now:)``).
+    public private(set) var tailsRequested = 0
 
     /// A feed for a new session (`segments` empty) or one to resume (its recorded segments).
     /// - Parameters:
@@ -236,6 +252,35 @@ public struct PoseFeed<Pose> {
                 analyse(pose, opensStream: segments.count > 1, into: &out)
             }
         }
+    }
+
+    /// The stream's publisher announced (its `health/` report) that it has published `stream`
+    /// through `last`. When the feed is live on `stream` before `last`, and an earlier
+    /// announcement at least ``tailGrace`` ago already was past the position it still has, the
+    /// poses from the position on went missing with nothing after them to show it (no later
+    /// pose arrived): they are asked for as a hole, waited for at most ``holeWait``.
+    public mutating func announced(stream: StreamID, last: UInt64, now: Duration) -> [Output] {
+        guard case .live(let next) = phase, !exhausted, let current = segments.last, current.stream == stream,
+            last >= next
+        else {
+            if announcedTail?.stream == stream { announcedTail = nil }
+            return []
+        }
+        guard let earlier = announcedTail, earlier.stream == stream, earlier.last >= next else {
+            announcedTail = (stream, last, now)
+            return []
+        }
+        guard now >= earlier.at + Self.tailGrace else { return [] }
+        announcedTail = nil
+        tailsRequested += 1
+        phase = .catchingUp(segment: segments.count - 1, next: next)
+        holeSince = now
+        if holeWait == .zero {
+            var out: [Output] = []
+            giveUpHole(into: &out)
+            return out
+        }
+        return [ask(segment: segments.count - 1, from: next)]
     }
 
     /// A pose from a replay reply.

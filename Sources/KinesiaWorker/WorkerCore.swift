@@ -410,6 +410,22 @@ public struct WorkerCore: Sendable {
         }
     }
 
+    /// A replay server's announcement (a `health/` report's page): a camera's pose stream
+    /// published past what its feed received, twice in a row, is asked for
+    /// (``PoseFeed/announced(stream:last:now:)``): the tail a source sent while the broker was
+    /// down, with no pose after it to reveal the hole.
+    public mutating func announced(
+        _ announcement: ReplayAnnouncement, now: Duration, into actions: inout [Action]
+    ) {
+        actions.removeAll(keepingCapacity: true)
+        guard ordered != nil else { return }
+        for info in announcement.streams where info.topic.kind == .pose {
+            guard let camera = info.topic.camera, ordered?[camera]?.topic == info.topic else { continue }
+            let outputs = ordered![camera]!.feed.announced(stream: info.stream, last: info.last, now: now)
+            if !outputs.isEmpty { perform(outputs, camera: camera, into: &actions) }
+        }
+    }
+
     /// A pose from a replay reply for `camera`.
     public mutating func receiveReplayed(
         _ pose: FlatPose, camera: String, stream: StreamID, sequence: UInt64, into actions: inout [Action]
@@ -611,6 +627,7 @@ public struct WorkerCore: Sendable {
             values["posesDeferred"] = ordered.values.reduce(0) { $0 + $1.feed.deferred }
             values["holesSkipped"] = ordered.values.reduce(0) { $0 + $1.feed.holesSkipped }
             values["replayRequests"] = ordered.values.reduce(0) { $0 + $1.feed.requests }
+            values["tailsRequested"] = ordered.values.reduce(0) { $0 + $1.feed.tailsRequested }
             values["duplicates"] =
                 Int(clamping: totals.duplicates) + ordered.values.reduce(0) { $0 + $1.feed.duplicates }
         }

@@ -64,4 +64,58 @@ struct LiveHoleIntegrationTests {
         #expect(received == expected, "the events of exactly the poses that arrived")
         #expect(worker.isRunning)
     }
+
+    /// The end of a camera's poses lost on their way (the chaos run's seed 573863183: sent
+    /// while the broker was down; here, dropped by the broker for a worker that was stopped),
+    /// with no pose after them to show the hole. The ingest goes on announcing its stream's
+    /// last pose on `health/`, and the worker asks its journal for what it lacks.
+    @Test(.timeLimit(.minutes(2)))
+    func aTailTheBrokerDroppedIsFetchedFromTheIngestsJournal() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let source = "sim:squat,seed=3,reps=40"
+        let total = try PoseSource.load(source).count
+        let expected = try await Oracle.events(source: source, exercise: "squat", side: "left")
+        #expect(expected.filter { $0.contains("repCompleted") }.count > 20)
+
+        // A broker that queues 200 poses for a subscriber, then drops.
+        let broker = try topology.start("broker", ["broker", "--hwm", "200"])
+        #expect(await broker.waitForError(containing: "serving"), "\(broker.diagnostics)")
+        let health = try HealthWatch(bus: topology.bus)
+        let worker = try await topology.startWorker(
+            "worker",
+            [
+                "--camera", "cam0", "--session", "s=squat:left", "--state",
+                topology.directory + "/worker-state",
+            ])
+        try await Task.sleep(for: .milliseconds(500))  // the worker's subscription reaches the broker
+        worker.signal(SIGSTOP)
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "cam0", "--source", source, "--pace", "max", "--keep-serving",
+                "--state", topology.directory + "/ingest-state",
+            ])
+        #expect(
+            await ingest.waitForError(containing: "serving its poses through replay", timeout: .seconds(30)),
+            "\(ingest.diagnostics)")
+        worker.signal(SIGCONT)
+
+        let report = await health.wait(for: "worker", timeout: .seconds(30)) {
+            $0.counters["poses"] == total && $0.counters["catchingUp"] == 0
+        }
+        let counters = health.latest["worker"]?.counters ?? [:]
+        #expect(
+            report != nil,
+            "every pose analysed (\(counters["poses"] ?? 0) of \(total))\n\(topology.diagnostics)")
+        #expect(counters["tailsRequested", default: 0] >= 1, "\(counters)")
+        #expect(counters["posesLost"] == 0 && counters["holesSkipped"] == 0, "\(counters)")
+
+        let listener = try await topology.startListener(
+            "listen",
+            ["event/cam0/", "--from", "beginning", "--format", "json", "--count", String(expected.count)])
+        #expect(await listener.waitForExit(timeout: .seconds(20)) == 0, "\(listener.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/s/"] ?? []
+        #expect(received == expected, "the events of every pose, the tail included")
+    }
 }

@@ -361,4 +361,103 @@ import Testing
         #expect(log.analysed == [pose(stream, .max), pose(other, 0)])
         #expect(feed.segments.first == PoseSegment(stream: stream, first: .max, last: .max))
     }
+
+    // MARK: A tail announced but not received
+
+    @Test func aTailAnnouncedTwiceButNeverReceivedIsAskedForAndAnalysed() {
+        var feed = Feed()
+        var log = Log()
+        for sequence: UInt64 in 0...4 {
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
+        }
+        // Poses 5...7 were published while the broker was down; the source then ended.
+        log.take(feed.announced(stream: stream, last: 7, now: .seconds(1)))
+        #expect(log.requests.isEmpty, "one announcement may still be ahead of poses in flight")
+        log.take(feed.announced(stream: stream, last: 7, now: .seconds(1) + .milliseconds(100)))
+        #expect(log.requests.isEmpty, "a second one sooner than the grace does not ask either")
+        log.take(feed.announced(stream: stream, last: 7, now: .seconds(2)))
+        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 5, through: nil)])
+        #expect(feed.isCatchingUp)
+        #expect(feed.deadline == .seconds(2) + Feed.defaultHoleWait, "the tail is waited for as a hole")
+        for sequence: UInt64 in 5...7 {
+            log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+        }
+        log.take(feed.replayEnded(stream: stream, last: 7))
+        #expect(log.analysed == names(stream, 0...7))
+        #expect(feed.isCatchingUp == false)
+        #expect(feed.deadline == nil)
+        #expect(feed.tailsRequested == 1)
+        #expect(log.lost.isEmpty && log.skipped.isEmpty)
+        // Caught up: the same announcement again asks for nothing.
+        log.take(feed.announced(stream: stream, last: 7, now: .seconds(3)))
+        log.take(feed.announced(stream: stream, last: 7, now: .seconds(4)))
+        #expect(log.requests.count == 1)
+    }
+
+    @Test func aTailThatArrivesLiveAfterTheFirstAnnouncementIsNotAskedFor() {
+        var feed = Feed()
+        var log = Log()
+        for sequence: UInt64 in 0...4 {
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
+        }
+        log.take(feed.announced(stream: stream, last: 5, now: .seconds(1)))
+        log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .seconds(1)))
+        log.take(feed.announced(stream: stream, last: 9, now: .seconds(2)))
+        #expect(log.requests.isEmpty, "pose 5 came; 6...9 were announced only once")
+        for sequence: UInt64 in 6...9 {
+            log.take(
+                feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .seconds(2)))
+        }
+        log.take(feed.announced(stream: stream, last: 9, now: .seconds(3)))
+        #expect(log.requests.isEmpty)
+        #expect(log.analysed == names(stream, 0...9))
+        #expect(feed.tailsRequested == 0)
+    }
+
+    @Test func aTailNoServerFillsLeavesTheFeedLiveWhereItWasWithNothingSkipped() {
+        var feed = Feed()
+        var log = Log()
+        for sequence: UInt64 in 0...2 {
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
+        }
+        log.take(feed.announced(stream: stream, last: 6, now: .seconds(1)))
+        log.take(feed.announced(stream: stream, last: 6, now: .seconds(2)))
+        #expect(log.requests.count == 1)
+        log.take(feed.tick(now: .seconds(2) + Feed.defaultHoleWait))
+        #expect(feed.isCatchingUp == false, "given up after the hole wait: live again")
+        #expect(log.skipped.isEmpty, "nothing after the tail was analysed: no hole to keep")
+        #expect(feed.position?.next == 3)
+        // The poses come live after all (a publisher that was paused): analysed in order.
+        for sequence: UInt64 in 3...6 {
+            log.take(
+                feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .seconds(3)))
+        }
+        #expect(log.analysed == names(stream, 0...6))
+    }
+
+    @Test func anAnnouncementOfAnotherStreamOrWhileCatchingUpAsksForNothing() {
+        var feed = Feed()
+        var log = Log()
+        for sequence: UInt64 in [0, 1, 3] {
+            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
+        }
+        #expect(log.requests.count == 1, "the hole before 3")
+        log.take(feed.announced(stream: stream, last: 9, now: .seconds(1)))
+        log.take(feed.announced(stream: stream, last: 9, now: .seconds(2)))
+        log.take(feed.announced(stream: other, last: 9, now: .seconds(1)))
+        log.take(feed.announced(stream: other, last: 9, now: .seconds(2)))
+        #expect(log.requests.count == 1, "a hole already asked for, and a stream the feed does not follow")
+        #expect(feed.tailsRequested == 0)
+    }
+
+    @Test func withNoHoleWaitATailIsGivenUpAtOnce() {
+        var feed = Feed(holeWait: .zero)
+        var log = Log()
+        log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
+        log.take(feed.announced(stream: stream, last: 4, now: .seconds(1)))
+        log.take(feed.announced(stream: stream, last: 4, now: .seconds(2)))
+        #expect(log.requests.isEmpty)
+        #expect(feed.isCatchingUp == false)
+        #expect(feed.position?.next == 1)
+    }
 }

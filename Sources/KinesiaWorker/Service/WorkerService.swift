@@ -316,10 +316,12 @@ public struct WorkerService: Sendable {
             case .malformed(let topic, let reason):
                 core.receiveMalformed(topic: topic, reason: reason, into: &actions)
             case .message(let message, _):
-                // Health reports: where the ingests serve their poses.
-                if case .health(let report) = message.body, let announcement = report.replay,
-                    poseReplay.announced(announcement, now: elapsed.now), let hints
-                {
+                // Health reports: where the ingests serve their poses, and how far they published.
+                guard case .health(let report) = message.body, let announcement = report.replay else {
+                    return
+                }
+                let now = elapsed.now
+                if poseReplay.announced(announcement, now: now), let hints {
                     do {
                         try hints.save(poseReplay.announcedEndpoints)
                     } catch {
@@ -327,7 +329,7 @@ public struct WorkerService: Sendable {
                         hintsFailed = true
                     }
                 }
-                return
+                core.announced(announcement, now: now, into: &actions)
             case .flatPose(let topic, let header, let pose, let result):
                 if state != nil {
                     core.receiveLive(pose, on: topic, header: header, now: elapsed.now, into: &actions)
