@@ -165,12 +165,17 @@ public final class BusSubscriber {
     /// be decoded as a ``WireMessage``) or a duplicate or stale pose (counted by ``tracker``; the
     /// caller's ``WireMessage`` path then skips it the same way).
     private func judgeFlatPose() -> Delivery?? {
-        let decoded: Result<(Topic, WireHeader), WireError> = frames[0].withUnsafeBytes { topic in
-            frames[1].withUnsafeBytes { (payload) -> Result<(Topic, WireHeader), WireError> in
+        // A struct, not a tuple: a `Result` of a tuple instantiates its type's metadata at run
+        // time, on every message.
+        let decoded: Result<Envelope, WireError> = frames[0].withUnsafeBytes { topic in
+            frames[1].withUnsafeBytes { (payload) -> Result<Envelope, WireError> in
                 do throws(WireError) {
                     let (parsed, header) = try WireMessage.decodeEnvelope(topic: topic, payload: payload)
-                    guard header.kind == .pose else { return .success((parsed, header)) }
-                    return .success((parsed, try PoseCodec.decode(payload, into: &flat)))
+                    guard header.kind == .pose else {
+                        return .success(Envelope(topic: parsed, header: header))
+                    }
+                    return .success(
+                        Envelope(topic: parsed, header: try PoseCodec.decode(payload, into: &flat)))
                 } catch {
                     return .failure(error)
                 }
@@ -179,12 +184,18 @@ public final class BusSubscriber {
         switch decoded {
         case .failure(let error):
             return .some(fail(.wire(error)))
-        case .success(let (topic, header)):
-            guard header.kind == .pose else { return nil }
-            let result = tracker.record(header, on: topic)
+        case .success(let envelope):
+            guard envelope.header.kind == .pose else { return nil }
+            let result = tracker.record(envelope.header, on: envelope.topic)
             guard result.isDelivered else { return .some(nil) }
-            return .flatPose(topic: topic, header: header, pose: flat, result)
+            return .flatPose(topic: envelope.topic, header: envelope.header, pose: flat, result)
         }
+    }
+
+    /// A received message's topic and header.
+    private struct Envelope {
+        var topic: Topic
+        var header: WireHeader
     }
 
     private func fail(_ reason: BusDecodeFailure) -> Delivery {

@@ -199,6 +199,19 @@ public struct PoseFeed<Pose> {
         return out
     }
 
+    /// The common case of a live pose, decided without copying it: when the feed is live on
+    /// `stream` and `sequence` is the next pose expected, the feed moves past it and returns
+    /// `true`, and the caller analyses it (as ``Output/analyse(stream:sequence:pose:opensStream:)``
+    /// with `opensStream` false); otherwise nothing changes and the pose goes to
+    /// ``live(stream:sequence:pose:now:into:)``.
+    public mutating func takeInOrder(stream: StreamID, sequence: UInt64) -> Bool {
+        guard case .live(let next) = phase, sequence == next, !exhausted,
+            segments[segments.count - 1].stream == stream
+        else { return false }
+        moveLive(after: sequence)
+        return true
+    }
+
     /// A pose received live from the bus at `now`; its outputs appended to `out` (a buffer the
     /// caller keeps and empties: a pose analysed in order allocates nothing).
     public mutating func live(

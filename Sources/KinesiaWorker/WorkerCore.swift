@@ -243,6 +243,8 @@ public struct WorkerCore: Sendable {
     /// ``init(sessions:snapshotRate:identities:resume:)``).
     struct Camera {
         let topic: Topic
+        /// The indices of the camera's sessions in ``hosted``.
+        let sessions: [Int]
         var feed: PoseFeed<FlatPose>
     }
 
@@ -323,7 +325,7 @@ public struct WorkerCore: Sendable {
             var ordered: [String: Camera] = [:]
             for camera in cameras {
                 ordered[camera] = Camera(
-                    topic: try Topic.pose(camera: camera),
+                    topic: try Topic.pose(camera: camera), sessions: byCamera[camera] ?? [],
                     feed: PoseFeed(segments: resume[camera] ?? [], holeWait: holeWait))
             }
             self.ordered = ordered
@@ -379,7 +381,15 @@ public struct WorkerCore: Sendable {
         _ pose: FlatPose, on topic: Topic, header: WireHeader, now: Duration, into actions: inout [Action]
     ) {
         actions.removeAll(keepingCapacity: true)
-        guard let camera = topic.camera, ordered?[camera] != nil else { return }
+        guard let camera = topic.camera, let slot = ordered?.index(forKey: camera) else { return }
+        // The next pose in order (nearly every one) is analysed without going through the
+        // feed's outputs: a pose is 500 bytes, copied at each step. One lookup of the camera.
+        if ordered!.values[slot].feed.takeInOrder(stream: header.streamID, sequence: header.sequence) {
+            analyseFed(
+                pose, camera: camera, indices: ordered!.values[slot].sessions, topic: topic,
+                stream: header.streamID, sequence: header.sequence, opensStream: false, into: &actions)
+            return
+        }
         // The feed's outputs go into a buffer kept across poses (taken out while it is used).
         var outputs = liveOutputs
         liveOutputs = []
@@ -490,17 +500,26 @@ public struct WorkerCore: Sendable {
                 actions.append(.notice(.posesUnavailable(topic: topic, stream: stream, from: from)))
                 if indices.contains(where: { isRegenerating($0) }) { pendingNewRun.insert(camera) }
             case .analyse(let stream, let sequence, let pose, let opensStream):
-                if pendingNewRun.remove(camera) != nil {
-                    startNewRuns(indices, camera: camera, topic: topic, at: stream, sequence, into: &actions)
-                }
-                if opensStream {
-                    senderRestarted(
-                        indices, topic: topic, stream: stream, time: pose.timestamp, into: &actions)
-                }
-                poses &+= 1
-                for index in indices { analyze(pose, session: index, into: &actions) }
+                analyseFed(
+                    pose, camera: camera, indices: indices, topic: topic, stream: stream, sequence: sequence,
+                    opensStream: opensStream, into: &actions)
             }
         }
+    }
+
+    /// A pose the feed gave to analyse, through every session of its camera.
+    private mutating func analyseFed(
+        _ pose: borrowing FlatPose, camera: String, indices: [Int], topic: Topic, stream: StreamID,
+        sequence: UInt64, opensStream: Bool, into actions: inout [Action]
+    ) {
+        if !pendingNewRun.isEmpty, pendingNewRun.remove(camera) != nil {
+            startNewRuns(indices, camera: camera, topic: topic, at: stream, sequence, into: &actions)
+        }
+        if opensStream {
+            senderRestarted(indices, topic: topic, stream: stream, time: pose.timestamp, into: &actions)
+        }
+        poses &+= 1
+        for index in indices { analyze(pose, session: index, into: &actions) }
     }
 
     // MARK: Deliveries

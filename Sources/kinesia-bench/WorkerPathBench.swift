@@ -166,6 +166,35 @@ enum WorkerPathBench {
             }
             return sum
         }
+        // The same through the ordered path of a journaling worker (`kinesia worker` with a
+        // state directory, the default): each pose goes through the camera's pose feed, which
+        // keeps the order across holes and restarts.
+        lap = 0
+        var orderedCore = try WorkerCore(
+            sessions: [
+                WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
+                WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
+            ], snapshotRate: 15, resume: [:])
+        orderedCore.start(into: &actions)
+        measure("decodeFlatPose+orderedWorkerCore") { calls in
+            var sum = 0
+            var flat = FlatPose()
+            for _ in 0..<calls {
+                let slot = lap % payloads.count
+                let shift = Double(lap / payloads.count) * loop.period
+                let poseHeader = WireHeader(
+                    kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
+                lap += 1
+                guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
+                flat.timestamp += shift
+                orderedCore.receiveLive(flat, on: topic, header: poseHeader, now: .zero, into: &actions)
+                for case .publish(let publication) in actions {
+                    sum &+= publication.json.utf8.count
+                    orderedCore.published(publication, outcome: .sent)
+                }
+            }
+            return sum
+        }
         // The same again, each publication then encoded as the publisher does (its wire
         // frames), without and with the journal the worker writes before publishing (written
         // behind, as a worker writes it; fsync within 200 ms, the default; a temporary state
