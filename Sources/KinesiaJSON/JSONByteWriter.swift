@@ -56,6 +56,7 @@ package enum JSONByteWriter {
 
     /// Appends `string` as a JSON string literal: quoted; `"`, `\\` and the control characters
     /// escaped (``JSONWriter/string(_:)`` writes through it).
+    @usableFromInline
     package static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var string = string
@@ -91,7 +92,10 @@ package enum JSONByteWriter {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// A JSON array of raw values, in the order given (most often none: `[]`).
+    /// A JSON array of raw values, in the order given (most often none: `[]`). Inlinable, so
+    /// that a caller's module compiles it for its own type (called generically, it would look
+    /// up its array type's metadata at run time, on every snapshot).
+    @inlinable
     package static func appendNames<Value: RawRepresentable<String>>(_ values: [Value], to out: inout [UInt8])
     {
         out.append(UInt8(ascii: "["))

@@ -118,8 +118,11 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
     @discardableResult
     public mutating func record(stream: StreamID, sequence: UInt64, on key: Key) -> SequenceResult {
         let result: SequenceResult
-        if let index = states.index(forKey: key), states.values[index].stream == stream {
-            result = states.values[index].record(sequence)  // one lookup, in place: no copy of the bitmap
+        // One lookup, in place: reading the state (`states.values[index].stream`) would copy it.
+        if let index = states.index(forKey: key),
+            let recorded = states.values[index].record(sequence, of: stream)
+        {
+            result = recorded
         } else {
             let previous = states[key]?.totals
             var state = TopicState(
@@ -184,6 +187,11 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
         /// Bit `s % window` is set when `s` (within the window below `highest`) arrived.
         var received: [UInt64]
         var totals: SequenceTotals
+
+        /// ``record(_:)`` when `stream` is this state's stream; `nil` (nothing changed) otherwise.
+        mutating func record(_ sequence: UInt64, of stream: StreamID) -> SequenceResult? {
+            stream == self.stream ? record(sequence) : nil
+        }
 
         init(stream: StreamID, window: Int, base: UInt64, totals: SequenceTotals) {
             self.stream = stream
@@ -263,5 +271,15 @@ public struct SequenceTracker<Key: Hashable & Sendable>: Sendable {
             totals.missing &+= 1
             return skipped &+ 1
         }
+    }
+}
+
+extension SequenceTracker where Key == Topic {
+    /// Judges one received message by its header: the tracker of a subscriber, whose keys are
+    /// topics, compiled for them here (a generic call from another module would look up the
+    /// tracker's type metadata at run time, on every message).
+    @discardableResult
+    public mutating func record(_ header: WireHeader, on topic: Topic) -> SequenceResult {
+        record(stream: header.streamID, sequence: header.sequence, on: topic)
     }
 }

@@ -246,6 +246,12 @@ public struct WorkerCore: Sendable {
         /// The indices of the camera's sessions in ``hosted``.
         let sessions: [Int]
         var feed: PoseFeed<FlatPose>
+
+        /// ``PoseFeed/takeInOrder(stream:sequence:)``, with the sessions to analyse the pose
+        /// (`nil`: not the next pose in order). Called in place: reading a camera copies it.
+        mutating func takeInOrder(stream: StreamID, sequence: UInt64) -> [Int]? {
+            feed.takeInOrder(stream: stream, sequence: sequence) ? sessions : nil
+        }
     }
 
     /// The sessions, in the order given.
@@ -384,9 +390,10 @@ public struct WorkerCore: Sendable {
         guard let camera = topic.camera, let slot = ordered?.index(forKey: camera) else { return }
         // The next pose in order (nearly every one) is analysed without going through the
         // feed's outputs: a pose is 500 bytes, copied at each step. One lookup of the camera.
-        if ordered!.values[slot].feed.takeInOrder(stream: header.streamID, sequence: header.sequence) {
+        if let indices = ordered!.values[slot].takeInOrder(stream: header.streamID, sequence: header.sequence)
+        {
             analyseFed(
-                pose, camera: camera, indices: ordered!.values[slot].sessions, topic: topic,
+                pose, camera: camera, indices: indices, topic: topic,
                 stream: header.streamID, sequence: header.sequence, opensStream: false, into: &actions)
             return
         }
