@@ -144,12 +144,60 @@ public final class BusSubscriber {
         return nil
     }
 
+    /// Receives one message only if one is waiting now, as ``tryReceive()`` does, but hands a
+    /// pose decoded flat (``decodesPosesFlat``) to `flatPose` in place, where ``tryReceive()``
+    /// would copy it (500 bytes) into its ``Delivery``; anything else goes to `other`.
+    /// Duplicates and stale messages are skipped (counted by ``tracker``).
+    /// - Returns: `false` when nothing was waiting.
+    public func tryReceive(
+        flatPose: (_ topic: Topic, _ header: WireHeader, _ pose: borrowing FlatPose, SequenceResult) -> Void,
+        other: (Delivery) -> Void
+    ) throws(ZMQError) -> Bool {
+        while try socket.tryReceive(into: &frames) {
+            received &+= 1
+            guard frames.count == 2 else {
+                other(fail(.frameCount(frames.count)))
+                return true
+            }
+            if decodesPosesFlat {
+                switch judgeFlat() {
+                case .pose(let topic, let header, let result):
+                    flatPose(topic, header, flat, result)
+                    return true
+                case .skipped: continue
+                case .failed(let delivery):
+                    other(delivery)
+                    return true
+                case .notPose: break
+                }
+            }
+            if let delivery = judgeMessage() {
+                other(delivery)
+                return true
+            }
+        }
+        return false
+    }
+
     private func judge() -> Delivery? {
         received &+= 1
         guard frames.count == 2 else {
             return fail(.frameCount(frames.count))
         }
-        if decodesPosesFlat, let delivery = judgeFlatPose() { return delivery }
+        if decodesPosesFlat {
+            switch judgeFlat() {
+            case .pose(let topic, let header, let result):
+                return .flatPose(topic: topic, header: header, pose: flat, result)
+            case .skipped: return nil
+            case .failed(let delivery): return delivery
+            case .notPose: break
+            }
+        }
+        return judgeMessage()
+    }
+
+    /// The received frames decoded as a ``WireMessage`` (`nil`: a duplicate or stale one).
+    private func judgeMessage() -> Delivery? {
         let message: WireMessage
         do {
             message = try WireMessage.decode(topic: frames[0], payload: frames[1])
@@ -161,10 +209,20 @@ public final class BusSubscriber {
         return .message(message, result)
     }
 
-    /// Decodes the received frames as a pose into ``flat``: `nil` when they are not a pose (to
-    /// be decoded as a ``WireMessage``) or a duplicate or stale pose (counted by ``tracker``; the
-    /// caller's ``WireMessage`` path then skips it the same way).
-    private func judgeFlatPose() -> Delivery?? {
+    /// What the received frames are, decoded as a pose into ``flat``.
+    private enum FlatJudgement {
+        /// Not a pose: to be decoded as a ``WireMessage``.
+        case notPose
+        /// A duplicate or stale pose (counted by ``tracker``).
+        case skipped
+        /// Frames that do not decode.
+        case failed(Delivery)
+        /// A pose, in ``flat``.
+        case pose(Topic, WireHeader, SequenceResult)
+    }
+
+    /// Decodes the received frames as a pose into ``flat``.
+    private func judgeFlat() -> FlatJudgement {
         // A struct, not a tuple: a `Result` of a tuple instantiates its type's metadata at run
         // time, on every message.
         let decoded: Result<Envelope, WireError> = frames[0].withUnsafeBytes { topic in
@@ -183,12 +241,12 @@ public final class BusSubscriber {
         }
         switch decoded {
         case .failure(let error):
-            return .some(fail(.wire(error)))
+            return .failed(fail(.wire(error)))
         case .success(let envelope):
-            guard envelope.header.kind == .pose else { return nil }
+            guard envelope.header.kind == .pose else { return .notPose }
             let result = tracker.record(envelope.header, on: envelope.topic)
-            guard result.isDelivered else { return .some(nil) }
-            return .flatPose(topic: envelope.topic, header: envelope.header, pose: flat, result)
+            guard result.isDelivered else { return .skipped }
+            return .pose(envelope.topic, envelope.header, result)
         }
     }
 

@@ -331,11 +331,19 @@ public struct WorkerService: Sendable {
                 }
                 core.announced(announcement, now: now, into: &actions)
             case .flatPose(let topic, let header, let pose, let result):
-                if state != nil {
-                    core.receiveLive(pose, on: topic, header: header, now: elapsed.now, into: &actions)
-                } else {
-                    core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
-                }
+                handlePose(topic, header, pose, result)
+                return
+            }
+            perform()
+        }
+
+        func handlePose(
+            _ topic: Topic, _ header: WireHeader, _ pose: borrowing FlatPose, _ result: SequenceResult
+        ) {
+            if state != nil {
+                core.receiveLive(pose, on: topic, header: header, now: elapsed.now, into: &actions)
+            } else {
+                core.receive(pose, on: topic, header: header, sequence: result, into: &actions)
             }
             perform()
         }
@@ -439,8 +447,7 @@ public struct WorkerService: Sendable {
             handleReplies()
             // Drain what is already there before looking at the clock again.
             var burst = 0
-            while burst < 10_000, let next = try subscriber.tryReceive() {
-                handle(next)
+            while burst < 10_000, try subscriber.tryReceive(flatPose: handlePose, other: handle) {
                 burst += 1
             }
             core.tick(now: elapsed.now, into: &actions)
@@ -448,7 +455,7 @@ public struct WorkerService: Sendable {
         }
         // Graceful: finish the poses already received (at most half a second), then report.
         let deadline = elapsed.now + .milliseconds(500)
-        while elapsed.now < deadline, let next = try subscriber.tryReceive() { handle(next) }
+        while elapsed.now < deadline, try subscriber.tryReceive(flatPose: handlePose, other: handle) {}
         // Analytics sessions end their set: the final summaries go out before the report.
         core.finish(into: &actions)
         for case .publish(let publication) in actions {

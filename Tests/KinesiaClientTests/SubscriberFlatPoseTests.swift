@@ -1,0 +1,62 @@
+import Foundation
+import KinesiaBus
+import KinesiaClient
+import KinesiaMotion
+import KinesiaWire
+import Testing
+
+/// The worker's receive: poses decoded flat are handed over in place, everything else as a
+/// delivery, duplicates skipped, in the order they came.
+struct SubscriberFlatPoseTests {
+    @Test func posesGoToTheirHandlerInPlaceAndEverythingElseToTheOther() async throws {
+        let broker = try FakeBroker()
+        let context = try ZMQContext()
+        let subscriber = try BusSubscriber(
+            context: context, bus: broker.bus, prefixes: [.kind(.pose), .kind(.health)])
+        subscriber.decodesPosesFlat = true
+        defer {
+            subscriber.close()
+            context.terminate()
+        }
+        #expect(try await broker.waitUntil { $0.subscriptions.count == 2 })
+
+        let first = try Sent.pose(sequence: 0)
+        let second = try Sent.pose(sequence: 1)
+        try broker.send(first)
+        try broker.send(first)  // a duplicate: skipped
+        try broker.send(try Sent.health(sequence: 0))
+        try broker.send(second)
+        try broker.send([Array("pose/cam0/".utf8), [1, 2, 3]])  // truncated
+
+        var received: [String] = []
+        var timestamps: [Double] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while received.count < 4, ContinuousClock.now < deadline {
+            let got = try subscriber.tryReceive(
+                flatPose: { topic, header, pose, result in
+                    received.append("pose \(topic) #\(header.sequence) \(result)")
+                    timestamps.append(pose.timestamp)
+                },
+                other: { delivery in
+                    switch delivery {
+                    case .message(let message, _): received.append("message \(message.topic)")
+                    case .malformed(_, let reason): received.append("malformed \(reason.code)")
+                    case .flatPose: received.append("a flat pose as a delivery")
+                    }
+                })
+            if !got { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(
+            received == [
+                "pose pose/cam0/ #0 newStream(restart: false, missed: 0)", "message health/worker-cam0/",
+                "pose pose/cam0/ #1 inOrder", "malformed truncated",
+            ])
+        guard case .pose(let sent) = first.body else {
+            Issue.record("the fixture is not a pose")
+            return
+        }
+        #expect(timestamps.first == sent.timestamp, "the pose handed over is the one decoded")
+        #expect(subscriber.tracker.totals.duplicates == 1)
+        #expect(try subscriber.tryReceive(flatPose: { _, _, _, _ in }, other: { _ in }) == false)
+    }
+}
