@@ -237,6 +237,8 @@ public struct WorkerCore: Sendable {
         var identity: SessionIdentity
         var nextEvent: UInt64 = 0
         var nextSnapshot: UInt64 = 0
+        /// Its snapshots' JSON (the text of the numbers that rarely change, remembered).
+        var snapshotEncoder = SnapshotJSONEncoder()
     }
 
     /// One camera's poses in order, when the worker restarts without loss (see
@@ -799,7 +801,7 @@ public struct WorkerCore: Sendable {
         snapshot.isRunning = true
         var json: [UInt8] = []
         json.reserveCapacity(384)
-        MotionJSON.encode(snapshot, at: time, into: &json)
+        hosted[index].snapshotEncoder.encode(snapshot, at: time, into: &json)
         Self.endWithRun(&json, hosted[index].runSuffix)
         actions.append(
             .publish(

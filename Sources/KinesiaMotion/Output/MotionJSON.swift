@@ -90,19 +90,30 @@ public enum MotionJSON {
     /// Appends the JSON line of a snapshot (``encode(_:at:)-(MotionSnapshot,_)``'s bytes) to
     /// `out`: written in place, without a string (a worker sends one for about every other pose).
     public static func encode(_ snapshot: MotionSnapshot, at t: Double, into out: inout [UInt8]) {
+        encode(
+            snapshot, at: t, into: &out, best: { JSONByteWriter.appendNumber($0, to: &$1) },
+            lastRep: { append($0, to: &$1) })
+    }
+
+    /// ``encode(_:at:into:)-(MotionSnapshot,_,_)`` with the best value and the last rep written
+    /// by the caller (``SnapshotJSONEncoder`` remembers their text).
+    static func encode(
+        _ snapshot: MotionSnapshot, at t: Double, into out: inout [UInt8],
+        best: (Double, inout [UInt8]) -> Void, lastRep: (Rep, inout [UInt8]) -> Void
+    ) {
         JSONByteWriter.append("{\"type\":\"snapshot\",\"t\":", to: &out)
         JSONByteWriter.appendNumber(t, to: &out)
         JSONByteWriter.append(",\"value\":", to: &out)
         JSONByteWriter.appendOptionalNumber(snapshot.value, to: &out)
         JSONByteWriter.append(",\"best\":", to: &out)
-        JSONByteWriter.appendNumber(snapshot.best, to: &out)
+        best(snapshot.best, &out)
         JSONByteWriter.append(",\"repCount\":", to: &out)
         JSONByteWriter.appendInteger(snapshot.repCount, to: &out)
         JSONByteWriter.append(",\"rejectedCount\":", to: &out)
         JSONByteWriter.appendInteger(snapshot.rejectedCount, to: &out)
         JSONByteWriter.append(",\"lastRep\":", to: &out)
         if let rep = snapshot.lastRep {
-            append(rep, to: &out)
+            lastRep(rep, &out)
         } else {
             JSONByteWriter.append("null", to: &out)
         }
@@ -133,7 +144,7 @@ public enum MotionJSON {
         JSONByteWriter.append("}", to: &out)
     }
 
-    private static func append(_ rep: Rep, to out: inout [UInt8]) {
+    static func append(_ rep: Rep, to out: inout [UInt8]) {
         JSONByteWriter.append("{\"peak\":", to: &out)
         JSONByteWriter.appendNumber(rep.peak, to: &out)
         JSONByteWriter.append(",\"faults\":", to: &out)
