@@ -78,10 +78,37 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
     /// The session (`event`, `snapshot`), otherwise `nil`.
     private let second: String?
 
+    /// A digest of the fields (FNV-1a of their bytes), computed once: a topic is a dictionary
+    /// key on every message a worker sends (its sequence numbers, its journal), and hashing
+    /// its strings there each time cost more than the lookup itself.
+    private let digest: UInt64
+
     private init(kind: Kind, first: String, second: String?) {
+        var text = second.map { "\(kind.rawValue)/\(first)/\($0)/" } ?? "\(kind.rawValue)/\(first)/"
+        let digest = text.withUTF8 { Topic.digest(of: UnsafeRawBufferPointer($0)) }
+        self.init(kind: kind, first: first, second: second, digest: digest)
+    }
+
+    private init(kind: Kind, first: String, second: String?, digest: UInt64) {
         self.kind = kind
         self.first = first
         self.second = second
+        self.digest = digest
+    }
+
+    /// FNV-1a of a topic's text (`kind/first/` or `kind/first/second/`).
+    private static func digest(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return digest
+    }
+
+    public static func == (a: Topic, b: Topic) -> Bool {
+        a.digest == b.digest && a.kind == b.kind && a.first == b.first && a.second == b.second
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(digest)
     }
 
     /// The topic of a camera's poses: `pose/<camera>/`.
@@ -166,31 +193,39 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
         guard !bytes.isEmpty else { throw .empty }
         guard bytes.count <= Topic.maximumLength else { throw .tooLong(length: bytes.count) }
         guard bytes[bytes.count - 1] == slash else { throw .missingTrailingSlash }
-        // Split on "/" (the last byte is a slash, so every component is terminated).
-        var components: [Range<Int>] = []
-        components.reserveCapacity(3)
-        var start = 0
+        // Split on "/" (the last byte is a slash, so every component is terminated); a topic
+        // has at most three components, so no more than three are kept (no array to allocate).
+        var ends = (0, 0, 0)
+        var count = 0
         for index in 0..<bytes.count where bytes[index] == slash {
-            components.append(start..<index)
-            start = index + 1
+            switch count {
+            case 0: ends.0 = index
+            case 1: ends.1 = index
+            case 2: ends.2 = index
+            default: break
+            }
+            count += 1
         }
-        let kindBytes = UnsafeRawBufferPointer(rebasing: bytes[components[0]])
+        let kindBytes = UnsafeRawBufferPointer(rebasing: bytes[0..<ends.0])
         guard let kind = allKinds.first(where: { $0.rawValue.utf8.elementsEqual(kindBytes) })
         else {
             throw .unknownKind(String(decoding: kindBytes, as: UTF8.self))
         }
         let fields = kind.fields
-        guard components.count - 1 == fields.count else {
-            throw .wrongComponentCount(kind: kind, expected: fields.count, found: components.count - 1)
+        guard count - 1 == fields.count else {
+            throw .wrongComponentCount(kind: kind, expected: fields.count, found: count - 1)
         }
-        var names: [String] = []
-        names.reserveCapacity(fields.count)
-        for (field, range) in zip(fields, components.dropFirst()) {
-            let name = UnsafeRawBufferPointer(rebasing: bytes[range])
-            try Topic.validate(name, as: field)
-            names.append(String(decoding: name, as: UTF8.self))
+        let firstBytes = UnsafeRawBufferPointer(rebasing: bytes[(ends.0 + 1)..<ends.1])
+        try Topic.validate(firstBytes, as: fields[0])
+        var second: String?
+        if fields.count > 1 {
+            let secondBytes = UnsafeRawBufferPointer(rebasing: bytes[(ends.1 + 1)..<ends.2])
+            try Topic.validate(secondBytes, as: fields[1])
+            second = String(decoding: secondBytes, as: UTF8.self)
         }
-        self.init(kind: kind, first: names[0], second: names.count > 1 ? names[1] : nil)
+        self.init(
+            kind: kind, first: String(decoding: firstBytes, as: UTF8.self), second: second,
+            digest: Topic.digest(of: bytes))
     }
 
     /// Whether `name` is a valid camera, session or process name: the one rule for names,

@@ -124,4 +124,25 @@ struct TopicPrefixTests {
         #expect(TopicPrefix.everything.matches(snapshot))
         #expect(!TopicPrefix.kind(.pose).matches(topicFrame: Array("pose".utf8)))
     }
+
+    @Test func aParsedTopicIsEqualToTheOneMadeByItsFactoryAndHashesAlike() throws {
+        let made = [
+            try Topic.pose(camera: "cam0"), try .event(camera: "cam0", session: "left"),
+            try .snapshot(camera: "cam12", session: "right"), try .session(camera: "c", session: "s"),
+            try .health(process: "worker-1"),
+        ]
+        for topic in made {
+            let parsed = try Topic(parsing: topic.bytes)
+            #expect(parsed == topic)
+            #expect(parsed.hashValue == topic.hashValue)
+            #expect(Set([parsed, topic]).count == 1)
+        }
+        // Every pair of different topics is different, though they share names and kinds.
+        for (index, topic) in made.enumerated() {
+            for other in made[(index + 1)...] { #expect(topic != other) }
+        }
+        #expect(
+            try Topic.event(camera: "cam0", session: "left") != .snapshot(camera: "cam0", session: "left"))
+        #expect(try Topic.event(camera: "a", session: "bc") != .event(camera: "ab", session: "c"))
+    }
 }
