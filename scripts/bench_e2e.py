@@ -358,11 +358,14 @@ def ramp(impl, workers, cameras, seconds, start, bisect_steps):
             else:
                 bad = rate
     # A rate is reported as sustained only when it lost nothing twice: the highest passing rate
-    # is run once more; when that run loses something, the next lower rate that passed is tried
-    # the same way (the rates that passed once and then lost are kept as "unconfirmed").
+    # is run once more; when that run loses something, the rates between it and the next lower
+    # rate that passed are bisected (as above), and the highest that passes is tried the same
+    # way, so that one unlucky run does not halve the figure (the rates that passed once and
+    # then lost are kept as "unconfirmed").
     passed = sorted({s["rate_offered"] for s in steps if s["ok"]}, reverse=True)
     confirmed, unconfirmed = None, []
-    for rate in passed:
+    while passed:
+        rate = passed.pop(0)
         step = throughput_step(impl, workers, cameras, rate, seconds)
         step["confirmation"] = True
         emit(step)
@@ -374,6 +377,21 @@ def ramp(impl, workers, cameras, seconds, start, bisect_steps):
                             "sent": step["sent"]})
         say(f"throughput {impl} {workers} worker(s): {rate} poses/s passed once, then lost "
             f"{step['lost']} of {step['sent']}: not reported as sustained")
+        if not passed:
+            break
+        low, high = passed[0], rate
+        for _ in range(bisect_steps):
+            middle = int((low + high) / 2)
+            if middle in (low, high):
+                break
+            step = throughput_step(impl, workers, cameras, middle, seconds)
+            emit(step)
+            steps.append(step)
+            if step["ok"]:
+                low = middle
+                passed.insert(0, middle)
+            else:
+                high = middle
     if passed and confirmed is None:
         FAILURES.append(f"throughput {impl} {workers} worker(s): no rate lost nothing twice "
                         f"(unconfirmed: {unconfirmed})")
