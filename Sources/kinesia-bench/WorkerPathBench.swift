@@ -139,61 +139,48 @@ enum WorkerPathBench {
         // The same with the worker's core (what `kinesia worker` does per pose besides the
         // sockets): decode once, two sessions, the events' and snapshots' JSON (15 snapshots a
         // second of pose time per session), every publish reported back.
-        lap = 0
-        var core = try WorkerCore(
-            sessions: [
-                WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
-                WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
-            ], snapshotRate: 15)
         let topic = try Topic.pose(camera: "cam0")
         var actions: [WorkerCore.Action] = []
-        measure("decodeFlatPose+workerCore") { calls in
-            var sum = 0
-            var flat = FlatPose()
-            for _ in 0..<calls {
-                let slot = lap % payloads.count
-                let shift = Double(lap / payloads.count) * loop.period
-                let poseHeader = WireHeader(
-                    kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
-                lap += 1
-                guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
-                flat.timestamp += shift
-                core.receive(flat, on: topic, header: poseHeader, sequence: .inOrder, into: &actions)
-                for case .publish(let publication) in actions {
-                    sum &+= publication.json.utf8.count
-                    core.published(publication, outcome: .sent)
-                }
-            }
-            return sum
+        /// The loop's next pose decoded into `flat`, its timestamp moved on by the laps so
+        /// far, and its header (numbered by the lap); `nil` when it does not decode.
+        func nextPose(into flat: inout FlatPose) -> WireHeader? {
+            let slot = lap % payloads.count
+            let shift = Double(lap / payloads.count) * loop.period
+            let header = WireHeader(kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
+            lap += 1
+            guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { return nil }
+            flat.timestamp += shift
+            return header
         }
-        // The same through the ordered path of a journaling worker (`kinesia worker` with a
-        // state directory, the default): each pose goes through the camera's pose feed, which
-        // keeps the order across holes and restarts.
-        lap = 0
-        var orderedCore = try WorkerCore(
-            sessions: [
-                WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
-                WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
-            ], snapshotRate: 15, resume: [:])
-        orderedCore.start(into: &actions)
-        measure("decodeFlatPose+orderedWorkerCore") { calls in
-            var sum = 0
-            var flat = FlatPose()
-            for _ in 0..<calls {
-                let slot = lap % payloads.count
-                let shift = Double(lap / payloads.count) * loop.period
-                let poseHeader = WireHeader(
-                    kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
-                lap += 1
-                guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
-                flat.timestamp += shift
-                orderedCore.receiveLive(flat, on: topic, header: poseHeader, now: .zero, into: &actions)
-                for case .publish(let publication) in actions {
-                    sum &+= publication.json.utf8.count
-                    orderedCore.published(publication, outcome: .sent)
+        // The unordered path (`--no-journal`: poses analysed as they come), then the ordered
+        // path of a journaling worker (`kinesia worker` with a state directory, the default):
+        // each pose goes through the camera's pose feed, which keeps the order across holes
+        // and restarts.
+        for ordered in [false, true] {
+            lap = 0
+            var core = try WorkerCore(
+                sessions: [
+                    WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
+                    WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
+                ], snapshotRate: 15, resume: ordered ? [:] : nil)
+            core.start(into: &actions)
+            measure(ordered ? "decodeFlatPose+orderedWorkerCore" : "decodeFlatPose+workerCore") { calls in
+                var sum = 0
+                var flat = FlatPose()
+                for _ in 0..<calls {
+                    guard let poseHeader = nextPose(into: &flat) else { continue }
+                    if ordered {
+                        core.receiveLive(flat, on: topic, header: poseHeader, now: .zero, into: &actions)
+                    } else {
+                        core.receive(flat, on: topic, header: poseHeader, sequence: .inOrder, into: &actions)
+                    }
+                    for case .publish(let publication) in actions {
+                        sum &+= publication.json.utf8.count
+                        core.published(publication, outcome: .sent)
+                    }
                 }
+                return sum
             }
-            return sum
         }
         // The same again, each publication then encoded as the publisher does (its wire
         // frames), without and with the journal the worker writes before publishing (written
@@ -224,13 +211,7 @@ enum WorkerPathBench {
                 var sum = 0
                 var flat = FlatPose()
                 for _ in 0..<calls {
-                    let slot = lap % payloads.count
-                    let shift = Double(lap / payloads.count) * loop.period
-                    let poseHeader = WireHeader(
-                        kind: .pose, streamID: StreamID(1), sequence: UInt64(lap), sentAt: 0)
-                    lap += 1
-                    guard (try? PoseCodec.decode(payloads[slot], into: &flat)) != nil else { continue }
-                    flat.timestamp += shift
+                    guard let poseHeader = nextPose(into: &flat) else { continue }
                     journalCore.receive(
                         flat, on: topic, header: poseHeader, sequence: .inOrder, into: &actions)
                     for case .publish(let publication) in actions {

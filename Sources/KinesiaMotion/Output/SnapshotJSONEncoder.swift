@@ -12,9 +12,9 @@ import KinesiaJSON
 /// ```
 public struct SnapshotJSONEncoder: Sendable {
     /// The best value last written, and its text.
-    private var best: (value: Double, text: [UInt8])?
+    private var best = Remembered<Double>()
     /// The last rep written, and its text.
-    private var lastRep: (rep: Rep, text: [UInt8])?
+    private var lastRep = Remembered<Rep>()
 
     /// An encoder with nothing remembered.
     public init() {}
@@ -24,24 +24,12 @@ public struct SnapshotJSONEncoder: Sendable {
         MotionJSON.encode(
             snapshot, at: t, into: &out,
             best: { value, out in
-                if let best, best.value.bitPattern == value.bitPattern {
-                    out.append(contentsOf: best.text)
-                    return
+                best.write(value, into: &out, same: { $0.bitPattern == $1.bitPattern }) {
+                    JSONByteWriter.appendNumber($0, to: &$1)
                 }
-                var text: [UInt8] = []
-                JSONByteWriter.appendNumber(value, to: &text)
-                out.append(contentsOf: text)
-                best = (value, text)
             },
             lastRep: { rep, out in
-                if let lastRep, Self.same(lastRep.rep, rep) {
-                    out.append(contentsOf: lastRep.text)
-                    return
-                }
-                var text: [UInt8] = []
-                MotionJSON.append(rep, to: &text)
-                out.append(contentsOf: text)
-                lastRep = (rep, text)
+                lastRep.write(rep, into: &out, same: Self.same) { MotionJSON.append($0, to: &$1) }
             })
     }
 
@@ -50,5 +38,26 @@ public struct SnapshotJSONEncoder: Sendable {
     private static func same(_ a: Rep, _ b: Rep) -> Bool {
         a.peak.bitPattern == b.peak.bitPattern && a.start.bitPattern == b.start.bitPattern
             && a.end.bitPattern == b.end.bitPattern && a.faults == b.faults
+    }
+
+    /// A value last written and its text.
+    private struct Remembered<Value: Sendable>: Sendable {
+        private var last: (value: Value, text: [UInt8])?
+
+        /// Appends `value`'s text: the one remembered when `same` says it is the last value's,
+        /// otherwise what `encode` writes (then remembered).
+        mutating func write(
+            _ value: Value, into out: inout [UInt8], same: (Value, Value) -> Bool,
+            encode: (Value, inout [UInt8]) -> Void
+        ) {
+            if let last, same(last.value, value) {
+                out.append(contentsOf: last.text)
+                return
+            }
+            var text: [UInt8] = []
+            encode(value, &text)
+            out.append(contentsOf: text)
+            last = (value, text)
+        }
     }
 }
