@@ -121,10 +121,7 @@ public final class BusSubscriber {
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now.advanced(by: $0) }
         while true {
-            if try socket.tryReceive(into: &frames) {
-                if let delivery = judge() { return delivery }
-                continue
-            }
+            if let delivery = try tryReceive() { return delivery }
             var wait: Duration? = nil
             if let deadline {
                 wait = clock.now.duration(to: deadline)
@@ -138,10 +135,13 @@ public final class BusSubscriber {
 
     /// Receives a delivery only if one is waiting now.
     public func tryReceive() throws(ZMQError) -> Delivery? {
-        while try socket.tryReceive(into: &frames) {
-            if let delivery = judge() { return delivery }
-        }
-        return nil
+        var delivery: Delivery?
+        _ = try tryReceive(
+            flatPose: { topic, header, pose, result in
+                delivery = .flatPose(topic: topic, header: header, pose: copy pose, result)
+            },
+            other: { delivery = $0 })
+        return delivery
     }
 
     /// Receives one message only if one is waiting now, as ``tryReceive()`` does, but hands a
@@ -177,23 +177,6 @@ public final class BusSubscriber {
             }
         }
         return false
-    }
-
-    private func judge() -> Delivery? {
-        received &+= 1
-        guard frames.count == 2 else {
-            return fail(.frameCount(frames.count))
-        }
-        if decodesPosesFlat {
-            switch judgeFlat() {
-            case .pose(let topic, let header, let result):
-                return .flatPose(topic: topic, header: header, pose: flat, result)
-            case .skipped: return nil
-            case .failed(let delivery): return delivery
-            case .notPose: break
-            }
-        }
-        return judgeMessage()
     }
 
     /// The received frames decoded as a ``WireMessage`` (`nil`: a duplicate or stale one).

@@ -20,6 +20,16 @@ import Testing
         var unavailable: [String] = []
         var opened: [String] = []
 
+        /// Poses `sequences` of `stream` received live at `now`, in order.
+        mutating func live(
+            _ sequences: ClosedRange<UInt64>, of stream: StreamID, into feed: inout Feed,
+            now: Duration = .zero
+        ) {
+            for sequence in sequences {
+                take(feed.live(stream: stream, sequence: sequence, pose: "\(stream):\(sequence)", now: now))
+            }
+        }
+
         mutating func take(_ outputs: [Feed.Output]) {
             for output in outputs {
                 switch output {
@@ -367,9 +377,7 @@ import Testing
     @Test func aTailAnnouncedTwiceButNeverReceivedIsAskedForAndAnalysed() {
         var feed = Feed()
         var log = Log()
-        for sequence: UInt64 in 0...4 {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
-        }
+        log.live(0...4, of: stream, into: &feed)
         // Poses 5...7 were published while the broker was down; the source then ended.
         log.take(feed.announced(stream: stream, last: 7, now: .seconds(1)))
         #expect(log.requests.isEmpty, "one announcement may still be ahead of poses in flight")
@@ -397,17 +405,12 @@ import Testing
     @Test func aTailThatArrivesLiveAfterTheFirstAnnouncementIsNotAskedFor() {
         var feed = Feed()
         var log = Log()
-        for sequence: UInt64 in 0...4 {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
-        }
+        log.live(0...4, of: stream, into: &feed)
         log.take(feed.announced(stream: stream, last: 5, now: .seconds(1)))
         log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .seconds(1)))
         log.take(feed.announced(stream: stream, last: 9, now: .seconds(2)))
         #expect(log.requests.isEmpty, "pose 5 came; 6...9 were announced only once")
-        for sequence: UInt64 in 6...9 {
-            log.take(
-                feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .seconds(2)))
-        }
+        log.live(6...9, of: stream, into: &feed, now: .seconds(2))
         log.take(feed.announced(stream: stream, last: 9, now: .seconds(3)))
         #expect(log.requests.isEmpty)
         #expect(log.analysed == names(stream, 0...9))
@@ -417,9 +420,7 @@ import Testing
     @Test func aTailNoServerFillsLeavesTheFeedLiveWhereItWasWithNothingSkipped() {
         var feed = Feed()
         var log = Log()
-        for sequence: UInt64 in 0...2 {
-            log.take(feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
-        }
+        log.live(0...2, of: stream, into: &feed)
         log.take(feed.announced(stream: stream, last: 6, now: .seconds(1)))
         log.take(feed.announced(stream: stream, last: 6, now: .seconds(2)))
         #expect(log.requests.count == 1)
@@ -428,10 +429,7 @@ import Testing
         #expect(log.skipped.isEmpty, "nothing after the tail was analysed: no hole to keep")
         #expect(feed.position?.next == 3)
         // The poses come live after all (a publisher that was paused): analysed in order.
-        for sequence: UInt64 in 3...6 {
-            log.take(
-                feed.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .seconds(3)))
-        }
+        log.live(3...6, of: stream, into: &feed, now: .seconds(3))
         #expect(log.analysed == names(stream, 0...6))
     }
 
