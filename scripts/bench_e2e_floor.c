@@ -102,9 +102,10 @@ static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 
-// The journal of `--journal`: Kinesia's record layout, CRC-32C (Castagnoli) sliced by 8, as
-// Kinesia's CRC32C computes it.
+// The journal of `--journal`: Kinesia's record layout, CRC-32C (Castagnoli) as Kinesia's CRC32C
+// computes it: by SSE 4.2's crc32 instruction where the processor has it, else sliced by 8.
 static uint32_t crc_table[8][256];
+static int crc_instruction;
 
 static void crc_init(void) {
     for (uint32_t i = 0; i < 256; i++) {
@@ -115,9 +116,33 @@ static void crc_init(void) {
     for (int t = 1; t < 8; t++)
         for (int i = 0; i < 256; i++)
             crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    crc_instruction = __builtin_cpu_supports("sse4.2");
+#endif
 }
 
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_update_instruction(uint32_t crc, const unsigned char *p,
+                                                                         size_t n) {
+    uint64_t c = crc;
+    while (n >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        c = __builtin_ia32_crc32di(c, word);
+        p += 8;
+        n -= 8;
+    }
+    crc = (uint32_t)c;
+    while (n--) crc = __builtin_ia32_crc32qi(crc, *p++);
+    return crc;
+}
+#endif
+
 static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t n) {
+#if defined(__x86_64__)
+    if (crc_instruction) return crc_update_instruction(crc, p, n);
+#endif
     while (n >= 8) {
         uint32_t low, high;
         memcpy(&low, p, 4);

@@ -1,8 +1,12 @@
+import CKinesiaCRC32C
+
 /// CRC-32C (Castagnoli), the checksum of every journal record.
 ///
 /// The reflected polynomial `0x82F63B78`, initial value and final XOR `0xFFFFFFFF`: the CRC of
 /// iSCSI, ext4 and SSE 4.2's `crc32` instruction, so any language's library checks a record.
-/// Computed eight bytes at a time with sixteen 256-entry tables ("slicing by 8").
+/// Computed by the processor's `crc32` instruction where it has one (x86-64 with SSE 4.2: eight
+/// bytes a cycle), otherwise eight bytes at a time with eight 256-entry tables ("slicing by 8").
+/// Both give the same value.
 ///
 /// ```swift
 /// CRC32C.checksum(Array("123456789".utf8))   // 0xE3069283
@@ -12,17 +16,43 @@
 /// crc.value
 /// ```
 public struct CRC32C: Hashable, Sendable {
+    /// How the checksum is computed.
+    public enum Method: Hashable, Sendable {
+        /// The processor's `crc32` instruction (x86-64 with SSE 4.2).
+        case instruction
+        /// Eight 256-entry tables, eight bytes at a time: any processor.
+        case tables
+    }
+
+    /// Whether this processor has the `crc32` instruction.
+    public static let isInstructionAvailable = kinesia_crc32c_hardware_available() != 0
+    /// The fastest method this processor has: ``Method/instruction`` where it is available.
+    public static var fastest: Method { isInstructionAvailable ? .instruction : .tables }
+
     /// The running state (before the final XOR).
     private var state: UInt32 = 0xFFFF_FFFF
+    /// The method of this checksum.
+    public let method: Method
 
-    /// A checksum of nothing yet.
-    public init() {}
+    /// A checksum of nothing yet, computed by `method` (``Method/tables`` when the processor
+    /// lacks the instruction).
+    public init(method: Method = CRC32C.fastest) {
+        self.method = method == .instruction && !Self.isInstructionAvailable ? .tables : method
+    }
 
     /// The checksum of the bytes given so far.
     public var value: UInt32 { state ^ 0xFFFF_FFFF }
 
     /// Adds `bytes`.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        switch method {
+        case .instruction: state = kinesia_crc32c_update(state, base, bytes.count)
+        case .tables: updateByTables(bytes)
+        }
+    }
+
+    private mutating func updateByTables(_ bytes: UnsafeRawBufferPointer) {
         var crc = state
         var index = 0
         let count = bytes.count
@@ -55,9 +85,9 @@ public struct CRC32C: Hashable, Sendable {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    /// The checksum of `bytes`.
-    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
-        var crc = CRC32C()
+    /// The checksum of `bytes`, by `method`.
+    public static func checksum(_ bytes: [UInt8], method: Method = CRC32C.fastest) -> UInt32 {
+        var crc = CRC32C(method: method)
         crc.update(bytes)
         return crc.value
     }

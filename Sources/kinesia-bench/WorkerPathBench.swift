@@ -11,7 +11,8 @@ import KinesiaWorker
 /// and snapshots' JSON and the publish decisions of `kinesia worker`, without its sockets), and
 /// encoding a snapshot's JSON (``MotionJSON``; a worker sends one per session at most 15 times
 /// a second of pose time, so about one for every two poses of a 60 poses/s camera with two
-/// sessions).
+/// sessions), and the checksum of a journal record of that size (CRC-32C by the processor's
+/// instruction and by the tables).
 ///
 /// CPU time per call, median of `--rounds`, and allocations per call when
 /// `scripts/malloc_count.c` is preloaded.
@@ -250,6 +251,22 @@ enum WorkerPathBench {
             var sum = 0
             for index in 0..<calls { sum &+= MotionJSON.encode(snapshot, at: Double(index)).utf8.count }
             return sum
+        }
+        // The checksum of one journal record the size of a snapshot's (its frames, about 500
+        // bytes), by the processor's instruction and by the tables, in the same run.
+        let record = (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) }
+        for method in [CRC32C.Method.instruction, .tables] {
+            measure(method == .instruction ? "crc32c512Instruction" : "crc32c512Tables") { calls in
+                var sum = 0
+                record.withUnsafeBytes { bytes in
+                    for _ in 0..<calls {
+                        var crc = CRC32C(method: method)
+                        crc.update(bytes)
+                        sum &+= Int(crc.value & 0xFF)
+                    }
+                }
+                return sum
+            }
         }
     }
 }
