@@ -120,6 +120,20 @@ let package = Package(
         .target(
             name: "KinesiaJournal", dependencies: ["KinesiaSystem", "KinesiaWire", "CKinesiaCRC32C"],
             swiftSettings: strictSettings),
+        // GNU libmicrohttpd, as Debian ships it: the HTTP server of kinesia web.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            providers: [.apt(["libmicrohttpd-dev"])]),
+        // The web gateway: the HTTP server's owner, the tokens, the model of the site fed by the
+        // bus, the API's answers and the Prometheus text, and the service that runs them.
+        .target(
+            name: "KinesiaWeb",
+            dependencies: [
+                "CMicroHTTPD", "KinesiaBus", "KinesiaClient", "KinesiaControl", "KinesiaJSON",
+                "KinesiaMotion",
+                "KinesiaService", "KinesiaSystem", "KinesiaWire",
+            ],
+            swiftSettings: strictSettings),
         // CRC-32C by the processor's instruction (SSE 4.2), which Swift cannot emit; the
         // journal's checksum uses it when the processor has it.
         .target(name: "CKinesiaCRC32C"),
@@ -215,7 +229,7 @@ let package = Package(
                 "KinesiaVoice", "KinesiaSpeech", "KinesiaHaptic", "KinesiaWorker", "KinesiaBroker",
                 "KinesiaJSON", "KinesiaSupervisor", "KinesiaService", "KinesiaCueConsumers",
                 "KinesiaPublishJournal", "KinesiaIngest", "KinesiaRecorder", "KinesiaListen",
-                "KinesiaControl", "KinesiaCoordinator", "KinesiaDemo",
+                "KinesiaControl", "KinesiaCoordinator", "KinesiaDemo", "KinesiaWeb",
             ],
             swiftSettings: strictSettings),
         // kinesia demo's long-running part: the site under its supervisor and the clinic's day.
@@ -246,6 +260,13 @@ let package = Package(
         .target(
             name: "KinesiaTestSupport", dependencies: ["KinesiaSystem", "CKinesiaPseudoTerminal"],
             path: "Tests/KinesiaTestSupport",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "KinesiaWebTests",
+            dependencies: [
+                "KinesiaWeb", "KinesiaClient", "KinesiaControl", "KinesiaMotion", "KinesiaWire",
+                "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaMotionTests",

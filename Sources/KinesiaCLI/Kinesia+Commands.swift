@@ -18,5 +18,6 @@ extension Kinesia {
         KeysCommand.self,
         VoiceCommand.self,
         HapticCommand.self,
+        WebCommand.self,
     ]
 }

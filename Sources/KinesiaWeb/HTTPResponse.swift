@@ -1,0 +1,60 @@
+import KinesiaJSON
+
+/// One HTTP answer: a status, headers and a body.
+public struct HTTPResponse: Sendable, Hashable {
+    /// The name of the cookie that `/login` sets.
+    public static let sessionCookie = "kinesia_token"
+
+    /// The status code.
+    public var status: Int
+    /// The headers, in order.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: [UInt8]
+
+    /// An answer; every one carries `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`.
+    public init(
+        status: Int, contentType: String? = nil, headers: [(name: String, value: String)] = [],
+        body: [UInt8] = []
+    ) {
+        self.status = status
+        var all: [(name: String, value: String)] = [
+            ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
+        ]
+        if let contentType { all.append(("Content-Type", contentType)) }
+        self.headers = all + headers
+        self.body = body
+    }
+
+    /// A JSON body.
+    public static func json(_ text: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json", body: Array(text.utf8))
+    }
+
+    /// An error as JSON: `{"error":CODE,"message":TEXT}`.
+    public static func problem(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        var text = "{\"error\":"
+        JSONWriter.appendString(code, to: &text)
+        text += ",\"message\":"
+        JSONWriter.appendString(message, to: &text)
+        text += "}"
+        var response = json(text, status: status)
+        if status == 401 { response.headers.append(("WWW-Authenticate", "Bearer realm=\"kinesia\"")) }
+        return response
+    }
+
+    public static func == (left: HTTPResponse, right: HTTPResponse) -> Bool {
+        left.status == right.status && left.body == right.body
+            && left.headers.map { [$0.name, $0.value] } == right.headers.map { [$0.name, $0.value] }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(status)
+        hasher.combine(body)
+    }
+
+    /// The value of header `name` (case-insensitive), if present.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}

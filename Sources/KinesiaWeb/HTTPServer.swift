@@ -1,0 +1,186 @@
+import CMicroHTTPD
+import Synchronization
+
+/// An HTTP server on GNU libmicrohttpd (Debian's `libmicrohttpd12`): the owner of one daemon,
+/// which accepts, parses and answers on a thread of its own and calls `handler` for each whole
+/// request. It stops (the daemon's connections closed, its thread joined) at ``close()`` or when
+/// it is released.
+///
+/// The limits are the library's: at most ``Limits/connections`` connections
+/// (``Limits/connectionsPerAddress`` from one address), each closed after ``Limits/idleTimeout``
+/// without traffic (a client that never finishes its request), and ``Limits/requestMemory`` bytes
+/// for a request's line and headers (beyond them: 431, before `handler` sees anything). A body is
+/// read and thrown away (no endpoint takes one yet), at most ``Limits/maximumBody`` bytes; beyond
+/// that the request is answered 413 and its connection closed.
+///
+/// ```swift
+/// let server = try HTTPServer(host: "127.0.0.1", port: 8080) { request in
+///     .json("{\"path\":\"\(request.path)\"}")
+/// }
+/// print(server.port)
+/// server.close()
+/// ```
+public final class HTTPServer: Sendable {
+    /// How much a client may take.
+    public struct Limits: Sendable, Hashable {
+        /// Connections open at once.
+        public var connections: UInt32 = 256
+        /// Connections open at once from one address.
+        public var connectionsPerAddress: UInt32 = 256
+        /// Seconds a connection may stay without traffic.
+        public var idleTimeout: UInt32 = 30
+        /// Bytes for a request's line and headers.
+        public var requestMemory: Int = 32 << 10
+        /// Bytes of a request's body.
+        public var maximumBody: Int = 64 << 10
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What the daemon's callbacks reach through their context pointer.
+    private final class Context: Sendable {
+        let handler: @Sendable (HTTPRequest) -> HTTPResponse
+        let maximumBody: Int
+        init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maximumBody: Int) {
+            self.handler = handler
+            self.maximumBody = maximumBody
+        }
+    }
+
+    /// The port it listens on (the system's choice when 0 was asked).
+    public let port: UInt16
+    /// The daemon, while it runs. The library's handle is thread-safe for the calls made on it
+    /// here (stop, info), and only used under the mutex.
+    private struct Daemon: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+    private let daemon: Mutex<Daemon?>
+    private let context: Unmanaged<Context>
+
+    /// Starts listening on `host` (an IPv4 address) and `port` (0: any free port).
+    /// - Throws: ``HTTPServerError``.
+    public init(
+        host: String, port: UInt16, limits: Limits = Limits(),
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) {
+        let context = Unmanaged.passRetained(Context(handler: handler, maximumBody: limits.maximumBody))
+        var invalid: Int32 = 0
+        let started = kinesia_mhd_start_ipv4(
+            host, port, limits.connections, limits.connectionsPerAddress, limits.idleTimeout,
+            limits.requestMemory, HTTPServer.access, context.toOpaque(), HTTPServer.completed, &invalid)
+        guard let started else {
+            context.release()
+            throw invalid != 0 ? .invalidAddress(host) : .cannotListen(host: host, port: port)
+        }
+        self.context = context
+        daemon = Mutex(Daemon(pointer: started))
+        self.port = kinesia_mhd_bound_port(started)
+    }
+
+    /// The connections open now.
+    public var connections: Int {
+        daemon.withLock { daemon in daemon.map { Int(kinesia_mhd_connections($0.pointer)) } ?? 0 }
+    }
+
+    /// Stops: closes every connection and joins the daemon's thread. Idempotent.
+    public func close() {
+        let stopped = daemon.withLock { daemon -> Bool in
+            guard let running = daemon else { return false }
+            MHD_stop_daemon(running.pointer)
+            daemon = nil
+            return true
+        }
+        if stopped { context.release() }
+    }
+
+    deinit { close() }
+
+    // MARK: - The daemon's callbacks
+
+    /// Per request, several calls: the first (the headers read) marks the connection's request;
+    /// the next ones bring the body in pieces; the last one, with no more body, answers.
+    private static let access: MHD_AccessHandlerCallback = {
+        context, connection, url, method, _, _, uploadSize, requestState in
+        guard let context, let connection, let requestState, let uploadSize else { return kinesia_mhd_no() }
+        let server = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+        if requestState.pointee == nil {
+            // The body's byte count so far, kept in the pointer itself (no allocation).
+            requestState.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+            return kinesia_mhd_yes()
+        }
+        let received = Int(bitPattern: requestState.pointee) - 1
+        if uploadSize.pointee > 0 {
+            let total = received + uploadSize.pointee
+            uploadSize.pointee = 0
+            requestState.pointee = UnsafeMutableRawPointer(bitPattern: min(total, server.maximumBody + 1) + 1)
+            return kinesia_mhd_yes()
+        }
+        let response: HTTPResponse
+        if received > server.maximumBody {
+            response = .problem(
+                413, "bodyTooLarge", "a request's body may have at most \(server.maximumBody) bytes")
+        } else {
+            let request = HTTPRequest(
+                method: method.map { String(cString: $0) } ?? "GET",
+                path: url.map { String(cString: $0) } ?? "/",
+                query: values(of: connection, kinesia_mhd_argument_kind()),
+                headers: values(of: connection, kinesia_mhd_header_kind()),
+                cookies: values(of: connection, kinesia_mhd_cookie_kind()))
+            response = server.handler(request)
+        }
+        return queue(response, on: connection)
+    }
+
+    private static let completed: MHD_RequestCompletedCallback = { _, _, requestState, _ in
+        requestState?.pointee = nil
+    }
+
+    private final class Values {
+        var entries: [String: String] = [:]
+    }
+
+    private static func values(of connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
+        let values = Values()
+        _ = MHD_get_connection_values(
+            connection, kind,
+            { box, _, key, value in
+                guard let box, let key else { return kinesia_mhd_yes() }
+                let values = Unmanaged<Values>.fromOpaque(box).takeUnretainedValue()
+                let name = String(cString: key)
+                if values.entries[name] == nil {
+                    values.entries[name] = value.map { String(cString: $0) } ?? ""
+                }
+                return kinesia_mhd_yes()
+            }, Unmanaged.passUnretained(values).toOpaque())
+        return values.entries
+    }
+
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let made = response.body.withUnsafeBytes { body in
+            MHD_create_response_from_buffer(
+                body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), kinesia_mhd_must_copy())
+        }
+        guard let made else { return kinesia_mhd_no() }
+        defer { MHD_destroy_response(made) }
+        for header in response.headers { _ = MHD_add_response_header(made, header.name, header.value) }
+        return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+}
+
+/// Why a server could not start.
+public enum HTTPServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Not an IPv4 address.
+    case invalidAddress(String)
+    /// The address could not be bound (in use, not this host's, no permission).
+    case cannotListen(host: String, port: UInt16)
+
+    /// What went wrong, for a person.
+    public var description: String {
+        switch self {
+        case .invalidAddress(let host): "'\(host)' is not an IPv4 address (e.g. 127.0.0.1)"
+        case .cannotListen(let host, let port):
+            "cannot listen on \(host):\(port) (in use, not an address of this host, or not permitted)"
+        }
+    }
+}

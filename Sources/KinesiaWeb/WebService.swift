@@ -1,0 +1,137 @@
+import KinesiaBus
+public import KinesiaClient
+public import KinesiaService
+import KinesiaSystem
+import KinesiaWire
+import Synchronization
+
+/// The web gateway (`kinesia web`): follows the bus's snapshots, runs and health reports live
+/// into a ``WebModel`` and answers HTTP requests from it (``WebAPI``) on an ``HTTPServer``.
+///
+/// Tokens are read from their directory at start and again every second (a revoked token is
+/// refused within a second). Its counters go on `health/<name>/` every second: `served`,
+/// `unauthorized`, `notFound`, `methodNotAllowed`, `connections` (open now), and the bus
+/// messages `received` and `malformed`.
+///
+/// ```swift
+/// let service = WebService(configuration, log: log)
+/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// ```
+public struct WebService: Sendable {
+    /// What a gateway is given to run.
+    public struct Configuration: Sendable {
+        /// The bus, the process name and whether the bus is insecure.
+        public var process: BusProcessIdentity
+        /// The IPv4 address to listen on.
+        public var host: String
+        /// The port (0: any free port; ``run(until:listening:)`` tells which).
+        public var port: UInt16
+        /// The tokens' directory.
+        public var tokens: String
+        /// What a client may take.
+        public var limits: HTTPServer.Limits
+
+        /// A configuration.
+        public init(
+            process: BusProcessIdentity, host: String, port: UInt16, tokens: String,
+            limits: HTTPServer.Limits = HTTPServer.Limits()
+        ) {
+            self.process = process
+            self.host = host
+            self.port = port
+            self.tokens = tokens
+            self.limits = limits
+        }
+    }
+
+    /// What it runs with.
+    public let configuration: Configuration
+    private let log: Logger
+    private let startClock: @Sendable () -> ElapsedClock
+
+    /// A gateway that logs on `log` and times its model on `clock`.
+    public init(_ configuration: Configuration, log: Logger, clock: some Clock<Duration> = ContinuousClock())
+    {
+        self.configuration = configuration
+        self.log = log
+        startClock = { ElapsedClock(clock) }
+    }
+
+    /// What the server's thread and the bus loop share.
+    private struct Shared: Sendable {
+        var model = WebModel()
+        var tokens: WebTokens.Snapshot
+        var outcomes: [WebAPI.Outcome: Int] = [:]
+    }
+
+    /// Serves until `stop` is requested; `listening` is told the port once requests are
+    /// answered.
+    ///
+    /// - Throws: ``WebTokenError``, ``HTTPServerError``, the socket errors of a bus that cannot
+    ///   be reached.
+    public func run(until stop: StopToken, listening: @Sendable (UInt16) -> Void = { _ in }) throws {
+        let tokens = try WebTokens(directory: configuration.tokens)
+        let elapsed = startClock()
+        let first = tokens.load()
+        for problem in first.problems { log.warning(problem) }
+        let shared = Mutex(Shared(tokens: first))
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let publisher = try BusPublisher(
+            context: zmq, bus: configuration.process.bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        defer { publisher.close() }
+        let subscriber = try BusSubscriber(
+            context: zmq, bus: configuration.process.bus,
+            prefixes: [.kind(.snapshot), .kind(.session), .kind(.health)])
+        defer { subscriber.close() }
+        let server = try HTTPServer(
+            host: configuration.host, port: configuration.port, limits: configuration.limits
+        ) {
+            request in
+            let now = elapsed.now
+            return shared.withLock { shared in
+                let (response, outcome) = WebAPI.respond(
+                    to: request, model: shared.model, tokens: shared.tokens, now: now)
+                shared.outcomes[outcome, default: 0] += 1
+                return response
+            }
+        }
+        defer { server.close() }
+        var health = try configuration.process.healthPublisher(role: "web", problems: { log.warning($0) })
+        var received = 0
+        var malformed = 0
+        func counters() -> [String: Int] {
+            var values = shared.withLock { shared in
+                Dictionary(
+                    uniqueKeysWithValues: WebAPI.Outcome.allCases.map {
+                        ($0.rawValue, shared.outcomes[$0] ?? 0)
+                    })
+            }
+            values["connections"] = server.connections
+            values["received"] = received
+            values["malformed"] = malformed
+            return values
+        }
+        log.info("serving http://\(configuration.host):\(server.port)/ (tokens in \(configuration.tokens))")
+        listening(server.port)
+        var tokensRead = elapsed.now
+        while !stop.isRequested {
+            health.publishIfDue(counters: counters, via: publisher)
+            if elapsed.now - tokensRead >= .seconds(1) {
+                tokensRead = elapsed.now
+                let reread = tokens.load()
+                shared.withLock { $0.tokens = reread }
+            }
+            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+            let now = elapsed.now
+            for message in BusMessage.messages(from: delivery) {
+                if case .malformed = message { malformed += 1 } else { received += 1 }
+                shared.withLock { $0.model.apply(message, now: now) }
+            }
+        }
+        health.publish(counters: counters(), via: publisher)
+        log.info(
+            "stopped: \(counters().sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+        )
+    }
+}

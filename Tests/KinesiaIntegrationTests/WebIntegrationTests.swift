@@ -1,0 +1,128 @@
+import Foundation
+import KinesiaTestSupport
+import Testing
+
+/// `kinesia web` on a running topology of real processes, asked by curl as an application
+/// would: the sessions' counts equal `kinesia analyze`'s, the metrics name every process, and
+/// nothing is answered without a token.
+@Suite(.serialized, .tags(.process))
+struct WebIntegrationTests {
+    static let source = "sim:shoulderAbduction,seed=11,reps=4"
+
+    /// curl's status line, headers and body.
+    static func curl(_ arguments: [String]) throws -> String {
+        try TestProcess.run(
+            "/usr/bin/curl", ["-s", "-S", "-i", "--max-time", "20"] + arguments, environment: [:]
+        )
+        .output
+    }
+
+    /// The body of a curl output (after the blank line).
+    static func body(_ output: String) -> String {
+        output.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+    }
+
+    @Test func anApplicationReadsTheSessionsCountsAndTheMetricsWithItsToken() async throws {
+        let directory = try ConsumerTestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bus = directory.appendingPathComponent("bus").path
+        let tokens = directory.appendingPathComponent("tokens").path
+        let made = try await ConsumerTestPaths.run([
+            "web", "token", "new", "app", "--role", "viewer", "--tokens", tokens,
+        ])
+        #expect(made.status == 0, "\(made.error)")
+        let token = try #require(made.output.split(separator: "\n").last.map(String.init))
+        #expect(token.hasPrefix("kw1_"))
+
+        let broker = try KinesiaProcess(
+            "broker", ["broker", "--bus", bus], directory: directory.path, logLevel: "warning")
+        try await Task.sleep(for: .milliseconds(300))
+        let worker = try KinesiaProcess(
+            "worker",
+            [
+                "worker", "--bus", bus, "--name", "worker-1", "--camera", "cam0", "--session",
+                "left=shoulderAbduction:left",
+            ],
+            directory: directory.path, logLevel: "warning")
+        let web = try KinesiaProcess(
+            "web", ["web", "--bus", bus, "--name", "web", "--listen", "127.0.0.1:0", "--tokens", tokens],
+            directory: directory.path)
+        let processes = [broker, worker, web]
+        defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
+        // The port the system chose, from the log line "serving http://127.0.0.1:PORT/".
+        var port: String?
+        let listening = await waitUntil(timeout: .seconds(30)) {
+            port =
+                web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
+                .prefix { $0 != "/" }.description
+            return port != nil
+        }
+        try #require(listening, "\(web.diagnostics)")
+        let base = "http://127.0.0.1:\(port!)"
+
+        let ingest = try KinesiaProcess(
+            "ingest", ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--pace", "max"],
+            directory: directory.path, logLevel: "warning")
+        #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
+        let expected = try await ConsumerTestPaths.analyze(
+            Self.source, exercise: "shoulderAbduction", side: "left")
+        #expect(expected.clean + expected.rejected >= 3)
+
+        // The session's counts, as the worker's last snapshot has them, equal analyze's.
+        var sessions = ""
+        let counted = await waitUntil(timeout: .seconds(30)) {
+            sessions =
+                (try? Self.curl(["-H", "Authorization: Bearer \(token)", base + "/api/v1/sessions"])) ?? ""
+            return Self.body(sessions).contains(
+                "\"repCount\":\(expected.clean),\"rejectedCount\":\(expected.rejected)")
+        }
+        #expect(counted, "\(sessions)\n\(web.diagnostics)")
+        #expect(sessions.hasPrefix("HTTP/1.1 200 OK"))
+        #expect(Self.body(sessions).hasPrefix("{\"sessions\":[{\"camera\":\"cam0\",\"name\":\"left\","))
+
+        // Without a token, or with another: 401, and nothing of the sessions.
+        for arguments in [
+            [base + "/api/v1/sessions"], ["-H", "Authorization: Bearer kw1_0", base + "/metrics"],
+        ] {
+            let refused = try Self.curl(arguments)
+            #expect(refused.hasPrefix("HTTP/1.1 401"), "\(refused)")
+            #expect(!refused.contains("repCount"))
+        }
+
+        // The metrics: the session's reps, and every process of the site by name and role.
+        var metrics = ""
+        let reported = await waitUntil(timeout: .seconds(20)) {
+            metrics = Self.body(
+                (try? Self.curl(["-H", "Authorization: Bearer \(token)", base + "/metrics"])) ?? "")
+            return metrics.contains("{process=\"broker\",role=\"broker\"}")
+                && metrics.contains("{process=\"worker-1\",role=\"worker\"}")
+                && metrics.contains("kinesia_unauthorized_total{process=\"web\",role=\"web\"} 2")
+        }
+        #expect(reported, "\(metrics)")
+        #expect(
+            metrics.contains("kinesia_session_reps{camera=\"cam0\",session=\"left\"} \(expected.clean)\n"))
+        #expect(metrics.contains("# TYPE kinesia_poses_total counter"))
+
+        // A revoked token is refused within a second or two.
+        #expect(
+            try await ConsumerTestPaths.run(["web", "token", "revoke", "app", "--tokens", tokens]).status == 0
+        )
+        let revoked = await waitUntil(timeout: .seconds(10)) {
+            ((try? Self.curl(["-H", "Authorization: Bearer \(token)", base + "/api/v1/sessions"])) ?? "")
+                .hasPrefix("HTTP/1.1 401")
+        }
+        #expect(revoked)
+
+        // SIGTERM: a graceful stop.
+        #expect(await web.stop() == 0, "\(web.diagnostics)")
+        for process in [worker, broker] { await process.stop() }
+    }
+
+    @Test func aNonLoopbackAddressOrAMalformedOneIsAUsageError() async throws {
+        for listen in ["10.1.2.3:8080", "127.0.0.1", "localhost:80", "127.0.0.1:99999"] {
+            let run = try await ConsumerTestPaths.run(["web", "--listen", listen])
+            #expect(run.status == 64, "\(listen): \(run.error)")
+            #expect(run.error.contains("--listen"), "\(run.error)")
+        }
+    }
+}
