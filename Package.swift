@@ -131,7 +131,11 @@ let package = Package(
             dependencies: [
                 "CMicroHTTPD", "KinesiaBus", "KinesiaClient", "KinesiaControl", "KinesiaJSON",
                 "KinesiaMotion",
-                "KinesiaService", "KinesiaSystem", "KinesiaWire",
+                "KinesiaService", "KinesiaSystem", "KinesiaVoice", "KinesiaWire",
+            ],
+            resources: [
+                .embedInCode("Dashboard/dashboard.html"), .embedInCode("Dashboard/dashboard.js"),
+                .embedInCode("Dashboard/dashboard.css"),
             ],
             swiftSettings: strictSettings),
         // CRC-32C by the processor's instruction (SSE 4.2), which Swift cannot emit; the

@@ -1,3 +1,5 @@
+import KinesiaVoice
+
 /// The answers of `kinesia web`, with no I/O: a request, the model, the tokens and the time in;
 /// the answer and what it counts as out.
 ///
@@ -6,8 +8,9 @@
 /// | `GET /api/v1/sessions` | the sessions (``WebModel/sessionsJSON(now:)``) |
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
 /// | `GET /metrics` | ``PrometheusText`` |
-/// | `GET /login?token=TOKEN` | sets the `kinesia_token` cookie (HttpOnly, SameSite=Strict), 303 to `/` |
-/// | `GET /` | the index of the API (HTML) |
+/// | `GET /login?token=TOKEN[&lang=en\|pt-BR\|es]` | sets the `kinesia_token` cookie (HttpOnly, SameSite=Strict), 303 to the dashboard |
+/// | `GET /` (`/dashboard.js`, `/dashboard.css`) | the dashboard: every session live, the processes |
+/// | `GET /api/v1/texts/LANG` | the voice's texts of `en`, `pt-BR` or `es` (names of faults, setup issues, joints) |
 ///
 /// Every request needs a token (`Authorization: Bearer TOKEN`, or the `kinesia_token`
 /// cookie that `/login` sets; `/login` takes it from its query): none, or one not known, is 401. `HEAD` is answered as `GET` without the body.
@@ -37,7 +40,13 @@ public enum WebAPI {
             }
             let cookie =
                 "\(HTTPResponse.sessionCookie)=\(token); Path=/; HttpOnly; SameSite=Strict; Max-Age=43200"
-            return (HTTPResponse(status: 303, headers: [("Location", "/"), ("Set-Cookie", cookie)]), .served)
+            // The dashboard in the language asked for (`&lang=pt-BR`), when it is one of the texts'.
+            let location =
+                request.query["lang"].flatMap(VoiceLanguage.init(rawValue:)).map { "/?lang=\($0.code)" }
+                ?? "/"
+            return (
+                HTTPResponse(status: 303, headers: [("Location", location), ("Set-Cookie", cookie)]), .served
+            )
         }
         guard let token = request.token, tokens.grant(for: token) != nil else {
             return (
@@ -49,13 +58,14 @@ public enum WebAPI {
         switch request.path {
         case "/api/v1/sessions": body = { .json(model.sessionsJSON(now: now)) }
         case "/api/v1/processes": body = { .json(model.processesJSON(now: now)) }
-        case "/": body = { index }
         case "/metrics":
             body = {
                 HTTPResponse(
                     status: 200, contentType: PrometheusText.contentType,
                     body: Array(PrometheusText.render(model, now: now).utf8))
             }
+        case let path where asset(path) != nil: body = { asset(path)! }
+        case let path where texts(path) != nil: body = { texts(path)! }
         default:
             return (.problem(404, "notFound", "no such resource: \(request.path.prefix(200))"), .notFound)
         }
@@ -67,28 +77,34 @@ public enum WebAPI {
         return (body(), .served)
     }
 
-    /// `/`: what the gateway serves, as links (nothing but this page's own text: no script,
-    /// no style, no outside URL).
-    static let index = HTTPResponse(
-        status: 200, contentType: "text/html; charset=utf-8",
-        headers: [
-            (
-                "Content-Security-Policy",
-                "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-            )
-        ],
-        body: Array(
-            """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-            <title>Kinesia</title></head><body>
-            <h1>Kinesia</h1>
-            <ul>
-            <li><a href="/api/v1/sessions">Sessions</a>: each session's latest snapshot (JSON)</li>
-            <li><a href="/api/v1/processes">Processes</a>: each process's counters (JSON)</li>
-            <li><a href="/metrics">Metrics</a>: Prometheus text</li>
-            </ul>
-            </body></html>
+    /// The dashboard's policy: its own script, style and requests, nothing inline, nothing from
+    /// elsewhere, never in a frame.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-            """.utf8))
+    /// `/`, `/dashboard.js`, `/dashboard.css`: the dashboard (compiled into the binary).
+    static func asset(_ path: String) -> HTTPResponse? {
+        let (bytes, type): ([UInt8], String)
+        switch path {
+        case "/": (bytes, type) = (PackageResources.dashboard_html, "text/html; charset=utf-8")
+        case "/dashboard.js":
+            (bytes, type) = (PackageResources.dashboard_js, "text/javascript; charset=utf-8")
+        case "/dashboard.css": (bytes, type) = (PackageResources.dashboard_css, "text/css; charset=utf-8")
+        default: return nil
+        }
+        return HTTPResponse(
+            status: 200, contentType: type,
+            headers: [("Content-Security-Policy", contentSecurityPolicy), ("X-Frame-Options", "DENY")],
+            body: bytes)
+    }
+
+    /// `/api/v1/texts/LANG`: the voice's texts of `LANG` (`en`, `pt-BR`, `es`): the names of
+    /// faults, setup issues, joints and sides as the patient hears them.
+    static func texts(_ path: String) -> HTTPResponse? {
+        guard path.hasPrefix("/api/v1/texts/"),
+            let language = VoiceLanguage(rawValue: String(path.dropFirst("/api/v1/texts/".count)))
+        else { return nil }
+        return HTTPResponse(status: 200, contentType: "application/json", body: language.builtInTextsFile)
+    }
 }

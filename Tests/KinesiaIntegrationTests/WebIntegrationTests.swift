@@ -126,3 +126,121 @@ struct WebIntegrationTests {
         }
     }
 }
+
+/// The dashboard in headless Chromium on a real deployment, as a clinician opens it.
+@Suite(.serialized, .tags(.process))
+struct WebDashboardTests {
+    static let source = "sim:shoulderAbduction,seed=5,reps=4"
+
+    /// The DOM after `--virtual-time-budget` ms of the page's own time (its polls), as Chromium
+    /// serialises it.
+    static func dump(_ url: String, budget: Int = 3000) throws -> String {
+        let shell =
+            "/usr/bin/chromium \(Browser.flags.joined(separator: " ")) --virtual-time-budget=\(budget) "
+            + "--dump-dom '\(url)' 2>/dev/null"
+        let (status, text) = try TestProcess.run("/bin/sh", ["-c", shell], environment: Browser.environment)
+        #expect(status == 0, "chromium: \(text.suffix(500))")
+        return text
+    }
+
+    /// The text of the element of `session` with `data-field="field"` in a dumped DOM.
+    static func field(_ dom: String, session: String, _ field: String) -> String? {
+        guard
+            let card = dom.components(separatedBy: "data-session=\"\(session)\"").dropFirst().first?
+                .components(separatedBy: "</article>").first,
+            let start = card.range(of: "data-field=\"\(field)\">")
+        else { return nil }
+        return String(card[start.upperBound...].prefix { $0 != "<" })
+    }
+
+    @Test func theDashboardShowsEachSessionsCountsAsTheyChangeAndAsAnalyzeFindsThem() async throws {
+        let directory = try ConsumerTestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bus = directory.appendingPathComponent("bus").path
+        let tokens = directory.appendingPathComponent("tokens").path
+        let made = try await ConsumerTestPaths.run([
+            "web", "token", "new", "desk", "--role", "viewer", "--tokens", tokens,
+        ])
+        let token = try #require(made.output.split(separator: "\n").last.map(String.init))
+
+        let broker = try KinesiaProcess(
+            "broker", ["broker", "--bus", bus], directory: directory.path, logLevel: "warning")
+        try await Task.sleep(for: .milliseconds(300))
+        let worker = try KinesiaProcess(
+            "worker",
+            [
+                "worker", "--bus", bus, "--camera", "cam0", "--session", "left=shoulderAbduction:left",
+                "--session", "right=shoulderAbduction:right",
+            ], directory: directory.path, logLevel: "warning")
+        let web = try KinesiaProcess(
+            "web", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens],
+            directory: directory.path)
+        let processes = [broker, worker, web]
+        defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
+        var port: String?
+        let listening = await waitUntil(timeout: .seconds(30)) {
+            port =
+                web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
+                .prefix { $0 != "/" }.description
+            return port != nil
+        }
+        try #require(listening, "\(web.diagnostics)")
+        let login = "http://127.0.0.1:\(port!)/login?token=\(token)"
+
+        // The patient exercises at three times the recording's pace: the page is opened during
+        // the set and again after it.
+        let ingest = try KinesiaProcess(
+            "ingest",
+            ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--speed", "3"],
+            directory: directory.path, logLevel: "warning")
+        let expected = try await ConsumerTestPaths.analyze(
+            Self.source, exercise: "shoulderAbduction", side: "left")
+        var during: Int?
+        let midway = await waitUntil(timeout: .seconds(60)) {
+            let dom = (try? Self.dump(login, budget: 1500)) ?? ""
+            during = Self.field(dom, session: "cam0/left", "repCount").flatMap(Int.init)
+            return during != nil
+        }
+        #expect(midway, "the page never showed cam0/left\n\(web.diagnostics)")
+        #expect(await ingest.waitForExit(timeout: .seconds(90)) == 0, "\(ingest.diagnostics)")
+
+        var dom = ""
+        let settled = await waitUntil(timeout: .seconds(30)) {
+            dom = (try? Self.dump(login)) ?? ""
+            return Self.field(dom, session: "cam0/left", "repCount") == "\(expected.clean)"
+                && Self.field(dom, session: "cam0/left", "rejectedCount") == "\(expected.rejected)"
+        }
+        #expect(settled, "\(dom)")
+        #expect((during ?? .max) <= expected.clean)
+        #expect(dom.contains("id=\"connection\" data-state=\"live\""))
+        #expect(dom.contains("data-session=\"cam0/right\""))
+        #expect(dom.contains("<tr data-process=\"web\">") || dom.contains("data-process=\"web-"))
+        #expect(Self.field(dom, session: "cam0/left", "value")?.hasSuffix("°") == true)
+
+        // In Portuguese: the labels, and the voice's names of the faults.
+        let portuguese = try Self.dump(login + "&lang=pt-BR")
+        #expect(portuguese.contains("<html lang=\"pt-BR\">"), "\(portuguese.prefix(300))")
+        #expect(portuguese.contains(">corretas<") && portuguese.contains(">rejeitadas<"))
+
+        // Without the token: nothing of the sessions, a sign-in hint.
+        let refused = try Self.dump("http://127.0.0.1:\(port!)/")
+        #expect(!refused.contains("data-session="))
+
+        // The page as a tablet shows it: drawn, not blank.
+        let png = directory.appendingPathComponent("dashboard.png").path
+        let (status, text) = try TestProcess.run(
+            "/usr/bin/chromium",
+            Browser.flags + [
+                "--virtual-time-budget=3000", "--window-size=820,1180", "--screenshot=\(png)", login,
+            ],
+            environment: Browser.environment)
+        #expect(status == 0, "chromium: \(text.suffix(300))")
+        let (measured, output) = try TestProcess.run(
+            "/usr/bin/python3", ["-c", Browser.pngColours, png], environment: Browser.environment)
+        #expect(measured == 0, "\(output)")
+        let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        #expect(fields.count == 2 && fields[0] > 20 && fields[1] > 0.05, "colours: \(output)")
+
+        for process in [web, worker, broker] { await process.stop() }
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import KinesiaClient
 import KinesiaControl
 import KinesiaMotion
@@ -132,5 +133,66 @@ struct WebAPITests {
                 #expect(declared.contains(name), "\(name) has no TYPE line before it")
             }
         }
+    }
+}
+
+struct WebDashboardAssetTests {
+    static func get(_ path: String, query: [String: String] = [:]) -> HTTPResponse {
+        WebAPI.respond(
+            to: HTTPRequest(
+                method: "GET", path: path, query: query,
+                headers: ["Authorization": "Bearer \(WebAPITests.token)"]),
+            model: WebModel(), tokens: WebAPITests.tokens, now: .zero
+        ).response
+    }
+
+    @Test func theDashboardIsServedUnderAStrictPolicyWithNothingInlineOrFromElsewhere() throws {
+        let page = Self.get("/")
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        let policy = try #require(page.header("Content-Security-Policy"))
+        #expect(
+            policy.hasPrefix("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'"))
+        #expect(!policy.contains("unsafe"))
+        #expect(page.header("X-Frame-Options") == "DENY")
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("<script src=\"/dashboard.js\"></script>"))
+        #expect(!html.contains("<script>") && !html.contains("<style") && !html.contains(" style="))
+        for asset in ["/", "/dashboard.js", "/dashboard.css"] {
+            // No outside URL: the only one is SVG's namespace, a name, never fetched.
+            let text = String(decoding: Self.get(asset).body, as: UTF8.self)
+                .replacingOccurrences(of: "\"http://www.w3.org/2000/svg\"", with: "")
+            #expect(
+                !text.contains("http://") && !text.contains("https://") && !text.contains("//cdn"), "\(asset)"
+            )
+        }
+        #expect(Self.get("/dashboard.js").header("Content-Type") == "text/javascript; charset=utf-8")
+        #expect(Self.get("/dashboard.css").header("Content-Type") == "text/css; charset=utf-8")
+    }
+
+    @Test(arguments: ["en", "pt-BR", "es"])
+    func theVoicesTextsAreServedForEachLanguage(language: String) throws {
+        let response = Self.get("/api/v1/texts/\(language)")
+        #expect(response.status == 200)
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(
+            text.contains("\"language\": \"\(language)\"") || text.contains("\"language\":\"\(language)\""))
+        #expect(text.contains("\"formFeedback\""))
+        #expect(Self.get("/api/v1/texts/fr").status == 404)
+    }
+
+    @Test func loginOpensTheDashboardInTheLanguageAskedFor() {
+        let login = WebAPI.respond(
+            to: HTTPRequest(
+                method: "GET", path: "/login", query: ["token": WebAPITests.token, "lang": "es"]),
+            model: WebModel(), tokens: WebAPITests.tokens, now: .zero
+        ).response
+        #expect(login.header("Location") == "/?lang=es")
+        let unknown = WebAPI.respond(
+            to: HTTPRequest(
+                method: "GET", path: "/login", query: ["token": WebAPITests.token, "lang": "/evil"]),
+            model: WebModel(), tokens: WebAPITests.tokens, now: .zero
+        ).response
+        #expect(unknown.header("Location") == "/")
     }
 }

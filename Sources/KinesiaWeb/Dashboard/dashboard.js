@@ -1,0 +1,210 @@
+// The live dashboard of kinesia web: every camera's sessions as the seeds' HUD, a trace of each
+// session's value, and the processes. Plain JavaScript, no library; it reads /api/v1/sessions
+// and /api/v1/processes twice a second with the cookie /login set, and the voice's texts
+// (/api/v1/texts/LANG) for the names of faults, setup issues, joints and sides.
+"use strict";
+
+const ui = {
+  en: { language: "Language", processes: "Processes", process: "Process", role: "Role", state: "State",
+        uptime: "Uptime", value: "degrees", best: "best", clean: "clean", rejected: "rejected",
+        hold: "hold", missing: "Out of view", setup: "Setup", lastFault: "Last fault", live: "live",
+        stale: "STALE", connecting: "connecting…", connected: "live", lost: "no connection",
+        signIn: "Not signed in: open /login?token=YOUR_TOKEN", empty: "No session yet.", camera: "Camera" },
+  "pt-BR": { language: "Idioma", processes: "Processos", process: "Processo", role: "Papel", state: "Estado",
+        uptime: "Tempo ativo", value: "graus", best: "melhor", clean: "corretas", rejected: "rejeitadas",
+        hold: "sustentação", missing: "Fora de vista", setup: "Posição", lastFault: "Última falha", live: "ativo",
+        stale: "SEM SINAL", connecting: "conectando…", connected: "ao vivo", lost: "sem conexão",
+        signIn: "Sem sessão: abra /login?token=SEU_TOKEN", empty: "Nenhuma sessão ainda.", camera: "Câmera" },
+  es: { language: "Idioma", processes: "Procesos", process: "Proceso", role: "Rol", state: "Estado",
+        uptime: "Tiempo activo", value: "grados", best: "mejor", clean: "correctas", rejected: "rechazadas",
+        hold: "mantener", missing: "Fuera de vista", setup: "Posición", lastFault: "Último fallo", live: "activo",
+        stale: "SIN SEÑAL", connecting: "conectando…", connected: "en vivo", lost: "sin conexión",
+        signIn: "Sin sesión: abra /login?token=SU_TOKEN", empty: "Todavía no hay sesiones.", camera: "Cámara" },
+};
+
+const state = { language: "en", texts: null, traces: new Map(), sessions: [], processes: [] };
+
+function chooseLanguage() {
+  const asked = new URLSearchParams(location.search).get("lang") || localStorage.getItem("kinesia.language")
+    || navigator.language || "en";
+  if (ui[asked]) return asked;
+  if (asked.toLowerCase().startsWith("pt")) return "pt-BR";
+  if (asked.toLowerCase().startsWith("es")) return "es";
+  return "en";
+}
+
+function t(key) { return (ui[state.language] || ui.en)[key] || key; }
+
+function named(group, name) {
+  const texts = state.texts && state.texts[group];
+  return (texts && texts[name]) || name;
+}
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+async function loadTexts() {
+  try {
+    const response = await fetch("/api/v1/texts/" + encodeURIComponent(state.language), { credentials: "same-origin" });
+    state.texts = response.ok ? await response.json() : null;
+  } catch (error) {
+    state.texts = null;
+  }
+}
+
+function number(value, digits) {
+  return value === null || value === undefined ? "–" : value.toFixed(digits);
+}
+
+function trace(key, snapshot) {
+  let points = state.traces.get(key);
+  if (!points) { points = []; state.traces.set(key, points); }
+  const last = points[points.length - 1];
+  if (snapshot && snapshot.value !== null && (!last || last.t !== snapshot.t)) {
+    if (last && snapshot.t < last.t) points.length = 0;
+    points.push({ t: snapshot.t, value: snapshot.value });
+    if (points.length > 300) points.shift();
+  }
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "trace");
+  svg.setAttribute("viewBox", "0 0 300 100");
+  svg.setAttribute("preserveAspectRatio", "none");
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", points.map((point, index) =>
+    `${index},${(100 - Math.max(0, Math.min(180, point.value)) / 1.8).toFixed(1)}`).join(" "));
+  svg.appendChild(line);
+  return svg;
+}
+
+function sessionCard(session) {
+  const key = session.camera + "/" + session.name;
+  const snapshot = session.snapshot;
+  const card = element("article", "session");
+  card.dataset.session = key;
+  card.appendChild(element("h3", null, session.side ? `${session.name} · ${named("sides", session.side)}` : session.name));
+  card.appendChild(element("p", "exercise", [session.exercise, session.patient].filter(Boolean).join(" · ")));
+  const value = element("div", "value", number(snapshot && snapshot.value, 0) + "°");
+  value.dataset.field = "value";
+  card.appendChild(value);
+  const counts = element("div", "counts");
+  for (const [field, label, className] of [["repCount", "clean", "clean"], ["rejectedCount", "rejected", "rejected"],
+                                           ["best", "best", "best"]]) {
+    const cell = element("div", className);
+    const figure = element("b", null, snapshot ? (field === "best" ? number(snapshot.best, 0) + "°" : String(snapshot[field])) : "–");
+    figure.dataset.field = field;
+    cell.appendChild(figure);
+    cell.appendChild(element("span", "label", t(label)));
+    counts.appendChild(cell);
+  }
+  card.appendChild(counts);
+  if (snapshot && snapshot.holdProgress !== null) {
+    const bar = element("div", "hold");
+    bar.title = t("hold");
+    const fill = element("div");
+    fill.style.width = Math.round(Math.max(0, Math.min(1, snapshot.holdProgress)) * 100) + "%";
+    bar.appendChild(fill);
+    card.appendChild(bar);
+  }
+  const notes = element("div", "notes");
+  if (snapshot) {
+    if (snapshot.missingJoints.length > 0) {
+      notes.appendChild(element("div", "warning",
+        `${t("missing")}: ${snapshot.missingJoints.map((joint) => named("joints", joint)).join(", ")}`));
+    }
+    for (const issue of snapshot.setupIssues) notes.appendChild(element("div", "warning", named("setupIssues", issue)));
+    const faults = snapshot.lastRep ? snapshot.lastRep.faults : [];
+    if (faults.length > 0) {
+      const fault = element("div", null, `${t("lastFault")}: ${named("formFeedback", faults[faults.length - 1])}`);
+      fault.dataset.field = "lastFault";
+      notes.appendChild(fault);
+    }
+  }
+  card.appendChild(notes);
+  card.appendChild(trace(key, snapshot));
+  return card;
+}
+
+function render() {
+  document.documentElement.lang = state.language;
+  document.getElementById("language-label").textContent = t("language");
+  document.getElementById("processes-title").textContent = t("processes");
+  for (const cell of document.querySelectorAll("[data-text]")) cell.textContent = t(cell.dataset.text);
+  const cameras = document.getElementById("cameras");
+  cameras.replaceChildren();
+  const byCamera = new Map();
+  for (const session of state.sessions) {
+    if (!byCamera.has(session.camera)) byCamera.set(session.camera, []);
+    byCamera.get(session.camera).push(session);
+  }
+  for (const [camera, sessions] of byCamera) {
+    const section = element("section", "camera");
+    section.dataset.camera = camera;
+    section.appendChild(element("h2", null, `${t("camera")} ${camera}`));
+    const grid = element("div", "sessions");
+    for (const session of sessions) grid.appendChild(sessionCard(session));
+    section.appendChild(grid);
+    cameras.appendChild(section);
+  }
+  document.getElementById("empty").textContent = state.sessions.length === 0 ? t("empty") : "";
+  const body = document.querySelector("#processes tbody");
+  body.replaceChildren();
+  for (const process of state.processes) {
+    const row = element("tr");
+    row.dataset.process = process.name;
+    const stale = process.ageSeconds > 3;
+    row.appendChild(element("td", null, process.name));
+    row.appendChild(element("td", null, process.role));
+    row.appendChild(element("td", stale ? "stale" : "live", stale ? t("stale") : t("live")));
+    row.appendChild(element("td", null, `${Math.round(process.uptime)} s`));
+    body.appendChild(row);
+  }
+}
+
+function connection(name) {
+  const badge = document.getElementById("connection");
+  badge.dataset.state = name;
+  badge.textContent = t(name === "live" ? "connected" : name);
+}
+
+async function poll() {
+  try {
+    const [sessions, processes] = await Promise.all([
+      fetch("/api/v1/sessions", { credentials: "same-origin" }),
+      fetch("/api/v1/processes", { credentials: "same-origin" }),
+    ]);
+    if (sessions.status === 401 || processes.status === 401) {
+      connection("lost");
+      document.getElementById("empty").textContent = t("signIn");
+      return;
+    }
+    if (!sessions.ok || !processes.ok) throw new Error("HTTP " + sessions.status);
+    state.sessions = (await sessions.json()).sessions;
+    state.processes = (await processes.json()).processes;
+    connection("live");
+    render();
+  } catch (error) {
+    connection("lost");
+  }
+}
+
+async function start() {
+  state.language = chooseLanguage();
+  const select = document.getElementById("language");
+  select.value = state.language;
+  select.addEventListener("change", async () => {
+    state.language = select.value;
+    localStorage.setItem("kinesia.language", state.language);
+    await loadTexts();
+    render();
+  });
+  connection("connecting");
+  await loadTexts();
+  await poll();
+  setInterval(poll, 500);
+}
+
+start();
