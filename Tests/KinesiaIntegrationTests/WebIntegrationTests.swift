@@ -9,6 +9,20 @@ import Testing
 struct WebIntegrationTests {
     static let source = "sim:shoulderAbduction,seed=11,reps=4"
 
+    /// Reads a metrics text with `prometheus_client`'s parser and prints, per sample, its
+    /// family, type, sample name and (the value for session gauges, the role and process for
+    /// the others).
+    static let readMetrics = """
+        import sys
+        from prometheus_client.parser import text_string_to_metric_families
+        for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+            for sample in family.samples:
+                if 'camera' in sample.labels:
+                    print(family.name, family.type, sample.name, sample.value, sample.labels['camera'], sample.labels['session'])
+                else:
+                    print(family.name, family.type, sample.name, sample.labels['role'], sample.labels['process'])
+        """
+
     /// curl's status line, headers and body.
     static func curl(_ arguments: [String]) throws -> String {
         try TestProcess.run(
@@ -102,6 +116,15 @@ struct WebIntegrationTests {
         #expect(
             metrics.contains("kinesia_session_reps{camera=\"cam0\",session=\"left\"} \(expected.clean)\n"))
         #expect(metrics.contains("# TYPE kinesia_poses_total counter"))
+        // As a parser no one here wrote reads it: Prometheus's own Python client.
+        let scratch = try ScratchDirectory("web-metrics")
+        try Data(metrics.utf8).write(to: URL(fileURLWithPath: scratch.path("metrics.txt")))
+        let (parsed, families) = try TestProcess.run(
+            try PackagePaths.python(), ["-c", Self.readMetrics, scratch.path("metrics.txt")], environment: [:])
+        #expect(parsed == 0, "\(families)")
+        let lines = Set(families.split(separator: "\n").map(String.init))
+        #expect(lines.contains("kinesia_poses counter kinesia_poses_total worker worker-1"), "\(families)")
+        #expect(lines.contains("kinesia_session_reps gauge kinesia_session_reps \(expected.clean).0 cam0 left"))
 
         // A revoked token is refused within a second or two.
         #expect(
