@@ -120,11 +120,13 @@ struct WebIntegrationTests {
         let scratch = try ScratchDirectory("web-metrics")
         try Data(metrics.utf8).write(to: URL(fileURLWithPath: scratch.path("metrics.txt")))
         let (parsed, families) = try TestProcess.run(
-            try PackagePaths.python(), ["-c", Self.readMetrics, scratch.path("metrics.txt")], environment: [:])
+            try PackagePaths.python(), ["-c", Self.readMetrics, scratch.path("metrics.txt")], environment: [:]
+        )
         #expect(parsed == 0, "\(families)")
         let lines = Set(families.split(separator: "\n").map(String.init))
         #expect(lines.contains("kinesia_poses counter kinesia_poses_total worker worker-1"), "\(families)")
-        #expect(lines.contains("kinesia_session_reps gauge kinesia_session_reps \(expected.clean).0 cam0 left"))
+        #expect(
+            lines.contains("kinesia_session_reps gauge kinesia_session_reps \(expected.clean).0 cam0 left"))
 
         // A revoked token is refused within a second or two.
         #expect(
