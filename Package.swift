@@ -242,7 +242,7 @@ let package = Package(
             dependencies: [
                 "KinesiaMotion", "KinesiaClient", "KinesiaControl", "KinesiaIngest", "KinesiaPublishJournal",
                 "KinesiaService", "KinesiaStore", "KinesiaSystem", "KinesiaWire", "KinesiaSupervisor",
-                "KinesiaVoice", "KinesiaReport", "KinesiaAnalytics", "KinesiaJSON",
+                "KinesiaVoice", "KinesiaReport", "KinesiaAnalytics", "KinesiaJSON", "KinesiaWeb",
             ],
             swiftSettings: strictSettings),
         .executableTarget(

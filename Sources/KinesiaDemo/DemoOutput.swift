@@ -18,6 +18,9 @@ public struct DemoOutput: Hashable, Sendable {
     /// `kinesia voice --output`'s directory: `0001.wav`... and `utterances.jsonl`.
     public var voice: String { directory + "/voice" }
 
+    /// `kinesia web`'s tokens' directory (the demo's dashboard token, kept hashed).
+    public var webTokens: String { directory + "/web-tokens" }
+
     /// The names in the directory that a demo writes: one of them there means an earlier demo's
     /// output, which a new run would mix with its own (two runs in one database).
     public static let names = ["record.sqlite", "report.html", "voice"]

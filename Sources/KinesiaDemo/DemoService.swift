@@ -3,11 +3,13 @@ public import KinesiaClient
 public import KinesiaService
 import KinesiaSupervisor
 public import KinesiaSystem
+import KinesiaWeb
 import Synchronization
 
 /// `kinesia demo`'s long-running part: the site's processes under a ``Supervisor`` (as `kinesia
-/// up` runs them) and the clinic's day on it (``DemoDay``), until the day ends, a process of
-/// the site fails for good, or a signal stops it.
+/// up` runs them), the clinic's day on it (``DemoDay``) and its dashboard (a ``WebService`` on
+/// a free loopback port, with a token of its own: the address is told with the token), until
+/// the day ends, a process of the site fails for good, or a signal stops it.
 ///
 /// A signal stops the day (its runs stay open) and shuts the site down gracefully: every child
 /// is reaped before ``run(signals:)`` returns, the broker last. The live view and the summary
@@ -67,6 +69,7 @@ public struct DemoService: Sendable {
             log: log,
             say: tell)
         let interrupted = StopToken()
+        let dashboard = StopToken()
         let dayFailure = DemoDay.FailureBox()
         let status = await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -80,12 +83,43 @@ public struct DemoService: Sendable {
                 }
                 supervisor.requestShutdown()
             }
+            group.addTask {
+                // The dashboard, for as long as the site runs.
+                let failure = await DedicatedThread.run(named: "kinesia.demo.web") {
+                    serveDashboard(until: dashboard)
+                }
+                if let failure { tell("the dashboard is not served: \(failure)") }
+            }
             let status = await supervisor.run(stoppingOn: signals) { interrupted.request($0) }
+            dashboard.request()
             // A site that ended first (a process given up) ends the day too.
             if !interrupted.isRequested { interrupted.request() }
             return status
         }
         return Outcome(
             status: status, dayFailure: dayFailure.value.withLock { $0 }, interruptedBy: interrupted.signal)
+    }
+
+    /// Serves the dashboard until `stop`, and tells its address with a new token; returns why it
+    /// could not (the demo goes on without it).
+    private func serveDashboard(until stop: StopToken) -> String? {
+        do {
+            let tokens = try WebTokens(directory: output.webTokens)
+            let token = try tokens.issue(name: "demo", role: .therapist)
+            let service = WebService(
+                WebService.Configuration(
+                    process: BusProcessIdentity(bus: bus, name: "web"), host: "127.0.0.1", port: 0,
+                    tokens: output.webTokens),
+                log: log)
+            let tell = self.tell
+            try service.run(until: stop) { port in
+                tell(
+                    "dashboard: open http://127.0.0.1:\(port)/login?token=\(token) in a browser while the demo runs"
+                )
+            }
+            return nil
+        } catch {
+            return "\(error)"
+        }
     }
 }

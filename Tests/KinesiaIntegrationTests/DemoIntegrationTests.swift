@@ -77,6 +77,36 @@ struct DemoIntegrationTests {
             "demo", ["demo", "--seconds", "27", "--language", language.code, "--out", out],
             directory: directory,
             logLevel: "warning")
+        // While it runs: its dashboard's address, and the sessions of the first patient there,
+        // with their run's exercise, side and patient.
+        var address: Substring?
+        let told = await waitUntil(timeout: .seconds(60)) {
+            address =
+                demo.output.components(separatedBy: "demo: dashboard: open ").dropFirst().first?
+                .split(separator: " ").first
+            return address != nil
+        }
+        #expect(told, "\(demo.output)")
+        if let address, let login = URLComponents(string: String(address)),
+            let token = login.queryItems?.first(where: { $0.name == "token" })?.value, let port = login.port
+        {
+            var sessions = ""
+            let shown = await waitUntil(timeout: .seconds(30)) {
+                sessions =
+                    (try? TestProcess.run(
+                        "/usr/bin/curl",
+                        [
+                            "-s", "-H", "Authorization: Bearer \(token)",
+                            "http://127.0.0.1:\(port)/api/v1/sessions",
+                        ],
+                        environment: [:]
+                    ).output) ?? ""
+                return sessions.contains(
+                    "\"camera\":\"cam0\",\"name\":\"left\",\"exercise\":\"shoulderAbduction\",\"side\":\"left\",\"patient\":\"demo-a\""
+                )
+            }
+            #expect(shown, "\(sessions)")
+        }
         let status = await demo.waitForExit(timeout: .seconds(120))
         let output = demo.output
         #expect(status == 0, "demo failed:\n\(output)\n\(demo.errorText)")
