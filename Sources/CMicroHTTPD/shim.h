@@ -20,8 +20,9 @@ static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
     MHD_RequestCompletedCallback completed, int *invalid_address);
 
-/// Starts a daemon on `address` with its own polling thread (epoll where the system has it),
-/// at most `connection_limit` connections (and `per_address_limit` from one address), each
+/// Starts a daemon on `address` with a thread of its own for listening and one per connection
+/// (so that a handler, or a streamed body, may wait without holding up the others; 512 KiB of
+/// stack each), at most `connection_limit` connections (and `per_address_limit` from one address), each
 /// closed after `timeout_seconds` without traffic and given `memory_limit` bytes for its request
 /// (headers beyond it are refused with 431), `handler` called for each request.
 static inline struct MHD_Daemon *kinesia_mhd_start(
@@ -29,7 +30,9 @@ static inline struct MHD_Daemon *kinesia_mhd_start(
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
     MHD_RequestCompletedCallback completed) {
     return MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, handler, context,
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG, 0, NULL,
+        NULL, handler, context,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
         MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
@@ -73,5 +76,7 @@ static inline enum MHD_ValueKind kinesia_mhd_header_kind(void) { return MHD_HEAD
 static inline enum MHD_ValueKind kinesia_mhd_cookie_kind(void) { return MHD_COOKIE_KIND; }
 static inline enum MHD_ValueKind kinesia_mhd_argument_kind(void) { return MHD_GET_ARGUMENT_KIND; }
 static inline enum MHD_ResponseMemoryMode kinesia_mhd_must_copy(void) { return MHD_RESPMEM_MUST_COPY; }
+static inline uint64_t kinesia_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
+static inline ssize_t kinesia_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 
 #endif

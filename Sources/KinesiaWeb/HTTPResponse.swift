@@ -11,6 +11,8 @@ public struct HTTPResponse: Sendable, Hashable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: [UInt8]
+    /// A body sent a piece at a time after ``body`` (server-sent events), or `nil`.
+    public var stream: HTTPBodyStream?
 
     /// An answer; every one carries `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`.
     public init(
@@ -44,7 +46,7 @@ public struct HTTPResponse: Sendable, Hashable {
     }
 
     public static func == (left: HTTPResponse, right: HTTPResponse) -> Bool {
-        left.status == right.status && left.body == right.body
+        left.status == right.status && left.body == right.body && (left.stream === right.stream)
             && left.headers.map { [$0.name, $0.value] } == right.headers.map { [$0.name, $0.value] }
     }
 
@@ -57,4 +59,24 @@ public struct HTTPResponse: Sendable, Hashable {
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
+}
+
+/// A body that goes on: each ``next()`` gives the next bytes, waiting for them as long as it
+/// needs (it runs on its connection's own thread), or `nil` at its end; ``close()`` once the
+/// connection is done with it, whatever the reason (the client went away, the server stops).
+public final class HTTPBodyStream: Sendable {
+    private let produce: @Sendable () -> [UInt8]?
+    private let finish: @Sendable () -> Void
+
+    /// A stream of `next`'s pieces, ended by `close`.
+    public init(next: @escaping @Sendable () -> [UInt8]?, close: @escaping @Sendable () -> Void) {
+        produce = next
+        finish = close
+    }
+
+    /// The next bytes, or `nil` at the end.
+    public func next() -> [UInt8]? { produce() }
+
+    /// Lets go of what the stream holds.
+    public func close() { finish() }
 }

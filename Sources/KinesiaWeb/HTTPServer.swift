@@ -2,8 +2,9 @@ import CMicroHTTPD
 import Synchronization
 
 /// An HTTP server on GNU libmicrohttpd (Debian's `libmicrohttpd12`): the owner of one daemon,
-/// which accepts, parses and answers on a thread of its own and calls `handler` for each whole
-/// request. It stops (the daemon's connections closed, its thread joined) at ``close()`` or when
+/// which accepts on a thread of its own, reads, parses and answers each connection on a thread
+/// of the connection's (so a handler or a streamed body may wait), and calls `handler` for each
+/// whole request. It stops (the daemon's connections closed, its thread joined) at ``close()`` or when
 /// it is released.
 ///
 /// The limits are the library's: at most ``Limits/connections`` connections
@@ -156,10 +157,57 @@ public final class HTTPServer: Sendable {
         return values.entries
     }
 
+    /// What a streamed body's callbacks reach: the stream and the bytes it gave that were not
+    /// sent yet. Used by one connection's thread at a time.
+    private final class Streaming: @unchecked Sendable {
+        let stream: HTTPBodyStream
+        var pending: [UInt8]
+        var sent = 0
+        init(_ stream: HTTPBodyStream, first: [UInt8]) {
+            self.stream = stream
+            pending = first
+        }
+    }
+
+    private static let readStream: MHD_ContentReaderCallback = { context, _, buffer, maximum in
+        guard let context, let buffer else { return kinesia_mhd_end_of_stream() }
+        let streaming = Unmanaged<Streaming>.fromOpaque(context).takeUnretainedValue()
+        while streaming.sent == streaming.pending.count {
+            guard let next = streaming.stream.next() else { return kinesia_mhd_end_of_stream() }
+            streaming.pending = next
+            streaming.sent = 0
+        }
+        let count = min(maximum, streaming.pending.count - streaming.sent)
+        streaming.pending.withUnsafeBytes { bytes in
+            UnsafeMutableRawPointer(buffer).copyMemory(
+                from: bytes.baseAddress! + streaming.sent, byteCount: count)
+        }
+        streaming.sent += count
+        return count
+    }
+
+    private static let freeStream: MHD_ContentReaderFreeCallback = { context in
+        guard let context else { return }
+        let streaming = Unmanaged<Streaming>.fromOpaque(context).takeRetainedValue()
+        streaming.stream.close()
+    }
+
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-        let made = response.body.withUnsafeBytes { body in
-            MHD_create_response_from_buffer(
-                body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), kinesia_mhd_must_copy())
+        let made: OpaquePointer?
+        if let stream = response.stream {
+            let streaming = Unmanaged.passRetained(Streaming(stream, first: response.body))
+            made = MHD_create_response_from_callback(
+                kinesia_mhd_size_unknown(), 4096, HTTPServer.readStream, streaming.toOpaque(),
+                HTTPServer.freeStream)
+            if made == nil {
+                streaming.release()
+                stream.close()
+            }
+        } else {
+            made = response.body.withUnsafeBytes { body in
+                MHD_create_response_from_buffer(
+                    body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), kinesia_mhd_must_copy())
+            }
         }
         guard let made else { return kinesia_mhd_no() }
         defer { MHD_destroy_response(made) }

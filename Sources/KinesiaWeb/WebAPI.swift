@@ -7,6 +7,7 @@ import KinesiaVoice
 /// | --- | --- |
 /// | `GET /api/v1/sessions` | the sessions (``WebModel/sessionsJSON(now:)``) |
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
+/// | `GET /api/v1/sessions/CAMERA/NAME/events` | the head of a session's server-sent events (``EventStreamRequest``: the service streams them) |
 /// | `GET /metrics` | ``PrometheusText`` |
 /// | `GET /login?token=TOKEN[&lang=en\|pt-BR\|es]` | sets the `kinesia_token` cookie (HttpOnly, SameSite=Strict), 303 to the dashboard |
 /// | `GET /` (`/dashboard.js`, `/dashboard.css`) | the dashboard: every session live, the processes |
@@ -26,6 +27,8 @@ public enum WebAPI {
         case notFound
         /// A method the path does not take.
         case methodNotAllowed
+        /// A request that cannot be what it says (a `Last-Event-ID` not of ours).
+        case badRequest
     }
 
     /// The answer to `request`.
@@ -56,6 +59,21 @@ public enum WebAPI {
         }
         let body: () -> HTTPResponse
         switch request.path {
+        case _ where EventStreamRequest.parse(request) != nil:
+            guard case .success = EventStreamRequest.parse(request) else {
+                return (
+                    .problem(
+                        400, "badLastEventID",
+                        "Last-Event-ID must be an event's id: <16 hex digits>-<sequence>"),
+                    .badRequest
+                )
+            }
+            // The events themselves follow this head (the service streams them).
+            body = {
+                HTTPResponse(
+                    status: 200, contentType: "text/event-stream", headers: [("X-Accel-Buffering", "no")],
+                    body: Array("retry: 2000\n\n".utf8))
+            }
         case "/api/v1/sessions": body = { .json(model.sessionsJSON(now: now)) }
         case "/api/v1/processes": body = { .json(model.processesJSON(now: now)) }
         case "/metrics":

@@ -9,9 +9,12 @@ import Synchronization
 /// into a ``WebModel`` and answers HTTP requests from it (``WebAPI``) on an ``HTTPServer``.
 ///
 /// Tokens are read from their directory at start and again every second (a revoked token is
-/// refused within a second). Its counters go on `health/<name>/` every second: `served`,
-/// `unauthorized`, `notFound`, `methodNotAllowed`, `connections` (open now), and the bus
-/// messages `received` and `malformed`.
+/// refused within a second). A session's server-sent events are streamed on their
+/// connection's thread, each client with its own exactly-once subscriber
+/// (``SessionEventStream``), at most ``Configuration/maximumEventStreams`` at once. Its counters
+/// go on `health/<name>/` every second: `served`, `unauthorized`, `notFound`,
+/// `methodNotAllowed`, `badRequest`, `connections` and `eventStreams` (open now),
+/// `eventStreamsOpened`, `eventStreamsRefused`, and the bus messages `received` and `malformed`.
 ///
 /// ```swift
 /// let service = WebService(configuration, log: log)
@@ -30,17 +33,20 @@ public struct WebService: Sendable {
         public var tokens: String
         /// What a client may take.
         public var limits: HTTPServer.Limits
+        /// Server-sent event streams open at once, at most (more are answered 503).
+        public var maximumEventStreams: Int
 
         /// A configuration.
         public init(
             process: BusProcessIdentity, host: String, port: UInt16, tokens: String,
-            limits: HTTPServer.Limits = HTTPServer.Limits()
+            limits: HTTPServer.Limits = HTTPServer.Limits(), maximumEventStreams: Int = 200
         ) {
             self.process = process
             self.host = host
             self.port = port
             self.tokens = tokens
             self.limits = limits
+            self.maximumEventStreams = maximumEventStreams
         }
     }
 
@@ -62,6 +68,10 @@ public struct WebService: Sendable {
         var model = WebModel()
         var tokens: WebTokens.Snapshot
         var outcomes: [WebAPI.Outcome: Int] = [:]
+        /// Event streams open now, opened in all, and refused for their number.
+        var eventStreams = 0
+        var eventStreamsOpened = 0
+        var eventStreamsRefused = 0
     }
 
     /// Serves until `stop` is requested; `listening` is told the port once requests are
@@ -84,19 +94,58 @@ public struct WebService: Sendable {
             context: zmq, bus: configuration.process.bus,
             prefixes: [.kind(.snapshot), .kind(.session), .kind(.health)])
         defer { subscriber.close() }
+        // Ends the event streams before the server waits for their threads (whatever ends the
+        // loop: a stop, or an error).
+        let streaming = StopToken()
+        let bus = configuration.process.bus
+        let maximumStreams = configuration.maximumEventStreams
+        let log = self.log
         let server = try HTTPServer(
             host: configuration.host, port: configuration.port, limits: configuration.limits
         ) {
             request in
             let now = elapsed.now
-            return shared.withLock { shared in
+            var response = shared.withLock { shared in
                 let (response, outcome) = WebAPI.respond(
                     to: request, model: shared.model, tokens: shared.tokens, now: now)
                 shared.outcomes[outcome, default: 0] += 1
                 return response
             }
+            // A session's events: the head is answered, the stream follows on this thread.
+            guard response.status == 200, case .success(let events)? = EventStreamRequest.parse(request)
+            else {
+                return response
+            }
+            let admitted = shared.withLock { shared in
+                guard shared.eventStreams < maximumStreams else {
+                    shared.eventStreamsRefused += 1
+                    return false
+                }
+                shared.eventStreams += 1
+                shared.eventStreamsOpened += 1
+                return true
+            }
+            guard admitted else {
+                return .problem(
+                    503, "tooManyStreams", "at most \(maximumStreams) event streams are served at once")
+            }
+            do {
+                let stream = try SessionEventStream(events, context: zmq, bus: bus, stop: streaming)
+                response.stream = HTTPBodyStream(
+                    next: { stream.next() },
+                    close: {
+                        stream.close()
+                        shared.withLock { $0.eventStreams -= 1 }
+                    })
+                return response
+            } catch {
+                shared.withLock { $0.eventStreams -= 1 }
+                log.error("cannot follow \(events.camera)/\(events.name) for a client: \(error)")
+                return .problem(503, "busUnavailable", "the bus cannot be followed now")
+            }
         }
         defer { server.close() }
+        defer { streaming.request() }
         var health = try configuration.process.healthPublisher(role: "web", problems: { log.warning($0) })
         var received = 0
         var malformed = 0
@@ -106,6 +155,11 @@ public struct WebService: Sendable {
                     uniqueKeysWithValues: WebAPI.Outcome.allCases.map {
                         ($0.rawValue, shared.outcomes[$0] ?? 0)
                     })
+            }
+            shared.withLock { shared in
+                values["eventStreams"] = shared.eventStreams
+                values["eventStreamsOpened"] = shared.eventStreamsOpened
+                values["eventStreamsRefused"] = shared.eventStreamsRefused
             }
             values["connections"] = server.connections
             values["received"] = received

@@ -269,3 +269,123 @@ struct WebDashboardTests {
         for process in [web, worker, broker] { await process.stop() }
     }
 }
+
+/// A session's server-sent events, resumed by `Last-Event-ID` across the gateway's own
+/// `kill -9`: every event once, in order, as `kinesia analyze` finds them.
+@Suite(.serialized, .tags(.process))
+struct WebEventStreamTests {
+    static let source = "sim:shoulderAbduction,seed=3,reps=5"
+
+    /// The events of a server-sent events text: each id with the event as the wire format has
+    /// it (the `topic`, `stream` and `seq` in front taken off).
+    static func events(_ text: String) -> [(id: String, json: String)] {
+        var result: [(String, String)] = []
+        var id: String?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+            if line.hasPrefix("data: "), let current = id, let seq = line.range(of: ",\"seq\":") {
+                let rest = line[seq.upperBound...].drop { $0 != "," }.dropFirst()
+                result.append((current, "{" + rest))
+                id = nil
+            }
+        }
+        return result
+    }
+
+    static func start(_ name: String, _ arguments: [String], in directory: String) throws -> KinesiaProcess {
+        try KinesiaProcess(name, arguments, directory: directory)
+    }
+
+    /// The port of a gateway that listens on port 0, from its log.
+    static func port(of web: KinesiaProcess) async -> String? {
+        var port: String?
+        _ = await waitUntil(timeout: .seconds(30)) {
+            port =
+                web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
+                .prefix { $0 != "/" }.description
+            return port != nil
+        }
+        return port
+    }
+
+    @Test func aClientResumedAfterTheGatewaysKillGetsEveryEventOnceAndInOrder() async throws {
+        let directory = try ConsumerTestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.path
+        let bus = path + "/bus"
+        let tokens = path + "/tokens"
+        let made = try await ConsumerTestPaths.run([
+            "web", "token", "new", "app", "--role", "viewer", "--tokens", tokens,
+        ])
+        let token = try #require(made.output.split(separator: "\n").last.map(String.init))
+        let broker = try Self.start("broker", ["broker", "--bus", bus], in: path)
+        try await Task.sleep(for: .milliseconds(300))
+        let worker = try Self.start(
+            "worker",
+            ["worker", "--bus", bus, "--camera", "cam0", "--session", "left=shoulderAbduction:left"], in: path
+        )
+        var web = try Self.start(
+            "web", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens], in: path)
+        var processes = [broker, worker, web]
+        defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
+        let firstPort = try #require(await Self.port(of: web), "\(web.diagnostics)")
+        let url = "/api/v1/sessions/cam0/left/events"
+
+        // The first client listens from the start of the set for 5 s.
+        let first = path + "/first.txt"
+        let listening = try TestProcess(
+            executable: "/usr/bin/curl",
+            arguments: [
+                "-s", "-N", "--max-time", "5", "-H", "Authorization: Bearer \(token)",
+                "http://127.0.0.1:\(firstPort)\(url)",
+            ], environment: [:], standardOutput: first, standardError: path + "/first.err")
+        try await Task.sleep(for: .milliseconds(500))
+        let ingest = try Self.start(
+            "ingest", ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--speed", "3"],
+            in: path)
+        _ = await listening.waitForExit(timeout: .seconds(20))
+        let before = Self.events(TestProcess.readFile(first))
+        let last = try #require(before.last, "no event in 5 s:\n\(TestProcess.readFile(first))")
+
+        // The gateway dies and comes back (another port); the client resumes after its last id.
+        web.signal(SIGKILL)
+        _ = await web.waitForExit(timeout: .seconds(10))
+        web = try Self.start(
+            "web2", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens], in: path)
+        processes.append(web)
+        let secondPort = try #require(await Self.port(of: web), "\(web.diagnostics)")
+        #expect(await ingest.waitForExit(timeout: .seconds(90)) == 0, "\(ingest.diagnostics)")
+        let second = path + "/second.txt"
+        let resumed = try TestProcess(
+            executable: "/usr/bin/curl",
+            arguments: [
+                "-s", "-N", "--max-time", "6", "-H", "Authorization: Bearer \(token)", "-H",
+                "Last-Event-ID: \(last.id)",
+                "http://127.0.0.1:\(secondPort)\(url)",
+            ], environment: [:], standardOutput: second, standardError: path + "/second.err")
+        _ = await resumed.waitForExit(timeout: .seconds(20))
+        let after = Self.events(TestProcess.readFile(second))
+
+        // Together: a run of analyze's events from the first one the client saw to the last
+        // one of the set, each once, in order.
+        let oracle = try await Oracle.events(source: Self.source, exercise: "shoulderAbduction", side: "left")
+        let seen = (before + after).map(\.json)
+        let start = try #require(oracle.firstIndex(of: seen.first ?? ""), "\(seen.first ?? "nothing")")
+        #expect(seen == Array(oracle[start...]), "before: \(before.count), after: \(after.count)")
+        #expect(!after.isEmpty, "nothing after \(last.id):\n\(TestProcess.readFile(second))")
+        let ids = (before + after).map(\.id)
+        #expect(Set(ids).count == ids.count)
+
+        // A Last-Event-ID that is not one of ours: 400.
+        let bad = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-i", "--max-time", "5", "-H", "Authorization: Bearer \(token)", "-H",
+                "Last-Event-ID: 42",
+                "http://127.0.0.1:\(secondPort)\(url)",
+            ], environment: [:]
+        ).output
+        #expect(bad.hasPrefix("HTTP/1.1 400"), "\(bad)")
+        for process in [web, worker, broker] { await process.stop() }
+    }
+}

@@ -1,0 +1,95 @@
+import KinesiaBus
+import KinesiaClient
+import KinesiaJSON
+import KinesiaService
+import KinesiaWire
+
+/// One client's server-sent events of one session (``EventStreamRequest``): its own
+/// ``ExactlyOnceSubscriber`` on the session's event and snapshot topics, resumed after the
+/// client's `Last-Event-ID` (what it missed is fetched from the worker's journal, once), from now
+/// otherwise. Used by the client's connection thread only.
+///
+/// Each event is `id: <stream>-<sequence>`, `event: event`, `data:` the event as `kinesia listen
+/// --format json` prints it (`topic`, `stream`, `seq`, then the wire format's keys); each snapshot
+/// `event: snapshot` (no id: a snapshot never moves the resume point); events that cannot be had
+/// any more `event: lost` with `data: {"topic":T,"first":N,"end":M}` (sequence numbers `N..<M`); and, after
+/// ``heartbeat`` without anything, a comment line, so that proxies and browsers keep the
+/// connection and a client that went away is noticed.
+final class SessionEventStream: @unchecked Sendable {
+    /// How long the stream stays silent at most.
+    static let heartbeat: Duration = .seconds(15)
+
+    private let subscriber: ExactlyOnceSubscriber
+    private let stop: StopToken
+    private var closed = false
+
+    /// Follows `request`'s session on `bus` until `stop`.
+    /// - Throws: ``TopicError`` (never for a parsed request), ``ZMQError``.
+    init(_ request: EventStreamRequest, context: ZMQContext, bus: BusAddress, stop: StopToken) throws {
+        let events = try Topic.event(camera: request.camera, session: request.name)
+        let snapshots = try Topic.snapshot(camera: request.camera, session: request.name)
+        var cursor = ReplayCursor()
+        if let stream = request.resumeStream, let sequence = request.resumeSequence {
+            cursor.delivered[ReplayStreamKey(topic: events, stream: stream)] = sequence
+        }
+        subscriber = try ExactlyOnceSubscriber(
+            context: context, bus: bus, topics: [events.prefix, snapshots.prefix], from: .now, cursor: cursor)
+        self.stop = stop
+    }
+
+    /// The next server-sent events, waiting for them (at most ``heartbeat``); `nil` when the
+    /// gateway stops or the bus fails.
+    func next() -> [UInt8]? {
+        var waited = Duration.zero
+        while !stop.isRequested, !closed {
+            let delivery: ExactlyOnceSubscriber.Delivery?
+            do {
+                delivery = try subscriber.receive(timeout: .milliseconds(250))
+            } catch {
+                return nil
+            }
+            guard let delivery else {
+                waited += .milliseconds(250)
+                if waited >= Self.heartbeat { return Array(": still here\n\n".utf8) }
+                continue
+            }
+            if let text = Self.text(of: delivery) { return Array(text.utf8) }
+        }
+        return nil
+    }
+
+    /// Closes the subscriber.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        subscriber.close()
+    }
+
+    /// The server-sent event of `delivery`, or `nil` for what a client is not sent (health,
+    /// malformed messages).
+    static func text(of delivery: ExactlyOnceSubscriber.Delivery) -> String? {
+        switch delivery {
+        case .message(let message):
+            var data = "{\"topic\":"
+            JSONWriter.appendString(message.topic.string, to: &data)
+            data += ",\"stream\":\"\(message.header.streamID)\",\"seq\":\(message.header.sequence),"
+            switch message.body {
+            case .event(let json):
+                return
+                    "id: \(EventStreamRequest.id(stream: message.header.streamID, sequence: message.header.sequence))\n"
+                    + "event: event\ndata: \(data)\(json.dropFirst())\n\n"
+            case .snapshot(let json):
+                return "event: snapshot\ndata: \(data)\(json.dropFirst())\n\n"
+            default:
+                return nil
+            }
+        case .lost(let topic, let sequences):
+            var data = "{\"topic\":"
+            JSONWriter.appendString(topic.string, to: &data)
+            return
+                "event: lost\ndata: \(data),\"first\":\(sequences.lowerBound),\"end\":\(sequences.upperBound)}\n\n"
+        case .health, .malformed:
+            return nil
+        }
+    }
+}
