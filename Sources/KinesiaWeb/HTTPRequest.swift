@@ -11,17 +11,20 @@ public struct HTTPRequest: Sendable, Hashable {
     public var headers: [String: String]
     /// The cookies.
     public var cookies: [String: String]
+    /// The body (empty for none).
+    public var body: [UInt8]
 
     /// A request.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        cookies: [String: String] = [:]
+        cookies: [String: String] = [:], body: [UInt8] = []
     ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
         self.cookies = cookies
+        self.body = body
     }
 
     /// The bearer token of the `Authorization` header, else of the session cookie.

@@ -10,9 +10,9 @@ import Synchronization
 /// The limits are the library's: at most ``Limits/connections`` connections
 /// (``Limits/connectionsPerAddress`` from one address), each closed after ``Limits/idleTimeout``
 /// without traffic (a client that never finishes its request), and ``Limits/requestMemory`` bytes
-/// for a request's line and headers (beyond them: 431, before `handler` sees anything). A body is
-/// read and thrown away (no endpoint takes one yet), at most ``Limits/maximumBody`` bytes; beyond
-/// that the request is answered 413 and its connection closed.
+/// for a request's line and headers (beyond them: 431, before `handler` sees anything). A body
+/// is given to `handler` with its request, at most ``Limits/maximumBody`` bytes; beyond that the
+/// rest is read and thrown away and the request is answered 413.
 ///
 /// ```swift
 /// let server = try HTTPServer(host: "127.0.0.1", port: 8080) { request in
@@ -99,26 +99,41 @@ public final class HTTPServer: Sendable {
 
     // MARK: - The daemon's callbacks
 
-    /// Per request, several calls: the first (the headers read) marks the connection's request;
-    /// the next ones bring the body in pieces; the last one, with no more body, answers.
+    /// A request's body as it comes, kept between the daemon's calls (released when the request
+    /// completes).
+    private final class Body {
+        var bytes: [UInt8] = []
+        var tooLarge = false
+    }
+
+    /// Per request, several calls: the first (the headers read) gives the request its body; the
+    /// next ones bring the body in pieces (kept up to ``Limits/maximumBody``); the last one, with
+    /// no more body, answers.
     private static let access: MHD_AccessHandlerCallback = {
-        context, connection, url, method, _, _, uploadSize, requestState in
+        context, connection, url, method, _, upload, uploadSize, requestState in
         guard let context, let connection, let requestState, let uploadSize else { return kinesia_mhd_no() }
         let server = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
-        if requestState.pointee == nil {
-            // The body's byte count so far, kept in the pointer itself (no allocation).
-            requestState.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+        guard let state = requestState.pointee else {
+            requestState.pointee = Unmanaged.passRetained(Body()).toOpaque()
             return kinesia_mhd_yes()
         }
-        let received = Int(bitPattern: requestState.pointee) - 1
+        let body = Unmanaged<Body>.fromOpaque(state).takeUnretainedValue()
         if uploadSize.pointee > 0 {
-            let total = received + uploadSize.pointee
+            if !body.tooLarge, let upload {
+                if body.bytes.count + uploadSize.pointee > server.maximumBody {
+                    body.tooLarge = true
+                    body.bytes = []
+                } else {
+                    UnsafeRawBufferPointer(start: upload, count: uploadSize.pointee).withMemoryRebound(
+                        to: UInt8.self
+                    ) { body.bytes.append(contentsOf: $0) }
+                }
+            }
             uploadSize.pointee = 0
-            requestState.pointee = UnsafeMutableRawPointer(bitPattern: min(total, server.maximumBody + 1) + 1)
             return kinesia_mhd_yes()
         }
         let response: HTTPResponse
-        if received > server.maximumBody {
+        if body.tooLarge {
             response = .problem(
                 413, "bodyTooLarge", "a request's body may have at most \(server.maximumBody) bytes")
         } else {
@@ -127,14 +142,16 @@ public final class HTTPServer: Sendable {
                 path: url.map { String(cString: $0) } ?? "/",
                 query: values(of: connection, kinesia_mhd_argument_kind()),
                 headers: values(of: connection, kinesia_mhd_header_kind()),
-                cookies: values(of: connection, kinesia_mhd_cookie_kind()))
+                cookies: values(of: connection, kinesia_mhd_cookie_kind()), body: body.bytes)
             response = server.handler(request)
         }
         return queue(response, on: connection)
     }
 
     private static let completed: MHD_RequestCompletedCallback = { _, _, requestState, _ in
-        requestState?.pointee = nil
+        guard let requestState, let state = requestState.pointee else { return }
+        Unmanaged<Body>.fromOpaque(state).release()
+        requestState.pointee = nil
     }
 
     private final class Values {

@@ -1,3 +1,4 @@
+import KinesiaJSON
 import KinesiaVoice
 
 /// The answers of `kinesia web`, with no I/O: a request, the model, the tokens and the time in;
@@ -7,6 +8,8 @@ import KinesiaVoice
 /// | --- | --- |
 /// | `GET /api/v1/sessions` | the sessions (``WebModel/sessionsJSON(now:)``) |
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
+/// | `POST /api/v1/sessions/CAMERA/NAME/start\|stop\|reset\|baseline` | a therapist's command (``ControlCall``: the service sends it) |
+/// | `GET /api/v1/me` | the token's name and role |
 /// | `GET /api/v1/sessions/CAMERA/NAME/events` | the head of a session's server-sent events (``EventStreamRequest``: the service streams them) |
 /// | `GET /metrics` | ``PrometheusText`` |
 /// | `GET /login?token=TOKEN[&lang=en\|pt-BR\|es]` | sets the `kinesia_token` cookie (HttpOnly, SameSite=Strict), 303 to the dashboard |
@@ -27,8 +30,11 @@ public enum WebAPI {
         case notFound
         /// A method the path does not take.
         case methodNotAllowed
-        /// A request that cannot be what it says (a `Last-Event-ID` not of ours).
+        /// A request that cannot be what it says (a `Last-Event-ID` not of ours, a command's
+        /// body that is not valid, a body that is not JSON).
         case badRequest
+        /// A viewer's token asking for a therapist's command.
+        case forbidden
     }
 
     /// The answer to `request`.
@@ -51,11 +57,40 @@ public enum WebAPI {
                 HTTPResponse(status: 303, headers: [("Location", location), ("Set-Cookie", cookie)]), .served
             )
         }
-        guard let token = request.token, tokens.grant(for: token) != nil else {
+        guard let token = request.token, let grant = tokens.grant(for: token) else {
             return (
                 .problem(401, "unauthorized", "a known token is needed: Authorization: Bearer TOKEN"),
                 .unauthorized
             )
+        }
+        if let call = ControlCall.parse(request) {
+            guard request.method == "POST" else {
+                var response = HTTPResponse.problem(405, "methodNotAllowed", "\(request.path) takes POST")
+                response.headers.append(("Allow", "POST"))
+                return (response, .methodNotAllowed)
+            }
+            guard grant.role == .therapist else {
+                return (
+                    .problem(403, "forbidden", "only a therapist's token may command a session"), .forbidden
+                )
+            }
+            // JSON only: a form of another site cannot send it without the browser asking first.
+            guard request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
+                return (
+                    .problem(415, "notJSON", "a command's body is JSON: Content-Type: application/json"),
+                    .badRequest
+                )
+            }
+            if case .failure(let error) = call {
+                return (.problem(400, "invalid", "\(error)"), .badRequest)
+            }
+            // The command itself is the service's (it waits for the coordinator's answer).
+            return (.json("{\"pending\":true}", status: 202), .served)
+        }
+        if request.path == "/api/v1/me" {
+            var text = "{\"name\":"
+            JSONWriter.appendString(grant.name, to: &text)
+            return (.json(text + ",\"role\":\"\(grant.role.rawValue)\"}"), .served)
         }
         let body: () -> HTTPResponse
         switch request.path {

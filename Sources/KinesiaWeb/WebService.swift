@@ -1,5 +1,6 @@
 import KinesiaBus
 public import KinesiaClient
+import KinesiaControl
 public import KinesiaService
 import KinesiaSystem
 import KinesiaWire
@@ -13,7 +14,7 @@ import Synchronization
 /// connection's thread, each client with its own exactly-once subscriber
 /// (``SessionEventStream``), at most ``Configuration/maximumEventStreams`` at once. Its counters
 /// go on `health/<name>/` every second: `served`, `unauthorized`, `notFound`,
-/// `methodNotAllowed`, `badRequest`, `connections` and `eventStreams` (open now),
+/// `methodNotAllowed`, `badRequest`, `forbidden`, `connections` and `eventStreams` (open now),
 /// `eventStreamsOpened`, `eventStreamsRefused`, and the bus messages `received` and `malformed`.
 ///
 /// ```swift
@@ -72,6 +73,8 @@ public struct WebService: Sendable {
         var eventStreams = 0
         var eventStreamsOpened = 0
         var eventStreamsRefused = 0
+        /// Commands the coordinator answered.
+        var commands = 0
     }
 
     /// Serves until `stop` is requested; `listening` is told the port once requests are
@@ -100,6 +103,20 @@ public struct WebService: Sendable {
         let bus = configuration.process.bus
         let maximumStreams = configuration.maximumEventStreams
         let log = self.log
+        let control = ControlClient(bus: bus)
+        @Sendable func perform(_ call: ControlCall) -> HTTPResponse {
+            do {
+                let request = try ControlRequest(
+                    id: call.requestID ?? ControlClient.newRequestID(), command: call.command)
+                let answer = try control.send(request)
+                log.info("\(request.verb) \(answer.outcome.rawValue): \(answer.message)")
+                shared.withLock { $0.commands += 1 }
+                return ControlCall.response(to: answer)
+            } catch {
+                log.warning("a command could not be sent: \(error)")
+                return .problem(503, "coordinatorUnavailable", "\(error)")
+            }
+        }
         let server = try HTTPServer(
             host: configuration.host, port: configuration.port, limits: configuration.limits
         ) {
@@ -110,6 +127,10 @@ public struct WebService: Sendable {
                     to: request, model: shared.model, tokens: shared.tokens, now: now)
                 shared.outcomes[outcome, default: 0] += 1
                 return response
+            }
+            // A therapist's command: sent to the coordinator, its answer waited for on this thread.
+            if response.status == 202, case .success(let call)? = ControlCall.parse(request) {
+                return perform(call)
             }
             // A session's events: the head is answered, the stream follows on this thread.
             guard response.status == 200, case .success(let events)? = EventStreamRequest.parse(request)
@@ -160,6 +181,7 @@ public struct WebService: Sendable {
                 values["eventStreams"] = shared.eventStreams
                 values["eventStreamsOpened"] = shared.eventStreamsOpened
                 values["eventStreamsRefused"] = shared.eventStreamsRefused
+                values["commands"] = shared.commands
             }
             values["connections"] = server.connections
             values["received"] = received

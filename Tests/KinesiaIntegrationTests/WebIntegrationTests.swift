@@ -389,3 +389,193 @@ struct WebEventStreamTests {
         for process in [web, worker, broker] { await process.stop() }
     }
 }
+
+/// A therapist's commands over HTTP on a running control plane: by an application (curl), and by
+/// a click in the dashboard in headless Chromium (driven through its DevTools protocol).
+@Suite(.serialized, .tags(.process))
+struct WebControlTests {
+    /// Opens `url` in headless Chromium and evaluates `script`, then `check` (JavaScript that may
+    /// return promises), printing each result on its own line. Python's standard library only:
+    /// the DevTools protocol over a WebSocket of its own.
+    static let browserScript = """
+        import base64, json, os, socket, subprocess, sys, time, urllib.request
+
+        def main():
+            chromium, profile, url, script, check = sys.argv[1:6]
+            browser = subprocess.Popen(
+                [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--remote-debugging-port=0",
+                 "--user-data-dir=" + profile, "about:blank"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                port = None
+                for _ in range(200):
+                    try:
+                        port = int(open(os.path.join(profile, "DevToolsActivePort")).readline())
+                        break
+                    except (OSError, ValueError):
+                        time.sleep(0.05)
+                pages = []
+                for _ in range(100):
+                    try:
+                        pages = [p for p in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+                                 if p.get("type") == "page"]
+                        if pages:
+                            break
+                    except OSError:
+                        pass
+                    time.sleep(0.05)
+                target = pages[0]["webSocketDebuggerUrl"]
+                hostport, path = target[len("ws://"):].split("/", 1)
+                host, wsport = hostport.split(":")
+                sock = socket.create_connection((host, int(wsport)), timeout=30)
+                key = base64.b64encode(os.urandom(16)).decode()
+                sock.sendall((f"GET /{path} HTTP/1.1\\r\\nHost: {hostport}\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
+                              f"Sec-WebSocket-Key: {key}\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n").encode())
+                head = b""
+                while b"\\r\\n\\r\\n" not in head:
+                    head += sock.recv(1)
+                assert head.startswith(b"HTTP/1.1 101"), head
+                buffered = bytearray()
+
+                def read(count):
+                    while len(buffered) < count:
+                        chunk = sock.recv(65536)
+                        if not chunk:
+                            raise EOFError
+                        buffered.extend(chunk)
+                    data = bytes(buffered[:count])
+                    del buffered[:count]
+                    return data
+
+                def receive():
+                    message = b""
+                    while True:
+                        first, second = read(2)
+                        length = second & 0x7F
+                        if length == 126:
+                            length = int.from_bytes(read(2), "big")
+                        elif length == 127:
+                            length = int.from_bytes(read(8), "big")
+                        message += read(length)
+                        if first & 0x80:
+                            return message
+
+                def send(text):
+                    data = text.encode()
+                    header = bytearray([0x81])
+                    if len(data) < 126:
+                        header.append(0x80 | len(data))
+                    elif len(data) < 65536:
+                        header.append(0x80 | 126)
+                        header += len(data).to_bytes(2, "big")
+                    else:
+                        header.append(0x80 | 127)
+                        header += len(data).to_bytes(8, "big")
+                    mask = os.urandom(4)
+                    sock.sendall(bytes(header) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+                calls = [0]
+
+                def call(method, params):
+                    calls[0] += 1
+                    send(json.dumps({"id": calls[0], "method": method, "params": params}))
+                    while True:
+                        answer = json.loads(receive())
+                        if answer.get("id") == calls[0]:
+                            return answer
+
+                def evaluate(expression):
+                    answer = call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True})
+                    return answer.get("result", {}).get("result", {}).get("value")
+
+                call("Page.enable", {})
+                call("Page.navigate", {"url": url})
+                print(evaluate(script))
+                print(evaluate(check))
+            finally:
+                browser.kill()
+                browser.wait()
+
+        main()
+        """
+
+    static func post(_ base: String, _ token: String, _ path: String, _ body: String, json: Bool = true)
+        throws -> String
+    {
+        try TestProcess.run(
+            "/usr/bin/curl",
+            ["-s", "-i", "--max-time", "20", "-X", "POST", "-H", "Authorization: Bearer \(token)"]
+                + (json ? ["-H", "Content-Type: application/json"] : []) + ["-d", body, base + path],
+            environment: [:]
+        ).output
+    }
+
+    @Test func aTherapistStartsASessionOverHTTPAndStopsItWithAClickInTheDashboard() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (coordinator, _) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        let tokens = topology.directory + "/tokens"
+        var made: [String: String] = [:]
+        for (name, role) in [("therapist", "therapist"), ("reception", "viewer")] {
+            let run = try await ConsumerTestPaths.run([
+                "web", "token", "new", name, "--role", role, "--tokens", tokens,
+            ])
+            made[name] = String(run.output.split(separator: "\n").last ?? "")
+        }
+        let web = try topology.start("web", ["web", "--listen", "127.0.0.1:0", "--tokens", tokens])
+        let port = try #require(await WebEventStreamTests.port(of: web), "\(web.diagnostics)")
+        let base = "http://127.0.0.1:\(port)"
+        let therapist = made["therapist"]!
+
+        // An application starts a run, with its patient.
+        let started = try Self.post(
+            base, therapist, "/api/v1/sessions/cam0/left/start",
+            #"{"exercise":"squat","side":"left","patient":"p-7"}"#)
+        #expect(started.hasPrefix("HTTP/1.1 200"), "\(started)\n\(coordinator.diagnostics)")
+        #expect(started.contains(#""outcome":"started","#) && started.contains(#""run":"1""#), "\(started)")
+        // Again: the session runs already.
+        let again = try Self.post(
+            base, therapist, "/api/v1/sessions/cam0/left/start", #"{"exercise":"squat","side":"left"}"#)
+        #expect(again.hasPrefix("HTTP/1.1 409") && again.contains("alreadyRunning"), "\(again)")
+        // A viewer may not; a form (not JSON) may not; a body that is not a command is refused.
+        let viewer = try Self.post(base, made["reception"]!, "/api/v1/sessions/cam0/left/stop", "{}")
+        #expect(viewer.hasPrefix("HTTP/1.1 403"), "\(viewer)")
+        let form = try Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "a=1", json: false)
+        #expect(form.hasPrefix("HTTP/1.1 415"), "\(form)")
+        let bad = try Self.post(
+            base, therapist, "/api/v1/sessions/cam0/left/start", #"{"exercise":"nope","side":"left"}"#)
+        #expect(bad.hasPrefix("HTTP/1.1 400") && bad.contains("unknown exercise"), "\(bad)")
+
+        // The camera plays; the therapist opens the dashboard and clicks Stop on cam0/left.
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", "sim:squat,seed=3,reps=2", "--pace", "max"])
+        #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
+        let button = #"button[data-action=stop][data-session=\"cam0/left\"]"#
+        let answer = #"[data-session=\"cam0/left\"] [data-field=answer]"#
+        let click = """
+            new Promise(done => { const find = () => { const b = document.querySelector('\(button)'); \
+            if (b) { b.click(); done("clicked"); } else setTimeout(find, 100); }; find(); })
+            """
+        let shown = """
+            new Promise(done => { const find = () => { const a = document.querySelector('\(answer)'); \
+            if (a && a.textContent && a.textContent !== "Sent…") done(a.textContent); else setTimeout(find, 100); }; \
+            find(); })
+            """
+        let (status, output) = try TestProcess.run(
+            try PackagePaths.python(),
+            [
+                "-c", Self.browserScript, "/usr/bin/chromium", topology.directory + "/profile",
+                "\(base)/login?token=\(therapist)", click, shown,
+            ], environment: Browser.environment)
+        #expect(status == 0, "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "clicked", "\(output)")
+        #expect(lines.dropFirst().first == "cam0/left stopped (run 1 on worker w1)", "\(output)")
+
+        // The run is over: stopping it again says so.
+        let stoppedAgain = try Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "{}")
+        #expect(
+            stoppedAgain.hasPrefix("HTTP/1.1 409") && stoppedAgain.contains("notRunning"), "\(stoppedAgain)")
+    }
+}

@@ -9,20 +9,24 @@ const ui = {
         uptime: "Uptime", value: "degrees", best: "best", clean: "clean", rejected: "rejected",
         hold: "hold", missing: "Out of view", setup: "Setup", lastFault: "Last fault", live: "live",
         stale: "STALE", connecting: "connecting…", connected: "live", lost: "no connection",
-        signIn: "Not signed in: open /login?token=YOUR_TOKEN", empty: "No session yet.", camera: "Camera" },
+        signIn: "Not signed in: open /login?token=YOUR_TOKEN", empty: "No session yet.", camera: "Camera",
+        stop: "Stop", reset: "Reset", baseline: "Baseline", sent: "Sent…" },
   "pt-BR": { language: "Idioma", processes: "Processos", process: "Processo", role: "Papel", state: "Estado",
         uptime: "Tempo ativo", value: "graus", best: "melhor", clean: "corretas", rejected: "rejeitadas",
         hold: "sustentação", missing: "Fora de vista", setup: "Posição", lastFault: "Última falha", live: "ativo",
         stale: "SEM SINAL", connecting: "conectando…", connected: "ao vivo", lost: "sem conexão",
-        signIn: "Sem sessão: abra /login?token=SEU_TOKEN", empty: "Nenhuma sessão ainda.", camera: "Câmera" },
+        signIn: "Sem sessão: abra /login?token=SEU_TOKEN", empty: "Nenhuma sessão ainda.", camera: "Câmera",
+        stop: "Parar", reset: "Reiniciar", baseline: "Linha de base", sent: "Enviado…" },
   es: { language: "Idioma", processes: "Procesos", process: "Proceso", role: "Rol", state: "Estado",
         uptime: "Tiempo activo", value: "grados", best: "mejor", clean: "correctas", rejected: "rechazadas",
         hold: "mantener", missing: "Fuera de vista", setup: "Posición", lastFault: "Último fallo", live: "activo",
         stale: "SIN SEÑAL", connecting: "conectando…", connected: "en vivo", lost: "sin conexión",
-        signIn: "Sin sesión: abra /login?token=SU_TOKEN", empty: "Todavía no hay sesiones.", camera: "Cámara" },
+        signIn: "Sin sesión: abra /login?token=SU_TOKEN", empty: "Todavía no hay sesiones.", camera: "Cámara",
+        stop: "Detener", reset: "Reiniciar", baseline: "Línea base", sent: "Enviado…" },
 };
 
-const state = { language: "en", texts: null, traces: new Map(), sessions: [], processes: [] };
+const state = { language: "en", texts: null, traces: new Map(), sessions: [], processes: [], role: null,
+                answers: new Map() };
 
 function chooseLanguage() {
   const asked = new URLSearchParams(location.search).get("lang") || localStorage.getItem("kinesia.language")
@@ -125,6 +129,20 @@ function sessionCard(session) {
   }
   card.appendChild(notes);
   card.appendChild(trace(key, snapshot));
+  if (state.role === "therapist") {
+    const actions = element("div", "actions");
+    for (const action of ["stop", "reset", "baseline"]) {
+      const button = element("button", null, t(action));
+      button.type = "button";
+      button.dataset.action = action;
+      button.dataset.session = key;
+      actions.appendChild(button);
+    }
+    const answer = element("p", "answer", state.answers.get(key) || "");
+    answer.dataset.field = "answer";
+    actions.appendChild(answer);
+    card.appendChild(actions);
+  }
   return card;
 }
 
@@ -191,6 +209,25 @@ async function poll() {
   }
 }
 
+// A therapist's command: POSTed as JSON (the only kind the gateway takes), its answer shown on
+// the session's card.
+async function command(action, session) {
+  state.answers.set(session, t("sent"));
+  render();
+  try {
+    const body = action === "baseline" ? { reps: 3 } : {};
+    const response = await fetch(`/api/v1/sessions/${session}/${action}`, {
+      method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    state.answers.set(session, answer.message || answer.outcome || String(response.status));
+  } catch (error) {
+    state.answers.set(session, t("lost"));
+  }
+  render();
+}
+
 async function start() {
   state.language = chooseLanguage();
   const select = document.getElementById("language");
@@ -201,7 +238,17 @@ async function start() {
     await loadTexts();
     render();
   });
+  document.getElementById("cameras").addEventListener("click", (click) => {
+    const button = click.target.closest("button[data-action]");
+    if (button) command(button.dataset.action, button.dataset.session);
+  });
   connection("connecting");
+  try {
+    const me = await fetch("/api/v1/me", { credentials: "same-origin" });
+    if (me.ok) state.role = (await me.json()).role;
+  } catch (error) {
+    state.role = null;
+  }
   await loadTexts();
   await poll();
   setInterval(poll, 500);
