@@ -131,7 +131,8 @@ let package = Package(
             dependencies: [
                 "CMicroHTTPD", "KinesiaBus", "KinesiaClient", "KinesiaControl", "KinesiaJSON",
                 "KinesiaMotion",
-                "KinesiaService", "KinesiaSystem", "KinesiaVoice", "KinesiaWire",
+                "KinesiaService", "KinesiaSystem", "KinesiaVoice", "KinesiaWire", "KinesiaStore",
+                "KinesiaReport",
             ],
             resources: [
                 .embedInCode("Dashboard/dashboard.html"), .embedInCode("Dashboard/dashboard.js"),

@@ -10,6 +10,7 @@ import KinesiaVoice
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
 /// | `POST /api/v1/sessions/CAMERA/NAME/start\|stop\|reset\|baseline` | a therapist's command (``ControlCall``: the service sends it) |
 /// | `GET /api/v1/me` | the token's name and role |
+/// | `GET /api/v1/runs[?patient=REF]`, `GET /api/v1/runs/RUN/report` | the recorded runs, a run's HTML report (``RunsWork``: the service reads them) |
 /// | `GET /api/v1/sessions/CAMERA/NAME/events` | the head of a session's server-sent events (``EventStreamRequest``: the service streams them) |
 /// | `GET /metrics` | ``PrometheusText`` |
 /// | `GET /login?token=TOKEN[&lang=en\|pt-BR\|es]` | sets the `kinesia_token` cookie (HttpOnly, SameSite=Strict), 303 to the dashboard |
@@ -87,6 +88,15 @@ public enum WebAPI {
             // The command itself is the service's (it waits for the coordinator's answer).
             return (.json("{\"pending\":true}", status: 202), .served)
         }
+        if runsWork(request.path) != nil {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                var response = HTTPResponse.problem(405, "methodNotAllowed", "\(request.path) takes GET")
+                response.headers.append(("Allow", "GET, HEAD"))
+                return (response, .methodNotAllowed)
+            }
+            // Read from the record database by the service.
+            return (.json("{\"pending\":true}", status: 202), .served)
+        }
         if request.path == "/api/v1/me" {
             var text = "{\"name\":"
             JSONWriter.appendString(grant.name, to: &text)
@@ -129,6 +139,28 @@ public enum WebAPI {
         }
         return (body(), .served)
     }
+
+    /// What the service reads from the record database for a path: the runs, or a run's report.
+    public enum RunsWork: Sendable, Hashable {
+        /// `GET /api/v1/runs`.
+        case runs
+        /// `GET /api/v1/runs/RUN/report`.
+        case report(run: UInt64)
+    }
+
+    /// The runs' paths.
+    public static func runsWork(_ path: String) -> RunsWork? {
+        if path == "/api/v1/runs" { return .runs }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 6, path.hasPrefix("/api/v1/runs/"), parts[5] == "report",
+            let run = UInt64(parts[4])
+        else { return nil }
+        return .report(run: run)
+    }
+
+    /// A run's report page: inline SVG and style, nothing else.
+    static let reportPolicy =
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
     /// The dashboard's policy: its own script, style and requests, nothing inline, nothing from
     /// elsewhere, never in a frame.

@@ -36,11 +36,14 @@ public struct WebService: Sendable {
         public var limits: HTTPServer.Limits
         /// Server-sent event streams open at once, at most (more are answered 503).
         public var maximumEventStreams: Int
+        /// `kinesia record`'s database, for the runs and their reports (`nil`: none).
+        public var database: String?
 
         /// A configuration.
         public init(
             process: BusProcessIdentity, host: String, port: UInt16, tokens: String,
-            limits: HTTPServer.Limits = HTTPServer.Limits(), maximumEventStreams: Int = 200
+            limits: HTTPServer.Limits = HTTPServer.Limits(), maximumEventStreams: Int = 200,
+            database: String? = nil
         ) {
             self.process = process
             self.host = host
@@ -48,6 +51,7 @@ public struct WebService: Sendable {
             self.tokens = tokens
             self.limits = limits
             self.maximumEventStreams = maximumEventStreams
+            self.database = database
         }
     }
 
@@ -117,6 +121,29 @@ public struct WebService: Sendable {
                 return .problem(503, "coordinatorUnavailable", "\(error)")
             }
         }
+        let archive = configuration.database.map(RunArchive.init(path:))
+        @Sendable func archived(_ work: WebAPI.RunsWork, patient: String?) -> HTTPResponse {
+            guard let archive else {
+                return .problem(
+                    404, "noDatabase", "kinesia web was started without --db (kinesia record's database)")
+            }
+            do {
+                switch work {
+                case .runs:
+                    return .json(try archive.runsJSON(patient: patient))
+                case .report(let run):
+                    guard let html = try archive.report(run: run) else {
+                        return .problem(404, "notFound", "run \(run) is not recorded")
+                    }
+                    return HTTPResponse(
+                        status: 200, contentType: "text/html; charset=utf-8",
+                        headers: [("Content-Security-Policy", WebAPI.reportPolicy)], body: Array(html.utf8))
+                }
+            } catch {
+                log.warning("cannot read \(archive.path): \(error)")
+                return .problem(503, "databaseUnreadable", "the record database cannot be read now")
+            }
+        }
         let server = try HTTPServer(
             host: configuration.host, port: configuration.port, limits: configuration.limits
         ) {
@@ -127,6 +154,10 @@ public struct WebService: Sendable {
                     to: request, model: shared.model, tokens: shared.tokens, now: now)
                 shared.outcomes[outcome, default: 0] += 1
                 return response
+            }
+            // The runs and their reports: read from the record database on this thread.
+            if response.status == 202, let work = WebAPI.runsWork(request.path) {
+                return archived(work, patient: request.query["patient"])
             }
             // A therapist's command: sent to the coordinator, its answer waited for on this thread.
             if response.status == 202, case .success(let call)? = ControlCall.parse(request) {

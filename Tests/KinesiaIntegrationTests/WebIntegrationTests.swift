@@ -523,7 +523,10 @@ struct WebControlTests {
             ])
             made[name] = String(run.output.split(separator: "\n").last ?? "")
         }
-        let web = try topology.start("web", ["web", "--listen", "127.0.0.1:0", "--tokens", tokens])
+        let database = topology.directory + "/record.sqlite"
+        _ = try topology.start("record", ["record", "--db", database])
+        let web = try topology.start(
+            "web", ["web", "--listen", "127.0.0.1:0", "--tokens", tokens, "--db", database])
         let port = try #require(await WebEventStreamTests.port(of: web), "\(web.diagnostics)")
         let base = "http://127.0.0.1:\(port)"
         let therapist = made["therapist"]!
@@ -577,5 +580,44 @@ struct WebControlTests {
         let stoppedAgain = try Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "{}")
         #expect(
             stoppedAgain.hasPrefix("HTTP/1.1 409") && stoppedAgain.contains("notRunning"), "\(stoppedAgain)")
+
+        // The recorded run, and its report, as the recorder kept them.
+        let expected = try await ConsumerTestPaths.analyze(
+            "sim:squat,seed=3,reps=2", exercise: "squat", side: "left")
+        var runs = ""
+        let recorded = await waitUntil(timeout: .seconds(20)) {
+            runs =
+                (try? TestProcess.run(
+                    "/usr/bin/curl",
+                    ["-s", "-H", "Authorization: Bearer \(therapist)", base + "/api/v1/runs?patient=p-7"],
+                    environment: [:]
+                ).output) ?? ""
+            return runs.contains(#""reason":"stopped""#)
+        }
+        #expect(recorded, "\(runs)")
+        #expect(
+            runs.contains(
+                #"{"run":"1","camera":"cam0","session":"left","exercise":"squat","side":"left","patient":"p-7","startedAt":""#
+            ), "\(runs)")
+        #expect(
+            runs.contains(#""repCount":\#(expected.clean),"rejectedCount":\#(expected.rejected)}"#), "\(runs)"
+        )
+        let report = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-i", "-H", "Authorization: Bearer \(made["reception"]!)",
+                base + "/api/v1/runs/1/report",
+            ],
+            environment: [:]
+        ).output
+        #expect(report.hasPrefix("HTTP/1.1 200"), "\(report.prefix(300))")
+        #expect(report.contains("Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'"))
+        #expect(report.contains("Run 1 (") && report.contains("patient p-7"), "\(report.prefix(2000))")
+        let missing = try TestProcess.run(
+            "/usr/bin/curl",
+            ["-s", "-i", "-H", "Authorization: Bearer \(therapist)", base + "/api/v1/runs/99/report"],
+            environment: [:]
+        ).output
+        #expect(missing.hasPrefix("HTTP/1.1 404"), "\(missing)")
     }
 }

@@ -30,8 +30,10 @@ public struct WebCommand: ParsableCommand {
         name: "web", summary: "Serve the bus over HTTP: sessions, processes and Prometheus metrics.",
         discussion: """
             Follows every session's snapshots and runs and every process's health/ report live, \
-            and answers GET /api/v1/sessions, GET /api/v1/processes (JSON) and GET /metrics \
-            (Prometheus text) on --listen (default 127.0.0.1:8080; an IPv4 address of a \
+            and answers GET /api/v1/sessions, GET /api/v1/processes (JSON), GET /metrics \
+            (Prometheus text), the live dashboard (/), a session's server-sent events, a \
+            therapist's commands, and with --db (kinesia record's database) the runs and their \
+            reports on --listen (default 127.0.0.1:8080; an IPv4 address of a \
             loopback interface: other addresses are refused until TLS is supported). Every \
             request needs a token: Authorization: Bearer TOKEN. web token new NAME --role \
             viewer|therapist prints a new token on its last line (kept hashed in --tokens DIR, \
@@ -57,6 +59,9 @@ public struct WebCommand: ParsableCommand {
                 help: "The tokens' private directory (default ~/.config/kinesia/web-tokens)."),
             .option(
                 "role", \.role, valueName: "viewer|therapist", help: "With token new: what the token may do."),
+            .option(
+                "db", \.database, valueName: "file",
+                help: "kinesia record's database, read only: the runs (/api/v1/runs) and their reports."),
             BusProcess.busArgument(\.bus),
             BusProcess.nameArgument(\.name, example: "web"),
         ] + BusSecurityOptions.clientArguments(\.security)
@@ -74,6 +79,8 @@ public struct WebCommand: ParsableCommand {
     public var tokens: String?
     /// `--role`.
     public var role: WebTokens.Role?
+    /// `--db`.
+    public var database: String?
     /// `--bus`.
     public var bus: String?
     /// `--name`.
@@ -174,7 +181,7 @@ public struct WebCommand: ParsableCommand {
         let service = WebService(
             WebService.Configuration(
                 process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), host: host, port: port,
-                tokens: directory),
+                tokens: directory, database: database),
             log: context.logger)
         do {
             try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
