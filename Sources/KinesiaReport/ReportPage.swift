@@ -90,7 +90,7 @@ public enum ReportPage {
     private static func angleChart(_ session: SessionReport.Session) -> String {
         let width = 900.0
         let height = 260.0
-        let margin = (left: 44.0, right: 10.0, top: 10.0, bottom: 28.0)
+        let margin = (left: 56.0, right: 10.0, top: 30.0, bottom: 34.0)
         let points = session.samples.compactMap { sample in sample.value.map { (sample.t, $0) } }
         let reps = session.reps
         let times = points.map(\.0) + reps.flatMap { [$0.start, $0.end] } + session.faults.map(\.t)
@@ -124,13 +124,26 @@ public enum ReportPage {
         let step = v1 - v0 > 120 ? 45.0 : 30.0
         var tick = (v0 / step).rounded(.up) * step
         while tick <= v1 {
-            svg += "<text class=\"label\" x=\"4\" y=\"\(y(tick))\">\(fixed(tick, 0))°</text>"
+            svg += "<text class=\"label\" x=\"24\" y=\"\(y(tick))\">\(fixed(tick, 0))°</text>"
             tick += step
         }
         svg +=
             "<text class=\"label\" x=\"\(fixed(margin.left, 1))\" y=\"\(fixed(height - 8, 1))\">\(fixed(t0, 1)) s</text>"
         svg +=
             "<text class=\"label\" x=\"\(fixed(width - 60, 1))\" y=\"\(fixed(height - 8, 1))\">\(fixed(t1, 1)) s</text>\n"
+        svg += axisNames(
+            x: "time (s)", y: "angle (°)", width: width, height: height, plotLeft: margin.left,
+            plotTop: margin.top,
+            plotHeight: plotH)
+        var items: [(swatch: String, label: String)] = [
+            (swatchLine("#1f5fbf", dashed: false), "angle"), (swatchBox("#2a9d4b", 0.18), "clean rep"),
+            (swatchBox("#d33", 0.2), "rejected rep"), (swatchDot("#1f5fbf"), "peak"),
+            (swatchLine("#d33", dashed: false), "form fault"),
+        ]
+        if let baseline = session.baseline {
+            items.append((swatchLine("#e08a00", dashed: true), "baseline \(fixed(baseline, 1))°"))
+        }
+        svg += legend(items, x: margin.left, y: 6)
         // The angle, one polyline per run of measurable samples.
         var run: [String] = []
         func flush() {
@@ -156,6 +169,10 @@ public enum ReportPage {
             svg += "\n<line class=\"baseline\" x1=\"\(fixed(margin.left, 1))\" y1=\"\(y(baseline))\" "
             svg +=
                 "x2=\"\(fixed(width - margin.right, 1))\" y2=\"\(y(baseline))\"><title>baseline \(fixed(baseline, 1))°</title></line>"
+            // The line named where it ends.
+            svg +=
+                "<text class=\"label baseline-name\" x=\"\(fixed(width - margin.right - 110, 1))\" "
+                + "y=\"\(fixed(Double(y(baseline))! - 4, 1))\">baseline \(fixed(baseline, 1))°</text>"
         }
         return svg + "\n</svg>\n"
     }
@@ -178,26 +195,30 @@ public enum ReportPage {
                 "<td>\(b.map { fixed($0, 1) } ?? "–")</td><td>\(difference.map { fixed($0, 1) } ?? "–")</td></tr>\n"
         }
         html += "</table>\n"
-        let width = max(200, 40 + count * 36)
-        let height = 180.0
+        let width = max(300, 60 + count * 36)
+        let height = 220.0
         let top = max(l.map(\.peak).max() ?? 1, r.map(\.peak).max() ?? 1, 1)
         var svg =
             "<svg class=\"sides\" width=\"\(width)\" height=\"\(Int(height))\" viewBox=\"0 0 \(width) \(Int(height))\">"
         svg += "<title>peaks, left (blue) against right (orange)</title>\n"
+        svg += legend([(swatchBox("#1f5fbf", 1), "left"), (swatchBox("#e08a00", 1), "right")], x: 50, y: 6)
+        svg += axisNames(
+            x: "rep", y: "peak (°)", width: Double(width), height: height, plotLeft: 50, plotTop: 30,
+            plotHeight: height - 60)
         for index in 0..<count {
             for (offset, rep, kind) in [
                 (0, index < l.count ? l[index] : nil, "left"),
                 (14, index < r.count ? r[index] : nil, "right"),
             ] {
                 guard let rep else { continue }
-                let h = max(rep.peak, 0) / top * (height - 30)
+                let h = max(rep.peak, 0) / top * (height - 60)
                 svg +=
-                    "<rect class=\"bar \(kind)\" x=\"\(30 + index * 36 + offset)\" y=\"\(fixed(height - 20 - h, 1))\" "
+                    "<rect class=\"bar \(kind)\" x=\"\(50 + index * 36 + offset)\" y=\"\(fixed(height - 30 - h, 1))\" "
                 svg +=
                     "width=\"12\" height=\"\(fixed(h, 1))\"><title>\(kind) rep \(index + 1): \(fixed(rep.peak, 1))°</title></rect>"
             }
             svg +=
-                "<text class=\"label\" x=\"\(30 + index * 36 + 6)\" y=\"\(Int(height) - 6)\">\(index + 1)</text>\n"
+                "<text class=\"label\" x=\"\(50 + index * 36 + 6)\" y=\"\(Int(height) - 18)\">\(index + 1)</text>\n"
         }
         return html + svg + "</svg>\n"
     }
@@ -268,13 +289,27 @@ public enum ReportPage {
         let longest = max(tempos.map(\.timeUnderTension).max() ?? 1, 0.1)
         let rowHeight = 14
         let width = 600.0
-        let height = tempos.count * rowHeight + 10
+        let height = tempos.count * rowHeight + 66
         var svg =
             "<svg class=\"tempo\" width=\"\(Int(width))\" height=\"\(height)\" viewBox=\"0 0 \(Int(width)) \(height)\">"
         svg += "<title>time up (blue), at the top (green), down (orange)</title>\n"
+        svg += legend(
+            [
+                (swatchBox("#1f5fbf", 1), "up"), (swatchBox("#2a9d4b", 1), "at the top"),
+                (swatchBox("#e08a00", 1), "down"),
+            ],
+            x: 90, y: 6)
+        // The time scale under the bars: 0 and the longest rep's time under tension.
+        let bottom = 30 + tempos.count * rowHeight
+        svg += "<line class=\"axis\" x1=\"90\" y1=\"\(bottom)\" x2=\"\(Int(width) - 10)\" y2=\"\(bottom)\"/>"
+        svg += "<text class=\"label\" x=\"90\" y=\"\(bottom + 13)\">0 s</text>"
+        svg +=
+            "<text class=\"label\" x=\"\(Int(width) - 50)\" y=\"\(bottom + 13)\">\(fixed(longest, 2)) s</text>"
+        svg +=
+            "<text class=\"label axis-name\" x=\"\(Int(width) / 2)\" y=\"\(bottom + 28)\">time under tension (s)</text>\n"
         for (index, tempo) in tempos.enumerated() {
             var x = 90.0
-            let y = 5 + index * rowHeight
+            let y = 30 + index * rowHeight
             svg +=
                 "<text class=\"label\" x=\"4\" y=\"\(y + 10)\">\(tempo.side.rawValue) \(tempo.set).\(tempo.number)</text>"
             for (seconds, colour) in [
@@ -288,6 +323,46 @@ public enum ReportPage {
             svg += "\n"
         }
         return svg + "</svg>\n"
+    }
+
+    // MARK: Legends and axes
+
+    /// A chart's legend: a row of swatches with their names, from (`x`, `y`).
+    private static func legend(_ items: [(swatch: String, label: String)], x: Double, y: Double) -> String {
+        var svg = "<g class=\"legend\" data-items=\"\(escape(items.map(\.label).joined(separator: "|")))\">"
+        var position = x
+        for item in items {
+            svg += "<g class=\"legend-item\" transform=\"translate(\(fixed(position, 1)) \(fixed(y, 1)))\">"
+            svg += item.swatch
+            svg += "<text class=\"label\" x=\"18\" y=\"10\">\(escape(item.label))</text></g>"
+            position += 28 + Double(item.label.count) * 6.2
+        }
+        return svg + "</g>\n"
+    }
+
+    private static func swatchLine(_ colour: String, dashed: Bool) -> String {
+        "<line x1=\"0\" y1=\"6\" x2=\"14\" y2=\"6\" stroke=\"\(colour)\" stroke-width=\"2\""
+            + (dashed ? " stroke-dasharray=\"4 2\"" : "") + "/>"
+    }
+
+    private static func swatchBox(_ colour: String, _ opacity: Double) -> String {
+        "<rect x=\"0\" y=\"1\" width=\"12\" height=\"10\" fill=\"\(colour)\" fill-opacity=\"\(fixed(opacity, 2))\"/>"
+    }
+
+    private static func swatchDot(_ colour: String) -> String {
+        "<circle cx=\"6\" cy=\"6\" r=\"3\" fill=\"\(colour)\"/>"
+    }
+
+    /// The names of a chart's axes: `x` under the plot, `y` turned along its left side.
+    private static func axisNames(
+        x: String, y: String, width: Double, height: Double, plotLeft: Double, plotTop: Double,
+        plotHeight: Double
+    ) -> String {
+        let middle = plotTop + plotHeight / 2
+        return "<text class=\"label axis-name\" x=\"\(fixed((plotLeft + width) / 2 - 20, 1))\" "
+            + "y=\"\(fixed(height - 2, 1))\">\(escape(x))</text>"
+            + "<text class=\"label axis-name\" x=\"12\" y=\"\(fixed(middle, 1))\" "
+            + "transform=\"rotate(-90 12 \(fixed(middle, 1)))\" text-anchor=\"middle\">\(escape(y))</text>\n"
     }
 
     // MARK: Text

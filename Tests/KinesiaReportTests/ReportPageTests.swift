@@ -74,3 +74,33 @@ struct ReportPageTests {
         #expect(!html.contains("nan") && !html.contains("inf"))
     }
 }
+
+struct ReportPageLegendTests {
+    /// The `data-items` of every legend of `html`, in order.
+    static func legends(_ html: String) -> [String] {
+        html.components(separatedBy: "<g class=\"legend\" data-items=\"").dropFirst().map {
+            String($0.prefix { $0 != "\"" })
+        }
+    }
+
+    @Test func everyChartSaysWhatItsColoursAndLinesAre() {
+        let html = ReportPage.render(ReportPageTests.sample())
+        let legends = Self.legends(html)
+        // Two angle charts (each with its baseline named), left against right, the tempo.
+        #expect(
+            legends == [
+                "angle|clean rep|rejected rep|peak|form fault|baseline 90.0°",
+                "angle|clean rep|rejected rep|peak|form fault|baseline 88.0°", "left|right",
+                "up|at the top|down",
+            ], "\(legends)")
+    }
+
+    @Test func theAxesAreNamedAndTheBaselineLineToo() {
+        let html = ReportPage.render(ReportPageTests.sample())
+        for name in ["time (s)", "angle (°)", "rep", "peak (°)", "time under tension (s)"] {
+            #expect(html.contains("class=\"label axis-name\"") && html.contains(">\(name)</text>"), "\(name)")
+        }
+        #expect(html.components(separatedBy: "class=\"label baseline-name\"").count - 1 == 2)
+        #expect(html.contains(">baseline 90.0°</text>"))
+    }
+}
