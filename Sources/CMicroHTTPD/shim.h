@@ -18,20 +18,35 @@
 static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     const char *host, uint16_t port, unsigned int connection_limit, unsigned int per_address_limit,
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
-    MHD_RequestCompletedCallback completed, int *invalid_address);
+    MHD_RequestCompletedCallback completed, const char *certificate, const char *key, int *invalid_address);
 
 /// Starts a daemon on `address` with a thread of its own for listening and one per connection
 /// (so that a handler, or a streamed body, may wait without holding up the others; 512 KiB of
-/// stack each), at most `connection_limit` connections (and `per_address_limit` from one address), each
-/// closed after `timeout_seconds` without traffic and given `memory_limit` bytes for its request
-/// (headers beyond it are refused with 431), `handler` called for each request.
+/// stack each), at most `connection_limit` connections (and `per_address_limit` from one
+/// address), each closed after `timeout_seconds` without traffic and given `memory_limit` bytes
+/// for its request (headers beyond it are refused with 431), `handler` called for each request;
+/// with `certificate` and `key` (PEM text, both or neither) it speaks TLS only (GnuTLS).
 static inline struct MHD_Daemon *kinesia_mhd_start(
     const struct sockaddr *address, unsigned int connection_limit, unsigned int per_address_limit,
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
-    MHD_RequestCompletedCallback completed) {
+    MHD_RequestCompletedCallback completed, const char *certificate, const char *key) {
+    unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    if (certificate != NULL && key != NULL) {
+        return MHD_start_daemon(
+            flags | MHD_USE_TLS, 0, NULL, NULL, handler, context,
+            MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+            MHD_OPTION_SOCK_ADDR, address,
+            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
+            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
+            MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+            MHD_OPTION_HTTPS_MEM_CERT, certificate,
+            MHD_OPTION_HTTPS_MEM_KEY, key,
+            MHD_OPTION_END);
+    }
     return MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG, 0, NULL,
-        NULL, handler, context,
+        flags, 0, NULL, NULL, handler, context,
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
         MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
@@ -42,10 +57,13 @@ static inline struct MHD_Daemon *kinesia_mhd_start(
         MHD_OPTION_END);
 }
 
+/// Whether this libmicrohttpd speaks TLS.
+static inline int kinesia_mhd_has_tls(void) { return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES; }
+
 static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     const char *host, uint16_t port, unsigned int connection_limit, unsigned int per_address_limit,
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
-    MHD_RequestCompletedCallback completed, int *invalid_address) {
+    MHD_RequestCompletedCallback completed, const char *certificate, const char *key, int *invalid_address) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof address);
     address.sin_family = AF_INET;
@@ -54,7 +72,7 @@ static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     if (*invalid_address) return NULL;
     return kinesia_mhd_start(
         (const struct sockaddr *)&address, connection_limit, per_address_limit, timeout_seconds, memory_limit,
-        handler, context, completed);
+        handler, context, completed, certificate, key);
 }
 
 /// The port the daemon is bound to (the one the system chose for port 0), or 0.

@@ -13,11 +13,13 @@ public struct HTTPRequest: Sendable, Hashable {
     public var cookies: [String: String]
     /// The body (empty for none).
     public var body: [UInt8]
+    /// Whether it came over TLS.
+    public var isSecure: Bool
 
     /// A request.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        cookies: [String: String] = [:], body: [UInt8] = []
+        cookies: [String: String] = [:], body: [UInt8] = [], isSecure: Bool = false
     ) {
         self.method = method
         self.path = path
@@ -25,6 +27,7 @@ public struct HTTPRequest: Sendable, Hashable {
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
         self.cookies = cookies
         self.body = body
+        self.isSecure = isSecure
     }
 
     /// The bearer token of the `Authorization` header, else of the session cookie.

@@ -39,13 +39,29 @@ public final class HTTPServer: Sendable {
         public init() {}
     }
 
+    /// A certificate (chain) and its private key, PEM text: the server speaks only TLS.
+    public struct TLS: Sendable, Hashable {
+        /// The certificate, then the chain up to (not including) the root.
+        public var certificate: String
+        /// The certificate's private key.
+        public var key: String
+
+        /// A certificate and its key.
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
     /// What the daemon's callbacks reach through their context pointer.
     private final class Context: Sendable {
         let handler: @Sendable (HTTPRequest) -> HTTPResponse
         let maximumBody: Int
-        init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maximumBody: Int) {
+        let isSecure: Bool
+        init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maximumBody: Int, isSecure: Bool) {
             self.handler = handler
             self.maximumBody = maximumBody
+            self.isSecure = isSecure
         }
     }
 
@@ -62,14 +78,18 @@ public final class HTTPServer: Sendable {
     /// Starts listening on `host` (an IPv4 address) and `port` (0: any free port).
     /// - Throws: ``HTTPServerError``.
     public init(
-        host: String, port: UInt16, limits: Limits = Limits(),
+        host: String, port: UInt16, limits: Limits = Limits(), tls: TLS? = nil,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(HTTPServerError) {
-        let context = Unmanaged.passRetained(Context(handler: handler, maximumBody: limits.maximumBody))
+        if tls != nil, kinesia_mhd_has_tls() == 0 { throw .noTLS }
+        let context = Unmanaged.passRetained(
+            Context(handler: handler, maximumBody: limits.maximumBody, isSecure: tls != nil))
         var invalid: Int32 = 0
         let started = kinesia_mhd_start_ipv4(
             host, port, limits.connections, limits.connectionsPerAddress, limits.idleTimeout,
-            limits.requestMemory, HTTPServer.access, context.toOpaque(), HTTPServer.completed, &invalid)
+            limits.requestMemory, HTTPServer.access, context.toOpaque(), HTTPServer.completed,
+            tls?.certificate,
+            tls?.key, &invalid)
         guard let started else {
             context.release()
             throw invalid != 0 ? .invalidAddress(host) : .cannotListen(host: host, port: port)
@@ -142,7 +162,8 @@ public final class HTTPServer: Sendable {
                 path: url.map { String(cString: $0) } ?? "/",
                 query: values(of: connection, kinesia_mhd_argument_kind()),
                 headers: values(of: connection, kinesia_mhd_header_kind()),
-                cookies: values(of: connection, kinesia_mhd_cookie_kind()), body: body.bytes)
+                cookies: values(of: connection, kinesia_mhd_cookie_kind()), body: body.bytes,
+                isSecure: server.isSecure)
             response = server.handler(request)
         }
         return queue(response, on: connection)
@@ -237,15 +258,20 @@ public final class HTTPServer: Sendable {
 public enum HTTPServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Not an IPv4 address.
     case invalidAddress(String)
-    /// The address could not be bound (in use, not this host's, no permission).
+    /// The address could not be bound (in use, not this host's, no permission), or the
+    /// certificate and key could not be used.
     case cannotListen(host: String, port: UInt16)
+    /// This libmicrohttpd was built without TLS.
+    case noTLS
 
     /// What went wrong, for a person.
     public var description: String {
         switch self {
         case .invalidAddress(let host): "'\(host)' is not an IPv4 address (e.g. 127.0.0.1)"
         case .cannotListen(let host, let port):
-            "cannot listen on \(host):\(port) (in use, not an address of this host, or not permitted)"
+            "cannot listen on \(host):\(port) (in use, not an address of this host, not permitted, "
+                + "or a certificate and key that do not go together)"
+        case .noTLS: "this libmicrohttpd was built without TLS"
         }
     }
 }

@@ -50,6 +50,7 @@ public enum WebAPI {
             }
             let cookie =
                 "\(HTTPResponse.sessionCookie)=\(token); Path=/; HttpOnly; SameSite=Strict; Max-Age=43200"
+                + (request.isSecure ? "; Secure" : "")
             // The dashboard in the language asked for (`&lang=pt-BR`), when it is one of the texts'.
             let location =
                 request.query["lang"].flatMap(VoiceLanguage.init(rawValue:)).map { "/?lang=\($0.code)" }

@@ -38,12 +38,14 @@ public struct WebService: Sendable {
         public var maximumEventStreams: Int
         /// `kinesia record`'s database, for the runs and their reports (`nil`: none).
         public var database: String?
+        /// The certificate and key to speak TLS with (`nil`: plain HTTP, loopback only).
+        public var tls: HTTPServer.TLS?
 
         /// A configuration.
         public init(
             process: BusProcessIdentity, host: String, port: UInt16, tokens: String,
             limits: HTTPServer.Limits = HTTPServer.Limits(), maximumEventStreams: Int = 200,
-            database: String? = nil
+            database: String? = nil, tls: HTTPServer.TLS? = nil
         ) {
             self.process = process
             self.host = host
@@ -52,6 +54,7 @@ public struct WebService: Sendable {
             self.limits = limits
             self.maximumEventStreams = maximumEventStreams
             self.database = database
+            self.tls = tls
         }
     }
 
@@ -145,7 +148,8 @@ public struct WebService: Sendable {
             }
         }
         let server = try HTTPServer(
-            host: configuration.host, port: configuration.port, limits: configuration.limits
+            host: configuration.host, port: configuration.port, limits: configuration.limits,
+            tls: configuration.tls
         ) {
             request in
             let now = elapsed.now
@@ -219,7 +223,9 @@ public struct WebService: Sendable {
             values["malformed"] = malformed
             return values
         }
-        log.info("serving http://\(configuration.host):\(server.port)/ (tokens in \(configuration.tokens))")
+        log.info(
+            "serving \(configuration.tls == nil ? "http" : "https")://\(configuration.host):\(server.port)/ (tokens in \(configuration.tokens))"
+        )
         listening(server.port)
         var tokensRead = elapsed.now
         while !stop.isRequested {

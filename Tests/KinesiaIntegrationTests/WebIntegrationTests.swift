@@ -149,6 +149,11 @@ struct WebIntegrationTests {
             #expect(run.status == 64, "\(listen): \(run.error)")
             #expect(run.error.contains("--listen"), "\(run.error)")
         }
+        let half = try await ConsumerTestPaths.run([
+            "web", "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent.pem",
+        ])
+        #expect(
+            half.status == 64 && half.error.contains("--tls-cert and --tls-key go together"), "\(half.error)")
     }
 }
 

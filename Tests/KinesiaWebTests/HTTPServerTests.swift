@@ -85,3 +85,75 @@ struct HTTPServerTests {
         #expect(output == "000")
     }
 }
+
+/// The server with a certificate: HTTPS only, as curl checks it against that certificate.
+@Suite(.serialized)
+struct HTTPServerTLSTests {
+    /// A self-signed certificate for 127.0.0.1 and its key, made by openssl in `scratch`.
+    static func certificate(in scratch: ScratchDirectory) throws -> HTTPServer.TLS {
+        let (status, output) = try TestProcess.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-days", "1",
+                "-subj", "/CN=kinesia-test", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+                scratch.path("key.pem"),
+                "-out", scratch.path("cert.pem"),
+            ], environment: [:])
+        #expect(status == 0, "\(output)")
+        return HTTPServer.TLS(
+            certificate: try String(contentsOfFile: scratch.path("cert.pem"), encoding: .utf8),
+            key: try String(contentsOfFile: scratch.path("key.pem"), encoding: .utf8))
+    }
+
+    @Test func aServerWithACertificateSpeaksHTTPSOnly() throws {
+        let scratch = try ScratchDirectory("web-tls")
+        let tls = try Self.certificate(in: scratch)
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, tls: tls) { request in
+            .json("{\"secure\":\(request.isSecure)}")
+        }
+        defer { server.close() }
+        let secure = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-S", "-i", "--max-time", "20", "--cacert", scratch.path("cert.pem"),
+                "https://127.0.0.1:\(server.port)/",
+            ],
+            environment: [:]
+        ).output
+        #expect(secure.hasPrefix("HTTP/1.1 200"), "\(secure)")
+        #expect(secure.hasSuffix("{\"secure\":true}"))
+        // Plain HTTP gets no answer; a client that does not trust the certificate refuses it.
+        let plain = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
+                "http://127.0.0.1:\(server.port)/",
+            ],
+            environment: [:]
+        ).output
+        #expect(plain == "000", "\(plain)")
+        let untrusted = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
+                "https://127.0.0.1:\(server.port)/",
+            ],
+            environment: [:]
+        ).output
+        #expect(untrusted == "000", "\(untrusted)")
+    }
+
+    @Test func aKeyThatIsNotTheCertificatesIsRefusedAtStart() throws {
+        let scratch = try ScratchDirectory("web-tls")
+        let tls = try Self.certificate(in: scratch)
+        #expect(throws: HTTPServerError.self) {
+            try HTTPServer(
+                host: "127.0.0.1", port: 0,
+                tls: HTTPServer.TLS(certificate: tls.certificate, key: "not a key")
+            ) { _ in
+                .json("{}")
+            }
+        }
+    }
+}

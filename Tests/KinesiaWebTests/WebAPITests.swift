@@ -82,6 +82,10 @@ struct WebAPITests {
         #expect(
             login.header("Set-Cookie")
                 == "kinesia_token=\(Self.token); Path=/; HttpOnly; SameSite=Strict; Max-Age=43200")
+        let (secure, _) = WebAPI.respond(
+            to: HTTPRequest(method: "GET", path: "/login", query: ["token": Self.token], isSecure: true),
+            model: WebModel(), tokens: Self.tokens, now: .zero)
+        #expect(secure.header("Set-Cookie")?.hasSuffix("; Max-Age=43200; Secure") == true)
         let (refused, outcome) = WebAPI.respond(
             to: HTTPRequest(method: "GET", path: "/login", query: ["token": "kw1_nope"]), model: WebModel(),
             tokens: Self.tokens, now: .zero)

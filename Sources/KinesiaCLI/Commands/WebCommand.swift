@@ -34,7 +34,7 @@ public struct WebCommand: ParsableCommand {
             (Prometheus text), the live dashboard (/), a session's server-sent events, a \
             therapist's commands, and with --db (kinesia record's database) the runs and their \
             reports on --listen (default 127.0.0.1:8080; an IPv4 address of a \
-            loopback interface: other addresses are refused until TLS is supported). Every \
+            loopback interface, or any address with --tls-cert and --tls-key: HTTPS). Every \
             request needs a token: Authorization: Bearer TOKEN. web token new NAME --role \
             viewer|therapist prints a new token on its last line (kept hashed in --tokens DIR, \
             default ~/.config/kinesia/web-tokens); web token revoke NAME removes it (refused \
@@ -60,6 +60,12 @@ public struct WebCommand: ParsableCommand {
             .option(
                 "role", \.role, valueName: "viewer|therapist", help: "With token new: what the token may do."),
             .option(
+                "tls-cert", \.certificate, valueName: "file",
+                help:
+                    "A certificate (PEM, with its chain): serve HTTPS only; needed for an address other than loopback."
+            ),
+            .option("tls-key", \.key, valueName: "file", help: "The certificate's private key (PEM)."),
+            .option(
                 "db", \.database, valueName: "file",
                 help: "kinesia record's database, read only: the runs (/api/v1/runs) and their reports."),
             BusProcess.busArgument(\.bus),
@@ -81,6 +87,10 @@ public struct WebCommand: ParsableCommand {
     public var role: WebTokens.Role?
     /// `--db`.
     public var database: String?
+    /// `--tls-cert`.
+    public var certificate: String?
+    /// `--tls-key`.
+    public var key: String?
     /// `--bus`.
     public var bus: String?
     /// `--name`.
@@ -101,13 +111,11 @@ public struct WebCommand: ParsableCommand {
         guard octets.count == 4 else {
             throw CLIError.usage("--listen needs an IPv4 address (e.g. 127.0.0.1), not '\(parts[0])'")
         }
-        guard octets[0] == 127 else {
-            throw CLIError.usage(
-                "--listen \(listen): only a loopback address (127.x.x.x) may be served: TLS is not supported yet"
-            )
-        }
         return (String(parts[0]), port)
     }
+
+    /// Whether `host` is a loopback address (127.x.x.x).
+    static func isLoopback(_ host: String) -> Bool { host.hasPrefix("127.") }
 
     /// Checks the mode, the action, the name and the address.
     public func validate() throws(CLIError) {
@@ -116,7 +124,15 @@ public struct WebCommand: ParsableCommand {
             guard action == nil, tokenName == nil else {
                 throw CLIError.usage("web takes no arguments (web token ...?)")
             }
-            _ = try Self.address(listen)
+            let (host, _) = try Self.address(listen)
+            guard (certificate == nil) == (key == nil) else {
+                throw CLIError.usage("--tls-cert and --tls-key go together")
+            }
+            guard Self.isLoopback(host) || certificate != nil else {
+                throw CLIError.usage(
+                    "--listen \(listen): an address other than loopback (127.x.x.x) needs --tls-cert and --tls-key: "
+                        + "tokens must not cross a network in clear text")
+            }
         case .token:
             guard let action else { throw CLIError.usage("web token needs new, revoke or list") }
             switch action {
@@ -174,6 +190,17 @@ public struct WebCommand: ParsableCommand {
             return
         }
         let (host, port) = try Self.address(listen)
+        var tls: HTTPServer.TLS?
+        if let certificate, let key {
+            do {
+                tls = HTTPServer.TLS(
+                    certificate: try String(contentsOfFile: certificate, encoding: .utf8),
+                    key: try String(contentsOfFile: key, encoding: .utf8))
+            } catch {
+                throw CLIError.failure(
+                    "kinesia web: cannot read the certificate or its key: \(error.localizedDescription)")
+            }
+        }
         let (bus, insecure) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let name = try BusProcess.processName(
             name, environment: context.environment,
@@ -181,7 +208,7 @@ public struct WebCommand: ParsableCommand {
         let service = WebService(
             WebService.Configuration(
                 process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), host: host, port: port,
-                tokens: directory, database: database),
+                tokens: directory, database: database, tls: tls),
             log: context.logger)
         do {
             try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
