@@ -18,6 +18,8 @@ import KinesiaWire
 final class SessionEventStream: @unchecked Sendable {
     /// How long the stream stays silent at most.
     static let heartbeat: Duration = .seconds(15)
+    /// The messages a client's subscriber queues at most.
+    static let queuedMessages: Int32 = 1000
 
     private let subscriber: ExactlyOnceSubscriber
     private let stop: StopToken
@@ -32,8 +34,12 @@ final class SessionEventStream: @unchecked Sendable {
         if let stream = request.resumeStream, let sequence = request.resumeSequence {
             cursor.delivered[ReplayStreamKey(topic: events, stream: stream)] = sequence
         }
+        // A client that stops reading leaves its messages queued here: at most this many (about a
+        // minute of a session's snapshots, half a megabyte), then the newest are dropped and
+        // fetched again by replay when it reads again.
         subscriber = try ExactlyOnceSubscriber(
-            context: context, bus: bus, topics: [events.prefix, snapshots.prefix], from: .now, cursor: cursor)
+            context: context, bus: bus, topics: [events.prefix, snapshots.prefix], from: .now, cursor: cursor,
+            maximumBuffered: 1000, highWaterMark: Self.queuedMessages)
         self.stop = stop
     }
 

@@ -90,6 +90,9 @@ public struct WebService: Sendable {
     /// - Throws: ``WebTokenError``, ``HTTPServerError``, the socket errors of a bus that cannot
     ///   be reached.
     public func run(until stop: StopToken, listening: @Sendable (UInt16) -> Void = { _ in }) throws {
+        // A connection and an event stream's sockets each take descriptors: hundreds of clients
+        // need more than the usual soft limit of 1,024.
+        let descriptors = FileDescriptorLimit.raiseToHardLimit()
         let tokens = try WebTokens(directory: configuration.tokens)
         let elapsed = startClock()
         let first = tokens.load()
@@ -224,8 +227,8 @@ public struct WebService: Sendable {
             return values
         }
         log.info(
-            "serving \(configuration.tls == nil ? "http" : "https")://\(configuration.host):\(server.port)/ (tokens in \(configuration.tokens))"
-        )
+            "serving \(configuration.tls == nil ? "http" : "https")://\(configuration.host):\(server.port)/ "
+                + "(tokens in \(configuration.tokens); \(descriptors) descriptors)")
         listening(server.port)
         var tokensRead = elapsed.now
         while !stop.isRequested {

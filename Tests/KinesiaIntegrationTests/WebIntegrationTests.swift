@@ -626,3 +626,143 @@ struct WebControlTests {
         #expect(missing.hasPrefix("HTTP/1.1 404"), "\(missing)")
     }
 }
+
+/// `kinesia web` under load and bad clients: 200 event streams at once (one of them never
+/// reads), clients that never finish their request, one stream too many; nobody else is slowed,
+/// memory stays bounded, every refusal is counted.
+@Suite(.serialized, .tags(.process))
+struct WebLoadTests {
+    /// Opens STREAMS event streams and SLOW requests that never end, and one more stream that
+    /// never reads; prints "opened", then after SECONDS what the clients got as JSON.
+    static let loadScript = """
+        import json, select, socket, sys, time
+
+        host, port, token, path, streams, slow, seconds = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
+        request = (f"GET {path} HTTP/1.1\\r\\nHost: {host}\\r\\nAuthorization: Bearer {token}\\r\\n"
+                   "Accept: text/event-stream\\r\\n\\r\\n").encode()
+        clients = []
+        for _ in range(streams):
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(request)
+            s.setblocking(False)
+            clients.append({"socket": s, "data": b"", "closed": False})
+        # Clients that never finish their request.
+        stalled = []
+        for _ in range(slow):
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(b"GET /api/v1/sessions HTTP/1.1\\r\\nHost: x\\r\\n")
+            s.setblocking(False)
+            stalled.append({"socket": s, "closed_at": None})
+        # One that asks for events and never reads them.
+        deaf = socket.socket()
+        deaf.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        deaf.connect((host, port))
+        deaf.sendall(request)
+        print("opened", flush=True)
+        start = time.time()
+        while time.time() - start < seconds:
+            sockets = [c["socket"] for c in clients if not c["closed"]] + [c["socket"] for c in stalled if c["closed_at"] is None]
+            readable, _, _ = select.select(sockets, [], [], 0.25)
+            for s in readable:
+                for c in clients:
+                    if c["socket"] is s:
+                        chunk = s.recv(65536)
+                        if chunk:
+                            c["data"] += chunk[:4096] if len(c["data"]) < 65536 else b""
+                        else:
+                            c["closed"] = True
+                for c in stalled:
+                    if c["socket"] is s:
+                        try:
+                            chunk = s.recv(65536)
+                        except OSError:
+                            chunk = b""
+                        if not chunk:
+                            c["closed_at"] = time.time() - start
+        heads = sum(1 for c in clients if c["data"].startswith(b"HTTP/1.1 200"))
+        answered = sum(1 for c in clients if b"event: snapshot" in c["data"])
+        closed = [c["closed_at"] for c in stalled if c["closed_at"] is not None]
+        print(json.dumps({"streams": streams, "heads": heads, "withSnapshots": answered, "stalledClosed": len(closed),
+                          "stalledClosedAfter": max(closed) if closed else None}), flush=True)
+        """
+
+    @Test func twoHundredStreamsAndStalledClientsLeaveTheGatewayAnsweringWithBoundedMemory() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let tokens = topology.directory + "/tokens"
+        let made = try await ConsumerTestPaths.run([
+            "web", "token", "new", "load", "--role", "viewer", "--tokens", tokens,
+        ])
+        let token = String(made.output.split(separator: "\n").last ?? "")
+        _ = try await topology.startBroker()
+        _ = try topology.start(
+            "worker", ["worker", "--camera", "cam0", "--session", "left=shoulderAbduction:left"])
+        let web = try topology.start(
+            "web",
+            ["web", "--name", "web", "--listen", "127.0.0.1:0", "--tokens", tokens, "--client-timeout", "3"])
+        let port = try #require(await WebEventStreamTests.port(of: web), "\(web.diagnostics)")
+        _ = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction", "--loop"])
+        try await Task.sleep(for: .seconds(1))
+
+        // 199 streams that read, 1 that never does, 20 requests that never end, for 10 s.
+        let output = topology.directory + "/load.out"
+        let load = try TestProcess(
+            executable: try PackagePaths.python(),
+            arguments: [
+                "-c", Self.loadScript, "127.0.0.1", port, token, "/api/v1/sessions/cam0/left/events", "199",
+                "20", "10",
+            ], environment: [:], standardOutput: output, standardError: output)
+        let opened = await waitUntil(timeout: .seconds(30)) {
+            TestProcess.readFile(output).hasPrefix("opened")
+        }
+        #expect(opened, "\(TestProcess.readFile(output))")
+        try await Task.sleep(for: .seconds(2))
+
+        // Meanwhile: one stream too many is refused, and a plain request is answered at once.
+        let refused = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "-H",
+                "Authorization: Bearer \(token)",
+                "http://127.0.0.1:\(port)/api/v1/sessions/cam0/left/events",
+            ], environment: [:]
+        ).output
+        #expect(refused == "503", "\(refused)")
+        let sessions = try TestProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "--max-time", "5",
+                "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/api/v1/sessions",
+            ], environment: [:]
+        ).output
+        #expect(sessions.hasPrefix("200 "), "\(sessions)")
+        // Memory: 200 streams, each a thread and a subscriber, in well under 300 MB.
+        let status = TestProcess.readFile("/proc/\(web.pid)/status")
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+            .flatMap {
+                Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+            }
+        #expect((rss ?? .max) < 300_000, "\(status)")
+
+        #expect(await load.waitForExit(timeout: .seconds(30)) == 0, "\(TestProcess.readFile(output))")
+        let report = TestProcess.readFile(output).split(separator: "\n").last.map(String.init) ?? ""
+        #expect(report.contains(#""heads": 199, "withSnapshots": 199"#), "\(report)")
+        // Requests never finished were closed after the client timeout (3 s), all 20.
+        #expect(report.contains(#""stalledClosed": 20"#), "\(report)")
+
+        // Counted on health/: the streams opened and the one refused.
+        var metrics = ""
+        let counted = await waitUntil(timeout: .seconds(10)) {
+            metrics =
+                (try? TestProcess.run(
+                    "/usr/bin/curl",
+                    ["-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/metrics"],
+                    environment: [:]
+                ).output) ?? ""
+            return metrics.contains(#"kinesia_eventStreamsRefused_total{process="web",role="web"} 1"#)
+                && metrics.contains(#"kinesia_eventStreamsOpened_total{process="web",role="web"} 200"#)
+        }
+        #expect(counted, "\(metrics)")
+    }
+}

@@ -66,6 +66,11 @@ public struct WebCommand: ParsableCommand {
             ),
             .option("tls-key", \.key, valueName: "file", help: "The certificate's private key (PEM)."),
             .option(
+                "client-timeout", \.clientTimeout, valueName: "seconds",
+                help:
+                    "Close a connection after this many seconds without traffic (a client that never finishes its request or stops reading)."
+            ),
+            .option(
                 "db", \.database, valueName: "file",
                 help: "kinesia record's database, read only: the runs (/api/v1/runs) and their reports."),
             BusProcess.busArgument(\.bus),
@@ -91,6 +96,8 @@ public struct WebCommand: ParsableCommand {
     public var certificate: String?
     /// `--tls-key`.
     public var key: String?
+    /// `--client-timeout`.
+    public var clientTimeout = 30
     /// `--bus`.
     public var bus: String?
     /// `--name`.
@@ -125,6 +132,9 @@ public struct WebCommand: ParsableCommand {
                 throw CLIError.usage("web takes no arguments (web token ...?)")
             }
             let (host, _) = try Self.address(listen)
+            guard (1...3600).contains(clientTimeout) else {
+                throw CLIError.usage("--client-timeout must be 1 to 3600 seconds")
+            }
             guard (certificate == nil) == (key == nil) else {
                 throw CLIError.usage("--tls-cert and --tls-key go together")
             }
@@ -190,6 +200,8 @@ public struct WebCommand: ParsableCommand {
             return
         }
         let (host, port) = try Self.address(listen)
+        var limits = HTTPServer.Limits()
+        limits.idleTimeout = UInt32(clientTimeout)
         var tls: HTTPServer.TLS?
         if let certificate, let key {
             do {
@@ -208,7 +220,7 @@ public struct WebCommand: ParsableCommand {
         let service = WebService(
             WebService.Configuration(
                 process: BusProcessIdentity(bus: bus, name: name, insecure: insecure), host: host, port: port,
-                tokens: directory, database: database, tls: tls),
+                tokens: directory, limits: limits, database: database, tls: tls),
             log: context.logger)
         do {
             try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
