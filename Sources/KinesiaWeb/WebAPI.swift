@@ -10,6 +10,7 @@ import KinesiaVoice
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
 /// | `POST /api/v1/sessions/CAMERA/NAME/start\|stop\|reset\|baseline` | a therapist's command (``ControlCall``: the service sends it) |
 /// | `GET /api/v1/me` | the token's name and role |
+/// | `GET /api/v1/live` | every session's newest state and the processes as server-sent events (the dashboard's) |
 /// | `GET /api/v1/runs[?patient=REF]`, `GET /api/v1/runs/RUN/report` | the recorded runs, a run's HTML report (``RunsWork``: the service reads them) |
 /// | `GET /api/v1/sessions/CAMERA/NAME/events` | the head of a session's server-sent events (``EventStreamRequest``: the service streams them) |
 /// | `GET /metrics` | ``PrometheusText`` |
@@ -122,6 +123,13 @@ public enum WebAPI {
             }
         case "/api/v1/sessions": body = { .json(model.sessionsJSON(now: now)) }
         case "/api/v1/processes": body = { .json(model.processesJSON(now: now)) }
+        case livePath:
+            // The changes follow this head (the service streams them).
+            body = {
+                HTTPResponse(
+                    status: 200, contentType: "text/event-stream", headers: [("X-Accel-Buffering", "no")],
+                    body: Array("retry: 2000\n\n".utf8))
+            }
         case "/metrics":
             body = {
                 HTTPResponse(
@@ -148,6 +156,10 @@ public enum WebAPI {
         /// `GET /api/v1/runs/RUN/report`.
         case report(run: UInt64)
     }
+
+    /// The live state's path: every session's newest state and the processes, as server-sent
+    /// events (`event: session`, `event: processes`), newest first to a slow client.
+    public static let livePath = "/api/v1/live"
 
     /// The runs' paths.
     public static func runsWork(_ path: String) -> RunsWork? {

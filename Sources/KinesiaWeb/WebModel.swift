@@ -70,27 +70,29 @@ public struct WebModel: Sendable {
     /// `ageSeconds` (since its latest message) and `snapshot` (the wire format's snapshot
     /// object, `null` before the first).
     public func sessionsJSON(now: Duration) -> String {
-        var text = "{\"sessions\":["
-        for (index, key) in sessions.keys.sorted().enumerated() {
-            let session = sessions[key]!
-            if index > 0 { text += "," }
-            text += "{\"camera\":"
-            JSONWriter.appendString(session.camera, to: &text)
-            text += ",\"name\":"
-            JSONWriter.appendString(session.name, to: &text)
-            text += ",\"exercise\":"
-            appendOptional(session.run?.exercise, to: &text)
-            text += ",\"side\":"
-            appendOptional(session.run?.side, to: &text)
-            text += ",\"patient\":"
-            appendOptional(session.run?.patient, to: &text)
-            text += ",\"run\":" + (session.run.map { "\"\($0.id)\"" } ?? "null")
-            text += ",\"ageSeconds\":" + JSONWriter.number(Self.seconds(now - session.received))
-            text += ",\"snapshot\":"
-            text += session.snapshot.map { MotionJSON.encode($0.value, at: $0.t) } ?? "null"
-            text += "}"
-        }
-        return text + "]}"
+        "{\"sessions\":["
+            + sessions.keys.sorted().compactMap { sessionJSON($0, now: now) }.joined(separator: ",")
+            + "]}"
+    }
+
+    /// One session of ``sessionsJSON(now:)``, by `camera/name` (`nil`: not known).
+    public func sessionJSON(_ key: String, now: Duration) -> String? {
+        guard let session = sessions[key] else { return nil }
+        var text = "{\"camera\":"
+        JSONWriter.appendString(session.camera, to: &text)
+        text += ",\"name\":"
+        JSONWriter.appendString(session.name, to: &text)
+        text += ",\"exercise\":"
+        appendOptional(session.run?.exercise, to: &text)
+        text += ",\"side\":"
+        appendOptional(session.run?.side, to: &text)
+        text += ",\"patient\":"
+        appendOptional(session.run?.patient, to: &text)
+        text += ",\"run\":" + (session.run.map { "\"\($0.id)\"" } ?? "null")
+        text += ",\"ageSeconds\":" + JSONWriter.number(Self.seconds(now - session.received))
+        text += ",\"snapshot\":"
+        text += session.snapshot.map { MotionJSON.encode($0.value, at: $0.t) } ?? "null"
+        return text + "}"
     }
 
     /// `/api/v1/processes`: `{"processes":[...]}`, sorted by name; each with its `name`,

@@ -71,6 +71,32 @@ public struct WebService: Sendable {
         startClock = { ElapsedClock(clock) }
     }
 
+    /// `camera/name` of a session's snapshot or run record.
+    static func sessionKey(of message: BusMessage) -> String? {
+        switch message {
+        case .snapshot(let snapshot):
+            guard let camera = snapshot.topic.camera, let name = snapshot.topic.session else { return nil }
+            return "\(camera)/\(name)"
+        case .run(let run): return "\(run.record.key.camera)/\(run.record.key.name)"
+        default: return nil
+        }
+    }
+
+    /// One client of the live state: where it stands in the hub.
+    private final class LiveClient: @unchecked Sendable {
+        let hub: LiveHub
+        var seen: UInt64 = 0
+        init(hub: LiveHub) { self.hub = hub }
+
+        /// The changes since the client's last read (a comment after 15 s without any); `nil`
+        /// once the gateway stops.
+        func next() -> [UInt8]? {
+            guard let changes = hub.changes(after: seen, timeout: .seconds(15)) else { return nil }
+            seen = changes.seen
+            return Array((changes.texts.isEmpty ? ": still here\n\n" : changes.texts.joined()).utf8)
+        }
+    }
+
     /// What the server's thread and the bus loop share.
     private struct Shared: Sendable {
         var model = WebModel()
@@ -110,6 +136,7 @@ public struct WebService: Sendable {
         // Ends the event streams before the server waits for their threads (whatever ends the
         // loop: a stop, or an error).
         let streaming = StopToken()
+        let live = LiveHub()
         let bus = configuration.process.bus
         let maximumStreams = configuration.maximumEventStreams
         let log = self.log
@@ -150,6 +177,17 @@ public struct WebService: Sendable {
                 return .problem(503, "databaseUnreadable", "the record database cannot be read now")
             }
         }
+        @Sendable func admitStream() -> Bool {
+            shared.withLock { shared in
+                guard shared.eventStreams < maximumStreams else {
+                    shared.eventStreamsRefused += 1
+                    return false
+                }
+                shared.eventStreams += 1
+                shared.eventStreamsOpened += 1
+                return true
+            }
+        }
         let server = try HTTPServer(
             host: configuration.host, port: configuration.port, limits: configuration.limits,
             tls: configuration.tls
@@ -170,21 +208,23 @@ public struct WebService: Sendable {
             if response.status == 202, case .success(let call)? = ControlCall.parse(request) {
                 return perform(call)
             }
+            // The live state: the head is answered, the changes follow on this thread.
+            if response.status == 200, request.path == WebAPI.livePath {
+                guard admitStream() else {
+                    return .problem(
+                        503, "tooManyStreams", "at most \(maximumStreams) event streams are served at once")
+                }
+                let client = LiveClient(hub: live)
+                response.stream = HTTPBodyStream(
+                    next: { client.next() }, close: { shared.withLock { $0.eventStreams -= 1 } })
+                return response
+            }
             // A session's events: the head is answered, the stream follows on this thread.
             guard response.status == 200, case .success(let events)? = EventStreamRequest.parse(request)
             else {
                 return response
             }
-            let admitted = shared.withLock { shared in
-                guard shared.eventStreams < maximumStreams else {
-                    shared.eventStreamsRefused += 1
-                    return false
-                }
-                shared.eventStreams += 1
-                shared.eventStreamsOpened += 1
-                return true
-            }
-            guard admitted else {
+            guard admitStream() else {
                 return .problem(
                     503, "tooManyStreams", "at most \(maximumStreams) event streams are served at once")
             }
@@ -204,7 +244,10 @@ public struct WebService: Sendable {
             }
         }
         defer { server.close() }
-        defer { streaming.request() }
+        defer {
+            streaming.request()
+            live.close()
+        }
         var health = try configuration.process.healthPublisher(role: "web", problems: { log.warning($0) })
         var received = 0
         var malformed = 0
@@ -231,6 +274,7 @@ public struct WebService: Sendable {
                 + "(tokens in \(configuration.tokens); \(descriptors) descriptors)")
         listening(server.port)
         var tokensRead = elapsed.now
+        var processesPublished = Duration.zero
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
             if elapsed.now - tokensRead >= .seconds(1) {
@@ -238,11 +282,23 @@ public struct WebService: Sendable {
                 let reread = tokens.load()
                 shared.withLock { $0.tokens = reread }
             }
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+            let delivery = try subscriber.receive(timeout: .milliseconds(100))
             let now = elapsed.now
-            for message in BusMessage.messages(from: delivery) {
+            for message in delivery.map(BusMessage.messages(from:)) ?? [] {
                 if case .malformed = message { malformed += 1 } else { received += 1 }
-                shared.withLock { $0.model.apply(message, now: now) }
+                let json = shared.withLock { shared -> String? in
+                    shared.model.apply(message, now: now)
+                    guard let key = WebService.sessionKey(of: message) else { return nil }
+                    return shared.model.sessionJSON(key, now: now)
+                }
+                if let json, let key = WebService.sessionKey(of: message) {
+                    live.publish("session " + key, text: "event: session\ndata: \(json)\n\n")
+                }
+            }
+            if now - processesPublished >= .seconds(1) {
+                processesPublished = now
+                let json = shared.withLock { $0.model.processesJSON(now: now) }
+                live.publish("processes", text: "event: processes\ndata: \(json)\n\n")
             }
         }
         health.publish(counters: counters(), via: publisher)

@@ -162,17 +162,6 @@ struct WebIntegrationTests {
 struct WebDashboardTests {
     static let source = "sim:shoulderAbduction,seed=5,reps=4"
 
-    /// The DOM after `--virtual-time-budget` ms of the page's own time (its polls), as Chromium
-    /// serialises it.
-    static func dump(_ url: String, budget: Int = 3000) throws -> String {
-        let shell =
-            "/usr/bin/chromium \(Browser.flags.joined(separator: " ")) --virtual-time-budget=\(budget) "
-            + "--dump-dom '\(url)' 2>/dev/null"
-        let (status, text) = try TestProcess.run("/bin/sh", ["-c", shell], environment: Browser.environment)
-        #expect(status == 0, "chromium: \(text.suffix(500))")
-        return text
-    }
-
     /// The text of the element of `session` with `data-field="field"` in a dumped DOM.
     static func field(_ dom: String, session: String, _ field: String) -> String? {
         guard
@@ -225,51 +214,61 @@ struct WebDashboardTests {
             directory: directory.path, logLevel: "warning")
         let expected = try await ConsumerTestPaths.analyze(
             Self.source, exercise: "shoulderAbduction", side: "left")
-        var during: Int?
-        let midway = await waitUntil(timeout: .seconds(60)) {
-            let dom = (try? Self.dump(login, budget: 1500)) ?? ""
-            during = Self.field(dom, session: "cam0/left", "repCount").flatMap(Int.init)
-            return during != nil
-        }
-        #expect(midway, "the page never showed cam0/left\n\(web.diagnostics)")
+        let repCount = #"document.querySelector('[data-session="cam0/left"] [data-field=repCount]')"#
+        let during = try BrowserSession.run(
+            login, steps: [BrowserSession.whenever("\(repCount) !== null", then: "\(repCount).textContent")])
+        let shownDuring = BrowserSession.string(during.first).flatMap(Int.init)
+        #expect(shownDuring != nil, "the page never showed cam0/left: \(during)\n\(web.diagnostics)")
         #expect(await ingest.waitForExit(timeout: .seconds(90)) == 0, "\(ingest.diagnostics)")
 
-        var dom = ""
-        let settled = await waitUntil(timeout: .seconds(30)) {
-            dom = (try? Self.dump(login)) ?? ""
-            return Self.field(dom, session: "cam0/left", "repCount") == "\(expected.clean)"
-                && Self.field(dom, session: "cam0/left", "rejectedCount") == "\(expected.rejected)"
-        }
-        #expect(settled, "\(dom)")
-        #expect((during ?? .max) <= expected.clean)
+        // After the set: the counts of kinesia analyze, drawn as they came (no reload).
+        let rejected = #"document.querySelector('[data-session="cam0/left"] [data-field=rejectedCount]')"#
+        let png = directory.appendingPathComponent("dashboard.png").path
+        let after = try BrowserSession.run(
+            login,
+            steps: [
+                BrowserSession.whenever(
+                    "\(repCount).textContent === '\(expected.clean)' && \(rejected).textContent === '\(expected.rejected)'",
+                    then: "document.documentElement.outerHTML"),
+                "shot:\(png)",
+            ], width: 820, height: 1180)
+        let dom = BrowserSession.string(after.first) ?? ""
+        #expect(Self.field(dom, session: "cam0/left", "repCount") == "\(expected.clean)", "\(dom)")
+        #expect(Self.field(dom, session: "cam0/left", "rejectedCount") == "\(expected.rejected)")
+        #expect((shownDuring ?? .max) <= expected.clean)
         #expect(dom.contains("id=\"connection\" data-state=\"live\""))
         #expect(dom.contains("data-session=\"cam0/right\""))
-        #expect(dom.contains("<tr data-process=\"web\">") || dom.contains("data-process=\"web-"))
+        #expect(dom.contains("data-process=\"web-"), "\(dom)")
         #expect(Self.field(dom, session: "cam0/left", "value")?.hasSuffix("°") == true)
-
-        // In Portuguese: the labels, and the voice's names of the faults.
-        let portuguese = try Self.dump(login + "&lang=pt-BR")
-        #expect(portuguese.contains("<html lang=\"pt-BR\">"), "\(portuguese.prefix(300))")
-        #expect(portuguese.contains(">corretas<") && portuguese.contains(">rejeitadas<"))
-
-        // Without the token: nothing of the sessions, a sign-in hint.
-        let refused = try Self.dump("http://127.0.0.1:\(port!)/")
-        #expect(!refused.contains("data-session="))
-
         // The page as a tablet shows it: drawn, not blank.
-        let png = directory.appendingPathComponent("dashboard.png").path
-        let (status, text) = try TestProcess.run(
-            "/usr/bin/chromium",
-            Browser.flags + [
-                "--virtual-time-budget=3000", "--window-size=820,1180", "--screenshot=\(png)", login,
-            ],
-            environment: Browser.environment)
-        #expect(status == 0, "chromium: \(text.suffix(300))")
-        let (measured, output) = try TestProcess.run(
+        let (measured, colours) = try TestProcess.run(
             "/usr/bin/python3", ["-c", Browser.pngColours, png], environment: Browser.environment)
-        #expect(measured == 0, "\(output)")
-        let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-        #expect(fields.count == 2 && fields[0] > 20 && fields[1] > 0.05, "colours: \(output)")
+        #expect(measured == 0, "\(colours)")
+        let figures = colours.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        #expect(figures.count == 2 && figures[0] > 20 && figures[1] > 0.05, "colours: \(colours)")
+
+        // In Portuguese: the labels.
+        let portuguese = try BrowserSession.run(
+            login + "&lang=pt-BR",
+            steps: [
+                BrowserSession.whenever(
+                    "document.querySelector('.clean .label') !== null",
+                    then: "document.documentElement.outerHTML")
+            ])
+        let text = BrowserSession.string(portuguese.first) ?? ""
+        #expect(text.contains("<html lang=\"pt-BR\">"), "\(text.prefix(300))")
+        #expect(text.contains(">corretas<") && text.contains(">rejeitadas<"))
+
+        // Without the token: the gateway's refusal, nothing of the sessions.
+        let refused = try BrowserSession.run(
+            "http://127.0.0.1:\(port!)/",
+            steps: [
+                BrowserSession.whenever(
+                    "document.body !== null && document.body.textContent !== ''",
+                    then: "document.documentElement.outerHTML", seconds: 10)
+            ])
+        let page = BrowserSession.string(refused.first) ?? ""
+        #expect(!page.contains("data-session=") && page.contains("unauthorized"), "\(page)")
 
         for process in [web, worker, broker] { await process.stop() }
     }
@@ -399,110 +398,6 @@ struct WebEventStreamTests {
 /// a click in the dashboard in headless Chromium (driven through its DevTools protocol).
 @Suite(.serialized, .tags(.process))
 struct WebControlTests {
-    /// Opens `url` in headless Chromium and evaluates `script`, then `check` (JavaScript that may
-    /// return promises), printing each result on its own line. Python's standard library only:
-    /// the DevTools protocol over a WebSocket of its own.
-    static let browserScript = """
-        import base64, json, os, socket, subprocess, sys, time, urllib.request
-
-        def main():
-            chromium, profile, url, script, check = sys.argv[1:6]
-            browser = subprocess.Popen(
-                [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--remote-debugging-port=0",
-                 "--user-data-dir=" + profile, "about:blank"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
-                port = None
-                for _ in range(200):
-                    try:
-                        port = int(open(os.path.join(profile, "DevToolsActivePort")).readline())
-                        break
-                    except (OSError, ValueError):
-                        time.sleep(0.05)
-                pages = []
-                for _ in range(100):
-                    try:
-                        pages = [p for p in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
-                                 if p.get("type") == "page"]
-                        if pages:
-                            break
-                    except OSError:
-                        pass
-                    time.sleep(0.05)
-                target = pages[0]["webSocketDebuggerUrl"]
-                hostport, path = target[len("ws://"):].split("/", 1)
-                host, wsport = hostport.split(":")
-                sock = socket.create_connection((host, int(wsport)), timeout=30)
-                key = base64.b64encode(os.urandom(16)).decode()
-                sock.sendall((f"GET /{path} HTTP/1.1\\r\\nHost: {hostport}\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
-                              f"Sec-WebSocket-Key: {key}\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n").encode())
-                head = b""
-                while b"\\r\\n\\r\\n" not in head:
-                    head += sock.recv(1)
-                assert head.startswith(b"HTTP/1.1 101"), head
-                buffered = bytearray()
-
-                def read(count):
-                    while len(buffered) < count:
-                        chunk = sock.recv(65536)
-                        if not chunk:
-                            raise EOFError
-                        buffered.extend(chunk)
-                    data = bytes(buffered[:count])
-                    del buffered[:count]
-                    return data
-
-                def receive():
-                    message = b""
-                    while True:
-                        first, second = read(2)
-                        length = second & 0x7F
-                        if length == 126:
-                            length = int.from_bytes(read(2), "big")
-                        elif length == 127:
-                            length = int.from_bytes(read(8), "big")
-                        message += read(length)
-                        if first & 0x80:
-                            return message
-
-                def send(text):
-                    data = text.encode()
-                    header = bytearray([0x81])
-                    if len(data) < 126:
-                        header.append(0x80 | len(data))
-                    elif len(data) < 65536:
-                        header.append(0x80 | 126)
-                        header += len(data).to_bytes(2, "big")
-                    else:
-                        header.append(0x80 | 127)
-                        header += len(data).to_bytes(8, "big")
-                    mask = os.urandom(4)
-                    sock.sendall(bytes(header) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-                calls = [0]
-
-                def call(method, params):
-                    calls[0] += 1
-                    send(json.dumps({"id": calls[0], "method": method, "params": params}))
-                    while True:
-                        answer = json.loads(receive())
-                        if answer.get("id") == calls[0]:
-                            return answer
-
-                def evaluate(expression):
-                    answer = call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True})
-                    return answer.get("result", {}).get("result", {}).get("value")
-
-                call("Page.enable", {})
-                call("Page.navigate", {"url": url})
-                print(evaluate(script))
-                print(evaluate(check))
-            finally:
-                browser.kill()
-                browser.wait()
-
-        main()
-        """
 
     static func post(_ base: String, _ token: String, _ path: String, _ body: String, json: Bool = true)
         throws -> String
@@ -559,27 +454,20 @@ struct WebControlTests {
         let ingest = try topology.start(
             "ingest", ["ingest", "--camera", "cam0", "--source", "sim:squat,seed=3,reps=2", "--pace", "max"])
         #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
-        let button = #"button[data-action=stop][data-session=\"cam0/left\"]"#
-        let answer = #"[data-session=\"cam0/left\"] [data-field=answer]"#
-        let click = """
-            new Promise(done => { const find = () => { const b = document.querySelector('\(button)'); \
-            if (b) { b.click(); done("clicked"); } else setTimeout(find, 100); }; find(); })
-            """
-        let shown = """
-            new Promise(done => { const find = () => { const a = document.querySelector('\(answer)'); \
-            if (a && a.textContent && a.textContent !== "Sent…") done(a.textContent); else setTimeout(find, 100); }; \
-            find(); })
-            """
-        let (status, output) = try TestProcess.run(
-            try PackagePaths.python(),
-            [
-                "-c", Self.browserScript, "/usr/bin/chromium", topology.directory + "/profile",
-                "\(base)/login?token=\(therapist)", click, shown,
-            ], environment: Browser.environment)
-        #expect(status == 0, "\(output)")
-        let lines = output.split(separator: "\n").map(String.init)
-        #expect(lines.first == "clicked", "\(output)")
-        #expect(lines.dropFirst().first == "cam0/left stopped (run 1 on worker w1)", "\(output)")
+        let button = #"document.querySelector('button[data-action=stop][data-session="cam0/left"]')"#
+        let answer = #"document.querySelector('[data-session="cam0/left"] [data-field=answer]')"#
+        let lines = try BrowserSession.run(
+            "\(base)/login?token=\(therapist)",
+            steps: [
+                BrowserSession.whenever("\(button) !== null", then: "(\(button).click(), 'clicked')"),
+                BrowserSession.whenever(
+                    "\(answer).textContent !== '' && \(answer).textContent !== 'Sent…'",
+                    then: "\(answer).textContent"),
+            ])
+        #expect(BrowserSession.string(lines.first) == "clicked", "\(lines)")
+        #expect(
+            BrowserSession.string(lines.dropFirst().first) == "cam0/left stopped (run 1 on worker w1)",
+            "\(lines)")
 
         // The run is over: stopping it again says so.
         let stoppedAgain = try Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "{}")
@@ -705,19 +593,30 @@ struct WebLoadTests {
             "ingest", ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction", "--loop"])
         try await Task.sleep(for: .seconds(1))
 
-        // 199 streams that read, 1 that never does, 20 requests that never end, for 10 s.
+        // 199 streams that read, 1 that never does, 20 requests that never end, for 15 s.
         let output = topology.directory + "/load.out"
         let load = try TestProcess(
             executable: try PackagePaths.python(),
             arguments: [
                 "-c", Self.loadScript, "127.0.0.1", port, token, "/api/v1/sessions/cam0/left/events", "199",
-                "20", "10",
+                "20", "15",
             ], environment: [:], standardOutput: output, standardError: output)
         let opened = await waitUntil(timeout: .seconds(30)) {
             TestProcess.readFile(output).hasPrefix("opened")
         }
         #expect(opened, "\(TestProcess.readFile(output))")
-        try await Task.sleep(for: .seconds(2))
+        // Until the gateway holds all 200 (its gauge on health/, every second).
+        var held = ""
+        let full = await waitUntil(timeout: .seconds(30)) {
+            held =
+                (try? TestProcess.run(
+                    "/usr/bin/curl",
+                    ["-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/metrics"],
+                    environment: [:]
+                ).output) ?? ""
+            return held.contains(#"kinesia_eventStreams{process="web",role="web"} 200"#)
+        }
+        #expect(full, "\(held)")
 
         // Meanwhile: one stream too many is refused, and a plain request is answered at once.
         let refused = try TestProcess.run(
