@@ -91,9 +91,9 @@ struct DemoIntegrationTests {
             let token = login.queryItems?.first(where: { $0.name == "token" })?.value, let port = login.port
         {
             var sessions = ""
-            let shown = await waitUntil(timeout: .seconds(30)) {
+            let shown = await eventually(timeout: .seconds(30)) {
                 sessions =
-                    (try? TestProcess.run(
+                    (try? await Offload.run(
                         "/usr/bin/curl",
                         [
                             "-s", "-H", "Authorization: Bearer \(token)",

@@ -24,8 +24,8 @@ struct WebIntegrationTests {
         """
 
     /// curl's status line, headers and body.
-    static func curl(_ arguments: [String]) throws -> String {
-        try TestProcess.run(
+    static func curl(_ arguments: [String]) async throws -> String {
+        try await Offload.run(
             "/usr/bin/curl", ["-s", "-S", "-i", "--max-time", "20"] + arguments, environment: [:]
         )
         .output
@@ -65,7 +65,7 @@ struct WebIntegrationTests {
         defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
         // The port the system chose, from the log line "serving http://127.0.0.1:PORT/".
         var port: String?
-        let listening = await waitUntil(timeout: .seconds(30)) {
+        let listening = await eventually(timeout: .seconds(30)) {
             port =
                 web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
                 .prefix { $0 != "/" }.description
@@ -84,9 +84,10 @@ struct WebIntegrationTests {
 
         // The session's counts, as the worker's last snapshot has them, equal analyze's.
         var sessions = ""
-        let counted = await waitUntil(timeout: .seconds(30)) {
+        let counted = await eventually(timeout: .seconds(30)) {
             sessions =
-                (try? Self.curl(["-H", "Authorization: Bearer \(token)", base + "/api/v1/sessions"])) ?? ""
+                (try? await Self.curl(["-H", "Authorization: Bearer \(token)", base + "/api/v1/sessions"]))
+                ?? ""
             return Self.body(sessions).contains(
                 "\"repCount\":\(expected.clean),\"rejectedCount\":\(expected.rejected)")
         }
@@ -98,16 +99,16 @@ struct WebIntegrationTests {
         for arguments in [
             [base + "/api/v1/sessions"], ["-H", "Authorization: Bearer kw1_0", base + "/metrics"],
         ] {
-            let refused = try Self.curl(arguments)
+            let refused = try await Self.curl(arguments)
             #expect(refused.hasPrefix("HTTP/1.1 401"), "\(refused)")
             #expect(!refused.contains("repCount"))
         }
 
         // The metrics: the session's reps, and every process of the site by name and role.
         var metrics = ""
-        let reported = await waitUntil(timeout: .seconds(20)) {
+        let reported = await eventually(timeout: .seconds(20)) {
             metrics = Self.body(
-                (try? Self.curl(["-H", "Authorization: Bearer \(token)", base + "/metrics"])) ?? "")
+                (try? await Self.curl(["-H", "Authorization: Bearer \(token)", base + "/metrics"])) ?? "")
             return metrics.contains("{process=\"broker\",role=\"broker\"}")
                 && metrics.contains("{process=\"worker-1\",role=\"worker\"}")
                 && metrics.contains("kinesia_unauthorized_total{process=\"web\",role=\"web\"} 2")
@@ -119,7 +120,7 @@ struct WebIntegrationTests {
         // As a parser no one here wrote reads it: Prometheus's own Python client.
         let scratch = try ScratchDirectory("web-metrics")
         try Data(metrics.utf8).write(to: URL(fileURLWithPath: scratch.path("metrics.txt")))
-        let (parsed, families) = try TestProcess.run(
+        let (parsed, families) = try await Offload.run(
             try PackagePaths.python(), ["-c", Self.readMetrics, scratch.path("metrics.txt")], environment: [:]
         )
         #expect(parsed == 0, "\(families)")
@@ -132,8 +133,8 @@ struct WebIntegrationTests {
         #expect(
             try await ConsumerTestPaths.run(["web", "token", "revoke", "app", "--tokens", tokens]).status == 0
         )
-        let revoked = await waitUntil(timeout: .seconds(10)) {
-            ((try? Self.curl(["-H", "Authorization: Bearer \(token)", base + "/api/v1/sessions"])) ?? "")
+        let revoked = await eventually(timeout: .seconds(10)) {
+            ((try? await Self.curl(["-H", "Authorization: Bearer \(token)", base + "/api/v1/sessions"])) ?? "")
                 .hasPrefix("HTTP/1.1 401")
         }
         #expect(revoked)
@@ -197,7 +198,7 @@ struct WebDashboardTests {
         let processes = [broker, worker, web]
         defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
         var port: String?
-        let listening = await waitUntil(timeout: .seconds(30)) {
+        let listening = await eventually(timeout: .seconds(30)) {
             port =
                 web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
                 .prefix { $0 != "/" }.description
@@ -215,7 +216,7 @@ struct WebDashboardTests {
         let expected = try await ConsumerTestPaths.analyze(
             Self.source, exercise: "shoulderAbduction", side: "left")
         let repCount = #"document.querySelector('[data-session="cam0/left"] [data-field=repCount]')"#
-        let during = try BrowserSession.run(
+        let during = try await BrowserSession.run(
             login, steps: [BrowserSession.whenever("\(repCount) !== null", then: "\(repCount).textContent")])
         let shownDuring = BrowserSession.string(during.first).flatMap(Int.init)
         #expect(shownDuring != nil, "the page never showed cam0/left: \(during)\n\(web.diagnostics)")
@@ -224,7 +225,7 @@ struct WebDashboardTests {
         // After the set: the counts of kinesia analyze, drawn as they came (no reload).
         let rejected = #"document.querySelector('[data-session="cam0/left"] [data-field=rejectedCount]')"#
         let png = directory.appendingPathComponent("dashboard.png").path
-        let after = try BrowserSession.run(
+        let after = try await BrowserSession.run(
             login,
             steps: [
                 BrowserSession.whenever(
@@ -241,14 +242,14 @@ struct WebDashboardTests {
         #expect(dom.contains("data-process=\"web-"), "\(dom)")
         #expect(Self.field(dom, session: "cam0/left", "value")?.hasSuffix("°") == true)
         // The page as a tablet shows it: drawn, not blank.
-        let (measured, colours) = try TestProcess.run(
+        let (measured, colours) = try await Offload.run(
             "/usr/bin/python3", ["-c", Browser.pngColours, png], environment: Browser.environment)
         #expect(measured == 0, "\(colours)")
         let figures = colours.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         #expect(figures.count == 2 && figures[0] > 20 && figures[1] > 0.05, "colours: \(colours)")
 
         // In Portuguese: the labels.
-        let portuguese = try BrowserSession.run(
+        let portuguese = try await BrowserSession.run(
             login + "&lang=pt-BR",
             steps: [
                 BrowserSession.whenever(
@@ -260,7 +261,7 @@ struct WebDashboardTests {
         #expect(text.contains(">corretas<") && text.contains(">rejeitadas<"))
 
         // Without the token: the gateway's refusal, nothing of the sessions.
-        let refused = try BrowserSession.run(
+        let refused = try await BrowserSession.run(
             "http://127.0.0.1:\(port!)/",
             steps: [
                 BrowserSession.whenever(
@@ -303,7 +304,7 @@ struct WebEventStreamTests {
     /// The port of a gateway that listens on port 0, from its log.
     static func port(of web: KinesiaProcess) async -> String? {
         var port: String?
-        _ = await waitUntil(timeout: .seconds(30)) {
+        _ = await eventually(timeout: .seconds(30)) {
             port =
                 web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
                 .prefix { $0 != "/" }.description
@@ -381,7 +382,7 @@ struct WebEventStreamTests {
         #expect(Set(ids).count == ids.count)
 
         // A Last-Event-ID that is not one of ours: 400.
-        let bad = try TestProcess.run(
+        let bad = try await Offload.run(
             "/usr/bin/curl",
             [
                 "-s", "-i", "--max-time", "5", "-H", "Authorization: Bearer \(token)", "-H",
@@ -398,11 +399,10 @@ struct WebEventStreamTests {
 /// a click in the dashboard in headless Chromium (driven through its DevTools protocol).
 @Suite(.serialized, .tags(.process))
 struct WebControlTests {
-
     static func post(_ base: String, _ token: String, _ path: String, _ body: String, json: Bool = true)
-        throws -> String
+        async throws -> String
     {
-        try TestProcess.run(
+        try await Offload.run(
             "/usr/bin/curl",
             ["-s", "-i", "--max-time", "20", "-X", "POST", "-H", "Authorization: Bearer \(token)"]
                 + (json ? ["-H", "Content-Type: application/json"] : []) + ["-d", body, base + path],
@@ -432,21 +432,21 @@ struct WebControlTests {
         let therapist = made["therapist"]!
 
         // An application starts a run, with its patient.
-        let started = try Self.post(
+        let started = try await Self.post(
             base, therapist, "/api/v1/sessions/cam0/left/start",
             #"{"exercise":"squat","side":"left","patient":"p-7"}"#)
         #expect(started.hasPrefix("HTTP/1.1 200"), "\(started)\n\(coordinator.diagnostics)")
         #expect(started.contains(#""outcome":"started","#) && started.contains(#""run":"1""#), "\(started)")
         // Again: the session runs already.
-        let again = try Self.post(
+        let again = try await Self.post(
             base, therapist, "/api/v1/sessions/cam0/left/start", #"{"exercise":"squat","side":"left"}"#)
         #expect(again.hasPrefix("HTTP/1.1 409") && again.contains("alreadyRunning"), "\(again)")
         // A viewer may not; a form (not JSON) may not; a body that is not a command is refused.
-        let viewer = try Self.post(base, made["reception"]!, "/api/v1/sessions/cam0/left/stop", "{}")
+        let viewer = try await Self.post(base, made["reception"]!, "/api/v1/sessions/cam0/left/stop", "{}")
         #expect(viewer.hasPrefix("HTTP/1.1 403"), "\(viewer)")
-        let form = try Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "a=1", json: false)
+        let form = try await Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "a=1", json: false)
         #expect(form.hasPrefix("HTTP/1.1 415"), "\(form)")
-        let bad = try Self.post(
+        let bad = try await Self.post(
             base, therapist, "/api/v1/sessions/cam0/left/start", #"{"exercise":"nope","side":"left"}"#)
         #expect(bad.hasPrefix("HTTP/1.1 400") && bad.contains("unknown exercise"), "\(bad)")
 
@@ -456,7 +456,7 @@ struct WebControlTests {
         #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
         let button = #"document.querySelector('button[data-action=stop][data-session="cam0/left"]')"#
         let answer = #"document.querySelector('[data-session="cam0/left"] [data-field=answer]')"#
-        let lines = try BrowserSession.run(
+        let lines = try await BrowserSession.run(
             "\(base)/login?token=\(therapist)",
             steps: [
                 BrowserSession.whenever("\(button) !== null", then: "(\(button).click(), 'clicked')"),
@@ -470,7 +470,7 @@ struct WebControlTests {
             "\(lines)")
 
         // The run is over: stopping it again says so.
-        let stoppedAgain = try Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "{}")
+        let stoppedAgain = try await Self.post(base, therapist, "/api/v1/sessions/cam0/left/stop", "{}")
         #expect(
             stoppedAgain.hasPrefix("HTTP/1.1 409") && stoppedAgain.contains("notRunning"), "\(stoppedAgain)")
 
@@ -478,9 +478,9 @@ struct WebControlTests {
         let expected = try await ConsumerTestPaths.analyze(
             "sim:squat,seed=3,reps=2", exercise: "squat", side: "left")
         var runs = ""
-        let recorded = await waitUntil(timeout: .seconds(20)) {
+        let recorded = await eventually(timeout: .seconds(20)) {
             runs =
-                (try? TestProcess.run(
+                (try? await Offload.run(
                     "/usr/bin/curl",
                     ["-s", "-H", "Authorization: Bearer \(therapist)", base + "/api/v1/runs?patient=p-7"],
                     environment: [:]
@@ -495,7 +495,7 @@ struct WebControlTests {
         #expect(
             runs.contains(#""repCount":\#(expected.clean),"rejectedCount":\#(expected.rejected)}"#), "\(runs)"
         )
-        let report = try TestProcess.run(
+        let report = try await Offload.run(
             "/usr/bin/curl",
             [
                 "-s", "-i", "-H", "Authorization: Bearer \(made["reception"]!)",
@@ -506,7 +506,7 @@ struct WebControlTests {
         #expect(report.hasPrefix("HTTP/1.1 200"), "\(report.prefix(300))")
         #expect(report.contains("Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'"))
         #expect(report.contains("Run 1 (") && report.contains("patient p-7"), "\(report.prefix(2000))")
-        let missing = try TestProcess.run(
+        let missing = try await Offload.run(
             "/usr/bin/curl",
             ["-s", "-i", "-H", "Authorization: Bearer \(therapist)", base + "/api/v1/runs/99/report"],
             environment: [:]
@@ -601,15 +601,15 @@ struct WebLoadTests {
                 "-c", Self.loadScript, "127.0.0.1", port, token, "/api/v1/sessions/cam0/left/events", "199",
                 "20", "15",
             ], environment: [:], standardOutput: output, standardError: output)
-        let opened = await waitUntil(timeout: .seconds(30)) {
+        let opened = await eventually(timeout: .seconds(30)) {
             TestProcess.readFile(output).hasPrefix("opened")
         }
         #expect(opened, "\(TestProcess.readFile(output))")
         // Until the gateway holds all 200 (its gauge on health/, every second).
         var held = ""
-        let full = await waitUntil(timeout: .seconds(30)) {
+        let full = await eventually(timeout: .seconds(30)) {
             held =
-                (try? TestProcess.run(
+                (try? await Offload.run(
                     "/usr/bin/curl",
                     ["-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/metrics"],
                     environment: [:]
@@ -619,7 +619,7 @@ struct WebLoadTests {
         #expect(full, "\(held)")
 
         // Meanwhile: one stream too many is refused, and a plain request is answered at once.
-        let refused = try TestProcess.run(
+        let refused = try await Offload.run(
             "/usr/bin/curl",
             [
                 "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "-H",
@@ -628,7 +628,7 @@ struct WebLoadTests {
             ], environment: [:]
         ).output
         #expect(refused == "503", "\(refused)")
-        let sessions = try TestProcess.run(
+        let sessions = try await Offload.run(
             "/usr/bin/curl",
             [
                 "-s", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "--max-time", "5",
@@ -652,9 +652,9 @@ struct WebLoadTests {
 
         // Counted on health/: the streams opened and the one refused.
         var metrics = ""
-        let counted = await waitUntil(timeout: .seconds(10)) {
+        let counted = await eventually(timeout: .seconds(10)) {
             metrics =
-                (try? TestProcess.run(
+                (try? await Offload.run(
                     "/usr/bin/curl",
                     ["-s", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/metrics"],
                     environment: [:]
