@@ -31,30 +31,25 @@ static inline struct MHD_Daemon *kinesia_mhd_start(
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
     MHD_RequestCompletedCallback completed, const char *certificate, const char *key) {
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_THREAD_STACK_SIZE, 512 * 1024, NULL},
+        {MHD_OPTION_SOCK_ADDR, 0, (void *)address},
+        {MHD_OPTION_CONNECTION_LIMIT, connection_limit, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)memory_limit, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, context},
+        // The certificate and its key, or the end.
+        {MHD_OPTION_END, 0, NULL},
+        {MHD_OPTION_END, 0, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
     if (certificate != NULL && key != NULL) {
-        return MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, handler, context,
-            MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-            MHD_OPTION_SOCK_ADDR, address,
-            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
-            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, context,
-            MHD_OPTION_HTTPS_MEM_CERT, certificate,
-            MHD_OPTION_HTTPS_MEM_KEY, key,
-            MHD_OPTION_END);
+        options[7] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)certificate};
+        options[8] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key};
+        flags |= MHD_USE_TLS;
     }
-    return MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, context,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
-        MHD_OPTION_SOCK_ADDR, address,
-        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, context,
-        MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
 /// Whether this libmicrohttpd speaks TLS.

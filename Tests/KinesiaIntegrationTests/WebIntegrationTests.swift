@@ -63,16 +63,8 @@ struct WebIntegrationTests {
             directory: directory.path)
         let processes = [broker, worker, web]
         defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
-        // The port the system chose, from the log line "serving http://127.0.0.1:PORT/".
-        var port: String?
-        let listening = await eventually(timeout: .seconds(30)) {
-            port =
-                web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
-                .prefix { $0 != "/" }.description
-            return port != nil
-        }
-        try #require(listening, "\(web.diagnostics)")
-        let base = "http://127.0.0.1:\(port!)"
+        let port = try #require(await web.webPort(), "\(web.diagnostics)")
+        let base = "http://127.0.0.1:\(port)"
 
         let ingest = try KinesiaProcess(
             "ingest", ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--pace", "max"],
@@ -197,15 +189,8 @@ struct WebDashboardTests {
             directory: directory.path)
         let processes = [broker, worker, web]
         defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
-        var port: String?
-        let listening = await eventually(timeout: .seconds(30)) {
-            port =
-                web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
-                .prefix { $0 != "/" }.description
-            return port != nil
-        }
-        try #require(listening, "\(web.diagnostics)")
-        let login = "http://127.0.0.1:\(port!)/login?token=\(token)"
+        let port = try #require(await web.webPort(), "\(web.diagnostics)")
+        let login = "http://127.0.0.1:\(port)/login?token=\(token)"
 
         // The patient exercises at three times the recording's pace: the page is opened during
         // the set and again after it.
@@ -262,7 +247,7 @@ struct WebDashboardTests {
 
         // Without the token: the gateway's refusal, nothing of the sessions.
         let refused = try await BrowserSession.run(
-            "http://127.0.0.1:\(port!)/",
+            "http://127.0.0.1:\(port)/",
             steps: [
                 BrowserSession.whenever(
                     "document.body !== null && document.body.textContent !== ''",
@@ -301,18 +286,6 @@ struct WebEventStreamTests {
         try KinesiaProcess(name, arguments, directory: directory)
     }
 
-    /// The port of a gateway that listens on port 0, from its log.
-    static func port(of web: KinesiaProcess) async -> String? {
-        var port: String?
-        _ = await eventually(timeout: .seconds(30)) {
-            port =
-                web.errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
-                .prefix { $0 != "/" }.description
-            return port != nil
-        }
-        return port
-    }
-
     @Test func aClientResumedAfterTheGatewaysKillGetsEveryEventOnceAndInOrder() async throws {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -333,7 +306,7 @@ struct WebEventStreamTests {
             "web", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens], in: path)
         var processes = [broker, worker, web]
         defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
-        let firstPort = try #require(await Self.port(of: web), "\(web.diagnostics)")
+        let firstPort = try #require(await web.webPort(), "\(web.diagnostics)")
         let url = "/api/v1/sessions/cam0/left/events"
 
         // The first client listens from the start of the set for 5 s.
@@ -358,7 +331,7 @@ struct WebEventStreamTests {
         web = try Self.start(
             "web2", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens], in: path)
         processes.append(web)
-        let secondPort = try #require(await Self.port(of: web), "\(web.diagnostics)")
+        let secondPort = try #require(await web.webPort(), "\(web.diagnostics)")
         #expect(await ingest.waitForExit(timeout: .seconds(90)) == 0, "\(ingest.diagnostics)")
         let second = path + "/second.txt"
         let resumed = try TestProcess(
@@ -427,7 +400,7 @@ struct WebControlTests {
         _ = try topology.start("record", ["record", "--db", database])
         let web = try topology.start(
             "web", ["web", "--listen", "127.0.0.1:0", "--tokens", tokens, "--db", database])
-        let port = try #require(await WebEventStreamTests.port(of: web), "\(web.diagnostics)")
+        let port = try #require(await web.webPort(), "\(web.diagnostics)")
         let base = "http://127.0.0.1:\(port)"
         let therapist = made["therapist"]!
 
@@ -588,7 +561,7 @@ struct WebLoadTests {
         let web = try topology.start(
             "web",
             ["web", "--name", "web", "--listen", "127.0.0.1:0", "--tokens", tokens, "--client-timeout", "3"])
-        let port = try #require(await WebEventStreamTests.port(of: web), "\(web.diagnostics)")
+        let port = try #require(await web.webPort(), "\(web.diagnostics)")
         _ = try topology.start(
             "ingest", ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction", "--loop"])
         try await Task.sleep(for: .seconds(1))
@@ -663,5 +636,20 @@ struct WebLoadTests {
                 && metrics.contains(#"kinesia_eventStreamsOpened_total{process="web",role="web"} 200"#)
         }
         #expect(counted, "\(metrics)")
+    }
+}
+
+extension KinesiaProcess {
+    /// The port a `kinesia web` listening on port 0 chose, from its log line `serving
+    /// http://127.0.0.1:PORT/` (`nil` when it said none within 30 s).
+    func webPort() async -> String? {
+        var port: String?
+        _ = await eventually(timeout: .seconds(30)) {
+            port =
+                errorText.components(separatedBy: "serving http://127.0.0.1:").dropFirst().first?
+                .prefix { $0 != "/" }.description
+            return port != nil
+        }
+        return port
     }
 }
