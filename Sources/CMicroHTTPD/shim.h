@@ -18,7 +18,8 @@
 static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     const char *host, uint16_t port, unsigned int connection_limit, unsigned int per_address_limit,
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
-    MHD_RequestCompletedCallback completed, const char *certificate, const char *key, int *invalid_address);
+    MHD_RequestCompletedCallback completed, MHD_NotifyConnectionCallback connections, const char *certificate,
+    const char *key, int *invalid_address);
 
 /// Starts a daemon on `address` with a thread of its own for listening and one per connection
 /// (so that a handler, or a streamed body, may wait without holding up the others; 512 KiB of
@@ -29,7 +30,8 @@ static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
 static inline struct MHD_Daemon *kinesia_mhd_start(
     const struct sockaddr *address, unsigned int connection_limit, unsigned int per_address_limit,
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
-    MHD_RequestCompletedCallback completed, const char *certificate, const char *key) {
+    MHD_RequestCompletedCallback completed, MHD_NotifyConnectionCallback connections, const char *certificate,
+    const char *key) {
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_THREAD_STACK_SIZE, 512 * 1024, NULL},
@@ -39,17 +41,32 @@ static inline struct MHD_Daemon *kinesia_mhd_start(
         {MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)memory_limit, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, context},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connections, context},
         // The certificate and its key, or the end.
         {MHD_OPTION_END, 0, NULL},
         {MHD_OPTION_END, 0, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     if (certificate != NULL && key != NULL) {
-        options[7] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)certificate};
-        options[8] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key};
+        options[8] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)certificate};
+        options[9] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key};
         flags |= MHD_USE_TLS;
     }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// What the connection callback set for `connection` (NULL: nothing).
+static inline void *kinesia_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+static inline int kinesia_mhd_is_connection_start(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+static inline int kinesia_mhd_ended_well(enum MHD_RequestTerminationCode code) {
+    return code == MHD_REQUEST_TERMINATED_COMPLETED_OK || code == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN;
 }
 
 /// Whether this libmicrohttpd speaks TLS.
@@ -58,7 +75,8 @@ static inline int kinesia_mhd_has_tls(void) { return MHD_is_feature_supported(MH
 static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     const char *host, uint16_t port, unsigned int connection_limit, unsigned int per_address_limit,
     unsigned int timeout_seconds, size_t memory_limit, MHD_AccessHandlerCallback handler, void *context,
-    MHD_RequestCompletedCallback completed, const char *certificate, const char *key, int *invalid_address) {
+    MHD_RequestCompletedCallback completed, MHD_NotifyConnectionCallback connections, const char *certificate,
+    const char *key, int *invalid_address) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof address);
     address.sin_family = AF_INET;
@@ -67,7 +85,7 @@ static inline struct MHD_Daemon *kinesia_mhd_start_ipv4(
     if (*invalid_address) return NULL;
     return kinesia_mhd_start(
         (const struct sockaddr *)&address, connection_limit, per_address_limit, timeout_seconds, memory_limit,
-        handler, context, completed, certificate, key);
+        handler, context, completed, connections, certificate, key);
 }
 
 /// The port the daemon is bound to (the one the system chose for port 0), or 0.

@@ -58,6 +58,17 @@ public final class HTTPServer: Sendable {
         let handler: @Sendable (HTTPRequest) -> HTTPResponse
         let maximumBody: Int
         let isSecure: Bool
+        /// Connections accepted.
+        let connectionsOpened = Atomic<Int>(0)
+        /// Connections closed without any answer of the handler's: requests never finished
+        /// (closed after the idle timeout), headers too large (431), malformed requests (400), a
+        /// TLS handshake that failed: the library's refusals.
+        let connectionsUnanswered = Atomic<Int>(0)
+        /// Requests that ended otherwise than completed: the client went away, a write failed,
+        /// the idle timeout in the middle of an answer (a client that stopped reading).
+        let requestsCutShort = Atomic<Int>(0)
+        /// Bodies over the limit (413).
+        let bodiesTooLarge = Atomic<Int>(0)
         init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maximumBody: Int, isSecure: Bool) {
             self.handler = handler
             self.maximumBody = maximumBody
@@ -88,8 +99,7 @@ public final class HTTPServer: Sendable {
         let started = kinesia_mhd_start_ipv4(
             host, port, limits.connections, limits.connectionsPerAddress, limits.idleTimeout,
             limits.requestMemory, HTTPServer.access, context.toOpaque(), HTTPServer.completed,
-            tls?.certificate,
-            tls?.key, &invalid)
+            HTTPServer.connectionEvent, tls?.certificate, tls?.key, &invalid)
         guard let started else {
             context.release()
             throw invalid != 0 ? .invalidAddress(host) : .cannotListen(host: host, port: port)
@@ -97,6 +107,20 @@ public final class HTTPServer: Sendable {
         self.context = context
         daemon = Mutex(Daemon(pointer: started))
         self.port = kinesia_mhd_bound_port(started)
+    }
+
+    /// The server's own counts, for `health/`: `connectionsOpened`, `connectionsUnanswered`
+    /// (closed without an answer of the handler's: stalled, oversized or malformed requests,
+    /// failed TLS handshakes), `requestsCutShort` (the client went away or stopped reading),
+    /// `bodiesTooLarge`.
+    public var counters: [String: Int] {
+        let context = self.context.takeUnretainedValue()
+        return [
+            "connectionsOpened": context.connectionsOpened.load(ordering: .relaxed),
+            "connectionsUnanswered": context.connectionsUnanswered.load(ordering: .relaxed),
+            "requestsCutShort": context.requestsCutShort.load(ordering: .relaxed),
+            "bodiesTooLarge": context.bodiesTooLarge.load(ordering: .relaxed),
+        ]
     }
 
     /// The connections open now.
@@ -152,8 +176,12 @@ public final class HTTPServer: Sendable {
             uploadSize.pointee = 0
             return kinesia_mhd_yes()
         }
+        if let connectionState = kinesia_mhd_socket_context(connection) {
+            Unmanaged<ConnectionState>.fromOpaque(connectionState).takeUnretainedValue().answered += 1
+        }
         let response: HTTPResponse
         if body.tooLarge {
+            server.bodiesTooLarge.add(1, ordering: .relaxed)
             response = .problem(
                 413, "bodyTooLarge", "a request's body may have at most \(server.maximumBody) bytes")
         } else {
@@ -169,10 +197,33 @@ public final class HTTPServer: Sendable {
         return queue(response, on: connection)
     }
 
-    private static let completed: MHD_RequestCompletedCallback = { _, _, requestState, _ in
+    private static let completed: MHD_RequestCompletedCallback = { context, _, requestState, termination in
+        if let context, kinesia_mhd_ended_well(termination) == 0 {
+            Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().requestsCutShort.add(
+                1, ordering: .relaxed)
+        }
         guard let requestState, let state = requestState.pointee else { return }
         Unmanaged<Body>.fromOpaque(state).release()
         requestState.pointee = nil
+    }
+
+    /// A connection's answers so far (its socket context in the library).
+    private final class ConnectionState {
+        var answered = 0
+    }
+
+    private static let connectionEvent: MHD_NotifyConnectionCallback = { context, _, socketContext, code in
+        guard let context, let socketContext else { return }
+        let server = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+        if kinesia_mhd_is_connection_start(code) != 0 {
+            server.connectionsOpened.add(1, ordering: .relaxed)
+            socketContext.pointee = Unmanaged.passRetained(ConnectionState()).toOpaque()
+            return
+        }
+        guard let state = socketContext.pointee else { return }
+        let connection = Unmanaged<ConnectionState>.fromOpaque(state).takeRetainedValue()
+        socketContext.pointee = nil
+        if connection.answered == 0 { server.connectionsUnanswered.add(1, ordering: .relaxed) }
     }
 
     private final class Values {

@@ -8,6 +8,7 @@ import KinesiaVoice
 /// | --- | --- |
 /// | `GET /api/v1/sessions` | the sessions (``WebModel/sessionsJSON(now:)``) |
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
+/// | `GET /api/v1/cameras` | the cameras, their sessions and their publishers (``WebModel/camerasJSON()``) |
 /// | `POST /api/v1/sessions/CAMERA/NAME/start\|stop\|reset\|baseline` | a therapist's command (``ControlCall``: the service sends it) |
 /// | `GET /api/v1/me` | the token's name and role |
 /// | `GET /api/v1/live` | every session's newest state and the processes as server-sent events (the dashboard's) |
@@ -123,6 +124,7 @@ public enum WebAPI {
             }
         case "/api/v1/sessions": body = { .json(model.sessionsJSON(now: now)) }
         case "/api/v1/processes": body = { .json(model.processesJSON(now: now)) }
+        case "/api/v1/cameras": body = { .json(model.camerasJSON()) }
         case livePath:
             // The changes follow this head (the service streams them).
             body = {

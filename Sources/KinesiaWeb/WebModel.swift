@@ -95,6 +95,38 @@ public struct WebModel: Sendable {
         return text + "}"
     }
 
+    /// `/api/v1/cameras`: `{"cameras":[...]}`, by name; each with its `sessions` (their names)
+    /// and its `publishers` (the processes whose `health/` announces its poses: its ingest).
+    public func camerasJSON() -> String {
+        var sessionsByCamera: [String: [String]] = [:]
+        for session in sessions.values { sessionsByCamera[session.camera, default: []].append(session.name) }
+        var publishers: [String: Set<String>] = [:]
+        for (name, process) in processes {
+            for info in process.report.replay?.streams ?? [] where info.topic.kind == .pose {
+                if let camera = info.topic.camera { publishers[camera, default: []].insert(name) }
+            }
+        }
+        let cameras = Set(sessionsByCamera.keys).union(publishers.keys).sorted()
+        let entries = cameras.map { camera in
+            var text = "{\"camera\":"
+            JSONWriter.appendString(camera, to: &text)
+            text +=
+                ",\"sessions\":["
+                + (sessionsByCamera[camera] ?? []).sorted().map(Self.quoted).joined(separator: ",")
+            text +=
+                "],\"publishers\":["
+                + (publishers[camera] ?? []).sorted().map(Self.quoted).joined(separator: ",")
+            return text + "]}"
+        }
+        return "{\"cameras\":[" + entries.joined(separator: ",") + "]}"
+    }
+
+    private static func quoted(_ text: String) -> String {
+        var result = ""
+        JSONWriter.appendString(text, to: &result)
+        return result
+    }
+
     /// `/api/v1/processes`: `{"processes":[...]}`, sorted by name; each with its `name`,
     /// `role`, `pid`, `uptime`, `ageSeconds` and `counters`.
     public func processesJSON(now: Duration) -> String {

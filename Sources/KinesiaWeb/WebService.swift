@@ -15,7 +15,9 @@ import Synchronization
 /// (``SessionEventStream``), at most ``Configuration/maximumEventStreams`` at once. Its counters
 /// go on `health/<name>/` every second: `served`, `unauthorized`, `notFound`,
 /// `methodNotAllowed`, `badRequest`, `forbidden`, `connections` and `eventStreams` (open now),
-/// `eventStreamsOpened`, `eventStreamsRefused`, and the bus messages `received` and `malformed`.
+/// `eventStreamsOpened`, `eventStreamsRefused`, `commands`, the server's own
+/// (``HTTPServer/counters``: `connectionsOpened`, `connectionsUnanswered`, `requestsCutShort`,
+/// `bodiesTooLarge`), and the bus messages `received` and `malformed`.
 ///
 /// ```swift
 /// let service = WebService(configuration, log: log)
@@ -264,6 +266,7 @@ public struct WebService: Sendable {
                 values["eventStreamsRefused"] = shared.eventStreamsRefused
                 values["commands"] = shared.commands
             }
+            values.merge(server.counters) { own, _ in own }
             values["connections"] = server.connections
             values["received"] = received
             values["malformed"] = malformed

@@ -623,7 +623,7 @@ struct WebLoadTests {
         // Requests never finished were closed after the client timeout (3 s), all 20.
         #expect(report.contains(#""stalledClosed": 20"#), "\(report)")
 
-        // Counted on health/: the streams opened and the one refused.
+        // Counted on health/: the streams opened, the one refused, the 20 stalled requests.
         var metrics = ""
         let counted = await eventually(timeout: .seconds(10)) {
             metrics =
@@ -633,6 +633,7 @@ struct WebLoadTests {
                     environment: [:]
                 ).output) ?? ""
             return metrics.contains(#"kinesia_eventStreamsRefused_total{process="web",role="web"} 1"#)
+                && metrics.contains(#"kinesia_connectionsUnanswered_total{process="web",role="web"} 20"#)
                 && metrics.contains(#"kinesia_eventStreamsOpened_total{process="web",role="web"} 200"#)
         }
         #expect(counted, "\(metrics)")

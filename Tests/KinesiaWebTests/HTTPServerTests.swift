@@ -4,6 +4,15 @@ import KinesiaWeb
 import Synchronization
 import Testing
 
+/// Polls `condition` for up to 5 s (the server counts a closed connection on its own thread).
+func waitFor(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<500 {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
 /// The server on a real socket, asked by curl.
 @Suite(.serialized)
 struct HTTPServerTests {
@@ -43,6 +52,8 @@ struct HTTPServerTests {
         ])
         #expect(output.hasPrefix("HTTP/1.1 431"), "\(output.prefix(200))")
         #expect(calls.withLock { $0 } == 0)
+        // Counted: a connection the handler never answered.
+        #expect(waitFor { server.counters["connectionsUnanswered"] == 1 }, "\(server.counters)")
         // The server goes on.
         #expect(try Self.curl(["http://127.0.0.1:\(server.port)/"]).hasPrefix("HTTP/1.1 200"))
     }
@@ -58,8 +69,26 @@ struct HTTPServerTests {
             "--data-binary", "@" + scratch.path("body"), "http://127.0.0.1:\(server.port)/",
         ])
         #expect(output.hasPrefix("HTTP/1.1 413"), "\(output.prefix(200))")
+        #expect(server.counters["bodiesTooLarge"] == 1)
         let small = try Self.curl(["--data-binary", "abc", "http://127.0.0.1:\(server.port)/"])
         #expect(small.hasPrefix("HTTP/1.1 200"), "\(small.prefix(200))")
+    }
+
+    @Test func aRequestThatIsNotHTTPIsRefusedAndCountedAndTheServerGoesOn() throws {
+        let server = try HTTPServer(host: "127.0.0.1", port: 0) { _ in .json("{}") }
+        defer { server.close() }
+        let script = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+            s.sendall(b"GET / HTTP/1.1\\r\\nA header without its colon\\r\\n\\r\\n")
+            print(s.recv(100).split(b"\\r\\n")[0].decode())
+            """
+        let (status, output) = try TestProcess.run(
+            "/usr/bin/python3", ["-c", script, "\(server.port)"], environment: [:])
+        #expect(status == 0 && output.hasPrefix("HTTP/1.1 400"), "\(output)")
+        #expect(waitFor { server.counters["connectionsUnanswered"] == 1 }, "\(server.counters)")
+        #expect(try Self.curl(["http://127.0.0.1:\(server.port)/"]).hasPrefix("HTTP/1.1 200"))
+        #expect(server.counters["connectionsOpened"] == 2)
     }
 
     @Test func anAddressThatIsNotIPv4OrInUseIsAClearError() throws {

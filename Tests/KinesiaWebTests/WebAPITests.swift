@@ -100,6 +100,33 @@ struct WebAPITests {
                 + "\"ageSeconds\":1.0,\"counters\":{\"poses\":300,\"replay.requests\":1,\"sessions\":2}}]}")
     }
 
+    @Test func theCamerasAreThoseOfTheSessionsAndOfThePosePublishers() throws {
+        var model = try Self.model()
+        let announcement = ReplayAnnouncement(
+            endpoint: "ipc:///x",
+            streams: [
+                ReplayStreamInfo(
+                    topic: try Topic.pose(camera: "cam1"), stream: StreamID(5), first: 0, last: 9)
+            ])
+        model.apply(
+            .health(
+                BusHealth(
+                    report: HealthReport(
+                        process: "ingest-cam1", role: "ingest", pid: 3, uptime: 1, counters: [:],
+                        replay: announcement),
+                    topic: try Topic.health(process: "ingest-cam1"),
+                    header: WireHeader(kind: .health, streamID: StreamID(4), sequence: 1, sentAt: 0))),
+            now: .seconds(11))
+        let answer = WebAPI.respond(
+            to: HTTPRequest(
+                method: "GET", path: "/api/v1/cameras", headers: ["Authorization": "Bearer \(Self.token)"]),
+            model: model, tokens: Self.tokens, now: .seconds(12))
+        #expect(
+            String(decoding: answer.response.body, as: UTF8.self)
+                == #"{"cameras":[{"camera":"cam0","sessions":["left"],"publishers":[]},{"camera":"cam1","sessions":[],"publishers":["ingest-cam1"]}]}"#
+        )
+    }
+
     @Test func unknownPathsAre404AndOtherMethods405() throws {
         let headers = ["Authorization": "Bearer \(Self.token)"]
         let (missing, missingOutcome) = try Self.get("/api/v2/sessions", headers: headers)
