@@ -1,4 +1,5 @@
 import KinesiaJSON
+import KinesiaMotion
 import KinesiaVoice
 
 /// The answers of `kinesia web`, with no I/O: a request, the model, the tokens and the time in;
@@ -8,6 +9,7 @@ import KinesiaVoice
 /// | --- | --- |
 /// | `GET /api/v1/sessions` | the sessions (``WebModel/sessionsJSON(now:)``) |
 /// | `GET /api/v1/processes` | the processes and their counters (``WebModel/processesJSON(now:)``) |
+/// | `GET /api/v1/exercises` | the catalog's exercise ids |
 /// | `GET /api/v1/cameras` | the cameras, their sessions and their publishers (``WebModel/camerasJSON()``) |
 /// | `POST /api/v1/sessions/CAMERA/NAME/start\|stop\|reset\|baseline` | a therapist's command (``ControlCall``: the service sends it) |
 /// | `GET /api/v1/me` | the token's name and role |
@@ -125,6 +127,7 @@ public enum WebAPI {
         case "/api/v1/sessions": body = { .json(model.sessionsJSON(now: now)) }
         case "/api/v1/processes": body = { .json(model.processesJSON(now: now)) }
         case "/api/v1/cameras": body = { .json(model.camerasJSON()) }
+        case "/api/v1/exercises": body = { .json(exercisesJSON) }
         case livePath:
             // The changes follow this head (the service streams them).
             body = {
@@ -158,6 +161,10 @@ public enum WebAPI {
         /// `GET /api/v1/runs/RUN/report`.
         case report(run: UInt64)
     }
+
+    /// `/api/v1/exercises`: the catalog's exercise ids, in the catalog's order.
+    static let exercisesJSON =
+        "{\"exercises\":[" + Exercise.catalog.map { "\"\($0.id)\"" }.joined(separator: ",") + "]}"
 
     /// The live state's path: every session's newest state and the processes, as server-sent
     /// events (`event: session`, `event: processes`), newest first to a slow client.

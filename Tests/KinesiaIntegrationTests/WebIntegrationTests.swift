@@ -479,6 +479,37 @@ struct WebControlTests {
         #expect(report.hasPrefix("HTTP/1.1 200"), "\(report.prefix(300))")
         #expect(report.contains("Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'"))
         #expect(report.contains("Run 1 (") && report.contains("patient p-7"), "\(report.prefix(2000))")
+        // The therapist starts cam0/right from the dashboard's form, for patient p-8; the runs
+        // table shows it, with its report's link.
+        let startForm = "document.getElementById('start')"
+        let fromTheForm = try await BrowserSession.run(
+            "\(base)/login?token=\(therapist)",
+            steps: [
+                BrowserSession.whenever(
+                    "!document.getElementById('start-section').hidden && \(startForm).elements.exercise.options.length > 0",
+                    then: """
+                        (\(startForm).elements.session.value = 'right', \(startForm).elements.exercise.value = 'squat', \
+                        \(startForm).elements.side.value = 'right', \(startForm).elements.patient.value = 'p-8', \
+                        \(startForm).querySelector('button').click(), 'submitted')
+                        """),
+                BrowserSession.whenever(
+                    "document.getElementById('start-answer').textContent.includes('started')",
+                    then: "document.getElementById('start-answer').textContent"),
+                BrowserSession.whenever(
+                    "document.querySelector('#runs tr[data-run=\"2\"] a') !== null",
+                    then: "document.querySelector('#runs tr[data-run=\"2\"]').textContent + ' ' + "
+                        + "document.querySelector('#runs tr[data-run=\"2\"] a').getAttribute('href')"),
+            ])
+        #expect(BrowserSession.string(fromTheForm.first) == "submitted", "\(fromTheForm)")
+        #expect(
+            BrowserSession.string(fromTheForm.dropFirst().first)?.hasPrefix(
+                "cam0/right started on worker w1 (run 2)") == true,
+            "\(fromTheForm)")
+        let row = BrowserSession.string(fromTheForm.dropFirst(2).first) ?? ""
+        #expect(
+            row.hasPrefix("2cam0/rightsquat rightp-8running") && row.hasSuffix(" /api/v1/runs/2/report"),
+            "\(row)")
+
         let missing = try await Offload.run(
             "/usr/bin/curl",
             ["-s", "-i", "-H", "Authorization: Bearer \(therapist)", base + "/api/v1/runs/99/report"],

@@ -11,23 +11,29 @@ const ui = {
         hold: "hold", missing: "Out of view", setup: "Setup", lastFault: "Last fault", live: "live",
         stale: "STALE", connecting: "connecting…", connected: "live", lost: "no connection",
         signIn: "Not signed in: open /login?token=YOUR_TOKEN", empty: "No session yet.", camera: "Camera",
-        stop: "Stop", reset: "Reset", baseline: "Baseline", sent: "Sent…" },
+        stop: "Stop", reset: "Reset", baseline: "Baseline", sent: "Sent…", startTitle: "Start a session",
+        session: "Session", exercise: "Exercise", side: "Side", patient: "Patient", start: "Start", runs: "Runs",
+        run: "Run", report: "report", running: "running" },
   "pt-BR": { language: "Idioma", processes: "Processos", process: "Processo", role: "Papel", state: "Estado",
         uptime: "Tempo ativo", value: "graus", best: "melhor", clean: "corretas", rejected: "rejeitadas",
         hold: "sustentação", missing: "Fora de vista", setup: "Posição", lastFault: "Última falha", live: "ativo",
         stale: "SEM SINAL", connecting: "conectando…", connected: "ao vivo", lost: "sem conexão",
         signIn: "Sem sessão: abra /login?token=SEU_TOKEN", empty: "Nenhuma sessão ainda.", camera: "Câmera",
-        stop: "Parar", reset: "Reiniciar", baseline: "Linha de base", sent: "Enviado…" },
+        stop: "Parar", reset: "Reiniciar", baseline: "Linha de base", sent: "Enviado…",
+        startTitle: "Iniciar uma sessão", session: "Sessão", exercise: "Exercício", side: "Lado", patient: "Paciente",
+        start: "Iniciar", runs: "Execuções", run: "Execução", report: "relatório", running: "em curso" },
   es: { language: "Idioma", processes: "Procesos", process: "Proceso", role: "Rol", state: "Estado",
         uptime: "Tiempo activo", value: "grados", best: "mejor", clean: "correctas", rejected: "rechazadas",
         hold: "mantener", missing: "Fuera de vista", setup: "Posición", lastFault: "Último fallo", live: "activo",
         stale: "SIN SEÑAL", connecting: "conectando…", connected: "en vivo", lost: "sin conexión",
         signIn: "Sin sesión: abra /login?token=SU_TOKEN", empty: "Todavía no hay sesiones.", camera: "Cámara",
-        stop: "Detener", reset: "Reiniciar", baseline: "Línea base", sent: "Enviado…" },
+        stop: "Detener", reset: "Reiniciar", baseline: "Línea base", sent: "Enviado…",
+        startTitle: "Iniciar una sesión", session: "Sesión", exercise: "Ejercicio", side: "Lado", patient: "Paciente",
+        start: "Iniciar", runs: "Series", run: "Serie", report: "informe", running: "en curso" },
 };
 
 const state = { language: "en", texts: null, traces: new Map(), sessions: new Map(), processes: [], role: null,
-                answers: new Map(), drawing: false, arrived: [] };
+                answers: new Map(), drawing: false, arrived: [], runs: null };
 
 // When each session's state was drawn (pose time and the page's wall clock), the newest 5,000:
 // what the latency benchmark reads.
@@ -175,6 +181,7 @@ function render() {
     cameras.appendChild(section);
   }
   document.getElementById("empty").textContent = state.sessions.size === 0 ? t("empty") : "";
+  renderRuns();
   const body = document.querySelector("#processes tbody");
   body.replaceChildren();
   for (const process of state.processes) {
@@ -187,6 +194,86 @@ function render() {
     row.appendChild(element("td", null, `${Math.round(process.uptime)} s`));
     body.appendChild(row);
   }
+}
+
+// The runs kinesia record kept (when the gateway has its database), newest first, each with a
+// link to its report.
+function renderRuns() {
+  const section = document.getElementById("runs-section");
+  section.hidden = state.runs === null;
+  if (state.runs === null) return;
+  const body = document.querySelector("#runs tbody");
+  body.replaceChildren();
+  for (const run of [...state.runs].reverse()) {
+    const row = element("tr");
+    row.dataset.run = run.run;
+    row.appendChild(element("td", null, run.run));
+    row.appendChild(element("td", null, `${run.camera}/${run.session}`));
+    row.appendChild(element("td", null, [run.exercise, run.side].filter(Boolean).join(" ")));
+    row.appendChild(element("td", null, run.patient || "–"));
+    row.appendChild(element("td", null, run.reason || t("running")));
+    row.appendChild(element("td", null, run.repCount === null ? "–" : String(run.repCount)));
+    row.appendChild(element("td", null, run.rejectedCount === null ? "–" : String(run.rejectedCount)));
+    const cell = element("td");
+    const link = element("a", null, t("report"));
+    link.href = `/api/v1/runs/${encodeURIComponent(run.run)}/report`;
+    link.target = "_blank";
+    link.rel = "noopener";
+    cell.appendChild(link);
+    row.appendChild(cell);
+    body.appendChild(row);
+  }
+}
+
+async function loadRuns() {
+  try {
+    const response = await fetch("/api/v1/runs", { credentials: "same-origin" });
+    state.runs = response.ok ? (await response.json()).runs : null;
+  } catch (error) {
+    state.runs = null;
+  }
+  draw();
+}
+
+// A therapist's start: the form's session on its camera, with the exercise, side and patient.
+async function startSession(form) {
+  const answer = document.getElementById("start-answer");
+  answer.textContent = t("sent");
+  const data = new FormData(form);
+  const body = { exercise: data.get("exercise"), side: data.get("side") };
+  if (data.get("patient")) body.patient = data.get("patient");
+  try {
+    const response = await fetch(
+      `/api/v1/sessions/${encodeURIComponent(data.get("camera"))}/${encodeURIComponent(data.get("session"))}/start`, {
+        method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const result = await response.json();
+    answer.textContent = result.message || result.outcome || String(response.status);
+  } catch (error) {
+    answer.textContent = t("lost");
+  }
+  loadRuns();
+}
+
+async function prepareStart() {
+  const form = document.getElementById("start");
+  try {
+    const response = await fetch("/api/v1/exercises", { credentials: "same-origin" });
+    const select = form.elements.exercise;
+    for (const id of (await response.json()).exercises) {
+      const option = element("option", null, id);
+      option.value = id;
+      select.appendChild(option);
+    }
+  } catch (error) {
+    return;
+  }
+  form.addEventListener("submit", (submit) => {
+    submit.preventDefault();
+    startSession(form);
+  });
+  document.getElementById("start-section").hidden = false;
 }
 
 function connection(name) {
@@ -273,6 +360,9 @@ async function start() {
   }
   render();
   follow();
+  if (state.role === "therapist") prepareStart();
+  loadRuns();
+  setInterval(loadRuns, 5000);
 }
 
 start();
