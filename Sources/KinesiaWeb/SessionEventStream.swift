@@ -4,12 +4,12 @@ import KinesiaJSON
 import KinesiaService
 import KinesiaWire
 
-/// One client's server-sent events of one session (``EventStreamRequest``): its own
-/// ``ExactlyOnceSubscriber`` on the session's event and snapshot topics, resumed after the
-/// client's `Last-Event-ID` (what it missed is fetched from the worker's journal, once), from now
-/// otherwise. Used by the client's connection thread only.
+/// One client's server-sent events of one session or of a camera's sessions
+/// (``EventStreamRequest``): its own ``ExactlyOnceSubscriber`` on the event and snapshot topics,
+/// resumed after the client's `Last-Event-ID` (what it missed is fetched from the worker's
+/// journal, once), from now otherwise. Used by the client's connection thread only.
 ///
-/// Each event is `id: <stream>-<sequence>`, `event: event`, `data:` the event as `kinesia listen
+/// Each event is `id:` (``EventStreamRequest/id(_:session:)``), `event: event`, `data:` the event as `kinesia listen
 /// --format json` prints it (`topic`, `stream`, `seq`, then the wire format's keys); each snapshot
 /// `event: snapshot` (no id: a snapshot never moves the resume point); events that cannot be had
 /// any more `event: lost` with `data: {"topic":T,"first":N,"end":M}` (sequence numbers `N..<M`); and, after
@@ -24,23 +24,39 @@ final class SessionEventStream: @unchecked Sendable {
     private let subscriber: ExactlyOnceSubscriber
     private let stop: StopToken
     private var closed = false
+    /// The session of a session's stream (`nil`: a camera's).
+    private let session: String?
+    /// Where each session's events stand, for the ids.
+    private var positions: [String: EventStreamRequest.Position]
 
-    /// Follows `request`'s session on `bus` until `stop`.
+    /// Follows `request`'s session, or its camera's sessions, on `bus` until `stop`.
     /// - Throws: ``TopicError`` (never for a parsed request), ``ZMQError``.
     init(_ request: EventStreamRequest, context: ZMQContext, bus: BusAddress, stop: StopToken) throws {
-        let events = try Topic.event(camera: request.camera, session: request.name)
-        let snapshots = try Topic.snapshot(camera: request.camera, session: request.name)
+        var topics: [TopicPrefix]
+        if let name = request.name {
+            topics = [
+                try Topic.event(camera: request.camera, session: name).prefix,
+                try Topic.snapshot(camera: request.camera, session: name).prefix,
+            ]
+        } else {
+            topics = [try .events(camera: request.camera), try .snapshots(camera: request.camera)]
+        }
         var cursor = ReplayCursor()
-        if let stream = request.resumeStream, let sequence = request.resumeSequence {
-            cursor.delivered[ReplayStreamKey(topic: events, stream: stream)] = sequence
+        for (name, position) in request.resume {
+            cursor.delivered[
+                ReplayStreamKey(
+                    topic: try Topic.event(camera: request.camera, session: name), stream: position.stream)] =
+                position.sequence
         }
         // A client that stops reading leaves its messages queued here: at most this many (about a
         // minute of a session's snapshots, half a megabyte), then the newest are dropped and
         // fetched again by replay when it reads again.
         subscriber = try ExactlyOnceSubscriber(
-            context: context, bus: bus, topics: [events.prefix, snapshots.prefix], from: .now, cursor: cursor,
-            maximumBuffered: 1000, highWaterMark: Self.queuedMessages)
+            context: context, bus: bus, topics: topics, from: .now, cursor: cursor, maximumBuffered: 1000,
+            highWaterMark: Self.queuedMessages)
         self.stop = stop
+        session = request.name
+        positions = request.resume
     }
 
     /// The next server-sent events, waiting for them (at most ``heartbeat``); `nil` when the
@@ -59,7 +75,15 @@ final class SessionEventStream: @unchecked Sendable {
                 if waited >= Self.heartbeat { return Array(": still here\n\n".utf8) }
                 continue
             }
-            if let text = Self.text(of: delivery) { return Array(text.utf8) }
+            if case .message(let message) = delivery, case .event = message.body,
+                let name = message.topic.session
+            {
+                positions[name] = EventStreamRequest.Position(
+                    stream: message.header.streamID, sequence: message.header.sequence)
+            }
+            if let text = Self.text(of: delivery, id: EventStreamRequest.id(positions, session: session)) {
+                return Array(text.utf8)
+            }
         }
         return nil
     }
@@ -73,7 +97,7 @@ final class SessionEventStream: @unchecked Sendable {
 
     /// The server-sent event of `delivery`, or `nil` for what a client is not sent (health,
     /// malformed messages).
-    static func text(of delivery: ExactlyOnceSubscriber.Delivery) -> String? {
+    static func text(of delivery: ExactlyOnceSubscriber.Delivery, id: String) -> String? {
         switch delivery {
         case .message(let message):
             var data = "{\"topic\":"
@@ -81,9 +105,7 @@ final class SessionEventStream: @unchecked Sendable {
             data += ",\"stream\":\"\(message.header.streamID)\",\"seq\":\(message.header.sequence),"
             switch message.body {
             case .event(let json):
-                return
-                    "id: \(EventStreamRequest.id(stream: message.header.streamID, sequence: message.header.sequence))\n"
-                    + "event: event\ndata: \(data)\(json.dropFirst())\n\n"
+                return "id: \(id)\nevent: event\ndata: \(data)\(json.dropFirst())\n\n"
             case .snapshot(let json):
                 return "event: snapshot\ndata: \(data)\(json.dropFirst())\n\n"
             default:

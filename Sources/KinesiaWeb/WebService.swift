@@ -241,7 +241,7 @@ public struct WebService: Sendable {
                 return response
             } catch {
                 shared.withLock { $0.eventStreams -= 1 }
-                log.error("cannot follow \(events.camera)/\(events.name) for a client: \(error)")
+                log.error("cannot follow \(events.camera)/\(events.name ?? "*") for a client: \(error)")
                 return .problem(503, "busUnavailable", "the bus cannot be followed now")
             }
         }

@@ -264,18 +264,20 @@ struct WebDashboardTests {
 /// `kill -9`: every event once, in order, as `kinesia analyze` finds them.
 @Suite(.serialized, .tags(.process))
 struct WebEventStreamTests {
-    static let source = "sim:shoulderAbduction,seed=3,reps=5"
+    static let source = "sim:shoulderAbduction,seed=3,reps=5,side=both"
 
     /// The events of a server-sent events text: each id with the event as the wire format has
     /// it (the `topic`, `stream` and `seq` in front taken off).
-    static func events(_ text: String) -> [(id: String, json: String)] {
-        var result: [(String, String)] = []
+    static func events(_ text: String) -> [(id: String, json: String, session: String)] {
+        var result: [(String, String, String)] = []
         var id: String?
         for line in text.split(separator: "\n") {
             if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
             if line.hasPrefix("data: "), let current = id, let seq = line.range(of: ",\"seq\":") {
                 let rest = line[seq.upperBound...].drop { $0 != "," }.dropFirst()
-                result.append((current, "{" + rest))
+                // data: {"topic":"event/cam0/left/",...
+                let session = line.split(separator: "/").dropFirst(2).first.map(String.init) ?? ""
+                result.append((current, "{" + rest, session))
                 id = nil
             }
         }
@@ -286,7 +288,9 @@ struct WebEventStreamTests {
         try KinesiaProcess(name, arguments, directory: directory)
     }
 
-    @Test func aClientResumedAfterTheGatewaysKillGetsEveryEventOnceAndInOrder() async throws {
+    /// A session's stream, or its camera's (both sessions, one id for both).
+    @Test(arguments: ["session", "camera"])
+    func aClientResumedAfterTheGatewaysKillGetsEveryEventOnceAndInOrder(scope: String) async throws {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.path
@@ -300,14 +304,17 @@ struct WebEventStreamTests {
         try await Task.sleep(for: .milliseconds(300))
         let worker = try Self.start(
             "worker",
-            ["worker", "--bus", bus, "--camera", "cam0", "--session", "left=shoulderAbduction:left"], in: path
-        )
+            [
+                "worker", "--bus", bus, "--camera", "cam0", "--session", "left=shoulderAbduction:left",
+                "--session",
+                "right=shoulderAbduction:right",
+            ], in: path)
         var web = try Self.start(
             "web", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens], in: path)
         var processes = [broker, worker, web]
         defer { for process in processes where process.isRunning { process.signal(SIGKILL) } }
         let firstPort = try #require(await web.webPort(), "\(web.diagnostics)")
-        let url = "/api/v1/sessions/cam0/left/events"
+        let url = scope == "session" ? "/api/v1/sessions/cam0/left/events" : "/api/v1/cameras/cam0/events"
 
         // The first client listens from the start of the set for 5 s.
         let first = path + "/first.txt"
@@ -344,12 +351,20 @@ struct WebEventStreamTests {
         _ = await resumed.waitForExit(timeout: .seconds(20))
         let after = Self.events(TestProcess.readFile(second))
 
-        // Together: a run of analyze's events from the first one the client saw to the last
-        // one of the set, each once, in order.
-        let oracle = try await Oracle.events(source: Self.source, exercise: "shoulderAbduction", side: "left")
-        let seen = (before + after).map(\.json)
-        let start = try #require(oracle.firstIndex(of: seen.first ?? ""), "\(seen.first ?? "nothing")")
-        #expect(seen == Array(oracle[start...]), "before: \(before.count), after: \(after.count)")
+        // Together, per session: a run of analyze's events from the first one the client saw
+        // to the last one of the set, each once, in order.
+        for side in scope == "session" ? ["left"] : ["left", "right"] {
+            let oracle = try await Oracle.events(
+                source: Self.source, exercise: "shoulderAbduction", side: side)
+            let seen = (before + after).filter { $0.session == side }.map(\.json)
+            let start = try #require(
+                oracle.firstIndex(of: seen.first ?? ""), "\(side): \(seen.first ?? "nothing")")
+            #expect(seen == Array(oracle[start...]), "\(side): before \(before.count), after \(after.count)")
+        }
+        if scope == "camera" {
+            // The last id names both sessions.
+            #expect(last.id.hasPrefix("left:") && last.id.contains(",right:"), "\(last.id)")
+        }
         #expect(!after.isEmpty, "nothing after \(last.id):\n\(TestProcess.readFile(second))")
         let ids = (before + after).map(\.id)
         #expect(Set(ids).count == ids.count)

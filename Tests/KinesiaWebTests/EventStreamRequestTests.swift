@@ -64,3 +64,32 @@ struct EventStreamRequestTests {
         #expect(unauthorized.response.status == 401)
     }
 }
+
+struct CameraEventStreamRequestTests {
+    @Test func aCamerasIdNamesEverySessionsLastEventAndReadsBack() throws {
+        let positions = [
+            "right": EventStreamRequest.Position(stream: StreamID(0x9a), sequence: 4),
+            "left": EventStreamRequest.Position(stream: StreamID(0x5f3a_9c0e_11d2_b7a4), sequence: 17),
+        ]
+        let id = EventStreamRequest.id(positions, session: nil)
+        #expect(id == "left:5f3a9c0e11d2b7a4-17,right:000000000000009a-4")
+        let parsed = try #require(
+            EventStreamRequest.parse(
+                HTTPRequest(
+                    method: "GET", path: "/api/v1/cameras/cam0/events", headers: ["Last-Event-ID": id])))
+        #expect(parsed == .success(EventStreamRequest(camera: "cam0", name: nil, resume: positions)))
+        #expect(EventStreamRequest.id(positions, session: "left") == "5f3a9c0e11d2b7a4-17")
+    }
+
+    @Test(arguments: [
+        "5f3a9c0e11d2b7a4-17", "left:5f3a9c0e11d2b7a4-17,left:5f3a9c0e11d2b7a4-18", "left:",
+        ":5f3a9c0e11d2b7a4-1",
+    ])
+    func anIdThatDoesNotNameSessionsIsABadRequestForACamera(id: String) throws {
+        let parsed = try #require(
+            EventStreamRequest.parse(
+                HTTPRequest(
+                    method: "GET", path: "/api/v1/cameras/cam0/events", headers: ["Last-Event-ID": id])))
+        #expect(parsed == .failure(.badLastEventID))
+    }
+}
