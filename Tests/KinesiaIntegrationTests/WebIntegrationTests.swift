@@ -316,21 +316,28 @@ struct WebEventStreamTests {
         let firstPort = try #require(await web.webPort(), "\(web.diagnostics)")
         let url = scope == "session" ? "/api/v1/sessions/cam0/left/events" : "/api/v1/cameras/cam0/events"
 
-        // The first client listens from the start of the set for 5 s.
+        // The first client listens from the start of the set.
         let first = path + "/first.txt"
         let listening = try TestProcess(
             executable: "/usr/bin/curl",
             arguments: [
-                "-s", "-N", "--max-time", "5", "-H", "Authorization: Bearer \(token)",
+                "-s", "-N", "--max-time", "90", "-H", "Authorization: Bearer \(token)",
                 "http://127.0.0.1:\(firstPort)\(url)",
             ], environment: [:], standardOutput: first, standardError: path + "/first.err")
         try await Task.sleep(for: .milliseconds(500))
         let ingest = try Self.start(
             "ingest", ["ingest", "--bus", bus, "--camera", "cam0", "--source", Self.source, "--speed", "3"],
             in: path)
+        // Until it has a few events (of both sessions, for a camera), however slow the start.
+        let enough = await eventually(timeout: .seconds(60)) {
+            let events = Self.events(TestProcess.readFile(first))
+            return events.count >= 3 && (scope == "session" || Set(events.map(\.session)).count == 2)
+        }
+        _ = listening.send(SIGTERM)
         _ = await listening.waitForExit(timeout: .seconds(20))
         let before = Self.events(TestProcess.readFile(first))
-        let last = try #require(before.last, "no event in 5 s:\n\(TestProcess.readFile(first))")
+        #expect(enough, "\(TestProcess.readFile(first))")
+        let last = try #require(before.last, "no event:\n\(TestProcess.readFile(first))")
 
         // The gateway dies and comes back (another port); the client resumes after its last id.
         web.signal(SIGKILL)
@@ -340,22 +347,37 @@ struct WebEventStreamTests {
         processes.append(web)
         let secondPort = try #require(await web.webPort(), "\(web.diagnostics)")
         #expect(await ingest.waitForExit(timeout: .seconds(90)) == 0, "\(ingest.diagnostics)")
+        let sides = scope == "session" ? ["left"] : ["left", "right"]
+        var oracles: [String: [String]] = [:]
+        for side in sides {
+            oracles[side] = try await Oracle.events(
+                source: Self.source, exercise: "shoulderAbduction", side: side)
+        }
         let second = path + "/second.txt"
         let resumed = try TestProcess(
             executable: "/usr/bin/curl",
             arguments: [
-                "-s", "-N", "--max-time", "6", "-H", "Authorization: Bearer \(token)", "-H",
+                "-s", "-N", "--max-time", "90", "-H", "Authorization: Bearer \(token)", "-H",
                 "Last-Event-ID: \(last.id)",
                 "http://127.0.0.1:\(secondPort)\(url)",
             ], environment: [:], standardOutput: second, standardError: path + "/second.err")
+        // Until each session's last event of the set came (however slow the replay), then 1 s
+        // more for anything it should not send.
+        _ = await eventually(timeout: .seconds(60)) {
+            let events = Self.events(TestProcess.readFile(second))
+            return sides.allSatisfy { side in
+                events.last(where: { $0.session == side })?.json == oracles[side]?.last
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+        _ = resumed.send(SIGTERM)
         _ = await resumed.waitForExit(timeout: .seconds(20))
         let after = Self.events(TestProcess.readFile(second))
 
         // Together, per session: a run of analyze's events from the first one the client saw
         // to the last one of the set, each once, in order.
-        for side in scope == "session" ? ["left"] : ["left", "right"] {
-            let oracle = try await Oracle.events(
-                source: Self.source, exercise: "shoulderAbduction", side: side)
+        for side in sides {
+            let oracle = oracles[side] ?? []
             let seen = (before + after).filter { $0.session == side }.map(\.json)
             let start = try #require(
                 oracle.firstIndex(of: seen.first ?? ""), "\(side): \(seen.first ?? "nothing")")
