@@ -29,6 +29,11 @@ package enum JSONWriter {
         return out
     }
 
+    /// ``string(_:)`` of `string`, or `null` for none.
+    package static func optionalString(_ string: String?) -> String {
+        string.map(Self.string) ?? "null"
+    }
+
     /// Appends ``string(_:)`` of `string` to `out`: ``JSONByteWriter``'s escapes, the one
     /// place they are written.
     package static func appendString(_ string: String, to out: inout String) {

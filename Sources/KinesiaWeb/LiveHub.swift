@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSystem
 
 /// The latest state of the site for `GET /api/v1/live`: each session's latest snapshot and the
 /// processes, as server-sent events, to any number of clients, each at its own pace.
@@ -41,9 +42,7 @@ public final class LiveHub: Sendable {
     /// What changed after `seen` (every key's newest text, in key order), waiting at most
     /// `timeout` for something to change; the new position; `nil` once the hub is closed.
     public func changes(after seen: UInt64, timeout: Duration) -> (texts: [String], seen: UInt64)? {
-        let deadline = Date(
-            timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds)
-                / 1e18)
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
         while state.generation == seen, !state.closed {

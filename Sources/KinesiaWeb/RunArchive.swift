@@ -53,12 +53,12 @@ public struct RunArchive: Sendable {
                 default: break
                 }
             }
-            text += ",\"exercise\":" + Self.string(plan?.exercise.id)
-            text += ",\"side\":" + Self.string(plan?.analysis.rawValue)
-            text += ",\"patient\":" + Self.string(plan?.patient)
-            text += ",\"startedAt\":" + Self.string(started)
-            text += ",\"endedAt\":" + Self.string(ended)
-            text += ",\"reason\":" + Self.string(end?.reason.rawValue)
+            text += ",\"exercise\":" + JSONWriter.optionalString(plan?.exercise.id)
+            text += ",\"side\":" + JSONWriter.optionalString(plan?.analysis.rawValue)
+            text += ",\"patient\":" + JSONWriter.optionalString(plan?.patient)
+            text += ",\"startedAt\":" + JSONWriter.optionalString(started)
+            text += ",\"endedAt\":" + JSONWriter.optionalString(ended)
+            text += ",\"reason\":" + JSONWriter.optionalString(end?.reason.rawValue)
             text += ",\"repCount\":" + (end.map { "\($0.repCount)" } ?? "null")
             text += ",\"rejectedCount\":" + (end.map { "\($0.rejectedCount)" } ?? "null") + "}"
         }
@@ -76,12 +76,5 @@ public struct RunArchive: Sendable {
             if case .notRecorded = error { return nil }
             throw error
         }
-    }
-
-    private static func string(_ value: String?) -> String {
-        guard let value else { return "null" }
-        var text = ""
-        JSONWriter.appendString(value, to: &text)
-        return text
     }
 }

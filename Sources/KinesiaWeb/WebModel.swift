@@ -2,6 +2,7 @@ public import KinesiaClient
 import KinesiaControl
 import KinesiaJSON
 public import KinesiaMotion
+import KinesiaSystem
 public import KinesiaWire
 
 /// What `kinesia web` knows of the site, from the bus: each session's latest snapshot and run,
@@ -82,12 +83,9 @@ public struct WebModel: Sendable {
         JSONWriter.appendString(session.camera, to: &text)
         text += ",\"name\":"
         JSONWriter.appendString(session.name, to: &text)
-        text += ",\"exercise\":"
-        appendOptional(session.run?.exercise, to: &text)
-        text += ",\"side\":"
-        appendOptional(session.run?.side, to: &text)
-        text += ",\"patient\":"
-        appendOptional(session.run?.patient, to: &text)
+        text += ",\"exercise\":" + JSONWriter.optionalString(session.run?.exercise)
+        text += ",\"side\":" + JSONWriter.optionalString(session.run?.side)
+        text += ",\"patient\":" + JSONWriter.optionalString(session.run?.patient)
         text += ",\"run\":" + (session.run.map { "\"\($0.id)\"" } ?? "null")
         text += ",\"ageSeconds\":" + JSONWriter.number(Self.seconds(now - session.received))
         text += ",\"snapshot\":"
@@ -112,19 +110,13 @@ public struct WebModel: Sendable {
             JSONWriter.appendString(camera, to: &text)
             text +=
                 ",\"sessions\":["
-                + (sessionsByCamera[camera] ?? []).sorted().map(Self.quoted).joined(separator: ",")
+                + (sessionsByCamera[camera] ?? []).sorted().map(JSONWriter.string).joined(separator: ",")
             text +=
                 "],\"publishers\":["
-                + (publishers[camera] ?? []).sorted().map(Self.quoted).joined(separator: ",")
+                + (publishers[camera] ?? []).sorted().map(JSONWriter.string).joined(separator: ",")
             return text + "]}"
         }
         return "{\"cameras\":[" + entries.joined(separator: ",") + "]}"
-    }
-
-    private static func quoted(_ text: String) -> String {
-        var result = ""
-        JSONWriter.appendString(text, to: &result)
-        return result
     }
 
     /// `/api/v1/processes`: `{"processes":[...]}`, sorted by name; each with its `name`,
@@ -151,12 +143,8 @@ public struct WebModel: Sendable {
         return text + "]}"
     }
 
-    private func appendOptional(_ value: String?, to text: inout String) {
-        if let value { JSONWriter.appendString(value, to: &text) } else { text += "null" }
-    }
-
+    /// `duration` in seconds, to the millisecond (an age, for people and dashboards).
     static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return ((Double(seconds) + Double(attoseconds) / 1e18) * 1000).rounded() / 1000
+        (duration.seconds * 1000).rounded() / 1000
     }
 }
