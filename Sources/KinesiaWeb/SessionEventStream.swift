@@ -23,6 +23,7 @@ final class SessionEventStream: @unchecked Sendable {
 
     private let subscriber: ExactlyOnceSubscriber
     private let stop: StopToken
+    private let failed: @Sendable (String) -> Void
     private var closed = false
     /// The session of a session's stream (`nil`: a camera's).
     private let session: String?
@@ -31,7 +32,11 @@ final class SessionEventStream: @unchecked Sendable {
 
     /// Follows `request`'s session, or its camera's sessions, on `bus` until `stop`.
     /// - Throws: ``TopicError`` (never for a parsed request), ``ZMQError``.
-    init(_ request: EventStreamRequest, context: ZMQContext, bus: BusAddress, stop: StopToken) throws {
+    /// `failed` is told why the stream ends early (the bus failed under it).
+    init(
+        _ request: EventStreamRequest, context: ZMQContext, bus: BusAddress, stop: StopToken,
+        failed: @escaping @Sendable (String) -> Void
+    ) throws {
         var topics: [TopicPrefix]
         if let name = request.name {
             topics = [
@@ -55,6 +60,7 @@ final class SessionEventStream: @unchecked Sendable {
             context: context, bus: bus, topics: topics, from: .now, cursor: cursor, maximumBuffered: 1000,
             highWaterMark: Self.queuedMessages)
         self.stop = stop
+        self.failed = failed
         session = request.name
         positions = request.resume
     }
@@ -68,6 +74,7 @@ final class SessionEventStream: @unchecked Sendable {
             do {
                 delivery = try subscriber.receive(timeout: .milliseconds(250))
             } catch {
+                failed("\(error)")
                 return nil
             }
             guard let delivery else {

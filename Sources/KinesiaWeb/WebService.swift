@@ -108,6 +108,8 @@ public struct WebService: Sendable {
         var eventStreams = 0
         var eventStreamsOpened = 0
         var eventStreamsRefused = 0
+        /// Event streams ended by a failure of the bus under them.
+        var eventStreamsFailed = 0
         /// Commands the coordinator answered.
         var commands = 0
     }
@@ -231,7 +233,11 @@ public struct WebService: Sendable {
                     503, "tooManyStreams", "at most \(maximumStreams) event streams are served at once")
             }
             do {
-                let stream = try SessionEventStream(events, context: zmq, bus: bus, stop: streaming)
+                let stream = try SessionEventStream(events, context: zmq, bus: bus, stop: streaming) {
+                    reason in
+                    shared.withLock { $0.eventStreamsFailed += 1 }
+                    log.warning("an event stream of \(events.camera)/\(events.name ?? "*") ended: \(reason)")
+                }
                 response.stream = HTTPBodyStream(
                     next: { stream.next() },
                     close: {
@@ -264,6 +270,7 @@ public struct WebService: Sendable {
                 values["eventStreams"] = shared.eventStreams
                 values["eventStreamsOpened"] = shared.eventStreamsOpened
                 values["eventStreamsRefused"] = shared.eventStreamsRefused
+                values["eventStreamsFailed"] = shared.eventStreamsFailed
                 values["commands"] = shared.commands
             }
             values.merge(server.counters) { own, _ in own }
