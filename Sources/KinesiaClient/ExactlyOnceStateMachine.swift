@@ -4,7 +4,9 @@ public import KinesiaWire
 /// messages, replay ends and errors, announcements (heartbeats) and the time, it says what to
 /// deliver, what to ask a replay server for, and what is lost for good.
 ///
-/// Per stream (``ReplayStreamKey``) it keeps the next sequence number to deliver. A message
+/// Each stream (``ReplayStreamKey``) is an ``OrderedDelivery`` (the machine routes messages,
+/// replies and announcements to it, numbers its requests and keeps the cursor). Per stream it
+/// keeps the next sequence number to deliver. A message
 /// with that number is delivered, followed by the buffered ones that come after it; an older
 /// one is a duplicate and dropped; a newer one is buffered (at most `maximumBuffered` per stream;
 /// beyond that it is dropped, to be fetched by replay later) and a replay of the hole is asked
@@ -37,53 +39,37 @@ public struct ExactlyOnceStateMachine<Message> {
         case lost(ReplayStreamKey, sequences: Range<UInt64>)
     }
 
-    /// Counters: `duplicates`, `replayed`, `deferred` (live messages not buffered for lack of
-    /// room, fetched later), `requests`, `retries`, `serverGone` (servers that stopped answering
-    /// and were given up on), `lost` (messages).
-    public private(set) var counters: [String: Int] = [:]
+    /// Counters of every stream together: `duplicates`, `replayed`, `deferred` (live messages
+    /// not buffered for lack of room, fetched later), `requests`, `retries`, `serverGone`
+    /// (servers that stopped answering and were given up on), `lost` (messages).
+    public var counters: [String: Int] {
+        var sum = OrderedDelivery<Message>.Counters()
+        for stream in streams.values {
+            let counts = stream.counters
+            sum.duplicates.addSaturating(counts.duplicates)
+            sum.replayed.addSaturating(counts.replayed)
+            sum.deferred.addSaturating(counts.deferred)
+            sum.requests.addSaturating(counts.requests)
+            sum.retries.addSaturating(counts.retries)
+            sum.serverGone.addSaturating(counts.serverGone)
+            sum.lost.addSaturating(counts.lost)
+            sum.holesGivenUp.addSaturating(counts.holesGivenUp)
+        }
+        return sum.named
+    }
     /// Where the application stands (only streams something was delivered of, plus the
     /// positions it was made with).
     public private(set) var cursor: ReplayCursor
 
-    private struct Pending {
-        var requestID: UInt32
-        var request: ReplayRequest
-        var sentAt: Duration
-    }
-
-    private struct StreamState {
-        var next: UInt64
-        /// Whether `UInt64.max` was delivered: nothing can follow it on this stream.
-        var exhausted = false
-        var buffer: [UInt64: Message] = [:]
-        var endpoint: String?
-        var announcedLast: UInt64?
-        var suspectedTail: UInt64?
-        /// The requests under way, oldest first (at most the machine's `maximumInFlight`).
-        var pending: [Pending] = []
-        /// Where what the requests under way ask for ends (exclusive).
-        var requestedEnd: UInt64?
-        /// The last sequence number the server said it holds (its last batch end).
-        var serverLast: UInt64?
-        /// Requests in a row that got no answer (a server that has gone).
-        var unanswered = 0
-        var holeSince: Duration?
-        var unknownToServer = false
-        /// Whether a message was dropped for lack of room since the last request was sent (a
-        /// replayed one among them, maybe: the batch cannot tell what the server skipped).
-        var deferredWhileAsking = false
-    }
-
     private let start: ReplayStart
     private let accepts: [TopicPrefix]
-    private let maximumBuffered: Int
-    private let requestTimeout: Duration
-    private let announcementTimeout: Duration
-    private let maximumRetries: Int
-    private let maximumInFlight: Int
-    private var streams: [ReplayStreamKey: StreamState] = [:]
+    private let policy: OrderedDelivery<Message>.Policy
+    private var streams: [ReplayStreamKey: OrderedDelivery<Message>] = [:]
+    /// The stream of each request under way (or answered late: pruned on ``tick(now:)``).
     private var requests: [UInt32: ReplayStreamKey] = [:]
-    private var nextRequestID: UInt32 = 1
+    private var numbers = OrderedDelivery<Message>.RequestNumbers()
+    /// The actions of one stream's step, reused.
+    private var streamActions: [OrderedDelivery<Message>.Action] = []
 
     /// Makes a machine.
     /// - Parameters:
@@ -108,103 +94,45 @@ public struct ExactlyOnceStateMachine<Message> {
         self.start = start
         self.cursor = cursor
         self.accepts = accepts
-        self.maximumBuffered = Swift.max(1, maximumBuffered)
-        self.requestTimeout = requestTimeout
-        self.announcementTimeout = announcementTimeout
-        self.maximumRetries = Swift.max(1, maximumRetries)
-        self.maximumInFlight = Swift.max(1, maximumInFlight)
+        policy = OrderedDelivery.Policy(
+            maximumBuffered: maximumBuffered, requestTimeout: requestTimeout,
+            announcementTimeout: announcementTimeout, maximumRetries: maximumRetries,
+            maximumInFlight: maximumInFlight)
     }
 
     /// The streams followed, with the next sequence number each expects.
-    public var positions: [ReplayStreamKey: UInt64] { streams.mapValues(\.next) }
+    public var positions: [ReplayStreamKey: UInt64] { streams.mapValues { $0.next ?? .max } }
 
     /// A message of `key` numbered `sequence`: received `live` from the bus, or from a replay.
     public mutating func received(
         _ key: ReplayStreamKey, sequence: UInt64, message: Message, live: Bool, now: Duration
     ) -> [Action] {
-        var actions: [Action] = []
         if streams[key] == nil {
             guard live else { return [] }  // a reply for a stream no longer followed
-            streams[key] = StreamState(
-                next: firstSequence(of: key, live: sequence), exhausted: cursor.delivered[key] == .max)
+            streams[key] = OrderedDelivery(next: firstSequence(of: key, live: sequence), policy: policy)
         }
-        var state = streams.removeValue(forKey: key)!
-        defer { streams[key] = state }
-        if !live { count("replayed") }
-        if sequence < state.next || state.exhausted {
-            count("duplicates")
-            return []
+        return step(key) { stream, numbers, actions in
+            stream.received(
+                sequence: sequence, message: message, live: live, now: now, numbers: &numbers, into: &actions)
         }
-        if sequence == state.next {
-            deliver(key, sequence, message, in: &state, into: &actions)
-            drain(key, &state, into: &actions)
-        } else if state.buffer[sequence] != nil {
-            count("duplicates")
-        } else if state.buffer.count < maximumBuffered {
-            state.buffer[sequence] = message
-        } else {
-            count("deferred")
-            if !state.pending.isEmpty { state.deferredWhileAsking = true }
-        }
-        if state.next < (state.buffer.keys.min() ?? 0), state.holeSince == nil { state.holeSince = now }
-        requestIfBehind(key, &state, now: now, into: &actions)
-        return actions
     }
 
     /// A replay batch ended: ask for the next one when the stream is still behind.
     public mutating func replayEnded(_ end: ReplayBatchEnd, now: Duration) -> [Action] {
-        guard let key = requests.removeValue(forKey: end.requestID),
-            var state = streams.removeValue(forKey: key)
-        else { return [] }
-        defer { streams[key] = state }
-        var actions: [Action] = []
-        state.pending.removeAll { $0.requestID == end.requestID }
-        if state.pending.isEmpty { state.requestedEnd = nil }
-        state.unanswered = 0
-        // The server's word on what it holds wins over any announcement (a forged heartbeat
-        // with a `last` it cannot serve must not have the stream asked for again and again).
-        state.announcedLast = end.last
-        state.serverLast = end.last
-        // A batch never goes past what the server holds.
-        let endNext = Swift.min(end.next, end.last == .max ? .max : end.last + 1)
-        if state.next < end.first, end.first <= endNext {
-            skip(key, to: end.first, in: &state, into: &actions)
+        guard let key = requests.removeValue(forKey: end.requestID), streams[key] != nil else { return [] }
+        return step(key) { stream, numbers, actions in
+            stream.replayEnded(end, now: now, numbers: &numbers, into: &actions)
         }
-        if state.next < endNext, !state.deferredWhileAsking {
-            // The server went past these without sending them (a damaged journal record, never
-            // served): asking again would get the same answer, for ever. They are lost.
-            skip(key, to: endNext, in: &state, into: &actions)
-        }
-        if end.isStreamEnd, let lowest = state.buffer.keys.min(), state.next < lowest, state.next > end.last {
-            // The server has nothing more, yet there is a hole before what was received live:
-            // those messages are not to be had.
-            skip(key, to: lowest, in: &state, into: &actions)
-        }
-        if end.count > 0 || end.isStreamEnd {
-            requestIfBehind(key, &state, now: now, into: &actions)
-        }
-        return actions
     }
 
     /// A replay request was refused: what it asked for that cannot be had is reported lost.
     public mutating func replayFailed(_ failure: ReplayFailure, now: Duration) -> [Action] {
-        guard let key = requests.removeValue(forKey: failure.requestID),
-            var state = streams.removeValue(forKey: key)
-        else { return [] }
-        defer { streams[key] = state }
-        var actions: [Action] = []
-        state.pending.removeAll { $0.requestID == failure.requestID }
-        if state.pending.isEmpty { state.requestedEnd = nil }
-        state.unanswered = 0
-        switch failure.code {
-        case .notRetained:
-            skip(key, to: failure.first, in: &state, into: &actions)
-            requestIfBehind(key, &state, now: now, into: &actions)
-        case .unknownStream, .malformedRequest, .unsupportedVersion:
-            state.unknownToServer = true
-            skipHole(key, &state, now: now, into: &actions)
+        guard let key = requests.removeValue(forKey: failure.requestID), streams[key] != nil else {
+            return []
         }
-        return actions
+        return step(key) { stream, numbers, actions in
+            stream.replayFailed(failure, now: now, numbers: &numbers, into: &actions)
+        }
     }
 
     /// A publisher's heartbeat: its replay endpoint and where each of its streams stands.
@@ -213,31 +141,16 @@ public struct ExactlyOnceStateMachine<Message> {
         var actions: [Action] = []
         for info in announcement.streams where accepts.contains(where: { $0.matches(info.topic) }) {
             let key = ReplayStreamKey(topic: info.topic, stream: info.stream)
-            var isNew = false
-            if streams[key] == nil {
-                isNew = true
-                streams[key] = StreamState(
-                    next: firstSequence(of: key, announcedLast: info.last),
-                    exhausted: cursor.delivered[key] == .max)
+            let followedNow = streams[key] == nil
+            if followedNow {
+                streams[key] = OrderedDelivery(
+                    next: firstSequence(of: key, announcedLast: info.last), policy: policy)
             }
-            var state = streams.removeValue(forKey: key)!
-            state.endpoint = announcement.endpoint
-            state.announcedLast = Swift.max(state.announcedLast ?? info.last, info.last)
-            if isNew || !state.buffer.isEmpty {
-                requestIfBehind(key, &state, now: now, into: &actions)
-            } else if info.last >= state.next {
-                // Behind an idle stream: ask when the next heartbeat still says so (the live
-                // messages may simply be on their way).
-                if let suspected = state.suspectedTail, suspected >= state.next {
-                    state.suspectedTail = nil
-                    requestIfBehind(key, &state, now: now, into: &actions)
-                } else {
-                    state.suspectedTail = info.last
-                }
-            } else {
-                state.suspectedTail = nil
+            actions += step(key) { stream, numbers, actions in
+                stream.announced(
+                    endpoint: announcement.endpoint, last: info.last, followedNow: followedNow, now: now,
+                    numbers: &numbers, into: &actions)
             }
-            streams[key] = state
         }
         return actions
     }
@@ -247,37 +160,54 @@ public struct ExactlyOnceStateMachine<Message> {
     public mutating func tick(now: Duration) -> [Action] {
         var actions: [Action] = []
         for key in streams.keys.sorted() {
-            var state = streams.removeValue(forKey: key)!
-            if let oldest = state.pending.first, now - oldest.sentAt >= requestTimeout {
-                // The requests after it are behind it on the same connection: all again.
-                for pending in state.pending { requests[pending.requestID] = nil }
-                state.pending = []
-                state.requestedEnd = nil
-                state.unanswered += 1
-                if state.unanswered >= maximumRetries {
-                    // The server has gone: what it was to send cannot be had. Live messages go on;
-                    // a later announcement of the stream (a server back) is asked again.
-                    count("serverGone")
-                    state.unanswered = 0
-                    state.endpoint = nil
-                    skipHole(key, &state, now: now, into: &actions)
-                } else {
-                    count("retries")
-                    requestIfBehind(key, &state, now: now, into: &actions)
-                }
+            actions += step(key) { stream, numbers, actions in
+                stream.tick(now: now, numbers: &numbers, into: &actions)
             }
-            if state.endpoint == nil, let since = state.holeSince, now - since >= announcementTimeout {
-                skipHole(key, &state, now: now, into: &actions)
-            }
-            streams[key] = state
         }
+        // Requests given up (sent again, or a server gone) are answered by nobody, or late.
+        requests = requests.filter { id, key in streams[key]?.isPending(id) ?? false }
         return actions
     }
 
     // MARK: - Decisions
 
-    private func firstSequence(of key: ReplayStreamKey, live sequence: UInt64) -> UInt64 {
-        if let delivered = cursor.delivered[key] { return delivered == .max ? .max : delivered + 1 }
+    /// Runs one step of `key`'s stream and says what it decided, for that stream: deliveries
+    /// (moving the cursor), requests (remembered by number) and losses.
+    private mutating func step(
+        _ key: ReplayStreamKey,
+        _ body: (
+            inout OrderedDelivery<Message>, inout OrderedDelivery<Message>.RequestNumbers,
+            inout [OrderedDelivery<Message>.Action]
+        ) -> Void
+    ) -> [Action] {
+        guard var stream = streams.removeValue(forKey: key) else { return [] }
+        streamActions.removeAll(keepingCapacity: true)
+        body(&stream, &numbers, &streamActions)
+        streams[key] = stream
+        var actions: [Action] = []
+        actions.reserveCapacity(streamActions.count)
+        for action in streamActions {
+            switch action {
+            case .deliver(let sequence, let message):
+                cursor.delivered[key] = sequence
+                actions.append(.deliver(key, sequence: sequence, message: message))
+            case .request(let endpoint, let id, let from, let limit):
+                requests[id] = key
+                actions.append(
+                    .request(
+                        endpoint: endpoint,
+                        ReplayRequest(
+                            requestID: id, topic: key.topic, stream: key.stream, from: from, limit: limit)))
+            case .lost(let sequences):
+                actions.append(.lost(key, sequences: sequences))
+            }
+        }
+        return actions
+    }
+
+    /// Where a stream first seen live starts (`nil`: after `UInt64.max`, nothing).
+    private func firstSequence(of key: ReplayStreamKey, live sequence: UInt64) -> UInt64? {
+        if let delivered = cursor.delivered[key] { return delivered == .max ? nil : delivered + 1 }
         switch start {
         case .beginning: return 0
         case .now: return sequence
@@ -285,113 +215,13 @@ public struct ExactlyOnceStateMachine<Message> {
         }
     }
 
-    private func firstSequence(of key: ReplayStreamKey, announcedLast last: UInt64) -> UInt64 {
-        if let delivered = cursor.delivered[key] { return delivered == .max ? .max : delivered + 1 }
+    /// Where a stream first seen announced starts (`nil`: after `UInt64.max`, nothing).
+    private func firstSequence(of key: ReplayStreamKey, announcedLast last: UInt64) -> UInt64? {
+        if let delivered = cursor.delivered[key] { return delivered == .max ? nil : delivered + 1 }
         switch start {
         case .beginning: return 0
-        case .now: return last == .max ? .max : last + 1
+        case .now: return last == .max ? nil : last + 1
         case .sequence(let first): return first
         }
     }
-
-    private mutating func deliver(
-        _ key: ReplayStreamKey, _ sequence: UInt64, _ message: Message, in state: inout StreamState,
-        into actions: inout [Action]
-    ) {
-        actions.append(.deliver(key, sequence: sequence, message: message))
-        state.next = sequence == .max ? .max : sequence + 1
-        state.exhausted = sequence == .max
-        cursor.delivered[key] = sequence
-    }
-
-    private mutating func drain(
-        _ key: ReplayStreamKey, _ state: inout StreamState, into actions: inout [Action]
-    ) {
-        while !state.exhausted, let message = state.buffer.removeValue(forKey: state.next) {
-            deliver(key, state.next, message, in: &state, into: &actions)
-        }
-        if state.buffer.isEmpty || state.next == state.buffer.keys.min() { state.holeSince = nil }
-    }
-
-    /// Gives up on everything before `target` that is not buffered: delivers the buffered
-    /// messages below it in order, reports the holes between them lost.
-    private mutating func skip(
-        _ key: ReplayStreamKey, to target: UInt64, in state: inout StreamState, into actions: inout [Action]
-    ) {
-        for sequence in state.buffer.keys.filter({ $0 < target }).sorted() {
-            if sequence > state.next { lose(key, state.next..<sequence, into: &actions) }
-            if sequence >= state.next {
-                deliver(
-                    key, sequence, state.buffer.removeValue(forKey: sequence)!, in: &state, into: &actions)
-            } else {
-                state.buffer[sequence] = nil
-            }
-        }
-        if state.next < target {
-            lose(key, state.next..<target, into: &actions)
-            state.next = target
-        }
-        drain(key, &state, into: &actions)
-    }
-
-    /// Gives up on the hole before the first buffered message (or up to the announced last).
-    /// A hole after the messages it delivers is waited for from `now` (a stream gone quiet
-    /// sends nothing more that would start its wait).
-    private mutating func skipHole(
-        _ key: ReplayStreamKey, _ state: inout StreamState, now: Duration, into actions: inout [Action]
-    ) {
-        if let lowest = state.buffer.keys.min() {
-            skip(key, to: lowest, in: &state, into: &actions)
-        } else if let last = state.announcedLast, last >= state.next {
-            skip(key, to: last == .max ? .max : last + 1, in: &state, into: &actions)
-        }
-        state.holeSince = state.next < (state.buffer.keys.min() ?? 0) ? now : nil
-    }
-
-    private mutating func lose(_ key: ReplayStreamKey, _ range: Range<UInt64>, into actions: inout [Action]) {
-        guard !range.isEmpty else { return }
-        counters["lost", default: 0].addSaturating(Int(clamping: range.width))
-        actions.append(.lost(key, sequences: range))
-    }
-
-    private mutating func requestIfBehind(
-        _ key: ReplayStreamKey, _ state: inout StreamState, now: Duration, into actions: inout [Action]
-    ) {
-        while state.pending.count < maximumInFlight, !state.exhausted {
-            let lowest = state.buffer.keys.min()
-            let behindLive = lowest.map { state.next < $0 } ?? false
-            let behindAnnounced = state.announcedLast.map { state.next <= $0 } ?? false
-            guard behindLive || behindAnnounced else { return }
-            guard let endpoint = state.endpoint else { return }  // wait for the announcement
-            if state.unknownToServer {
-                skipHole(key, &state, now: now, into: &actions)
-                return
-            }
-            // The next batch starts where the ones under way end; a hole is asked up to the
-            // first message held after it, a quiet stream's tail one batch at a time.
-            let from = Swift.max(state.next, state.requestedEnd ?? state.next)
-            var limit = UInt64(ReplayFormat.maximumBatch)
-            if let lowest, behindLive {
-                guard from < lowest else { return }
-                limit = Swift.min(limit, lowest - from)
-            } else if !state.pending.isEmpty {
-                // More batches at once only up to what the server itself said it holds (a
-                // heartbeat's word is taken for one request at a time: a forged one costs one).
-                guard let last = state.serverLast, from <= last else { return }
-                limit = Swift.min(limit, last - from == .max ? limit : last - from + 1)
-            }
-            let id = nextRequestID
-            nextRequestID = nextRequestID == UInt32.max ? 1 : nextRequestID + 1
-            let request = ReplayRequest(
-                requestID: id, topic: key.topic, stream: key.stream, from: from, limit: UInt32(limit))
-            if state.pending.isEmpty { state.deferredWhileAsking = false }
-            state.pending.append(Pending(requestID: id, request: request, sentAt: now))
-            state.requestedEnd = from.addingReportingOverflow(limit).overflow ? .max : from + limit
-            requests[id] = key
-            count("requests")
-            actions.append(.request(endpoint: endpoint, request))
-        }
-    }
-
-    private mutating func count(_ name: String) { counters[name, default: 0].addSaturating(1) }
 }

@@ -1,0 +1,416 @@
+public import KinesiaWire
+
+/// Ordered delivery of one numbered stream, with no I/O: messages received live or replayed,
+/// replay ends and refusals, announcements of where the publisher stands, and the time go in;
+/// what to deliver, what to ask the stream's replay server for, and what is lost for good come
+/// out. The one machine behind every ordered consumer of the bus: the clients' exactly-once
+/// delivery (``ExactlyOnceStateMachine``, one per stream) and the worker's pose feed (one per
+/// pose stream it analyses).
+///
+/// It keeps the next sequence number to deliver. A message with that number is delivered,
+/// followed by the buffered ones after it; an older one is a duplicate and dropped; a newer one
+/// is buffered (at most ``Policy/maximumBuffered``; beyond that it is dropped, to be fetched by
+/// replay later) and the hole before it is asked for, in requests of at most
+/// ``ReplayFormat/maximumBatch`` messages, up to ``Policy/maximumInFlight`` under way (the
+/// consumer's credit). A batch end that leaves the stream behind asks for more; an announcement
+/// whose `last` is ahead of what was delivered, twice in a row at least ``Policy/tailGrace``
+/// apart, asks for the tail of a stream that went quiet. Messages the server no longer holds,
+/// messages a batch went past without sending (damaged in the server's journal), a stream the
+/// server does not know, a server that stopped answering, or a hole no server was announced for
+/// within ``Policy/announcementTimeout`` are reported as ``Action/lost(_:)`` and skipped, so
+/// that delivery goes on. With a ``Policy/holeWait`` (live first), a hole is given up that long
+/// after it was first seen, whatever its server still sends.
+///
+/// Time is a `Duration` since any fixed origin, given by the caller; so are the request
+/// numbers (``RequestNumbers``: one counter for all the streams of a consumer, so that a reply
+/// names its request alone).
+///
+/// ```swift
+/// var numbers = OrderedDelivery<String>.RequestNumbers()
+/// var stream = OrderedDelivery<String>(next: 0)
+/// var actions: [OrderedDelivery<String>.Action] = []
+/// stream.announced(endpoint: "ipc:///run/kinesia/replay/w1.sock", last: 9, now: .seconds(1),
+///                  numbers: &numbers, into: &actions)
+/// stream.received(sequence: 7, message: "…", live: true, now: .seconds(1), numbers: &numbers, into: &actions)
+/// ```
+public struct OrderedDelivery<Message> {
+    /// What the caller must do, in order.
+    public enum Action {
+        /// Hand `message` (number `sequence`) to the application, now, in this order.
+        case deliver(sequence: UInt64, message: Message)
+        /// Ask the replay server at `endpoint` for `limit` messages from `from`, as request `id`.
+        case request(endpoint: String, id: UInt32, from: UInt64, limit: UInt32)
+        /// These sequence numbers cannot be had: tell the application, go on.
+        case lost(Range<UInt64>)
+    }
+
+    /// The request numbers of a consumer: each request of any of its streams takes the next
+    /// (never 0; after `UInt32.max`, 1 again).
+    public struct RequestNumbers: Sendable {
+        private var next: UInt32 = 1
+
+        /// Numbers from 1.
+        public init() {}
+
+        mutating func take() -> UInt32 {
+            defer { next = next == .max ? 1 : next + 1 }
+            return next
+        }
+    }
+
+    /// How long and how much a stream waits.
+    public struct Policy: Sendable {
+        /// The most live messages held while a hole is filled.
+        public var maximumBuffered: Int
+        /// A request without an answer for this long is sent again (with the ones after it).
+        public var requestTimeout: Duration
+        /// A hole in a stream whose publisher announced no replay endpoint for this long is lost.
+        public var announcementTimeout: Duration
+        /// Requests in a row without an answer after which the server is taken for gone: the
+        /// hole is lost (counted in `serverGone`) until the stream is announced again.
+        public var maximumRetries: Int
+        /// Batches asked for at once (the consumer's credit).
+        public var maximumInFlight: Int
+        /// How long after an announcement of a `last` the stream has not reached a second one
+        /// must come before the tail is asked for (the messages may be on their way).
+        public var tailGrace: Duration
+        /// Live first: a hole is given up this long after it was first seen, even while its
+        /// server still answers (`nil`: waited for as long as the server answers).
+        public var holeWait: Duration?
+
+        /// A policy; every value has the exactly-once consumer's default.
+        public init(
+            maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
+            announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3,
+            tailGrace: Duration = .zero, holeWait: Duration? = nil
+        ) {
+            self.maximumBuffered = Swift.max(1, maximumBuffered)
+            self.requestTimeout = requestTimeout
+            self.announcementTimeout = announcementTimeout
+            self.maximumRetries = Swift.max(1, maximumRetries)
+            self.maximumInFlight = Swift.max(1, maximumInFlight)
+            self.tailGrace = tailGrace
+            self.holeWait = holeWait.map { Swift.max(.zero, $0) }
+        }
+    }
+
+    /// What happened to the stream: `duplicates`, `replayed`, `deferred` (live messages not
+    /// buffered for lack of room, fetched later), `requests`, `retries`, `serverGone`, `lost`
+    /// (messages), `holesGivenUp` (holes given up at ``Policy/holeWait``).
+    public private(set) var counters = Counters()
+
+    /// The counts of ``counters``.
+    public struct Counters: Sendable, Equatable {
+        public var duplicates = 0
+        public var replayed = 0
+        public var deferred = 0
+        public var requests = 0
+        public var retries = 0
+        public var serverGone = 0
+        public var lost = 0
+        public var holesGivenUp = 0
+
+        /// The counts that are not zero, by name.
+        public var named: [String: Int] {
+            let all = [
+                ("duplicates", duplicates), ("replayed", replayed), ("deferred", deferred),
+                ("requests", requests), ("retries", retries), ("serverGone", serverGone), ("lost", lost),
+                ("holesGivenUp", holesGivenUp),
+            ]
+            return Dictionary(uniqueKeysWithValues: all.filter { $0.1 > 0 })
+        }
+    }
+
+    private struct Pending {
+        var id: UInt32
+        var from: UInt64
+        var sentAt: Duration
+    }
+
+    /// Where delivery stands.
+    private enum Position {
+        /// `next` is the next sequence number to deliver.
+        case at(UInt64)
+        /// `UInt64.max` was delivered: nothing can follow it.
+        case exhausted
+    }
+
+    private let policy: Policy
+    private var position: Position
+    private var buffer: [UInt64: Message] = [:]
+    private var endpoint: String?
+    private var announcedLast: UInt64?
+    private var suspectedTail: (last: UInt64, at: Duration)?
+    /// The requests under way, oldest first (at most the policy's `maximumInFlight`).
+    private var pending: [Pending] = []
+    /// Where what the requests under way ask for ends (exclusive).
+    private var requestedEnd: UInt64?
+    /// The last sequence number the server said it holds (its last batch end).
+    private var serverLast: UInt64?
+    /// Requests in a row that got no answer (a server that has gone).
+    private var unanswered = 0
+    /// When the hole before the buffered messages was first seen (`nil`: no hole).
+    private var holeSince: Duration?
+    private var unknownToServer = false
+    /// Whether a message was dropped for lack of room since the last request was sent (a
+    /// replayed one among them, maybe: the batch cannot tell what the server skipped).
+    private var deferredWhileAsking = false
+
+    /// A stream whose next message to deliver is `next` (`nil`: `UInt64.max` was delivered).
+    public init(next: UInt64?, policy: Policy = Policy()) {
+        self.policy = policy
+        position = next.map(Position.at) ?? .exhausted
+    }
+
+    /// The next sequence number to deliver (`nil`: none can follow, `UInt64.max` was delivered).
+    public var next: UInt64? {
+        if case .at(let next) = position { next } else { nil }
+    }
+
+    /// Whether a request with this number is under way.
+    public func isPending(_ id: UInt32) -> Bool { pending.contains { $0.id == id } }
+
+    /// When ``tick(now:numbers:into:)`` has something to do, at the latest.
+    public var deadline: Duration? {
+        var earliest: Duration?
+        func consider(_ time: Duration?) {
+            guard let time else { return }
+            earliest = Swift.min(earliest ?? time, time)
+        }
+        consider(pending.first.map { $0.sentAt + policy.requestTimeout })
+        if let holeSince {
+            if endpoint == nil { consider(holeSince + policy.announcementTimeout) }
+            if let wait = policy.holeWait { consider(holeSince + wait) }
+        }
+        return earliest
+    }
+
+    /// A message numbered `sequence`: received `live` from the bus, or from a replay.
+    public mutating func received(
+        sequence: UInt64, message: Message, live: Bool, now: Duration, numbers: inout RequestNumbers,
+        into actions: inout [Action]
+    ) {
+        if !live { counters.replayed += 1 }
+        guard case .at(let next) = position, sequence >= next else {
+            counters.duplicates += 1
+            return
+        }
+        if sequence == next {
+            deliver(sequence, message, into: &actions)
+            drain(into: &actions)
+        } else if buffer[sequence] != nil {
+            counters.duplicates += 1
+        } else if buffer.count < policy.maximumBuffered {
+            buffer[sequence] = message
+        } else {
+            counters.deferred += 1
+            if !pending.isEmpty { deferredWhileAsking = true }
+        }
+        if isBehindBuffer, holeSince == nil { holeSince = now }
+        requestIfBehind(now: now, numbers: &numbers, into: &actions)
+    }
+
+    /// The end of the replay batch `id`: the server sent `count` messages from `first`, holds the
+    /// stream through `last`, and would go on at `next` (a ``ReplayBatchEnd``). A batch of a
+    /// request no longer under way is ignored.
+    public mutating func replayEnded(
+        _ end: ReplayBatchEnd, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
+    ) {
+        guard isPending(end.requestID) else { return }
+        pending.removeAll { $0.id == end.requestID }
+        if pending.isEmpty { requestedEnd = nil }
+        unanswered = 0
+        // The server's word on what it holds wins over any announcement (a forged heartbeat
+        // with a `last` it cannot serve must not have the stream asked for again and again).
+        announcedLast = end.last
+        serverLast = end.last
+        // A batch never goes past what the server holds.
+        let endNext = Swift.min(end.next, end.last == .max ? .max : end.last + 1)
+        if let next, next < end.first, end.first <= endNext {
+            skip(to: end.first, into: &actions)
+        }
+        if let next, next < endNext, !deferredWhileAsking {
+            // The server went past these without sending them (a damaged journal record, never
+            // served): asking again would get the same answer, for ever. They are lost.
+            skip(to: endNext, into: &actions)
+        }
+        if end.isStreamEnd, let next, let lowest = buffer.keys.min(), next < lowest, next > end.last {
+            // The server has nothing more, yet there is a hole before what was received live:
+            // those messages are not to be had.
+            skip(to: lowest, into: &actions)
+        }
+        if end.count > 0 || end.isStreamEnd {
+            requestIfBehind(now: now, numbers: &numbers, into: &actions)
+        }
+    }
+
+    /// The replay request `id` was refused: what it asked for that cannot be had is lost
+    /// (`notRetained`: everything before `first`; any other code: the hole).
+    public mutating func replayFailed(
+        _ failure: ReplayFailure, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
+    ) {
+        guard isPending(failure.requestID) else { return }
+        pending.removeAll { $0.id == failure.requestID }
+        if pending.isEmpty { requestedEnd = nil }
+        unanswered = 0
+        switch failure.code {
+        case .notRetained:
+            skip(to: failure.first, into: &actions)
+            requestIfBehind(now: now, numbers: &numbers, into: &actions)
+        case .unknownStream, .malformedRequest, .unsupportedVersion:
+            unknownToServer = true
+            skipHole(now: now, into: &actions)
+        }
+    }
+
+    /// The stream's publisher announced (its heartbeat) that it serves the stream at `endpoint`
+    /// and has published it through `last`. `followedNow`: the stream was not followed before
+    /// this announcement (its first request goes at once).
+    public mutating func announced(
+        endpoint: String, last: UInt64, followedNow: Bool = false, now: Duration,
+        numbers: inout RequestNumbers, into actions: inout [Action]
+    ) {
+        self.endpoint = endpoint
+        announcedLast = Swift.max(announcedLast ?? last, last)
+        guard let next else { return }
+        if followedNow || !buffer.isEmpty {
+            requestIfBehind(now: now, numbers: &numbers, into: &actions)
+        } else if last >= next {
+            // Behind an idle stream: ask when a later heartbeat still says so (the live
+            // messages may simply be on their way).
+            if let suspected = suspectedTail, suspected.last >= next, now >= suspected.at + policy.tailGrace {
+                suspectedTail = nil
+                requestIfBehind(now: now, numbers: &numbers, into: &actions)
+            } else if suspectedTail.map({ $0.last < next }) ?? true {
+                suspectedTail = (last, now)
+            }
+        } else {
+            suspectedTail = nil
+        }
+    }
+
+    /// The passing of time: requests without an answer are sent again (or, after
+    /// ``Policy/maximumRetries``, the server is taken for gone); a hole with no announced server
+    /// after ``Policy/announcementTimeout``, or waited for ``Policy/holeWait``, is lost.
+    public mutating func tick(now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]) {
+        if let oldest = pending.first, now - oldest.sentAt >= policy.requestTimeout {
+            // The requests after it are behind it on the same connection: all again.
+            pending = []
+            requestedEnd = nil
+            unanswered += 1
+            if unanswered >= policy.maximumRetries {
+                // The server has gone: what it was to send cannot be had. Live messages go on;
+                // a later announcement of the stream (a server back) is asked again.
+                counters.serverGone += 1
+                unanswered = 0
+                endpoint = nil
+                skipHole(now: now, into: &actions)
+            } else {
+                counters.retries += 1
+                requestIfBehind(now: now, numbers: &numbers, into: &actions)
+            }
+        }
+        if endpoint == nil, let since = holeSince, now - since >= policy.announcementTimeout {
+            skipHole(now: now, into: &actions)
+        }
+        if let wait = policy.holeWait, let since = holeSince, now - since >= wait {
+            counters.holesGivenUp += 1
+            pending = []
+            requestedEnd = nil
+            unanswered = 0
+            skipHole(now: now, into: &actions)
+        }
+    }
+
+    // MARK: - Decisions
+
+    /// Whether a hole lies before the first buffered message.
+    private var isBehindBuffer: Bool {
+        guard let next, let lowest = buffer.keys.min() else { return false }
+        return next < lowest
+    }
+
+    private mutating func deliver(_ sequence: UInt64, _ message: Message, into actions: inout [Action]) {
+        actions.append(.deliver(sequence: sequence, message: message))
+        position = sequence == .max ? .exhausted : .at(sequence + 1)
+    }
+
+    private mutating func drain(into actions: inout [Action]) {
+        while let next, let message = buffer.removeValue(forKey: next) {
+            deliver(next, message, into: &actions)
+        }
+        if !isBehindBuffer { holeSince = nil }
+    }
+
+    /// Gives up on everything before `target` that is not buffered: delivers the buffered
+    /// messages below it in order, reports the holes between them lost.
+    private mutating func skip(to target: UInt64, into actions: inout [Action]) {
+        for sequence in buffer.keys.filter({ $0 < target }).sorted() {
+            let message = buffer.removeValue(forKey: sequence)!
+            guard let next, sequence >= next else { continue }
+            if sequence > next { lose(next..<sequence, into: &actions) }
+            deliver(sequence, message, into: &actions)
+        }
+        if let next, next < target {
+            lose(next..<target, into: &actions)
+            position = .at(target)
+        }
+        drain(into: &actions)
+    }
+
+    /// Gives up on the hole before the first buffered message (or up to the announced last).
+    /// A hole after the messages it delivers is waited for from `now` (a stream gone quiet
+    /// sends nothing more that would start its wait).
+    private mutating func skipHole(now: Duration, into actions: inout [Action]) {
+        if let lowest = buffer.keys.min() {
+            skip(to: lowest, into: &actions)
+        } else if let last = announcedLast, let next, last >= next {
+            skip(to: last == .max ? .max : last + 1, into: &actions)
+        }
+        holeSince = isBehindBuffer ? now : nil
+    }
+
+    private mutating func lose(_ range: Range<UInt64>, into actions: inout [Action]) {
+        guard !range.isEmpty else { return }
+        counters.lost.addSaturating(Int(clamping: range.width))
+        actions.append(.lost(range))
+    }
+
+    private mutating func requestIfBehind(
+        now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
+    ) {
+        while pending.count < policy.maximumInFlight, let next {
+            let lowest = buffer.keys.min()
+            let behindLive = lowest.map { next < $0 } ?? false
+            let behindAnnounced = announcedLast.map { next <= $0 } ?? false
+            guard behindLive || behindAnnounced else { return }
+            guard let endpoint else { return }  // wait for the announcement
+            if unknownToServer {
+                skipHole(now: now, into: &actions)
+                return
+            }
+            // The next batch starts where the ones under way end; a hole is asked up to the
+            // first message held after it, a quiet stream's tail one batch at a time.
+            let from = Swift.max(next, requestedEnd ?? next)
+            var limit = UInt64(ReplayFormat.maximumBatch)
+            if let lowest, behindLive {
+                guard from < lowest else { return }
+                limit = Swift.min(limit, lowest - from)
+            } else if !pending.isEmpty {
+                // More batches at once only up to what the server itself said it holds (a
+                // heartbeat's word is taken for one request at a time: a forged one costs one).
+                guard let last = serverLast, from <= last else { return }
+                limit = Swift.min(limit, last - from == .max ? limit : last - from + 1)
+            }
+            let id = numbers.take()
+            if pending.isEmpty { deferredWhileAsking = false }
+            pending.append(Pending(id: id, from: from, sentAt: now))
+            requestedEnd = from.addingReportingOverflow(limit).overflow ? .max : from + limit
+            counters.requests += 1
+            actions.append(.request(endpoint: endpoint, id: id, from: from, limit: UInt32(limit)))
+        }
+    }
+}
+
+extension OrderedDelivery: Sendable where Message: Sendable {}
+extension OrderedDelivery.Action: Sendable where Message: Sendable {}
