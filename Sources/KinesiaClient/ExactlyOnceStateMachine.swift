@@ -53,7 +53,6 @@ public struct ExactlyOnceStateMachine<Message> {
             sum.retries.addSaturating(counts.retries)
             sum.serverGone.addSaturating(counts.serverGone)
             sum.lost.addSaturating(counts.lost)
-            sum.holesGivenUp.addSaturating(counts.holesGivenUp)
         }
         return sum.named
     }

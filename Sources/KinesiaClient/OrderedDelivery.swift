@@ -3,9 +3,8 @@ public import KinesiaWire
 /// Ordered delivery of one numbered stream, with no I/O: messages received live or replayed,
 /// replay ends and refusals, announcements of where the publisher stands, and the time go in;
 /// what to deliver, what to ask the stream's replay server for, and what is lost for good come
-/// out. The one machine behind every ordered consumer of the bus: the clients' exactly-once
-/// delivery (``ExactlyOnceStateMachine``, one per stream) and the worker's pose feed (one per
-/// pose stream it analyses).
+/// out: what the clients' exactly-once delivery (``ExactlyOnceStateMachine``) does for each
+/// stream it follows.
 ///
 /// It keeps the next sequence number to deliver. A message with that number is delivered,
 /// followed by the buffered ones after it; an older one is a duplicate and dropped; a newer one
@@ -13,13 +12,12 @@ public import KinesiaWire
 /// replay later) and the hole before it is asked for, in requests of at most
 /// ``ReplayFormat/maximumBatch`` messages, up to ``Policy/maximumInFlight`` under way (the
 /// consumer's credit). A batch end that leaves the stream behind asks for more; an announcement
-/// whose `last` is ahead of what was delivered, twice in a row at least ``Policy/tailGrace``
-/// apart, asks for the tail of a stream that went quiet. Messages the server no longer holds,
+/// whose `last` is ahead of what was delivered, twice in a row, asks for the tail of a stream
+/// that went quiet. Messages the server no longer holds,
 /// messages a batch went past without sending (damaged in the server's journal), a stream the
 /// server does not know, a server that stopped answering, or a hole no server was announced for
 /// within ``Policy/announcementTimeout`` are reported as ``Action/lost(_:)`` and skipped, so
-/// that delivery goes on. With a ``Policy/holeWait`` (live first), a hole is given up that long
-/// after it was first seen, whatever its server still sends.
+/// that delivery goes on.
 ///
 /// Time is a `Duration` since any fixed origin, given by the caller; so are the request
 /// numbers (``RequestNumbers``: one counter for all the streams of a consumer, so that a reply
@@ -71,32 +69,23 @@ public struct OrderedDelivery<Message> {
         public var maximumRetries: Int
         /// Batches asked for at once (the consumer's credit).
         public var maximumInFlight: Int
-        /// How long after an announcement of a `last` the stream has not reached a second one
-        /// must come before the tail is asked for (the messages may be on their way).
-        public var tailGrace: Duration
-        /// Live first: a hole is given up this long after it was first seen, even while its
-        /// server still answers (`nil`: waited for as long as the server answers).
-        public var holeWait: Duration?
 
         /// A policy; every value has the exactly-once consumer's default.
         public init(
             maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-            announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3,
-            tailGrace: Duration = .zero, holeWait: Duration? = nil
+            announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3
         ) {
             self.maximumBuffered = Swift.max(1, maximumBuffered)
             self.requestTimeout = requestTimeout
             self.announcementTimeout = announcementTimeout
             self.maximumRetries = Swift.max(1, maximumRetries)
             self.maximumInFlight = Swift.max(1, maximumInFlight)
-            self.tailGrace = tailGrace
-            self.holeWait = holeWait.map { Swift.max(.zero, $0) }
         }
     }
 
     /// What happened to the stream: `duplicates`, `replayed`, `deferred` (live messages not
     /// buffered for lack of room, fetched later), `requests`, `retries`, `serverGone`, `lost`
-    /// (messages), `holesGivenUp` (holes given up at ``Policy/holeWait``).
+    /// (messages).
     public private(set) var counters = Counters()
 
     /// The counts of ``counters``.
@@ -108,14 +97,12 @@ public struct OrderedDelivery<Message> {
         public var retries = 0
         public var serverGone = 0
         public var lost = 0
-        public var holesGivenUp = 0
 
         /// The counts that are not zero, by name.
         public var named: [String: Int] {
             let all = [
                 ("duplicates", duplicates), ("replayed", replayed), ("deferred", deferred),
                 ("requests", requests), ("retries", retries), ("serverGone", serverGone), ("lost", lost),
-                ("holesGivenUp", holesGivenUp),
             ]
             return Dictionary(uniqueKeysWithValues: all.filter { $0.1 > 0 })
         }
@@ -140,7 +127,7 @@ public struct OrderedDelivery<Message> {
     private var buffer: [UInt64: Message] = [:]
     private var endpoint: String?
     private var announcedLast: UInt64?
-    private var suspectedTail: (last: UInt64, at: Duration)?
+    private var suspectedTail: UInt64?
     /// The requests under way, oldest first (at most the policy's `maximumInFlight`).
     private var pending: [Pending] = []
     /// Where what the requests under way ask for ends (exclusive).
@@ -169,21 +156,6 @@ public struct OrderedDelivery<Message> {
 
     /// Whether a request with this number is under way.
     public func isPending(_ id: UInt32) -> Bool { pending.contains { $0.id == id } }
-
-    /// When ``tick(now:numbers:into:)`` has something to do, at the latest.
-    public var deadline: Duration? {
-        var earliest: Duration?
-        func consider(_ time: Duration?) {
-            guard let time else { return }
-            earliest = Swift.min(earliest ?? time, time)
-        }
-        consider(pending.first.map { $0.sentAt + policy.requestTimeout })
-        if let holeSince {
-            if endpoint == nil { consider(holeSince + policy.announcementTimeout) }
-            if let wait = policy.holeWait { consider(holeSince + wait) }
-        }
-        return earliest
-    }
 
     /// A message numbered `sequence`: received `live` from the bus, or from a replay.
     public mutating func received(
@@ -278,11 +250,11 @@ public struct OrderedDelivery<Message> {
         } else if last >= next {
             // Behind an idle stream: ask when a later heartbeat still says so (the live
             // messages may simply be on their way).
-            if let suspected = suspectedTail, suspected.last >= next, now >= suspected.at + policy.tailGrace {
+            if let suspected = suspectedTail, suspected >= next {
                 suspectedTail = nil
                 requestIfBehind(now: now, numbers: &numbers, into: &actions)
-            } else if suspectedTail.map({ $0.last < next }) ?? true {
-                suspectedTail = (last, now)
+            } else {
+                suspectedTail = last
             }
         } else {
             suspectedTail = nil
@@ -291,7 +263,7 @@ public struct OrderedDelivery<Message> {
 
     /// The passing of time: requests without an answer are sent again (or, after
     /// ``Policy/maximumRetries``, the server is taken for gone); a hole with no announced server
-    /// after ``Policy/announcementTimeout``, or waited for ``Policy/holeWait``, is lost.
+    /// after ``Policy/announcementTimeout`` is lost.
     public mutating func tick(now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]) {
         if let oldest = pending.first, now - oldest.sentAt >= policy.requestTimeout {
             // The requests after it are behind it on the same connection: all again.
@@ -311,13 +283,6 @@ public struct OrderedDelivery<Message> {
             }
         }
         if endpoint == nil, let since = holeSince, now - since >= policy.announcementTimeout {
-            skipHole(now: now, into: &actions)
-        }
-        if let wait = policy.holeWait, let since = holeSince, now - since >= wait {
-            counters.holesGivenUp += 1
-            pending = []
-            requestedEnd = nil
-            unanswered = 0
             skipHole(now: now, into: &actions)
         }
     }

@@ -1,0 +1,126 @@
+import KinesiaClient
+import KinesiaWire
+import Testing
+
+/// One stream's ordered delivery on its own: the decisions ``ExactlyOnceStateMachine`` makes
+/// for each stream, with the time and the request numbers passed in.
+@Suite struct OrderedDeliveryTests {
+    private typealias Delivery = OrderedDelivery<String>
+    private let endpoint = "ipc:///tmp/bus/replay/w1.sock"
+
+    /// What came out, in order: `"7"` delivered, `"ask 5+2 #1"` asked (from, limit, id),
+    /// `"lost 3..<5"`.
+    private struct Log {
+        var lines: [String] = []
+        var numbers = Delivery.RequestNumbers()
+        var actions: [Delivery.Action] = []
+
+        mutating func run(_ body: (inout Delivery.RequestNumbers, inout [Delivery.Action]) -> Void) {
+            actions.removeAll()
+            body(&numbers, &actions)
+            for action in actions {
+                switch action {
+                case .deliver(let sequence, let message):
+                    #expect(message == "m\(sequence)", "the message delivered is the one numbered so")
+                    lines.append("\(sequence)")
+                case .request(_, let id, let from, let limit): lines.append("ask \(from)+\(limit) #\(id)")
+                case .lost(let range): lines.append("lost \(range.lowerBound)..<\(range.upperBound)")
+                }
+            }
+        }
+    }
+
+    private func receive(
+        _ stream: inout Delivery, _ sequence: UInt64, live: Bool = true, at now: Duration = .zero,
+        _ log: inout Log
+    ) {
+        log.run { numbers, actions in
+            stream.received(
+                sequence: sequence, message: "m\(sequence)", live: live, now: now, numbers: &numbers,
+                into: &actions)
+        }
+    }
+
+    private func end(
+        _ id: UInt32, first: UInt64, last: UInt64, next: UInt64, count: UInt32
+    ) -> ReplayBatchEnd {
+        ReplayBatchEnd(requestID: id, stream: StreamID(1), first: first, last: last, next: next, count: count)
+    }
+
+    @Test func aHoleIsAskedForUpToTheFirstBufferedMessageAndFilledInOrder() {
+        var stream = Delivery(next: 0)
+        var log = Log()
+        log.run { stream.announced(endpoint: endpoint, last: 0, now: .zero, numbers: &$0, into: &$1) }
+        receive(&stream, 0, &log)
+        receive(&stream, 3, &log)
+        receive(&stream, 4, &log)
+        #expect(log.lines == ["0", "ask 1+2 #1"])
+        receive(&stream, 1, live: false, &log)
+        receive(&stream, 2, live: false, &log)
+        log.run {
+            stream.replayEnded(
+                end(1, first: 1, last: 4, next: 3, count: 2), now: .zero, numbers: &$0, into: &$1)
+        }
+        #expect(log.lines == ["0", "ask 1+2 #1", "1", "2", "3", "4"])
+        #expect(stream.next == 5)
+        #expect(stream.counters.named == ["replayed": 2, "requests": 1])
+    }
+
+    @Test func oneCounterNumbersTheRequestsOfEveryStream() {
+        var a = Delivery(next: 0)
+        var b = Delivery(next: 0)
+        var log = Log()
+        log.run { numbers, actions in
+            a.announced(
+                endpoint: endpoint, last: 5, followedNow: true, now: .zero, numbers: &numbers, into: &actions)
+            b.announced(
+                endpoint: endpoint, last: 5, followedNow: true, now: .zero, numbers: &numbers, into: &actions)
+        }
+        #expect(log.lines == ["ask 0+256 #1", "ask 0+256 #2"])
+    }
+
+    @Test func anUnansweredRequestIsSentAgainThenTheServerIsTakenForGoneAndTheHoleIsLost() {
+        var stream = Delivery(next: 0, policy: .init(requestTimeout: .seconds(3), maximumRetries: 2))
+        var log = Log()
+        log.run { stream.announced(endpoint: endpoint, last: 0, now: .zero, numbers: &$0, into: &$1) }
+        receive(&stream, 2, &log)
+        #expect(log.lines == ["ask 0+2 #1"])
+        log.run { stream.tick(now: .milliseconds(2_999), numbers: &$0, into: &$1) }
+        #expect(log.lines.count == 1, "not before the timeout")
+        log.run { stream.tick(now: .seconds(3), numbers: &$0, into: &$1) }
+        #expect(log.lines.last == "ask 0+2 #2")
+        #expect(!stream.isPending(1) && stream.isPending(2))
+        // The first answer comes late: it is no longer asked for, and ignored.
+        receive(&stream, 0, live: false, at: .seconds(4), &log)
+        log.run {
+            stream.replayEnded(
+                end(1, first: 0, last: 2, next: 1, count: 1), now: .seconds(4), numbers: &$0, into: &$1)
+        }
+        #expect(log.lines.last == "0", "a replayed message is delivered whichever request brought it")
+        log.run { stream.tick(now: .seconds(6), numbers: &$0, into: &$1) }
+        #expect(log.lines.suffix(2) == ["lost 1..<2", "2"], "after two unanswered requests the hole is lost")
+        #expect(stream.counters.serverGone == 1 && stream.counters.retries == 1 && stream.counters.lost == 1)
+    }
+
+    @Test func aHoleInAStreamNobodyServesIsLostAfterTheAnnouncementTimeout() {
+        var stream = Delivery(next: 0, policy: .init(announcementTimeout: .seconds(5)))
+        var log = Log()
+        receive(&stream, 0, &log)
+        receive(&stream, 4, at: .seconds(1), &log)
+        log.run { stream.tick(now: .milliseconds(5_999), numbers: &$0, into: &$1) }
+        #expect(log.lines == ["0"], "held, nothing to ask")
+        log.run { stream.tick(now: .seconds(6), numbers: &$0, into: &$1) }
+        #expect(log.lines == ["0", "lost 1..<4", "4"])
+    }
+
+    @Test func aMessageNumberedUInt64MaxEndsTheStream() {
+        var stream = Delivery(next: .max - 1)
+        var log = Log()
+        receive(&stream, .max - 1, &log)
+        receive(&stream, .max, &log)
+        receive(&stream, .max, &log)
+        #expect(log.lines == ["\(UInt64.max - 1)", "\(UInt64.max)"])
+        #expect(stream.next == nil)
+        #expect(stream.counters.duplicates == 1)
+    }
+}
