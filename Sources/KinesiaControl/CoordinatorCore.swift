@@ -24,6 +24,15 @@ import KinesiaMotion
 ///   at most once per ``Configuration/resendInterval``, while its heartbeat shows otherwise.
 /// - **Workers that go silent**: a worker not heard from for ``Configuration/lease`` is gone;
 ///   its sessions wait for, and go to, another live worker of their pool.
+/// - **Rebalancing**: when a live worker of a pool runs at least two sessions more than another
+///   with room (a worker joined, or one came back), one session moves, and only then the next:
+///   the busier worker is told to give it up (its run goes on: it is not ended), and once its
+///   heartbeat no longer shows it, the other worker is given it and resumes it from its
+///   checkpoint. A camera's sessions stay together: the session moved is one of a camera the
+///   other worker already hosts, else one of the busier worker's smallest camera whose every
+///   session fits in half the difference (a camera moves whole, one session at a time, or not
+///   at all). A session that names its worker never moves; a command for a session on its way
+///   cancels the move.
 /// - **A restarted coordinator** learns where the sessions run from the heartbeats: a
 ///   session a worker reports at its planned run stays there. The sessions no worker reports
 ///   are placed only after ``Configuration/startGrace``, so that nothing is started twice.
@@ -146,6 +155,21 @@ public struct CoordinatorCore: Sendable {
     /// worker reports or one goes, never by the clock).
     private var graceIsOver = false
 
+    /// A session on its way from one live worker of its pool to another.
+    private struct Move: Sendable {
+        var key: SessionKey
+        var run: UInt64
+        var from: String
+        var to: String
+        /// Whether `to` was given it (`from` no longer showed it).
+        var handedOver = false
+    }
+
+    /// The session moving, if one is (one at a time, site-wide).
+    private var move: Move?
+    /// Sessions moved to rebalance a pool, since the start.
+    public private(set) var moves = 0
+
     /// A coordinator that starts at `now` with the plans, run number and epoch it kept, and
     /// the answers of the commands it did (``Action/rememberRequest(_:)``, oldest first).
     public init(
@@ -239,6 +263,7 @@ public struct CoordinatorCore: Sendable {
     private mutating func stop(
         _ key: SessionKey, request: ControlRequest, peer: Peer, now: Duration, into actions: inout [Action]
     ) {
+        cancelMove(of: key, now: now, into: &actions)
         guard let plan = plans.removeValue(forKey: key) else {
             answer(notRunning(key, request), to: [peer], into: &actions)
             return
@@ -263,6 +288,7 @@ public struct CoordinatorCore: Sendable {
         _ key: SessionKey, baseline: Int??, request: ControlRequest, peer: Peer, now: Duration,
         into actions: inout [Action]
     ) {
+        cancelMove(of: key, now: now, into: &actions)
         guard var plan = plans[key] else {
             answer(notRunning(key, request), to: [peer], into: &actions)
             return
@@ -408,6 +434,7 @@ public struct CoordinatorCore: Sendable {
             send(to: report.worker, now: now, into: &actions)
         }
         settle(into: &actions)
+        rebalance(now: now, into: &actions)
     }
 
     /// Moves time to `now`: workers silent for the lease are gone, sessions waiting are placed,
@@ -427,6 +454,7 @@ public struct CoordinatorCore: Sendable {
         }
         placeWaiting(now: now, into: &actions)
         settle(into: &actions)
+        rebalance(now: now, into: &actions)
         var index = 0
         while index < pending.count {
             guard pending[index].deadline <= now else {
@@ -466,8 +494,12 @@ public struct CoordinatorCore: Sendable {
     /// The live workers' names, sorted.
     public var liveWorkers: [String] { workers.keys.sorted() }
 
+    /// The sessions `worker` is to host: those placed on it, but a session moving to it only
+    /// once the worker it leaves has given it up.
     private func assigned(to worker: String) -> [SessionPlan] {
-        placement.filter { $0.value == worker }.keys.sorted().map { plans[$0]! }
+        placement.filter { key, placed in
+            placed == worker && !(move.map { !$0.handedOver && $0.key == key } ?? false)
+        }.keys.sorted().map { plans[$0]! }
     }
 
     private func shows(_ desired: [SessionPlan], _ running: [SessionKey: UInt64]) -> Bool {
@@ -523,6 +555,102 @@ public struct CoordinatorCore: Sendable {
             actions.append(.notice("\(key) (run \(plans[key]!.run)) goes to worker \(worker)"))
         }
         for worker in changed.sorted() { send(to: worker, now: now, into: &actions) }
+    }
+
+    // MARK: - Rebalancing
+
+    /// Moves the move under way on, or starts the next one where a pool is uneven.
+    private mutating func rebalance(now: Duration, into actions: inout [Action]) {
+        if var current = move {
+            guard plans[current.key]?.run == current.run, placement[current.key] == current.to,
+                workers[current.to] != nil
+            else {
+                // Stopped, reset or placed elsewhere meanwhile: nothing more to do for it.
+                move = nil
+                return rebalance(now: now, into: &actions)
+            }
+            if !current.handedOver {
+                guard workers[current.from]?.running[current.key] != current.run else { return }
+                current.handedOver = true
+                move = current
+                send(to: current.to, now: now, into: &actions)
+                return
+            }
+            guard workers[current.to]?.running[current.key] == current.run else { return }
+            move = nil
+            moves += 1
+            actions.append(.notice("\(current.key) (run \(current.run)) moved to worker \(current.to)"))
+        }
+        guard graceIsOver, let next = nextMove() else { return }
+        move = next
+        placement[next.key] = next.to
+        actions.append(
+            .notice(
+                "\(next.key) (run \(next.run)) moves from worker \(next.from) to worker \(next.to): its pool is uneven"
+            ))
+        send(to: next.from, now: now, into: &actions)
+    }
+
+    /// The session to move next, if a pool is uneven: from its busiest live worker to its least
+    /// busy one with room, when they differ by two sessions or more.
+    private func nextMove() -> Move? {
+        var load: [String: Int] = [:]
+        for worker in placement.values { load[worker, default: 0] += 1 }
+        let waiting = Set(
+            pending.map { waiting -> SessionKey in
+                switch waiting.expectation {
+                case .running(let key, _), .gone(let key, _): key
+                }
+            })
+        for pool in Set(workers.values.map(\.pool)).sorted() {
+            let members = workers.filter { $0.value.pool == pool }.keys.sorted()
+            guard
+                let from = members.max(by: { (load[$0, default: 0], $1) < (load[$1, default: 0], $0) }),
+                let to = members.filter({ load[$0, default: 0] < workers[$0]!.capacity })
+                    .min(by: { (load[$0, default: 0], $0) < (load[$1, default: 0], $1) }),
+                load[from, default: 0] - load[to, default: 0] >= 2
+            else { continue }
+            // Sessions that run where they are placed, name no worker, and wait for no command.
+            let onFrom = placement.filter { $0.value == from }.keys
+            let movable = onFrom.filter { key in
+                plans[key]?.worker == nil && !waiting.contains(key)
+                    && workers[from]?.running[key] == plans[key]?.run
+            }
+            let camerasThere = Set(placement.filter { $0.value == to }.keys.map(\.camera))
+            var sessionsPerCamera: [String: Int] = [:]
+            for key in onFrom { sessionsPerCamera[key.camera, default: 0] += 1 }
+            // A camera's sessions are split only where the other worker has that camera already:
+            // a camera moves whole, when all of it fits in the difference.
+            let difference = load[from, default: 0] - load[to, default: 0]
+            let keepsCamerasTogether = movable.filter { key in
+                camerasThere.contains(key.camera)
+                    || sessionsPerCamera[key.camera, default: 0] * 2 <= difference
+            }
+            guard
+                let key = keepsCamerasTogether.min(by: { a, b in
+                    let joinsA = camerasThere.contains(a.camera)
+                    let joinsB = camerasThere.contains(b.camera)
+                    if joinsA != joinsB { return joinsA }
+                    let groupA = sessionsPerCamera[a.camera, default: 0]
+                    let groupB = sessionsPerCamera[b.camera, default: 0]
+                    if groupA != groupB { return groupA < groupB }
+                    return a < b
+                })
+            else { continue }
+            return Move(key: key, run: plans[key]!.run, from: from, to: to)
+        }
+        return nil
+    }
+
+    /// A command for a session on its way: the move is given up, and the session stays with
+    /// the worker that still has it.
+    private mutating func cancelMove(of key: SessionKey, now: Duration, into actions: inout [Action]) {
+        guard let current = move, current.key == key else { return }
+        move = nil
+        guard !current.handedOver, workers[current.from] != nil, placement[key] == current.to else { return }
+        placement[key] = current.from
+        actions.append(.notice("\(key): its move to worker \(current.to) is given up for a command"))
+        send(to: current.from, now: now, into: &actions)
     }
 
     /// Answers the commands whose worker now shows what they decided.

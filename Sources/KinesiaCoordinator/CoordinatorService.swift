@@ -166,6 +166,7 @@ public struct CoordinatorService: Sendable {
         func healthCounters() -> [String: Int] {
             var values = counters
             values["workers"] = core.liveWorkers.count
+            values["sessionsMoved"] = core.moves
             let statuses = core.statuses
             values["sessions"] = statuses.count
             for state in SessionStatus.State.allCases {
