@@ -64,7 +64,7 @@ public struct PoseSource {
             let environment = try DetectorEnvironment.locate(environment: ProcessInfo.processInfo.environment)
             let detector = try DetectorProcess(
                 environment, arguments: source.detectorArguments(camera), onMessage: onDetectorMessage)
-            try detector.waitForFirstFrame(timeout: .seconds(60))
+            try detector.waitForFirstFrame(timeout: DetectorProcess.firstFrameTimeout)
             return PoseSource(storage: .detector(detector), isLive: source.kind == .camera, count: nil)
         }
         if spec == "-" {

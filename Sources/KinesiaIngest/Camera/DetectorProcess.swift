@@ -43,16 +43,23 @@ final class DetectorProcess {
     private let child: ChildProcess
     private var pending: Item?
     private let onMessage: (String) -> Void
+    /// The time since the detector was started, on the clock given.
+    private let elapsed: ElapsedClock
 
     /// Starts `python script arguments`.
-    /// - Parameter onMessage: Called with the detector's warnings (`warning: ` lines of its
-    ///   standard error), on the caller's thread. Its `error: ` line and, without one, its last
-    ///   other line (a Python traceback's) make the failure's message; MediaPipe's own logging
-    ///   goes nowhere else.
+    /// - Parameters:
+    ///   - onMessage: Called with the detector's warnings (`warning: ` lines of its standard
+    ///     error), on the caller's thread. Its `error: ` line and, without one, its last other
+    ///     line (a Python traceback's) make the failure's message; MediaPipe's own logging goes
+    ///     nowhere else.
+    ///   - clock: What the wait for the first frame is timed on, from now (a ``ManualClock`` in
+    ///     tests); the reads' waits are real.
     /// - Throws: ``PoseSourceError/failure(_:)`` when the child cannot be started.
-    init(_ environment: DetectorEnvironment, arguments: [String], onMessage: @escaping (String) -> Void)
-        throws(PoseSourceError)
-    {
+    init(
+        _ environment: DetectorEnvironment, arguments: [String], onMessage: @escaping (String) -> Void,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(PoseSourceError) {
+        elapsed = ElapsedClock(clock)
         // Close-on-exec pipes: only the copies the spawn puts on 1 and 2 reach the detector.
         let outputPipe = try Self.makePipe()
         let errorPipe = try Self.makePipe()
@@ -97,15 +104,19 @@ final class DetectorProcess {
         }
     }
 
+    /// How long ``PoseSource`` waits for a detector's first frame (a camera slow to start, a
+    /// model loading on a busy machine).
+    static let firstFrameTimeout: Duration = .seconds(60)
+
     /// Waits until the detector has analysed its first frame (or failed), so that a source it
     /// cannot read is an error at start rather than after the ingest waited for subscribers.
-    /// The first item is kept for ``next(timeout:)``; after `timeout` the detector is left to
-    /// go on (a camera slow to start).
+    /// The first item is kept for ``next(timeout:)``; once `timeout` has passed since the
+    /// detector was started (on the clock given to it), it is left to go on (a camera slow to
+    /// start), as ``FirstFrameWait`` decides.
     /// - Throws: ``PoseSourceError/failure(_:)`` when the detector failed.
     func waitForFirstFrame(timeout: Duration) throws(PoseSourceError) {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while pending == nil, clock.now < deadline {
+        let wait = FirstFrameWait(timeout: timeout, startedAt: .zero)
+        while pending == nil, wait.decision(at: elapsed.now) == .read {
             switch next(timeout: .milliseconds(100)) {
             case .idle: continue
             case .failed(let reason): throw PoseSourceError.failure(reason)
