@@ -58,6 +58,18 @@ public struct DemoDay: Sendable {
     let log: Logger
     /// Tells the demo's reader what happens (`started cam0/left on worker w (run 1)`).
     let say: @Sendable (String) -> Void
+    /// What the day's waits are timed on (``DemoWait``): a session's start asked again for
+    /// ``startTimeout``, each patient's camera playing for ``secondsEach``, the record's run ends
+    /// awaited for ``runEndsTimeout``. The system's clock; a ``ManualClock`` in tests.
+    var clock = ElapsedClock(ContinuousClock())
+
+    /// How long a session's start is asked again while the pool's worker has not joined.
+    static let startTimeout: Duration = .seconds(30)
+    /// The pause between two asks of a session's start.
+    static let startRetryPause: Duration = .milliseconds(200)
+    /// How long at most the day waits, after the last patient, for the record to hold the ends
+    /// of the runs stopped.
+    static let runEndsTimeout: Duration = .seconds(10)
 
     /// Runs the day until its end or `stop`.
     ///
@@ -70,7 +82,7 @@ public struct DemoDay: Sendable {
             guard !stop.isRequested else { return nil }
             for session in Self.sessions {
                 let answer: ControlAnswer
-                switch start(session, patient: patient, client: client, stop: stop) {
+                switch start(session, patient: patient, stop: stop, send: { try client.send($0) }) {
                 case .success(let done): answer = done
                 case .failure(let failure): return failure.message
                 }
@@ -96,7 +108,7 @@ public struct DemoDay: Sendable {
                 }
             }
         }
-        waitForRunEnds(ended, stop: stop)
+        waitForRunEnds(ended, stop: stop, wait: DemoWait(limit: Self.runEndsTimeout, startedAt: clock.now))
         return nil
     }
 
@@ -106,14 +118,20 @@ public struct DemoDay: Sendable {
         let value = Mutex<String?>(nil)
     }
 
-    private struct Failure: Error {
+    /// What stopped the day, for its reader.
+    struct Failure: Error {
+        /// What failed, and what was last heard.
         var message: String
     }
 
-    /// Starts `session` of `patient`, asking again while the pool's worker has not joined yet.
-    private func start(
-        _ session: (name: String, analysis: SessionPlan.Analysis), patient: Patient, client: ControlClient,
-        stop: StopToken
+    /// Starts `session` of `patient`, asking again (every ``startRetryPause``) while the pool's
+    /// worker has not joined yet, for at most ``startTimeout`` on ``clock``.
+    /// - Parameter send: Sends a request to the coordinator and returns its answer.
+    /// - Returns: The coordinator's answer, or a failure naming the session and the last answer
+    ///   (or error) heard when the time is up.
+    func start(
+        _ session: (name: String, analysis: SessionPlan.Analysis), patient: Patient, stop: StopToken,
+        send: (ControlRequest) throws -> ControlAnswer
     ) -> Result<ControlAnswer, Failure> {
         let plan: SessionPlan
         do {
@@ -124,25 +142,25 @@ public struct DemoDay: Sendable {
         } catch {
             return .failure(Failure(message: error.description))
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
+        let wait = DemoWait(limit: Self.startTimeout, startedAt: clock.now)
         var last = "no answer from the coordinator"
-        while !stop.isRequested, clock.now < deadline {
+        while !stop.isRequested, !wait.isOver(at: clock.now) {
             do {
-                let answer = try client.send(
-                    ControlRequest(id: ControlClient.newRequestID(), command: .start(plan)))
+                let answer = try send(ControlRequest(id: ControlClient.newRequestID(), command: .start(plan)))
                 guard answer.outcome == .noLiveWorker else { return .success(answer) }
                 last = answer.message
             } catch {
                 last = "\(error)"
             }
-            Thread.sleep(forTimeInterval: 0.2)
+            Thread.sleep(forTimeInterval: Self.startRetryPause.seconds)
         }
         return .failure(Failure(message: "cannot start \(plan.key): \(last)"))
     }
 
-    /// Plays `source` on the camera for ``secondsEach`` (or until `stop`).
-    private func play(_ source: String, patient: Patient, stop: StopToken, started: () -> Void) -> String? {
+    /// Plays `source` on the camera for ``secondsEach`` on ``clock`` (or until `stop`, or the
+    /// camera's failure).
+    /// - Returns: The camera's failure, `nil` when it played its time (or was stopped).
+    func play(_ source: String, patient: Patient, stop: StopToken, started: () -> Void) -> String? {
         let poses: PoseSource
         let topic: Topic
         do {
@@ -175,10 +193,9 @@ public struct DemoDay: Sendable {
         }
         thread.name = "kinesia.demo.camera"
         thread.start()
+        let playing = DemoWait(limit: .seconds(double: secondsEach), startedAt: clock.now)
         started()
-        let clock = ContinuousClock()
-        let end = clock.now + .seconds(double: secondsEach)
-        while clock.now < end, !stop.isRequested, failure.withLock({ $0 }) == nil {
+        while !playing.isOver(at: clock.now), !stop.isRequested, failure.withLock({ $0 }) == nil {
             Thread.sleep(forTimeInterval: 0.05)
         }
         cameraStop.request()
@@ -186,15 +203,17 @@ public struct DemoDay: Sendable {
         return failure.withLock { $0 }
     }
 
-    /// Waits (at most 10 s) until the record holds the ends of the `count` runs stopped: each
-    /// is announced once its session's service has finished its last poses.
-    private func waitForRunEnds(_ count: Int, stop: StopToken) {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while clock.now < deadline, !stop.isRequested {
+    /// Waits until the record holds the ends of the `count` runs stopped, or until `wait` is
+    /// over on ``clock`` (``runEndsTimeout`` after the last stop): each is announced once its
+    /// session's service has finished its last poses.
+    /// - Returns: Whether the record holds them (`false`: the time was up, or `stop`).
+    @discardableResult
+    func waitForRunEnds(_ count: Int, stop: StopToken, wait: DemoWait) -> Bool {
+        while !wait.isOver(at: clock.now), !stop.isRequested {
             let lines = (try? RecordStore(readingOnly: database).runLines()) ?? []
-            if lines.count(where: { $0.json.hasPrefix("{\"type\":\"runEnded\"") }) >= count { return }
+            if lines.count(where: { $0.json.hasPrefix("{\"type\":\"runEnded\"") }) >= count { return true }
             Thread.sleep(forTimeInterval: 0.1)
         }
+        return false
     }
 }
