@@ -53,8 +53,12 @@ final class ReplayGate: Sendable {
     ///   - events: The inproc endpoint of the ROUTER's monitor (``ZMQSocket/publishEvents(_:)``):
     ///     accepted, handshake succeeded and failed, disconnected, accept failed.
     ///   - connections: The table, empty.
+    ///   - clock: What the table's time is read on (when the freed heap is given back): the
+    ///     server's clock, a ``ManualClock`` in tests.
     /// - Throws: ``ZMQError`` (``ZMQError/addressInUse`` when the context has a ZAP handler).
-    init(context: ZMQContext, events: String, connections: ReplayConnections) throws(ZMQError) {
+    init(context: ZMQContext, events: String, connections: ReplayConnections, clock: ElapsedClock)
+        throws(ZMQError)
+    {
         let ready = DispatchSemaphore(value: 0)
         let failure = Mutex<ZMQError?>(nil)
         let shared = shared
@@ -85,7 +89,7 @@ final class ReplayGate: Sendable {
             ready.signal()
             Self.run(
                 zap: zap, monitor: monitor, wakeReceiver: wakeReceiver, connections: connections,
-                shared: shared)
+                clock: clock, shared: shared)
             monitor.close()
             zap.close()
             wakeReceiver.close()
@@ -120,15 +124,13 @@ final class ReplayGate: Sendable {
     }
 
     /// The gate's loop: the monitor's events first (so the table knows who left), then every
-    /// ZAP request waiting, then the actions; at least every 100 ms for the heap's return, and
-    /// at once when woken to stop.
+    /// ZAP request waiting, then the actions; at least every 100 ms for the heap's return (due
+    /// by the table, at `clock`'s time), and at once when woken to stop.
     private static func run(
         zap: ZMQSocket, monitor: SocketMonitor, wakeReceiver: ZMQSocket, connections: ReplayConnections,
-        shared: Shared
+        clock: ElapsedClock, shared: Shared
     ) {
         var table = connections
-        let clock = ContinuousClock()
-        let origin = clock.now
         var events: [SocketEvent] = []
         var poller = Poller()
         poller.add(zap, for: .readable)
@@ -145,7 +147,7 @@ final class ReplayGate: Sendable {
             while events.count < 10_000, let event = try? monitor.next(timeout: .zero) {
                 events.append(event)
             }
-            let now = clock.now - origin
+            let now = clock.now
             let actions = events.isEmpty ? table.tick(now: now) : table.record(events, now: now)
             while let frames = try? zap.tryReceive() {
                 let reply = answer(frames, table: &table)

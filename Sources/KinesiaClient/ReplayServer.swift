@@ -75,7 +75,8 @@ public final class ReplayServer {
     ///   - endpoint: Where to bind.
     ///   - admission: Which clients are answered (how many at once, how long an idle one is kept).
     ///   - connections: How many connections are kept open at once.
-    ///   - clock: What idle clients are timed on (a ``ManualClock`` in tests).
+    ///   - clock: What idle clients, and the return of the heap freed by connections that left
+    ///     (``ReplayConnections``), are timed on (a ``ManualClock`` in tests).
     /// - Throws: ``ZMQError``.
     public init(
         endpoint: String, admission: ReplayAdmission = ReplayAdmission(),
@@ -100,7 +101,7 @@ public final class ReplayServer {
                 .accepted, .disconnected, .acceptFailed, .handshakeSucceeded, .handshakeFailed,
             ])
             try socket.set(.zapDomain, ReplayGate.domain)
-            gate = try ReplayGate(context: context, events: events, connections: connections)
+            gate = try ReplayGate(context: context, events: events, connections: connections, clock: elapsed)
         } catch {
             socket.close()
             context.terminate()
