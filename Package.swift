@@ -290,7 +290,8 @@ let package = Package(
             dependencies: ["KinesiaReport", "KinesiaAnalytics", "KinesiaMotion"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaSimulationTests", dependencies: ["KinesiaSimulation", "KinesiaMotion"],
+            name: "KinesiaSimulationTests",
+            dependencies: ["KinesiaSimulation", "KinesiaMotion", "KinesiaSystem"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaJSON", "KinesiaTestSupport"],
