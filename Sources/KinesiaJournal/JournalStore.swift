@@ -24,21 +24,30 @@ public final class JournalStore: Sendable {
     private let retention: Mutex<RetentionSchedule>
     /// The time of the store's schedules (retention, and its writers' syncs), since it was made.
     let elapsed: ElapsedClock
+    /// The wall clock, as a duration since the epoch: the segments' ages at the scans the store
+    /// starts, and the turns the processes sharing the store take at them.
+    private let readWallClock: @Sendable () -> Duration
 
     /// Opens (making it when missing, with its parents, mode 0700) the store at `directory`.
     ///
-    /// - Parameter clock: What the schedules of retention and syncs are timed on (a
-    ///   ``ManualClock`` in tests); the segments' ages, and the turns the processes sharing the
-    ///   store take at retention, are on the wall clock.
+    /// - Parameters:
+    ///   - clock: What the schedules of retention and syncs are timed on (a ``ManualClock`` in
+    ///     tests).
+    ///   - wallClock: The time since the epoch (the system's wall clock, ``wallClock()``; a
+    ///     value a test moves): the segments' ages at the scans ``enforceRetentionIfDue(closedBytes:)``
+    ///     starts, and the turns the processes sharing the store take at them
+    ///     (``RetentionTurn``), which every process reads on the same wall clock.
     /// - Throws: ``JournalError/unsafePath(_:)`` for a directory others may reach, a link or
     ///   another owner; ``JournalError/system(path:call:message:)``.
     public init(
         directory: String, policy: JournalPolicy = JournalPolicy(),
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        wallClock: @escaping @Sendable () -> Duration = JournalStore.wallClock
     ) throws(JournalError) {
         self.directory = directory
         self.policy = policy
         elapsed = ElapsedClock(clock)
+        readWallClock = wallClock
         retention = Mutex(RetentionSchedule(policy))
         let opened = try Self.openPrivate(directory, creating: true)
         opened.close()
@@ -103,7 +112,7 @@ public final class JournalStore: Sendable {
         case nil:
             return false
         case .closedBytes:
-            _ = try? enforceRetention()
+            _ = try? enforceRetention(now: readWallClock())
             return true
         case .interval:
             return enforceRetentionInTurn()
@@ -116,8 +125,8 @@ public final class JournalStore: Sendable {
     public static let retentionTurnName = "retention-turn"
 
     /// Scans unless another process sharing the store is scanning now or scanned less than the
-    /// policy's ``JournalPolicy/retentionInterval`` ago (by the wall clock, which the segments'
-    /// ages are measured on too), then records the end of the scan.
+    /// policy's ``JournalPolicy/retentionInterval`` ago (``RetentionTurn``, on the store's wall
+    /// clock, which the segments' ages are measured on too), then records the end of the scan.
     /// - Returns: Whether it scanned.
     private func enforceRetentionInTurn() -> Bool {
         guard
@@ -125,18 +134,19 @@ public final class JournalStore: Sendable {
                 directory + "/" + Self.retentionTurnName, .readWrite.creating.notFollowingLinks)
         else {
             // No turn to take (the directory's file cannot be had): scan, as a lone store does.
-            _ = try? enforceRetention()
+            _ = try? enforceRetention(now: readWallClock())
             return true
         }
         guard (try? turn.tryLock()) == true else { return false }
+        var lastScanEnded: Duration?
         if let stored = try? turn.read(upTo: 8), stored.count == 8 {
-            let last = Duration.nanoseconds(
+            lastScanEnded = Duration.nanoseconds(
                 stored.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) })
-            let sinceLast = Self.wallClock() - last
-            if sinceLast >= .zero, sinceLast < policy.retentionInterval { return false }
         }
-        _ = try? enforceRetention()
-        let ended = Self.wallClock().components
+        let rule = RetentionTurn(interval: policy.retentionInterval)
+        guard rule.isTaken(lastScanEnded: lastScanEnded, now: readWallClock()) else { return false }
+        _ = try? enforceRetention(now: readWallClock())
+        let ended = readWallClock().components
         let nanoseconds = ended.seconds * 1_000_000_000 + ended.attoseconds / 1_000_000_000
         try? turn.write(withUnsafeBytes(of: nanoseconds.littleEndian) { Array($0) }, at: 0)
         return true
