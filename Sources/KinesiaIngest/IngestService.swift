@@ -124,39 +124,53 @@ public struct IngestService: Sendable {
     /// Publishes the source until its end (or, with ``Configuration/keepServing``, until `stop`)
     /// or until `stop` is requested, then sends a last health report and logs a summary.
     ///
-    /// - Throws: ``PoseSourceError/failure(_:)`` when the source failed or held no usable pose;
-    ///   ``PublishJournalError`` when the state directory cannot be used; the socket errors of a
-    ///   bus that cannot be reached.
-    public func run(until stop: StopToken) throws {
+    /// - Throws: ``IngestServiceError/source(_:)`` when the source failed or held no usable pose;
+    ///   ``IngestServiceError/journal(_:)`` when the state directory cannot be used;
+    ///   ``IngestServiceError/bus(_:_:)`` when the bus cannot be reached;
+    ///   ``IngestServiceError/replay(_:_:)`` when the journal's replay cannot be served.
+    public func run(until stop: StopToken) throws(IngestServiceError) {
         let settings = configuration
         let bus = settings.process.bus
         let log = self.log
-        let zmq = try ZMQContext()
+        let zmq = try onBus { () throws(ZMQError) in try ZMQContext() }
         defer { zmq.terminate() }
-        let publisher = try BusPublisher(
-            context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
+        let publisher = try onBus { () throws(ZMQError) in
+            try BusPublisher(context: zmq, bus: bus, waitsForSubscribers: true, linger: .seconds(2))
+        }
         defer { publisher.close() }
-        var health = try settings.process.healthPublisher(role: "ingest", problems: { log.warning($0) })
+        var health = try IngestServiceError.catching(IngestServiceError.processName) {
+            () throws(TopicError) in
+            try settings.process.healthPublisher(role: "ingest", problems: { log.warning($0) })
+        }
         var counters = Counters()
         let topic = settings.topic
         var source = self.source.value
-        let (journal, resumeAfter) = try Self.journal(
-            settings, source: source, publisher: publisher, log: log)
+        let (journal, resumeAfter) = try IngestServiceError.catching(IngestServiceError.journal) {
+            () throws(PublishJournalError) in
+            try Self.journal(settings, source: source, publisher: publisher, log: log)
+        }
         // The pose journal is served through replay (workers fill gaps and replay a session's
         // poses from it after a restart), announced on health/.
-        let replay: (source: JournalReplaySource, server: ReplayServer)? =
-            try journal.flatMap { journal in
-                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: settings.process.name)
-                else {
-                    log.warning(ReplayServer.notServedOnCURVE)
-                    return nil
-                }
-                return (
+        var served: (source: JournalReplaySource, server: ReplayServer)?
+        if let journal {
+            let endpoint = try IngestServiceError.catching(IngestServiceError.replayEndpoint) {
+                () throws(BusAddressError) in
+                try ReplayServer.endpoint(bus: bus, process: settings.process.name)
+            }
+            if let endpoint {
+                served = (
                     JournalReplaySource(
                         store: journal.store, current: [topic: publisher.streamID(on: topic)]),
-                    try ReplayServer(endpoint: endpoint)
+                    try IngestServiceError.catching({ (error: ZMQError) in .replay(endpoint, error) }) {
+                        () throws(ZMQError) in
+                        try ReplayServer(endpoint: endpoint)
+                    }
                 )
+            } else {
+                log.warning(ReplayServer.notServedOnCURVE)
             }
+        }
+        let replay = served
         defer { replay?.server.close() }
         if let replay {
             let endpoint = replay.server.endpoint
@@ -188,17 +202,19 @@ public struct IngestService: Sendable {
 
         if settings.waitSeconds > 0 {
             log.info("waiting for a subscriber to \(topic) on \(bus)")
-            let found = try publisher.waitForSubscriber(
-                to: topic, timeout: .seconds(double: settings.waitSeconds),
-                isCancelled: {
-                    // A camera's poses of nobody's interest: dropped, so the first ones sent are
-                    // live rather than what the pipe held while the ingest waited.
-                    counters.discarded += source.discardBufferedLivePoses()
-                    counters.detector = source.detectorCounters
-                    health.publishIfDue(counters: { report() }, via: publisher)
-                    serveReplay()
-                    return stop.isRequested
-                })
+            let found = try onBus { () throws(ZMQError) in
+                try publisher.waitForSubscriber(
+                    to: topic, timeout: .seconds(double: settings.waitSeconds),
+                    isCancelled: {
+                        // A camera's poses of nobody's interest: dropped, so the first ones sent are
+                        // live rather than what the pipe held while the ingest waited.
+                        counters.discarded += source.discardBufferedLivePoses()
+                        counters.detector = source.detectorCounters
+                        health.publishIfDue(counters: { report() }, via: publisher)
+                        serveReplay()
+                        return stop.isRequested
+                    })
+            }
             counters.discarded += source.discardBufferedLivePoses()
             if stop.isRequested { return }
             if !found {
@@ -280,6 +296,11 @@ public struct IngestService: Sendable {
                 } catch let error as WireError {
                     counters.invalid += 1
                     log.warning("pose at t=\(pose.timestamp) not sent: \(error)")
+                } catch let error as ZMQError {
+                    throw .bus(bus.description, error)
+                } catch {
+                    // BusPublisher.publish throws a WireError or a ZMQError only.
+                    preconditionFailure("BusPublisher.publish threw \(error)")
                 }
             }
         }
@@ -301,7 +322,7 @@ public struct IngestService: Sendable {
         }
         health.publish(counters: report(), via: publisher)
         if let summary = source.detectorSummary { log.info(summary) }
-        if let failure { throw PoseSourceError.failure(failure) }
+        if let failure { throw .source(.failure(failure)) }
         if !subscribed { subscribed = publisher.hasSubscriber(to: topic) }
         let seconds = elapsed.seconds
         // "sent": handed to the bus. A publisher cannot know what was delivered; it only knows
@@ -317,7 +338,7 @@ public struct IngestService: Sendable {
         let ending = stop.isRequested ? "stopped" : "done"
         if !stop.isRequested, counters.sent + counters.dropped + counters.resumedSkipped == 0 {
             log.info("\(ending): \(summary)")
-            throw PoseSourceError.failure(Self.nothingUsable(settings.source, counters: counters))
+            throw .source(.failure(Self.nothingUsable(settings.source, counters: counters)))
         }
         guard subscribed || counters.sent == 0 else {
             // Nothing can have been delivered: said as a warning, not a failure, because an
@@ -331,6 +352,14 @@ public struct IngestService: Sendable {
         log.info("\(ending): \(summary) (delivery is not confirmed)")
     }
 
+    /// What `body` returns; a socket error it throws says the bus cannot be reached.
+    private func onBus<Value: ~Copyable>(_ body: () throws(ZMQError) -> Value) throws(IngestServiceError)
+        -> Value
+    {
+        let bus = configuration.process.bus.description
+        return try IngestServiceError.catching({ (error: ZMQError) in .bus(bus, error) }, body)
+    }
+
     /// Opens the journal of the camera's poses (unless `--no-journal`) and its stream identity
     /// (`pose+<camera>`). A recording or simulation whose stream is resumed (the same source,
     /// stopped before its end) goes on after the last pose journaled: the poses up to that
@@ -340,7 +369,7 @@ public struct IngestService: Sendable {
     ///   every pose).
     private static func journal(
         _ settings: Configuration, source: PoseSource, publisher: BusPublisher, log: Logger
-    ) throws -> (PublishJournal?, Double?) {
+    ) throws(PublishJournalError) -> (PublishJournal?, Double?) {
         guard !settings.journal.disabled else { return (nil, nil) }
         let journal = try PublishJournal(
             options: settings.journal, environment: settings.environment,
