@@ -356,7 +356,7 @@ let package = Package(
             name: "KinesiaRecorderTests",
             dependencies: [
                 "KinesiaRecorder", "KinesiaClient", "KinesiaMotion", "KinesiaStore", "KinesiaWire",
-                "KinesiaAnalytics", "KinesiaTestSupport",
+                "KinesiaAnalytics", "KinesiaService", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

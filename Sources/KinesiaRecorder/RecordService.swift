@@ -73,34 +73,57 @@ public struct RecordService: Sendable {
     /// Records until `stop` is requested, then stores what already arrived (at most half a
     /// second), commits, and sends a last health report.
     ///
-    /// - Throws: ``SQLiteError`` when the database cannot be written; the socket errors of a
-    ///   bus that cannot be reached.
-    public func run(until stop: StopToken) throws {
+    /// - Throws: ``RecordServiceError/databaseUnopenable(_:_:)`` when the database cannot be
+    ///   opened, ``RecordServiceError/databaseUnwritable(_:_:)`` when it cannot be written,
+    ///   ``RecordServiceError/bus(_:_:)`` when the bus cannot be reached.
+    public func run(until stop: StopToken) throws(RecordServiceError) {
         let database = configuration.database
         let bus = configuration.process.bus
         let cameras = configuration.cameras
         let log = self.log
         let elapsed = startClock()
         func now() -> Duration { elapsed.now }
-        let writer = try RecordWriter(
-            path: database, snapshotInterval: configuration.snapshotInterval, now: now())
-        let zmq = try ZMQContext()
+        func onBus<Value: ~Copyable>(_ body: () throws(ZMQError) -> Value) throws(RecordServiceError) -> Value
+        {
+            try RecordServiceError.catching({ (error: ZMQError) in .bus(bus.description, error) }, body)
+        }
+        func writing<Value>(_ body: () throws(SQLiteError) -> Value) throws(RecordServiceError) -> Value {
+            try RecordServiceError.catching(
+                { (error: SQLiteError) in .databaseUnwritable(database, error) }, body)
+        }
+        let writer = try RecordServiceError.catching({ (error: SQLiteError) in
+            .databaseUnopenable(database, error)
+        }) { () throws(SQLiteError) in
+            try RecordWriter(path: database, snapshotInterval: configuration.snapshotInterval, now: now())
+        }
+        let zmq = try onBus { () throws(ZMQError) in try ZMQContext() }
         defer { zmq.terminate() }
-        let publisher = try BusPublisher(
-            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        let publisher = try onBus { () throws(ZMQError) in
+            try BusPublisher(context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        }
         defer { publisher.close() }
-        let subscriber = try ExactlyOnceSubscriber(
-            context: zmq, bus: bus, topics: try Self.prefixes(cameras), from: configuration.from,
-            cursor: writer.cursor)
+        let topics = try RecordServiceError.catching(RecordServiceError.camera) { () throws(TopicError) in
+            try Self.prefixes(cameras)
+        }
+        let subscriber = try onBus { () throws(ZMQError) in
+            try ExactlyOnceSubscriber(
+                context: zmq, bus: bus, topics: topics, from: configuration.from, cursor: writer.cursor)
+        }
         defer { subscriber.close() }
-        var health = try configuration.process.healthPublisher(role: "record", problems: { log.warning($0) })
+        var health = try RecordServiceError.catching(RecordServiceError.processName) {
+            () throws(TopicError) in
+            try configuration.process.healthPublisher(role: "record", problems: { log.warning($0) })
+        }
         func counters() -> [String: Int] {
             var values = writer.recorder.counters
             for (counter, value) in subscriber.machine.counters { values["replay.\(counter)"] = value }
             return values
         }
-        func handle(_ delivery: ExactlyOnceSubscriber.Delivery) throws {
-            for warning in try writer.handle(delivery, now: now()) { log.warning(warning) }
+        func handle(_ delivery: ExactlyOnceSubscriber.Delivery) throws(RecordServiceError) {
+            for warning in try writing({ () throws(SQLiteError) in try writer.handle(delivery, now: now()) })
+            {
+                log.warning(warning)
+            }
         }
 
         let known = writer.cursor.delivered.count
@@ -112,16 +135,23 @@ public struct RecordService: Sendable {
         )
         while !stop.isRequested {
             health.publishIfDue(counters: counters, via: publisher)
-            try writer.commitIfDue(now: now())
-            guard let delivery = try subscriber.receive(timeout: .milliseconds(100)) else { continue }
+            try writing { () throws(SQLiteError) in try writer.commitIfDue(now: now()) }
+            guard
+                let delivery = try onBus({ () throws(ZMQError) in
+                    try subscriber.receive(timeout: .milliseconds(100))
+                })
+            else { continue }
             try handle(delivery)
         }
         // What is already here is stored before stopping.
         let deadline = elapsed.now + .milliseconds(500)
-        while elapsed.now < deadline, let next = try subscriber.receive(timeout: .milliseconds(20)) {
+        while elapsed.now < deadline,
+            let next = try onBus({ () throws(ZMQError) in try subscriber.receive(timeout: .milliseconds(20)) }
+            )
+        {
             try handle(next)
         }
-        try writer.close()
+        try writing { () throws(SQLiteError) in try writer.close() }
         health.publish(counters: counters(), via: publisher)
         let recorder = writer.recorder
         log.info(
