@@ -70,11 +70,16 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
     }
 
     /// Prints messages until `count`, `idle` or `stop`.
-    public func run(until stop: StopToken) throws {
-        switch configuration.mode {
-        case .live(let prefixes): try listen(prefixes: prefixes, stop: stop)
-        case .exactlyOnce(let topics, let start, let from):
-            try listenExactlyOnce(topics: topics, start: start, from: from, stop: stop)
+    ///
+    /// - Throws: ``ListenServiceError/bus(_:_:)`` when the bus cannot be reached.
+    public func run(until stop: StopToken) throws(ListenServiceError) {
+        let bus = configuration.bus.description
+        try ListenServiceError.catching({ (error: ZMQError) in .bus(bus, error) }) { () throws(ZMQError) in
+            switch configuration.mode {
+            case .live(let prefixes): try listen(prefixes: prefixes, stop: stop)
+            case .exactlyOnce(let topics, let start, let from):
+                try listenExactlyOnce(topics: topics, start: start, from: from, stop: stop)
+            }
         }
     }
 
@@ -91,9 +96,9 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
     /// Receives until `count`, `idle` or the stop: `handle` prints a delivery and says whether
     /// it counts as received (for `idle`) and as printed (for `count`).
     private func receiveUntilDone<Delivery>(
-        _ stop: StopToken, receive: () throws -> Delivery?,
+        _ stop: StopToken, receive: () throws(ZMQError) -> Delivery?,
         handle: (Delivery) -> (received: Bool, printed: Bool)
-    ) throws {
+    ) throws(ZMQError) {
         let elapsed = ElapsedClock(clock)
         var lastReceived = elapsed.now
         var printed = 0
@@ -112,7 +117,7 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
         output.flush()
     }
 
-    private func listen(prefixes: [String], stop: StopToken) throws {
+    private func listen(prefixes: [String], stop: StopToken) throws(ZMQError) {
         let bus = configuration.bus
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
@@ -134,7 +139,9 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
         }
 
         var warnings = WarningThrottle()
-        try receiveUntilDone(stop, receive: { try subscriber.receive(timeout: .milliseconds(100)) }) {
+        try receiveUntilDone(
+            stop, receive: { () throws(ZMQError) in try subscriber.receive(timeout: .milliseconds(100)) }
+        ) {
             delivery in
             switch delivery {
             case .flatPose:
@@ -180,7 +187,7 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
     }
 
     private func listenExactlyOnce(topics: [TopicPrefix], start: ReplayStart, from: String, stop: StopToken)
-        throws
+        throws(ZMQError)
     {
         let bus = configuration.bus
         let zmq = try ZMQContext()
@@ -194,7 +201,9 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
         // A hostile or broken sender can make every delivery a warning: each is counted, the
         // first ten of a reason are shown, then every thousandth.
         var warnings = WarningThrottle()
-        try receiveUntilDone(stop, receive: { try subscriber.receive(timeout: .milliseconds(100)) }) {
+        try receiveUntilDone(
+            stop, receive: { () throws(ZMQError) in try subscriber.receive(timeout: .milliseconds(100)) }
+        ) {
             delivery in
             for line in ListenLine.warnings(for: delivery, into: &warnings) { logger.warning(line) }
             switch delivery {
