@@ -353,6 +353,13 @@ let package = Package(
             dependencies: ["KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaWire"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "KinesiaCoordinatorTests",
+            dependencies: [
+                "KinesiaCoordinator", "KinesiaClient", "KinesiaService", "KinesiaSystem",
+                "KinesiaTestSupport",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "KinesiaRecorderTests",
             dependencies: [
                 "KinesiaRecorder", "KinesiaClient", "KinesiaMotion", "KinesiaStore", "KinesiaWire",

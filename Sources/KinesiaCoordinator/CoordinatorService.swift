@@ -65,20 +65,19 @@ public struct CoordinatorService: Sendable {
 
     /// Runs until `stop` is requested.
     ///
-    /// - Throws: ``CoordinatorError`` when the state directory, the database or the control
-    ///   endpoint cannot be used.
-    public func run(until stop: StopToken) throws {
+    /// - Throws: ``CoordinatorError`` when the state directory, the database, the control
+    ///   endpoint or the bus cannot be used.
+    public func run(until stop: StopToken) throws(CoordinatorError) {
         let elapsed = startClock()
         let bus = configuration.process.bus
         let security = configuration.security
         if case .tcp = bus.kind, security == .localUser {
-            throw CoordinatorError(
-                "a coordinator on the TCP bus \(bus) needs the broker's key and allowed keys (or --insecure)")
+            throw .insecureTCP(bus.description)
         }
-        do {
+        do throws(PrivateDirectoryError) {
             try PrivateDirectory.open(configuration.stateDirectory, creating: true).close()
         } catch {
-            throw CoordinatorError("state directory: \(error)")
+            throw .stateDirectory(error)
         }
         let store: CoordinatorStore
         let kept:
@@ -86,11 +85,12 @@ public struct CoordinatorService: Sendable {
                 plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, answers: [ControlAnswer],
                 unreadable: [String]
             )
-        do {
-            store = try CoordinatorStore(path: configuration.stateDirectory + "/coordinator.db")
+        let databasePath = configuration.stateDirectory + "/coordinator.db"
+        do throws(SQLiteError) {
+            store = try CoordinatorStore(path: databasePath)
             kept = try store.load()
         } catch {
-            throw CoordinatorError("\(configuration.stateDirectory)/coordinator.db: \(error)")
+            throw .database(databasePath, error)
         }
         defer { store.close() }
         for message in kept.unreadable { log.error(message) }
@@ -98,7 +98,10 @@ public struct CoordinatorService: Sendable {
             plans: kept.plans, nextRun: kept.nextRun, epoch: kept.epoch, now: elapsed.now,
             configuration: configuration.core, answers: kept.answers)
 
-        let zmq = try ZMQContext()
+        func onBus<Value: ~Copyable>(_ body: () throws(ZMQError) -> Value) throws(CoordinatorError) -> Value {
+            try CoordinatorError.catching({ (error: ZMQError) in .bus(bus.description, error) }, body)
+        }
+        let zmq = try onBus { () throws(ZMQError) in try ZMQContext() }
         defer { zmq.terminate() }
         // Over TCP, the site's keys are admitted as the broker admits them (the same allowed-keys
         // directory, read again at each connection); what each may send is decided per message
@@ -107,7 +110,7 @@ public struct CoordinatorService: Sendable {
         if case .tcp = bus.kind {
             let admission = BrokerAdmission(security: security, ownUserID: ProcessIdentity.effectiveUserID)
             let log = self.log
-            do {
+            do throws(ZMQError) {
                 zap = try ZAPHandler(context: zmq) { request in
                     var allowed = AllowedKeys()
                     if case .curve(_, let directory) = security, request.mechanism == "CURVE" {
@@ -121,7 +124,7 @@ public struct CoordinatorService: Sendable {
                     }
                 }
             } catch {
-                throw CoordinatorError("cannot start the control socket's authentication: \(error.message)")
+                throw .authentication(error)
             }
         } else {
             zap = nil
@@ -132,18 +135,21 @@ public struct CoordinatorService: Sendable {
         if case .curve(let key, _) = security {
             ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
         }
-        let publisher = try BusPublisher(
-            context: zmq, bus: ownBus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        let publisher = try onBus { () throws(ZMQError) in
+            try BusPublisher(context: zmq, bus: ownBus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        }
         defer { publisher.close() }
         // The ingests' heartbeats: which cameras publish (a start for a camera nobody publishes
         // says so in its answer).
-        let heartbeats = try BusSubscriber(context: zmq, bus: ownBus, prefixes: [.kind(.health)])
+        let heartbeats = try onBus { () throws(ZMQError) in
+            try BusSubscriber(context: zmq, bus: ownBus, prefixes: [.kind(.health)])
+        }
         defer { heartbeats.close() }
-        let router = try ZMQSocket(.router, context: zmq, linger: .zero)
+        let router = try onBus { () throws(ZMQError) in try ZMQSocket(.router, context: zmq, linger: .zero) }
         defer { router.close() }
         // A peer gone since it asked: its answer is dropped, not queued.
-        try router.set(.routerMandatory, false)
-        do {
+        try onBus { () throws(ZMQError) in try router.set(.routerMandatory, false) }
+        do throws(ZMQError) {
             if case .tcp = bus.kind {
                 try router.set(.zapDomain, BrokerAdmission.zapDomain)
                 if case .curve(let key, _) = security {
@@ -154,14 +160,14 @@ public struct CoordinatorService: Sendable {
                 _ = try router.bindRestricted(bus.controlEndpoint)
             }
         } catch {
-            throw CoordinatorError(
-                "cannot bind \(bus.controlEndpoint): \(error) (is another coordinator running?)")
+            throw .controlEndpoint(bus.controlEndpoint, error)
         }
         var poller = Poller()
         poller.add(router)
         poller.add(heartbeats.socket)
-        var health = try configuration.process.healthPublisher(
-            role: "coordinator", problems: { log.warning($0) })
+        var health = try CoordinatorError.catching(CoordinatorError.processName) { () throws(TopicError) in
+            try configuration.process.healthPublisher(role: "coordinator", problems: { log.warning($0) })
+        }
         var counters: [String: Int] = ["requests": 0, "malformed": 0, "workerReports": 0, "storeErrors": 0]
         func healthCounters() -> [String: Int] {
             var values = counters
@@ -245,9 +251,11 @@ public struct CoordinatorService: Sendable {
             health.publishIfDue(counters: healthCounters, via: publisher)
             let wait = min(
                 .milliseconds(100), max(.zero, (core.nextDeadline ?? .seconds(1)) - elapsed.now))
-            let ready = try poller.poll(timeout: wait)
+            let ready = try onBus { () throws(ZMQError) in try poller.poll(timeout: wait) }
             var heard = 0
-            while heard < 1000, let delivery = try heartbeats.tryReceive() {
+            while heard < 1000,
+                let delivery = try onBus({ () throws(ZMQError) in try heartbeats.tryReceive() })
+            {
                 heard += 1
                 guard case .message(let message, _) = delivery, case .health(let report) = message.body,
                     report.role == "ingest"
@@ -262,7 +270,8 @@ public struct CoordinatorService: Sendable {
             if ready.first?.contains(.readable) == true {
                 var frames: [[UInt8]] = []
                 var userID: String?
-                while try router.tryReceive(into: &frames, userID: &userID) {
+                while try onBus({ () throws(ZMQError) in try router.tryReceive(into: &frames, userID: &userID)
+                }) {
                     guard frames.count == 2 else {
                         counters["malformed", default: 0] += 1
                         continue
@@ -336,17 +345,4 @@ public struct CoordinatorService: Sendable {
         }
         return request
     }
-}
-
-/// A coordinator that cannot run: its state directory, database or endpoint.
-public struct CoordinatorError: ServiceError, Hashable, Sendable {
-    /// What is wrong.
-    public var message: String
-
-    /// An error saying `message`.
-    public init(_ message: String) { self.message = message }
-
-    public var description: String { message }
-    /// Never the caller's mistake: the coordinator cannot run here.
-    public var isUsageError: Bool { false }
 }
