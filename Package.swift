@@ -350,7 +350,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaBrokerTests",
-            dependencies: ["KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaWire"],
+            dependencies: ["KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaWire"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCoordinatorTests",

@@ -54,9 +54,10 @@ package struct BrokerService: Sendable {
     /// Serves the bus until `stop` is requested, then closes its sockets and removes the socket
     /// files it bound (only those: never one put there since).
     ///
-    /// - Throws: ``BrokerError`` when the bus cannot be served (another broker holds it, its
-    ///   address is in use, the forwarding stopped); the socket errors of its own health.
-    package func run(until stop: StopToken) throws {
+    /// - Throws: ``BrokerError/unservable(_:)`` when the bus cannot be served (another broker
+    ///   holds it, its address is in use, the forwarding stopped);
+    ///   ``BrokerError/ownSockets(_:_:)`` when the sockets of its own health cannot be made.
+    package func run(until stop: StopToken) throws(BrokerError) {
         let bus = configuration.bus
         let security = configuration.security
         let log = self.log
@@ -72,14 +73,17 @@ package struct BrokerService: Sendable {
         let descriptorLimit = FileDescriptorLimit.raiseToHardLimit()
         log.info("file descriptors: at most \(descriptorLimit)")
         var connections = BrokerConnections(descriptorLimit: descriptorLimit)
-        let zmq = try ZMQContext()
+        func ownSockets<Value: ~Copyable>(_ body: () throws(ZMQError) -> Value) throws(BrokerError) -> Value {
+            try BrokerError.catching({ (error: ZMQError) in .ownSockets(bus.description, error) }, body)
+        }
+        let zmq = try ownSockets { () throws(ZMQError) in try ZMQContext() }
         defer { zmq.terminate() }
         // The ZAP handler answers before anything binds: every connection (CURVE over TCP, NULL
         // with the ZAP domain over IPC and --insecure TCP) waits for its decision.
         let admissions = AdmissionRecord(log: log)
         let admission = BrokerAdmission(security: security, ownUserID: ProcessIdentity.effectiveUserID)
         let zap: ZAPHandler
-        do {
+        do throws(ZMQError) {
             zap = try ZAPHandler(context: zmq) { request in
                 var allowed = AllowedKeys()
                 var read = false
@@ -114,11 +118,15 @@ package struct BrokerService: Sendable {
         if case .curve(let key, _) = security {
             ownBus.credentials = BusCredentials(key: key, serverKey: key.publicKey)
         }
-        let publisher = try BusPublisher(context: zmq, bus: ownBus, linger: .milliseconds(100))
+        let publisher = try ownSockets { () throws(ZMQError) in
+            try BusPublisher(context: zmq, bus: ownBus, linger: .milliseconds(100))
+        }
         defer { publisher.close() }
-        var health = try HealthPublisher(
-            process: configuration.name, role: "broker", insecure: security == .insecure,
-            problems: { log.warning($0) })
+        var health = try BrokerError.catching(BrokerError.processName) { () throws(TopicError) in
+            try HealthPublisher(
+                process: configuration.name, role: "broker", insecure: security == .insecure,
+                problems: { log.warning($0) })
+        }
         log.info(
             "serving \(bus) (publishers: \(bus.publisherEndpoint), subscribers: \(bus.subscriberEndpoint))")
 
