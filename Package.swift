@@ -270,7 +270,7 @@ let package = Package(
             name: "KinesiaWebTests",
             dependencies: [
                 "KinesiaWeb", "KinesiaClient", "KinesiaControl", "KinesiaMotion", "KinesiaWire",
-                "KinesiaTestSupport",
+                "KinesiaService", "KinesiaStore", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

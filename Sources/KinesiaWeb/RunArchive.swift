@@ -18,13 +18,17 @@ public struct RunArchive: Sendable {
     /// `{"runs":[...]}`, in order; each with its `run`, `camera`, `session`, `exercise`,
     /// `side`, `patient`, `startedAt` (UTC, as recorded), and once it ended `endedAt`,
     /// `reason`, `repCount`, `rejectedCount` (`null` before). Only `patient`'s runs when given.
-    public func runsJSON(patient: String?) throws -> String {
-        let store = try RecordStore(readingOnly: path)
+    /// - Throws: ``RunArchiveError/database(_:)`` when the database cannot be opened or read.
+    public func runsJSON(patient: String?) throws(RunArchiveError) -> String {
+        let store = try RunArchiveError.reading { () throws(SQLiteError) in try RecordStore(readingOnly: path)
+        }
         defer { try? store.close() }
-        let wanted = try patient.map { Set(try store.runs(patient: $0)) }
+        let wanted = try RunArchiveError.reading { () throws(SQLiteError) in
+            try patient.map { (patient) throws(SQLiteError) in Set(try store.runs(patient: patient)) }
+        }
         var runs: [UInt64: [(camera: String, session: String, record: RunRecord, at: String?)]] = [:]
         var order: [UInt64] = []
-        for row in try store.runRows() {
+        for row in try RunArchiveError.reading({ () throws(SQLiteError) in try store.runRows() }) {
             guard let record = try? RunRecord(json: row.json) else { continue }
             if wanted.map({ !$0.contains(record.run) }) ?? false { continue }
             if runs[record.run] == nil { order.append(record.run) }
@@ -67,14 +71,30 @@ public struct RunArchive: Sendable {
 
     /// The HTML report of `run` (as `kinesia report --run` writes it), or `nil` when the
     /// database has no such run.
-    public func report(run: UInt64) throws -> String? {
-        let store = try RecordStore(readingOnly: path)
+    /// - Throws: ``RunArchiveError/database(_:)`` when the database cannot be opened,
+    ///   ``RunArchiveError/report(_:)`` when the run's report cannot be made.
+    public func report(run: UInt64) throws(RunArchiveError) -> String? {
+        let store = try RunArchiveError.reading { () throws(SQLiteError) in try RecordStore(readingOnly: path)
+        }
         defer { try? store.close() }
         do {
             return ReportPage.render(try RecordedReport.runs([run], patient: nil, in: store))
         } catch {
             if case .notRecorded = error { return nil }
-            throw error
+            throw .report(error)
+        }
+    }
+}
+
+extension RunArchiveError {
+    /// What `body` returns; a database error it throws becomes ``database(_:)``.
+    fileprivate static func reading<Value>(_ body: () throws(SQLiteError) -> Value) throws(RunArchiveError)
+        -> Value
+    {
+        do {
+            return try body()
+        } catch {
+            throw .database(error)
         }
     }
 }

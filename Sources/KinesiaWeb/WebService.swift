@@ -117,25 +117,39 @@ public struct WebService: Sendable {
     /// Serves until `stop` is requested; `listening` is told the port once requests are
     /// answered.
     ///
-    /// - Throws: ``WebTokenError``, ``HTTPServerError``, the socket errors of a bus that cannot
-    ///   be reached.
-    public func run(until stop: StopToken, listening: @Sendable (UInt16) -> Void = { _ in }) throws {
+    /// - Throws: ``WebServiceError/tokens(_:)`` when the tokens' directory cannot be used,
+    ///   ``WebServiceError/server(_:)`` when the server cannot listen,
+    ///   ``WebServiceError/bus(_:_:)`` when the bus cannot be reached.
+    public func run(until stop: StopToken, listening: @Sendable (UInt16) -> Void = { _ in })
+        throws(WebServiceError)
+    {
         // A connection and an event stream's sockets each take descriptors: hundreds of clients
         // need more than the usual soft limit of 1,024.
         let descriptors = FileDescriptorLimit.raiseToHardLimit()
-        let tokens = try WebTokens(directory: configuration.tokens)
+        let tokens = try WebServiceError.catching(WebServiceError.tokens) { () throws(WebTokenError) in
+            try WebTokens(directory: configuration.tokens)
+        }
         let elapsed = startClock()
         let first = tokens.load()
         for problem in first.problems { log.warning(problem) }
         let shared = Mutex(Shared(tokens: first))
-        let zmq = try ZMQContext()
+        func onBus<Value: ~Copyable>(_ body: () throws(ZMQError) -> Value) throws(WebServiceError) -> Value {
+            try WebServiceError.catching(
+                { (error: ZMQError) in .bus(configuration.process.bus.description, error) }, body)
+        }
+        let zmq = try onBus { () throws(ZMQError) in try ZMQContext() }
         defer { zmq.terminate() }
-        let publisher = try BusPublisher(
-            context: zmq, bus: configuration.process.bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+        let publisher = try onBus { () throws(ZMQError) in
+            try BusPublisher(
+                context: zmq, bus: configuration.process.bus, linger: .seconds(1),
+                connectionTimeout: .seconds(2))
+        }
         defer { publisher.close() }
-        let subscriber = try BusSubscriber(
-            context: zmq, bus: configuration.process.bus,
-            prefixes: [.kind(.snapshot), .kind(.session), .kind(.health)])
+        let subscriber = try onBus { () throws(ZMQError) in
+            try BusSubscriber(
+                context: zmq, bus: configuration.process.bus,
+                prefixes: [.kind(.snapshot), .kind(.session), .kind(.health)])
+        }
         defer { subscriber.close() }
         // Ends the event streams before the server waits for their threads (whatever ends the
         // loop: a stop, or an error).
@@ -192,71 +206,80 @@ public struct WebService: Sendable {
                 return true
             }
         }
-        let server = try HTTPServer(
-            host: configuration.host, port: configuration.port, limits: configuration.limits,
-            tls: configuration.tls
-        ) {
-            request in
-            let now = elapsed.now
-            var response = shared.withLock { shared in
-                let (response, outcome) = WebAPI.respond(
-                    to: request, model: shared.model, tokens: shared.tokens, now: now)
-                shared.outcomes[outcome, default: 0] += 1
-                return response
-            }
-            // The runs and their reports: read from the record database on this thread.
-            if response.status == 202, let work = WebAPI.runsWork(request.path) {
-                return archived(work, patient: request.query["patient"])
-            }
-            // A therapist's command: sent to the coordinator, its answer waited for on this thread.
-            if response.status == 202, case .success(let call)? = ControlCall.parse(request) {
-                return perform(call)
-            }
-            // The live state: the head is answered, the changes follow on this thread.
-            if response.status == 200, request.path == WebAPI.livePath {
+        let server: HTTPServer
+        do throws(HTTPServerError) {
+            server = try HTTPServer(
+                host: configuration.host, port: configuration.port, limits: configuration.limits,
+                tls: configuration.tls
+            ) {
+                request in
+                let now = elapsed.now
+                var response = shared.withLock { shared in
+                    let (response, outcome) = WebAPI.respond(
+                        to: request, model: shared.model, tokens: shared.tokens, now: now)
+                    shared.outcomes[outcome, default: 0] += 1
+                    return response
+                }
+                // The runs and their reports: read from the record database on this thread.
+                if response.status == 202, let work = WebAPI.runsWork(request.path) {
+                    return archived(work, patient: request.query["patient"])
+                }
+                // A therapist's command: sent to the coordinator, its answer waited for on this thread.
+                if response.status == 202, case .success(let call)? = ControlCall.parse(request) {
+                    return perform(call)
+                }
+                // The live state: the head is answered, the changes follow on this thread.
+                if response.status == 200, request.path == WebAPI.livePath {
+                    guard admitStream() else {
+                        return .problem(
+                            503, "tooManyStreams",
+                            "at most \(maximumStreams) event streams are served at once")
+                    }
+                    let client = LiveClient(hub: live)
+                    response.stream = HTTPBodyStream(
+                        next: { client.next() }, close: { shared.withLock { $0.eventStreams -= 1 } })
+                    return response
+                }
+                // A session's events: the head is answered, the stream follows on this thread.
+                guard response.status == 200, case .success(let events)? = EventStreamRequest.parse(request)
+                else {
+                    return response
+                }
                 guard admitStream() else {
                     return .problem(
                         503, "tooManyStreams", "at most \(maximumStreams) event streams are served at once")
                 }
-                let client = LiveClient(hub: live)
-                response.stream = HTTPBodyStream(
-                    next: { client.next() }, close: { shared.withLock { $0.eventStreams -= 1 } })
-                return response
-            }
-            // A session's events: the head is answered, the stream follows on this thread.
-            guard response.status == 200, case .success(let events)? = EventStreamRequest.parse(request)
-            else {
-                return response
-            }
-            guard admitStream() else {
-                return .problem(
-                    503, "tooManyStreams", "at most \(maximumStreams) event streams are served at once")
-            }
-            do {
-                let stream = try SessionEventStream(events, context: zmq, bus: bus, stop: streaming) {
-                    reason in
-                    shared.withLock { $0.eventStreamsFailed += 1 }
-                    log.warning("an event stream of \(events.camera)/\(events.name ?? "*") ended: \(reason)")
+                do {
+                    let stream = try SessionEventStream(events, context: zmq, bus: bus, stop: streaming) {
+                        reason in
+                        shared.withLock { $0.eventStreamsFailed += 1 }
+                        log.warning(
+                            "an event stream of \(events.camera)/\(events.name ?? "*") ended: \(reason)")
+                    }
+                    response.stream = HTTPBodyStream(
+                        next: { stream.next() },
+                        close: {
+                            stream.close()
+                            shared.withLock { $0.eventStreams -= 1 }
+                        })
+                    return response
+                } catch {
+                    shared.withLock { $0.eventStreams -= 1 }
+                    log.error("cannot follow \(events.camera)/\(events.name ?? "*") for a client: \(error)")
+                    return .problem(503, "busUnavailable", "the bus cannot be followed now")
                 }
-                response.stream = HTTPBodyStream(
-                    next: { stream.next() },
-                    close: {
-                        stream.close()
-                        shared.withLock { $0.eventStreams -= 1 }
-                    })
-                return response
-            } catch {
-                shared.withLock { $0.eventStreams -= 1 }
-                log.error("cannot follow \(events.camera)/\(events.name ?? "*") for a client: \(error)")
-                return .problem(503, "busUnavailable", "the bus cannot be followed now")
             }
+        } catch {
+            throw .server(error)
         }
         defer { server.close() }
         defer {
             streaming.request()
             live.close()
         }
-        var health = try configuration.process.healthPublisher(role: "web", problems: { log.warning($0) })
+        var health = try WebServiceError.catching(WebServiceError.processName) { () throws(TopicError) in
+            try configuration.process.healthPublisher(role: "web", problems: { log.warning($0) })
+        }
         var received = 0
         var malformed = 0
         func counters() -> [String: Int] {
@@ -292,7 +315,9 @@ public struct WebService: Sendable {
                 let reread = tokens.load()
                 shared.withLock { $0.tokens = reread }
             }
-            let delivery = try subscriber.receive(timeout: .milliseconds(100))
+            let delivery = try onBus { () throws(ZMQError) in
+                try subscriber.receive(timeout: .milliseconds(100))
+            }
             let now = elapsed.now
             for message in delivery.map(BusMessage.messages(from:)) ?? [] {
                 if case .malformed = message { malformed += 1 } else { received += 1 }

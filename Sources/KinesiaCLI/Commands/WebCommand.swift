@@ -224,10 +224,11 @@ public struct WebCommand: ParsableCommand {
             log: context.logger)
         do {
             try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
-        } catch let error as HTTPServerError {
-            throw CLIError.failure("kinesia web: \(error)")
-        } catch let error as WebTokenError {
-            throw CLIError.failure("kinesia web: \(error)")
+        } catch let error as WebServiceError {
+            switch error {
+            case .server, .tokens: throw CLIError.failure("kinesia web: \(error)")
+            case .bus, .processName: throw error
+            }
         }
     }
 }
