@@ -1,4 +1,5 @@
 public import Foundation
+import KinesiaSystem
 import Synchronization
 
 /// Where a command writes text: standard output or error, or a buffer in tests.
@@ -32,7 +33,7 @@ public final class FileDescriptorSink: TextSink {
     ///   - lineBuffered: Write out at the end of each line; `nil` for "when it is a terminal".
     public init(handle: FileHandle, lineBuffered: Bool? = nil) {
         self.handle = handle
-        self.lineBuffered = lineBuffered ?? (isatty(handle.fileDescriptor) != 0)
+        self.lineBuffered = lineBuffered ?? TerminalWindow.isTerminal(handle.fileDescriptor)
     }
 
     deinit { flush() }

@@ -1,6 +1,7 @@
 import Glibc
 
-/// The terminal on standard output, if there is one: whether it is a terminal, and the size of
+/// The terminal on standard output, if there is one: whether it is a terminal (or another
+/// descriptor is one), and the size of
 /// its window (`TIOCGWINSZ`).
 ///
 /// ```swift
@@ -8,7 +9,15 @@ import Glibc
 /// ```
 public enum TerminalWindow {
     /// Whether standard output is a terminal (`isatty`).
-    public static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+    public static var standardOutputIsTerminal: Bool { isTerminal(STDOUT_FILENO) }
+
+    /// Whether the open descriptor `descriptor` is a terminal (`isatty`): `false` for a file, a
+    /// pipe, a socket or a descriptor that is not open.
+    ///
+    /// ```swift
+    /// let lineBuffered = TerminalWindow.isTerminal(FileHandle.standardOutput.fileDescriptor)
+    /// ```
+    public static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) != 0 }
 
     /// The window of the terminal on standard output (columns, rows); `nil` when standard
     /// output is not a terminal or the terminal tells no size.
