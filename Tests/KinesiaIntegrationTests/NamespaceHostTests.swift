@@ -517,16 +517,15 @@ final class HostDeployment {
     /// The TCP sockets listening on host `name` (`ss -ltnH` there), one line each.
     func listeningTCPSockets(on name: String) throws -> [String] {
         let launcher = network.launcher(for: name)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: launcher[0])
-        process.arguments = Array(launcher.dropFirst()) + ["ss", "-ltnH"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "ss on \(name)")
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        // Standard output only: a line on standard error is not a socket.
+        let scratch = try ScratchDirectory("ss")
+        let process = try TestProcess(
+            executable: launcher[0], arguments: Array(launcher.dropFirst()) + ["ss", "-ltnH"],
+            environment: ProcessInfo.processInfo.environment, standardOutput: scratch.path("out"),
+            standardError: scratch.path("err"))
+        let status = process.waitForExit()
+        #expect(status == 0, "ss on \(name): \(TestProcess.readFile(scratch.path("err")))")
+        return TestProcess.readFile(scratch.path("out")).split(separator: "\n").map(String.init)
     }
 
     /// Stops the processes, then deletes the hosts.

@@ -28,16 +28,10 @@ package struct ImmutableFiles: Sendable {
     }
 
     private static func chattr(_ flag: String, _ paths: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-        process.arguments = [flag] + paths
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw ImmutableFilesError(message: "chattr \(flag) \(paths.joined(separator: " ")): \(text)")
+        let (status, output) = try TestProcess.run(
+            "/usr/bin/chattr", [flag] + paths, environment: ProcessInfo.processInfo.environment)
+        guard status == 0 else {
+            throw ImmutableFilesError(message: "chattr \(flag) \(paths.joined(separator: " ")): \(output)")
         }
     }
 }
