@@ -106,51 +106,77 @@ public final class BusPublisher {
     /// - Returns: `true` when queued; `false` when an XPUB publisher is at its high-water mark
     ///   (nothing was sent, but the sequence number was used: receivers will see a gap if the
     ///   caller gives up rather than ``resend()``).
-    /// - Throws: ``WireError`` for a pose that cannot be encoded (NaN...: no sequence number is
-    ///   used), ``ZMQError``.
+    /// - Throws: ``BusPublishError/message(_:)`` for a pose that cannot be encoded (NaN...: no
+    ///   sequence number is used), ``BusPublishError/socket(_:)``.
     @discardableResult
-    public func publish(_ pose: Pose, on topic: Topic) throws -> Bool {
-        let header = try encoder.encode(pose, on: topic, frames: &frames)
+    public func publish(_ pose: Pose, on topic: Topic) throws(BusPublishError) -> Bool {
+        let header: WireHeader
+        do {
+            header = try encoder.encode(pose, on: topic, frames: &frames)
+        } catch {
+            throw .message(error)
+        }
         return try send(topic, header)
     }
 
     /// Publishes JSON (an event, a snapshot or a health report) on `topic`.
     /// - Returns: As ``publish(_:on:)``.
-    /// - Throws: ``WireError`` (empty, oversized...), ``ZMQError``.
+    /// - Throws: ``BusPublishError/message(_:)`` (empty, oversized...),
+    ///   ``BusPublishError/socket(_:)``.
     @discardableResult
-    public func publish(json: [UInt8], kind: PayloadKind, on topic: Topic) throws -> Bool {
+    public func publish(json: [UInt8], kind: PayloadKind, on topic: Topic) throws(BusPublishError) -> Bool {
         guard topic.kind.payloadKind == kind else {
-            throw WireError.topicMismatch(topic: topic.kind, payload: kind)
+            throw .message(.topicMismatch(topic: topic.kind, payload: kind))
         }
-        let header = try encoder.encode(json: json, on: topic, frames: &frames)
+        let header: WireHeader
+        do {
+            header = try encoder.encode(json: json, on: topic, frames: &frames)
+        } catch {
+            throw .message(error)
+        }
         return try send(topic, header)
     }
 
     /// Publishes JSON text.
     @discardableResult
-    public func publish(json: String, kind: PayloadKind, on topic: Topic) throws -> Bool {
+    public func publish(json: String, kind: PayloadKind, on topic: Topic) throws(BusPublishError) -> Bool {
         try publish(json: Array(json.utf8), kind: kind, on: topic)
     }
 
     /// Publishes a health report.
     @discardableResult
-    public func publish(_ report: HealthReport, on topic: Topic) throws -> Bool {
-        try publish(json: try report.json(), kind: .health, on: topic)
+    public func publish(_ report: HealthReport, on topic: Topic) throws(BusPublishError) -> Bool {
+        let json: [UInt8]
+        do {
+            json = try report.json()
+        } catch {
+            throw .message(error)
+        }
+        return try publish(json: json, kind: .health, on: topic)
     }
 
     /// Tries again to send the last message that ``publish(_:on:)`` could not queue (same
     /// sequence number).
     /// - Returns: Whether it was queued this time.
-    public func resend() throws(ZMQError) -> Bool {
+    /// - Throws: ``BusPublishError/socket(_:)``.
+    public func resend() throws(BusPublishError) -> Bool {
         if waitsForSubscribers { readSubscriptions() }
-        return try socket.trySend(frames)
+        do {
+            return try socket.trySend(frames)
+        } catch {
+            throw .socket(error)
+        }
     }
 
-    private func send(_ topic: Topic, _ header: WireHeader) throws(ZMQError) -> Bool {
+    private func send(_ topic: Topic, _ header: WireHeader) throws(BusPublishError) -> Bool {
         lastHeader = header
         beforeSend?(topic, header, frames)
         if waitsForSubscribers { readSubscriptions() }
-        return try socket.trySend(frames)
+        do {
+            return try socket.trySend(frames)
+        } catch {
+            throw .socket(error)
+        }
     }
 
     // MARK: - Subscriptions (XPUB only)

@@ -281,7 +281,7 @@ public struct IngestService: Sendable {
                     }
                 }
                 lastT = pose.timestamp
-                do {
+                do throws(BusPublishError) {
                     var queued = try publisher.publish(pose, on: topic)
                     if !queued, settings.pace == .max || source.isLive {
                         // At the high-water mark: wait for the queue to drain rather than drop.
@@ -293,14 +293,14 @@ public struct IngestService: Sendable {
                         }
                     }
                     if queued { counters.sent += 1 } else { counters.dropped += 1 }
-                } catch let error as WireError {
-                    counters.invalid += 1
-                    log.warning("pose at t=\(pose.timestamp) not sent: \(error)")
-                } catch let error as ZMQError {
-                    throw .bus(bus.description, error)
                 } catch {
-                    // BusPublisher.publish throws a WireError or a ZMQError only.
-                    preconditionFailure("BusPublisher.publish threw \(error)")
+                    switch error {
+                    case .message(let error):
+                        counters.invalid += 1
+                        log.warning("pose at t=\(pose.timestamp) not sent: \(error)")
+                    case .socket(let error):
+                        throw .bus(bus.description, error)
+                    }
                 }
             }
         }

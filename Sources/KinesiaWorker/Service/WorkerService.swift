@@ -356,7 +356,7 @@ public struct WorkerService: Sendable {
         }
 
         func send(_ publication: WorkerCore.Publication) -> WorkerCore.PublishOutcome {
-            do {
+            do throws(BusPublishError) {
                 let queued = try publisher.publish(
                     json: publication.bytes, kind: publication.kind, on: publication.topic)
                 if state != nil, let sent = publisher.lastHeader?.sequence, sent != publication.sequence {
@@ -365,10 +365,11 @@ public struct WorkerService: Sendable {
                             + "the analysis numbered it #\(publication.sequence)")
                 }
                 return queued ? .sent : .notQueued
-            } catch let error as WireError {
-                return .failed(reason: error.code)
             } catch {
-                return .failed(reason: "socket")
+                switch error {
+                case .message(let error): return .failed(reason: error.code)
+                case .socket: return .failed(reason: "socket")
+                }
             }
         }
 
