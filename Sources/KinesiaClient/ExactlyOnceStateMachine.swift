@@ -53,6 +53,7 @@ public struct ExactlyOnceStateMachine<Message> {
             sum.retries.addSaturating(counts.retries)
             sum.serverGone.addSaturating(counts.serverGone)
             sum.lost.addSaturating(counts.lost)
+            sum.cutBatches.addSaturating(counts.cutBatches)
         }
         return sum.named
     }
@@ -106,6 +107,10 @@ public struct ExactlyOnceStateMachine<Message> {
     public mutating func received(
         _ key: ReplayStreamKey, sequence: UInt64, message: Message, live: Bool, now: Duration
     ) -> [Action] {
+        if streams[key]?.takeInOrder(sequence: sequence, live: live) == true {
+            cursor.delivered[key] = sequence
+            return [.deliver(key, sequence: sequence, message: message)]
+        }
         if streams[key] == nil {
             guard live else { return [] }  // a reply for a stream no longer followed
             streams[key] = OrderedDelivery(next: firstSequence(of: key, live: sequence), policy: policy)

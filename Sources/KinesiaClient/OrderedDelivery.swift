@@ -85,7 +85,7 @@ public struct OrderedDelivery<Message> {
 
     /// What happened to the stream: `duplicates`, `replayed`, `deferred` (live messages not
     /// buffered for lack of room, fetched later), `requests`, `retries`, `serverGone`, `lost`
-    /// (messages).
+    /// (messages), `cutBatches` (batches the server cut short, asked for again).
     public private(set) var counters = Counters()
 
     /// The counts of ``counters``.
@@ -97,12 +97,14 @@ public struct OrderedDelivery<Message> {
         public var retries = 0
         public var serverGone = 0
         public var lost = 0
+        public var cutBatches = 0
 
         /// The counts that are not zero, by name.
         public var named: [String: Int] {
             let all = [
                 ("duplicates", duplicates), ("replayed", replayed), ("deferred", deferred),
                 ("requests", requests), ("retries", retries), ("serverGone", serverGone), ("lost", lost),
+                ("cutBatches", cutBatches),
             ]
             return Dictionary(uniqueKeysWithValues: all.filter { $0.1 > 0 })
         }
@@ -157,6 +159,23 @@ public struct OrderedDelivery<Message> {
     /// Whether a request with this number is under way.
     public func isPending(_ id: UInt32) -> Bool { pending.contains { $0.id == id } }
 
+    /// The common case decided in place, with no action made: when `sequence` is the next to
+    /// deliver, nothing is buffered and delivering it asks for nothing, the stream moves past it
+    /// and returns `true` (the caller delivers the message); otherwise nothing changes and the
+    /// message goes to ``received(sequence:message:live:now:numbers:into:)``.
+    public mutating func takeInOrder(sequence: UInt64, live: Bool) -> Bool {
+        guard case .at(let next) = position, sequence == next, buffer.isEmpty else { return false }
+        if sequence != .max, pending.count < policy.maximumInFlight, endpoint != nil,
+            let last = announcedLast, sequence < last
+        {
+            return false  // still behind what was announced: the next request goes now
+        }
+        if !live { counters.replayed += 1 }
+        position = sequence == .max ? .exhausted : .at(sequence + 1)
+        holeSince = nil
+        return true
+    }
+
     /// A message numbered `sequence`: received `live` from the bus, or from a replay.
     public mutating func received(
         sequence: UInt64, message: Message, live: Bool, now: Duration, numbers: inout RequestNumbers,
@@ -185,23 +204,36 @@ public struct OrderedDelivery<Message> {
     /// The end of the replay batch `id`: the server sent `count` messages from `first`, holds the
     /// stream through `last`, and would go on at `next` (a ``ReplayBatchEnd``). A batch of a
     /// request no longer under way is ignored.
+    ///
+    /// A server answers one connection's requests in order, and cuts a batch short, end
+    /// included, when the client's queue is full (a slow client): the end of a later batch while
+    /// an earlier one is still under way means that one was cut. What it was to send is not
+    /// lost: every request under way is dropped and the hole is asked for again at once.
     public mutating func replayEnded(
         _ end: ReplayBatchEnd, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
-        guard isPending(end.requestID) else { return }
-        pending.removeAll { $0.id == end.requestID }
+        guard let index = pending.firstIndex(where: { $0.id == end.requestID }) else { return }
+        let from = pending[index].from
+        let cut = index > 0
+        if cut {
+            counters.cutBatches += index
+            pending = []
+        } else {
+            pending.remove(at: 0)
+        }
         if pending.isEmpty { requestedEnd = nil }
         unanswered = 0
         // The server's word on what it holds wins over any announcement (a forged heartbeat
         // with a `last` it cannot serve must not have the stream asked for again and again).
         announcedLast = end.last
         serverLast = end.last
-        // A batch never goes past what the server holds.
+        // A batch never goes past what the server holds. What it says of its own range only
+        // (delivery stands in it: no earlier batch left a hole before it).
         let endNext = Swift.min(end.next, end.last == .max ? .max : end.last + 1)
-        if let next, next < end.first, end.first <= endNext {
+        if let next, next >= from, next < end.first, end.first <= endNext {
             skip(to: end.first, into: &actions)
         }
-        if let next, next < endNext, !deferredWhileAsking {
+        if let next, next >= from, next < endNext, !deferredWhileAsking {
             // The server went past these without sending them (a damaged journal record, never
             // served): asking again would get the same answer, for ever. They are lost.
             skip(to: endNext, into: &actions)
@@ -211,7 +243,7 @@ public struct OrderedDelivery<Message> {
             // those messages are not to be had.
             skip(to: lowest, into: &actions)
         }
-        if end.count > 0 || end.isStreamEnd {
+        if end.count > 0 || end.isStreamEnd || cut {
             requestIfBehind(now: now, numbers: &numbers, into: &actions)
         }
     }

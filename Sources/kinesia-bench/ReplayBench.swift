@@ -117,7 +117,7 @@ enum ReplayBench {
                 switch action {
                 case .deliver: delivered += 1
                 case .request(_, let request): try client.send([request.encoded()])
-                case .lost: throw BenchError.lost
+                case .lost(_, let sequences): throw BenchError.lost("lost \(sequences) of \(events)")
                 }
             }
         }
@@ -140,8 +140,8 @@ enum ReplayBench {
                 )
             case .end(let end):
                 try perform(machine.replayEnded(end, now: .zero))
-            case .error:
-                throw BenchError.lost
+            case .error(let failure):
+                throw BenchError.lost("the server refused a request: \(failure)")
             }
         }
         let elapsed = clock.now - started
@@ -149,7 +149,15 @@ enum ReplayBench {
         return Double(events) / seconds
     }
 
-    enum BenchError: Error { case lost }
+    enum BenchError: Error, CustomStringConvertible {
+        case lost(String)
+
+        var description: String {
+            switch self {
+            case .lost(let what): what
+            }
+        }
+    }
 
     final class ServingFlag: @unchecked Sendable {
         private let lock = NSLock()

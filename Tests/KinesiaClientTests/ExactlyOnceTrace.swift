@@ -38,6 +38,9 @@ struct ExactlyOnceTraceScenario {
     var maximumInFlight = 3
     /// When the consumer starts (ms): what is published before, it gets only by replay.
     var joinAt = 0
+    /// Every this many batches the server answers, one is cut short after half its messages,
+    /// end included (a client whose queue was full).
+    var cutEvery: Int? = nil
 
     static let endpoint = "ipc:///tmp/bus/replay/worker.sock"
     static let requestTimeout = 3_000
@@ -59,6 +62,9 @@ struct ExactlyOnceTraceScenario {
         .init(
             name: "long catch-up", seed: 11, streams: 1, messages: 700, dropPercent: 2, maximumBuffered: 8,
             joinAt: 12_000),
+        .init(
+            name: "slow consumer: batches cut short", seed: 12, streams: 1, messages: 700, dropPercent: 2,
+            maximumBuffered: 300, joinAt: 12_000, cutEvery: 2),
     ]
 
     func topic(_ index: Int) -> Topic { try! Topic.event(camera: "cam\(index)", session: "left") }
@@ -82,6 +88,7 @@ struct ExactlyOnceTraceScenario {
         var order = 0
         // One connection: the server answers requests in the order they came.
         var lastAnswer = 0
+        var batchesAnswered = 0
         let lastPublish = 10 + (messages - 1) * 20
         var now = 0
 
@@ -121,6 +128,18 @@ struct ExactlyOnceTraceScenario {
             let limit: UInt64 = Swift.min(UInt64(request.limit), UInt64(ReplayFormat.maximumBatch))
             let end: UInt64? = request.from > last ? nil : Swift.min(last, request.from + limit - 1)
             var count: UInt32 = 0
+            batchesAnswered += 1
+            if let cutEvery, batchesAnswered % cutEvery == 0, let end {
+                // Cut after half its messages: the rest and the end never leave the server.
+                for sequence in request.from...(request.from + (end - request.from) / 2) {
+                    let message = "m\(sequence)"
+                    perform(
+                        .received(streamIndex, sequence: sequence, message: message, live: false),
+                        machine.received(
+                            key(streamIndex), sequence: sequence, message: message, live: false, now: at))
+                }
+                return
+            }
             if let end {
                 for sequence in request.from...end where !damaged.contains(sequence) {
                     count += 1

@@ -123,4 +123,37 @@ import Testing
         #expect(stream.next == nil)
         #expect(stream.counters.duplicates == 1)
     }
+
+    /// The server cuts a batch short (end included) when the client's queue is full; the end of
+    /// the batch after it then comes while the cut one is still under way. The messages of the
+    /// cut batch are asked for again, not reported lost (a slow consumer catching up with
+    /// several batches in flight lost a whole batch this way).
+    @Test func aBatchCutShortByTheServerIsAskedForAgainNotLost() {
+        var stream = Delivery(next: 0)
+        var log = Log()
+        log.run {
+            stream.announced(
+                endpoint: endpoint, last: 999, followedNow: true, now: .zero, numbers: &$0, into: &$1)
+        }
+        for sequence: UInt64 in 0..<256 { receive(&stream, sequence, live: false, &log) }
+        log.run {
+            stream.replayEnded(
+                end(1, first: 0, last: 999, next: 256, count: 256), now: .zero, numbers: &$0, into: &$1)
+        }
+        // The server's word taken: three batches in flight.
+        #expect(log.lines.suffix(3) == ["ask 256+256 #2", "ask 512+256 #3", "ask 768+232 #4"])
+        // Batch 2 is cut after 100 messages; batch 3 comes whole, with its end.
+        for sequence: UInt64 in 256..<356 { receive(&stream, sequence, live: false, &log) }
+        for sequence: UInt64 in 512..<768 { receive(&stream, sequence, live: false, &log) }
+        log.run {
+            stream.replayEnded(
+                end(3, first: 512, last: 999, next: 768, count: 256), now: .zero, numbers: &$0, into: &$1)
+        }
+        #expect(!log.lines.contains { $0.hasPrefix("lost") }, "\(log.lines.filter { $0.hasPrefix("lost") })")
+        #expect(log.lines.last == "ask 356+156 #5")
+        #expect(stream.counters.cutBatches == 1)
+        for sequence: UInt64 in 356..<512 { receive(&stream, sequence, live: false, &log) }
+        #expect(stream.next == 768, "the cut batch's messages, then those held after them")
+        #expect(log.lines.last == "ask 768+232 #6", "and on from there")
+    }
 }

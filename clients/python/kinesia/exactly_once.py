@@ -238,15 +238,34 @@ class ExactlyOnce:
         if key is None or key not in self.streams:
             return out
         state = self.streams[key]
-        self._answered(state, end["request_id"])
+        index = next((i for i, p in enumerate(state["pending"])
+                      if p["request_id"] == end["request_id"]), None)
+        if index is None:
+            return out
+        start = state["pending"][index]["request"]["from"]
+        # The server answers one connection's requests in order and cuts a batch short (end
+        # included) when the client's queue is full: the end of a later batch while an earlier
+        # one is under way means that one was cut. Nothing is lost: every request under way is
+        # dropped and the hole asked for again.
+        cut = index > 0
+        if cut:
+            self._count("cutBatches", index)
+            for pending in state["pending"]:
+                self.requests.pop(pending["request_id"], None)
+            state["pending"] = []
+            state["requested_end"] = None
+            state["unanswered"] = 0
+        else:
+            self._answered(state, end["request_id"])
         # The server's word on what it holds wins over any announcement.
         state["last"] = end["last"]
         state["server_last"] = end["last"]
-        # A batch never goes past what the server holds.
+        # A batch never goes past what the server holds. What it says of its own range only
+        # (delivery stands in it: no earlier batch left a hole before it).
         end_next = min(end["next"], MAX_SEQUENCE if end["last"] == MAX_SEQUENCE else end["last"] + 1)
-        if state["next"] < end["first"] <= end_next:
+        if start <= state["next"] < end["first"] <= end_next:
             self._skip(key, state, end["first"], out)
-        if state["next"] < end_next and not state["deferred_while_asking"]:
+        if start <= state["next"] < end_next and not state["deferred_while_asking"]:
             # The server went past these without sending them (a damaged journal record):
             # asking again would get the same answer for ever. They are lost.
             self._skip(key, state, end_next, out)
@@ -257,7 +276,7 @@ class ExactlyOnce:
                 # The server has nothing more, yet there is a hole before what was received
                 # live: those messages are not to be had.
                 self._skip(key, state, lowest, out)
-        if end["count"] > 0 or stream_end:
+        if end["count"] > 0 or stream_end or cut:
             self._request_if_behind(key, state, now, out)
         return out
 
