@@ -161,9 +161,15 @@ public struct CoordinatorCore: Sendable {
         var run: UInt64
         var from: String
         var to: String
+        /// When it began.
+        var since: Duration
         /// Whether `to` was given it (`from` no longer showed it).
         var handedOver = false
     }
+
+    /// How long a move may take before it is given up (`from` never gave the session up, or
+    /// `to` never ran it): five leases.
+    private var moveTimeout: Duration { configuration.lease * 5 }
 
     /// The session moving, if one is (one at a time, site-wide).
     private var move: Move?
@@ -473,6 +479,7 @@ public struct CoordinatorCore: Sendable {
     /// When ``tick(now:into:)`` has something to do next (`nil`: nothing until a message).
     public var nextDeadline: Duration? {
         var times = pending.map(\.deadline) + workers.values.map { $0.lastSeen + configuration.lease }
+        if let move { times.append(move.since + moveTimeout) }
         if !graceIsOver, plans.keys.contains(where: { placement[$0] == nil }) { times.append(graceEnds) }
         return times.min()
     }
@@ -498,7 +505,7 @@ public struct CoordinatorCore: Sendable {
     /// once the worker it leaves has given it up.
     private func assigned(to worker: String) -> [SessionPlan] {
         placement.filter { key, placed in
-            placed == worker && !(move.map { !$0.handedOver && $0.key == key } ?? false)
+            placed == worker && !(move.map { !$0.handedOver && $0.key == key && $0.to == placed } ?? false)
         }.keys.sorted().map { plans[$0]! }
     }
 
@@ -569,6 +576,20 @@ public struct CoordinatorCore: Sendable {
                 move = nil
                 return rebalance(now: now, into: &actions)
             }
+            if now - current.since >= moveTimeout {
+                // A worker that does not do its part: the session stays where it can run, and
+                // the next move may begin (one stuck move must not stop every pool's).
+                move = nil
+                actions.append(
+                    .notice(
+                        "\(current.key): its move to worker \(current.to) is given up after \(moveTimeout)"
+                            + (current.handedOver ? "" : "; it stays on worker \(current.from)")))
+                if !current.handedOver, workers[current.from] != nil {
+                    placement[current.key] = current.from
+                    send(to: current.from, now: now, into: &actions)
+                }
+                return
+            }
             if !current.handedOver {
                 guard workers[current.from]?.running[current.key] != current.run else { return }
                 current.handedOver = true
@@ -581,7 +602,7 @@ public struct CoordinatorCore: Sendable {
             moves += 1
             actions.append(.notice("\(current.key) (run \(current.run)) moved to worker \(current.to)"))
         }
-        guard graceIsOver, let next = nextMove() else { return }
+        guard graceIsOver, let next = nextMove(now: now) else { return }
         move = next
         placement[next.key] = next.to
         actions.append(
@@ -593,7 +614,7 @@ public struct CoordinatorCore: Sendable {
 
     /// The session to move next, if a pool is uneven: from its busiest live worker to its least
     /// busy one with room, when they differ by two sessions or more.
-    private func nextMove() -> Move? {
+    private func nextMove(now: Duration) -> Move? {
         var load: [String: Int] = [:]
         for worker in placement.values { load[worker, default: 0] += 1 }
         let waiting = Set(
@@ -637,7 +658,7 @@ public struct CoordinatorCore: Sendable {
                     return a < b
                 })
             else { continue }
-            return Move(key: key, run: plans[key]!.run, from: from, to: to)
+            return Move(key: key, run: plans[key]!.run, from: from, to: to, since: now)
         }
         return nil
     }

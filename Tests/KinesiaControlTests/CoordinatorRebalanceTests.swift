@@ -85,4 +85,27 @@ struct CoordinatorRebalanceTests {
         let gone = harness.tick(to: .seconds(3))
         #expect(CoordinatorCoreTests.assignments(gone)["w2"] == ["cam0/left@1", "cam1/left@2"])
     }
+
+    /// One stuck move must not stop every pool's: a source that never gives the session up keeps
+    /// it, and a target that never runs it keeps it placed (as any placement), after five leases.
+    @Test func aMoveAWorkerDoesNotCarryOutIsGivenUpAfterFiveLeases() throws {
+        var harness = try Self.started(["cam0/left", "cam1/left"])
+        _ = try harness.report("w2")
+        #expect(harness.core.nextDeadline == .seconds(3), "the leases come first")
+        // w1 keeps reporting the session (it never gives it up), w2 keeps reporting nothing.
+        for second in 1...14 {
+            harness.now = .seconds(second)
+            _ = try harness.report("w1", [("cam0/left", 1), ("cam1/left", 2)])
+            _ = try harness.report("w2")
+            let actions = harness.tick(to: .seconds(second))
+            #expect(!actions.contains { if case .assign(_, "w2", _) = $0 { true } else { false } })
+        }
+        #expect(harness.core.nextDeadline == .seconds(15))
+        let given = harness.tick(to: .seconds(15))
+        #expect(
+            CoordinatorCoreTests.assignments(given)["w1"] == ["cam0/left@1", "cam1/left@2"],
+            "after 15 s the session is w1's again: \(given)")
+        #expect(harness.core.statuses.map { $0.worker } == ["w1", "w1"])
+        #expect(harness.core.moves == 0)
+    }
 }

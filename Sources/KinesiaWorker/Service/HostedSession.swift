@@ -60,6 +60,12 @@ final class HostedSession: Sendable {
         token.request()
     }
 
+    /// Makes a stop already asked for without ending the run end it for `reason` (unless a
+    /// reason was given): its service reads the reason as it returns.
+    func upgradeStop(endingRun reason: RunRecord.RunEnd.Reason) {
+        ending.withLock { if $0 == nil { $0 = reason } }
+    }
+
     /// Waits at most `timeout` for it to return.
     ///
     /// - Returns: Whether it returned.

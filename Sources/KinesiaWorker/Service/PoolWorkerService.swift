@@ -154,6 +154,17 @@ public struct PoolWorkerService: Sendable {
         func reconcile() -> Bool {
             var changed = collectStopped()
             let wanted = Dictionary(desired.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+            // A session given up without ending its run (moved away) whose run a later assignment
+            // ends, while it is still stopping (a stop or reset that caught up with a move): its
+            // run ends here, as its service finishes.
+            for entry in stopping where !entry.session.hasEnded {
+                let plan = entry.session.plan
+                if stoppedRuns[plan.key] == plan.run {
+                    entry.session.upgradeStop(endingRun: .stopped)
+                } else if let next = wanted[plan.key], next.run != plan.run {
+                    entry.session.upgradeStop(endingRun: .reset)
+                }
+            }
             for (key, session) in hosted where wanted[key] != session.plan || session.hasEnded {
                 if session.hasEnded, let failure = session.failureDescription {
                     counters["sessionFailures", default: 0] += 1
