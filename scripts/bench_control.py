@@ -5,7 +5,10 @@ how long from a start's or reset's request to its run's `runStarted` on `session
 (what an application sees of the run: "start to runStarted", "reset to runStarted"), on the
 real `kinesia coordinator` and a `kinesia worker --pool` on a fresh IPC bus, with a camera
 publishing (as a clinic's site is). Also the coordinator's rate of answers to a flood of list
-requests from one client (requests in flight, no waiting between them).
+requests from one client (requests in flight, no waiting between them). And takeover: with two
+pool workers and a camera whose poses are journaled, the session's worker is killed (kill -9)
+again and again; the time from each kill to the first new snapshot of the session, from the
+other worker (the lease, the placement, the rebuild from checkpoint and pose journal).
 
     .venv/bin/python scripts/bench_control.py [--rounds N] [--no-build]
 
@@ -47,6 +50,79 @@ def wait_for(path, process, what):
         time.sleep(0.02)
 
 
+def joined(directory, count):
+    """Waits until the coordinator's log says `count` times that a worker joined."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with open(os.path.join(directory, "coordinator.log")) as log:
+            if log.read().count("joined pool default") >= count:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("a pool worker did not join")
+
+
+def takeover_times(kills, client, workers, start, bus, state, directory):
+    """A pool of two workers and a camera whose poses are journaled; the session's worker is
+    killed (kill -9) `kills` times, each time restarted as a new process after its session went
+    elsewhere. Each figure is the time from the kill to the first snapshot of the session newer
+    than any before it: the other worker answering live (the lease, the placement, the rebuild
+    from the checkpoint and the pose journal)."""
+    from kinesia.wire import decode_message
+    import zmq
+
+    start("ingest-cam1", "ingest", "--camera", "cam1", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
+          "--state", state)
+    workers["w2"] = start("w2", "worker", "--pool", "default", "--name", "w2", "--state", state)
+    joins = 2
+    joined(directory, joins)
+    answer = client.start("cam1/left", exercise="squat", side="left")
+    if answer.outcome not in ("started", "notConfirmed"):
+        raise RuntimeError(f"cam1/left not started: {answer.message}")
+    host = answer.worker
+    snapshots = zmq.Context.instance().socket(zmq.SUB)
+    snapshots.setsockopt(zmq.LINGER, 0)
+    snapshots.setsockopt(zmq.SUBSCRIBE, b"snapshot/cam1/left/")
+    snapshots.connect(f"ipc://{bus}/sub.sock")
+    newest = -1
+
+    def read(until):
+        """Snapshots until `until` (monotonic); the time of the first newer than `newest`."""
+        nonlocal newest
+        first_newer = None
+        while True:
+            left = until - time.monotonic()
+            if left <= 0 or not snapshots.poll(int(left * 1000) + 1):
+                return first_newer
+            topic, payload = snapshots.recv_multipart()
+            sequence = decode_message(topic, payload)["header"]["sequence"]
+            if sequence > newest:
+                newest = sequence
+                if first_newer is None:
+                    first_newer = time.monotonic()
+
+    if read(time.monotonic() + 30) is None:
+        raise RuntimeError("cam1/left publishes no snapshot")
+    times = []
+    for _ in range(kills):
+        read(time.monotonic() + 1.0)
+        killed = workers[host]
+        killed.kill()
+        began = time.monotonic()
+        killed.wait()
+        read(time.monotonic() + 0.05)  # what the killed worker sent before it died
+        answered = read(began + 30)
+        if answered is None:
+            raise RuntimeError(f"cam1/left not answered within 30 s of the kill of {host}")
+        times.append(answered - began)
+        other = "w2" if host == "w1" else "w1"
+        workers[host] = start(host, "worker", "--pool", "default", "--name", host, "--state", state)
+        joins += 1
+        joined(directory, joins)
+        host = other
+    snapshots.close()
+    return times
+
+
 def main():
     from kinesia.control import ControlClient, decode_answer, encode_request
     from kinesia.wire import decode_message
@@ -54,6 +130,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--flood", type=int, default=5000)
+    parser.add_argument("--takeovers", type=int, default=5, help="kill -9s of the session's pool worker")
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
     if not args.no_build:
@@ -75,7 +152,7 @@ def main():
         wait_for(os.path.join(bus, "sub.sock"), broker, "the broker")
         coordinator = start("coordinator", "coordinator", "--state", state)
         wait_for(os.path.join(bus, "control.sock"), coordinator, "the coordinator")
-        start("worker", "worker", "--pool", "default", "--name", "w1", "--state", state)
+        workers = {"w1": start("w1", "worker", "--pool", "default", "--name", "w1", "--state", state)}
         start("ingest", "ingest", "--camera", "cam0", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
               "--no-journal")
         client = ControlClient(bus, timeout=10)
@@ -143,6 +220,8 @@ def main():
         socket.close()
         print(json.dumps({"bench": "control", "command": "list flood", "sent": args.flood, "answered": answered,
                           "answers_per_s": round(answered / seconds)}), flush=True)
+        takeovers = takeover_times(args.takeovers, client, workers, start, bus, state, directory)
+        print(json.dumps(summary("takeover", takeovers) | {"kills": args.takeovers}), flush=True)
         print(json.dumps({"summary": "control", "outcomes": outcomes, "runs_not_announced": unannounced,
                           "coordinator_running": coordinator.poll() is None}), flush=True)
     finally:

@@ -23,13 +23,17 @@ Throughput (item 4): `kinesia-bench blast` offers a paced pose load spread over 
 doubles until poses are lost, then bisects. A rate is sustained when every pose sent reached a
 worker (nothing missing, nothing short) in two runs: the highest rate that passed is run once
 more, and when that run loses something the next lower rate that passed is tried the same way. The same ramp runs the Python pipeline
-(scripts/bench_pipeline_pyzmq.py) as one worker.
+(scripts/bench_pipeline_pyzmq.py) as one worker, and pools (`--no-pool` skips them): at 16
+cameras, 1 and 2 `kinesia worker --pool` processes with the 32 sessions started through
+`kinesia coordinator` by `kinesia session start`, against one worker with the same sessions by
+`--session` ("sessions16").
 
 Prints one JSON object per line: raw results, then {"summary": ...} lines with medians,
 spreads and ratios.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -96,16 +100,17 @@ class Bus:
                 process.kill()
                 process.wait()
 
-    def stopped_counts(self, process):
+    def stopped_counts(self, process, every=False):
+        """The counts of the process's last "stopped:" line (`every`: of all of them together,
+        one per session of a pool worker)."""
         process.log.flush()
         process.log.seek(0)
-        match = None
-        for match in STOPPED.finditer(process.log.read()):
-            pass
-        if not match:
+        matches = list(STOPPED.finditer(process.log.read()))
+        if not matches:
             return None
-        return {"poses": int(match.group(1)), "events": int(match.group(2)),
-                "snapshots": int(match.group(3)), "missing": int(match.group(4))}
+        chosen = matches if every else matches[-1:]
+        return {name: sum(int(m.group(index)) for m in chosen)
+                for index, name in enumerate(("poses", "events", "snapshots", "missing"), start=1)}
 
     def close(self):
         self.stop([p for p in self.processes if p is not self.broker])
@@ -136,6 +141,48 @@ def swift_worker(bus, cameras, name, snapshot_rate=None, journal=True):
     if snapshot_rate:
         command += ["--snapshot-rate", str(snapshot_rate)]
     return bus.start(command, name)
+
+
+def pool_site(bus, workers, cameras):
+    """A `kinesia coordinator` and `workers` pool workers (`--pool`), with both sessions of each
+    camera started through the coordinator (`kinesia session start`, as a clinic's site starts
+    them) and running."""
+    state = os.path.join(bus.dir, "state")
+    coordinator = bus.start([KINESIA, "coordinator", "--bus", bus.dir, "--state", state], "coordinator")
+    processes = [bus.start([KINESIA, "worker", "--pool", "default", "--name", f"pool{w}", "--bus", bus.dir,
+                            "--state", state, "--capacity", str(2 * len(cameras))], f"pool{w}")
+                 for w in range(workers)]
+    deadline = time.monotonic() + 30
+    # Every worker joined before the first start: the sessions are placed across all of them.
+    while True:
+        coordinator.log.flush()
+        with open(coordinator.log.name) as log:
+            if log.read().count("joined pool default") >= workers:
+                break
+        if time.monotonic() > deadline or coordinator.poll() is not None:
+            raise RuntimeError("the pool workers did not join")
+        time.sleep(0.1)
+
+    def session(*arguments):
+        return subprocess.run([KINESIA, "session", *arguments, "--bus", bus.dir], capture_output=True,
+                              text=True, timeout=60)
+
+    sessions = [(f"cam{k}/{side}", side) for k in cameras for side in ("left", "right")]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        started = list(pool.map(
+            lambda s: session("start", s[0], "--exercise", EXERCISE, "--side", s[1]), sessions))
+    refused = [r.stdout + r.stderr for r in started if "started on worker" not in r.stdout + r.stderr]
+    if refused:
+        raise RuntimeError(f"sessions not started: {refused[:3]}")
+    while True:
+        listed = json.loads(session("list", "--format", "json").stdout or "{}")
+        running = [s for s in listed.get("sessions", []) if s.get("state") == "running"]
+        if len(running) == len(sessions):
+            break
+        if time.monotonic() > deadline + 60:
+            raise RuntimeError(f"the sessions did not all run: {len(running)} of {len(sessions)}")
+        time.sleep(0.2)
+    return [coordinator] + processes
 
 
 def python_worker(bus, cameras, name):
@@ -302,7 +349,10 @@ def throughput_step(impl, workers, cameras, rate, seconds):
     bus = Bus()
     try:
         groups = split(cameras, workers)
-        if impl == "python":
+        if impl == "pool":
+            site = pool_site(bus, workers, range(cameras))
+            processes = site[1:]
+        elif impl == "python":
             processes = [python_worker(bus, group, f"pyworker{w}") for w, group in enumerate(groups)]
         else:
             # "kinesia" is as deployed (journaling on); "kinesia-no-journal" the same without.
@@ -317,8 +367,14 @@ def throughput_step(impl, workers, cameras, rate, seconds):
         # generator and a worker) are a small part of what is sent.
         time.sleep(0.2)
         bus.stop(processes, timeout=10)
-        counts = [bus.stopped_counts(p) for p in processes]
-        received = sum(c["poses"] for c in counts if c)
+        if impl == "pool":
+            # A pool worker runs each session in a service of its own, with its own subscriber:
+            # every camera's poses are received once per session (two).
+            counts = [bus.stopped_counts(p, every=True) for p in processes]
+            received = sum(c["poses"] for c in counts if c) // 2
+        else:
+            counts = [bus.stopped_counts(p) for p in processes]
+            received = sum(c["poses"] for c in counts if c)
         missing = sum(c["missing"] for c in counts if c)
         lost = max(0, sent["sent"] - received)
         return {"impl": impl, "bench": "throughput-step", "workers": workers, "cameras": cameras,
@@ -418,6 +474,18 @@ def run_throughput(args):
                                "round": round_index})
                 emit(result)
                 results.setdefault(("kinesia-no-journal", 1), []).append(result)
+        if args.pool:
+            # Pools: the sessions placed by the coordinator on 1 or 2 pool workers, against one
+            # worker with the same sessions by --session, at 16 cameras (a pool worker's default
+            # capacity is 16 sessions: 32 here).
+            for impl, workers in (("sessions16", 1), ("pool", 1), ("pool", 2)):
+                say(f"throughput round {round_index + 1}/{args.throughput_rounds}: {impl}, {workers} worker(s), 16 cameras")
+                step_impl = "kinesia" if impl == "sessions16" else impl
+                result = ramp(step_impl, workers, 16, args.step_seconds, args.start_rate, args.bisect)
+                result.update({"impl": impl, "bench": "throughput", "workers": workers, "cameras": 16,
+                               "round": round_index})
+                emit(result)
+                results.setdefault((impl, workers), []).append(result)
         if not os.access(PYTHON, os.X_OK) or subprocess.run(
                 [PYTHON, "-c", "import zmq, kinesia.wire"], capture_output=True).returncode != 0:
             say("no .venv with kinesia and pyzmq (scripts/setup): skipping the Python baseline")
@@ -464,6 +532,8 @@ def main():
                         help="skip the e2e runs without journaling (the journal's latency cost)")
     parser.add_argument("--skip-e2e", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--no-pool", dest="pool", action="store_false",
+                        help="skip the pool workers' throughput (16 cameras, 1 and 2 pool workers)")
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
     args.rounds = args.rounds or (1 if args.quick else 3)
