@@ -88,15 +88,23 @@ public struct OrderedDelivery<Message> {
     /// (messages), `cutBatches` (batches the server cut short, asked for again).
     public private(set) var counters = Counters()
 
-    /// The counts of ``counters``.
+    /// The counts of ``counters`` (each saturates at `Int.max`).
     public struct Counters: Sendable, Equatable {
+        /// Messages older than the position, or received twice while held.
         public var duplicates = 0
+        /// Messages received from a replay.
         public var replayed = 0
+        /// Live messages not held for lack of room (fetched by replay later).
         public var deferred = 0
+        /// Requests sent (again ones included).
         public var requests = 0
+        /// Requests sent again after a timeout.
         public var retries = 0
+        /// Servers taken for gone (requests in a row without an answer).
         public var serverGone = 0
+        /// Messages lost for good.
         public var lost = 0
+        /// Batches the server cut short, asked for again.
         public var cutBatches = 0
 
         /// The counts that are not zero, by name.
@@ -170,7 +178,7 @@ public struct OrderedDelivery<Message> {
         {
             return false  // still behind what was announced: the next request goes now
         }
-        if !live { counters.replayed += 1 }
+        if !live { counters.replayed.addSaturating(1) }
         position = sequence == .max ? .exhausted : .at(sequence + 1)
         holeSince = nil
         return true
@@ -181,20 +189,20 @@ public struct OrderedDelivery<Message> {
         sequence: UInt64, message: Message, live: Bool, now: Duration, numbers: inout RequestNumbers,
         into actions: inout [Action]
     ) {
-        if !live { counters.replayed += 1 }
+        if !live { counters.replayed.addSaturating(1) }
         guard case .at(let next) = position, sequence >= next else {
-            counters.duplicates += 1
+            counters.duplicates.addSaturating(1)
             return
         }
         if sequence == next {
             deliver(sequence, message, into: &actions)
             drain(into: &actions)
         } else if buffer[sequence] != nil {
-            counters.duplicates += 1
+            counters.duplicates.addSaturating(1)
         } else if buffer.count < policy.maximumBuffered {
             buffer[sequence] = message
         } else {
-            counters.deferred += 1
+            counters.deferred.addSaturating(1)
             if !pending.isEmpty { deferredWhileAsking = true }
         }
         if isBehindBuffer, holeSince == nil { holeSince = now }
@@ -216,7 +224,7 @@ public struct OrderedDelivery<Message> {
         let from = pending[index].from
         let cut = index > 0
         if cut {
-            counters.cutBatches += index
+            counters.cutBatches.addSaturating(index)
             pending = []
         } else {
             pending.remove(at: 0)
@@ -305,12 +313,12 @@ public struct OrderedDelivery<Message> {
             if unanswered >= policy.maximumRetries {
                 // The server has gone: what it was to send cannot be had. Live messages go on;
                 // a later announcement of the stream (a server back) is asked again.
-                counters.serverGone += 1
+                counters.serverGone.addSaturating(1)
                 unanswered = 0
                 endpoint = nil
                 skipHole(now: now, into: &actions)
             } else {
-                counters.retries += 1
+                counters.retries.addSaturating(1)
                 requestIfBehind(now: now, numbers: &numbers, into: &actions)
             }
         }
@@ -403,7 +411,7 @@ public struct OrderedDelivery<Message> {
             if pending.isEmpty { deferredWhileAsking = false }
             pending.append(Pending(id: id, from: from, sentAt: now))
             requestedEnd = from.addingReportingOverflow(limit).overflow ? .max : from + limit
-            counters.requests += 1
+            counters.requests.addSaturating(1)
             actions.append(.request(endpoint: endpoint, id: id, from: from, limit: UInt32(limit)))
         }
     }

@@ -27,7 +27,7 @@ public enum CoordinatorError: ServiceError, Hashable, Sendable {
     case authentication(ZMQError)
     /// The control endpoint (named) cannot be bound: another coordinator holds it.
     case controlEndpoint(String, ZMQError)
-    /// The bus (named) cannot be reached: its sockets cannot be made, connected or used.
+    /// The bus (named) failed: its sockets could not be made, connected or used.
     case bus(String, ZMQError)
     /// The process name cannot name a `health/` topic.
     case processName(TopicError)
@@ -42,7 +42,7 @@ public enum CoordinatorError: ServiceError, Hashable, Sendable {
         case .authentication(let error): "cannot start the control socket's authentication: \(error.message)"
         case .controlEndpoint(let endpoint, let error):
             "cannot bind \(endpoint): \(error) (is another coordinator running?)"
-        case .bus(let bus, let error): "the bus \(bus) cannot be reached: \(error)"
+        case .bus(let bus, let error): "the bus \(bus) failed: \(error)"
         case .processName(let error): error.description
         }
     }

@@ -21,7 +21,7 @@ public enum IngestServiceError: ServiceError, Hashable, Sendable {
     case source(PoseSourceError)
     /// The state directory or the journal in it cannot be used.
     case journal(PublishJournalError)
-    /// The bus (named) cannot be reached: its sockets cannot be made, connected or used.
+    /// The bus (named) failed: its sockets could not be made, connected or used.
     case bus(String, ZMQError)
     /// The journal's replay cannot be served: its endpoint (named) cannot be bound.
     case replay(String, ZMQError)
@@ -35,7 +35,7 @@ public enum IngestServiceError: ServiceError, Hashable, Sendable {
         switch self {
         case .source(let error): error.description
         case .journal(let error): error.description
-        case .bus(let bus, let error): "the bus \(bus) cannot be reached: \(error)"
+        case .bus(let bus, let error): "the bus \(bus) failed: \(error)"
         case .replay(let endpoint, let error):
             "the journal's replay cannot be served on \(endpoint): \(error)"
         case .replayEndpoint(let error): "the journal's replay has no endpoint: \(error)"

@@ -71,7 +71,7 @@ public struct ListenService<C: Clock<Duration>>: Sendable {
 
     /// Prints messages until `count`, `idle` or `stop`.
     ///
-    /// - Throws: ``ListenServiceError/bus(_:_:)`` when the bus cannot be reached.
+    /// - Throws: ``ListenServiceError/bus(_:_:)`` when the bus fails.
     public func run(until stop: StopToken) throws(ListenServiceError) {
         let bus = configuration.bus.description
         try ListenServiceError.catching({ (error: ZMQError) in .bus(bus, error) }) { () throws(ZMQError) in

@@ -11,13 +11,13 @@ public import KinesiaService
 /// }
 /// ```
 public enum ListenServiceError: ServiceError, Hashable, Sendable {
-    /// The bus (named) cannot be reached: its sockets cannot be made, connected or used.
+    /// The bus (named) failed: its sockets could not be made, connected or used.
     case bus(String, ZMQError)
 
     /// What failed, for the user.
     public var description: String {
         switch self {
-        case .bus(let bus, let error): "the bus \(bus) cannot be reached: \(error)"
+        case .bus(let bus, let error): "the bus \(bus) failed: \(error)"
         }
     }
 

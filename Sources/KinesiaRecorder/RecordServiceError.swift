@@ -19,7 +19,7 @@ public enum RecordServiceError: ServiceError, Hashable, Sendable {
     case databaseUnopenable(String, SQLiteError)
     /// The database file (its path) cannot be written (a full disk, a file made read-only).
     case databaseUnwritable(String, SQLiteError)
-    /// The bus (named) cannot be reached: its sockets cannot be made, connected or used.
+    /// The bus (named) failed: its sockets could not be made, connected or used.
     case bus(String, ZMQError)
     /// A camera's name cannot name a topic.
     case camera(TopicError)
@@ -31,7 +31,7 @@ public enum RecordServiceError: ServiceError, Hashable, Sendable {
         switch self {
         case .databaseUnopenable(let path, let error): "cannot open the database \(path): \(error)"
         case .databaseUnwritable(let path, let error): "cannot write the database \(path): \(error)"
-        case .bus(let bus, let error): "the bus \(bus) cannot be reached: \(error)"
+        case .bus(let bus, let error): "the bus \(bus) failed: \(error)"
         case .camera(let error), .processName(let error): error.description
         }
     }

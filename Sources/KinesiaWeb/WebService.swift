@@ -119,7 +119,7 @@ public struct WebService: Sendable {
     ///
     /// - Throws: ``WebServiceError/tokens(_:)`` when the tokens' directory cannot be used,
     ///   ``WebServiceError/server(_:)`` when the server cannot listen,
-    ///   ``WebServiceError/bus(_:_:)`` when the bus cannot be reached.
+    ///   ``WebServiceError/bus(_:_:)`` when the bus fails.
     public func run(until stop: StopToken, listening: @Sendable (UInt16) -> Void = { _ in })
         throws(WebServiceError)
     {

@@ -20,7 +20,7 @@ public enum WebServiceError: ServiceError, Hashable, Sendable {
     /// The server cannot listen: an address that is not one, in use, or a certificate and key
     /// that do not go together.
     case server(HTTPServerError)
-    /// The bus (named) cannot be reached: its sockets cannot be made, connected or used.
+    /// The bus (named) failed: its sockets could not be made, connected or used.
     case bus(String, ZMQError)
     /// The process name cannot name a `health/` topic.
     case processName(TopicError)
@@ -30,7 +30,7 @@ public enum WebServiceError: ServiceError, Hashable, Sendable {
         switch self {
         case .tokens(let error): error.description
         case .server(let error): error.description
-        case .bus(let bus, let error): "the bus \(bus) cannot be reached: \(error)"
+        case .bus(let bus, let error): "the bus \(bus) failed: \(error)"
         case .processName(let error): error.description
         }
     }

@@ -17,7 +17,7 @@ struct ListenServiceErrorTests {
         let error = #expect(throws: ListenServiceError.self) { try service.run(until: StopToken()) }
         #expect(error == .bus(bus.description, .invalidArgument))
         #expect(
-            error?.description == "the bus \(bus) cannot be reached: \(ZMQError.invalidArgument)")
+            error?.description == "the bus \(bus) failed: \(ZMQError.invalidArgument)")
         #expect(error?.isUsageError == false, "kinesia listen exits 1, as before")
     }
 }
