@@ -31,6 +31,19 @@ import Testing
         NSTemporaryDirectory() + "kinesia-demo-clock-\(UUID().uuidString.prefix(8))"
     }
 
+    /// The day's first session started on a manual clock, each request answered by `answer`
+    /// (which may move the clock).
+    static func startFirstSession(
+        answering answer: @escaping (ControlRequest, ManualClock) -> ControlAnswer
+    ) throws -> Result<ControlAnswer, DemoDay.Failure> {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock()
+        let day = try Self.day(directory, clock: clock)
+        return day.start(
+            DemoDay.sessions[0], patient: day.patients[0], stop: StopToken(), send: { answer($0, clock) })
+    }
+
     @Test func theWaitsEndAtTheirLimitsNotBefore() {
         #expect(DemoDay.startTimeout == .seconds(30))
         #expect(DemoDay.runEndsTimeout == .seconds(10))
@@ -40,20 +53,14 @@ import Testing
     }
 
     @Test func aSessionWhosePoolHasNoLiveWorkerFor30SecondsStopsTheDayWithTheCoordinatorsAnswer() throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let clock = ManualClock()
-        let day = try Self.day(directory, clock: clock)
         var asked = 0
-        let result = day.start(
-            DemoDay.sessions[0], patient: day.patients[0], stop: StopToken(),
-            send: { request in
-                asked += 1
-                // Each ask takes the clock on: to 1 ms before the limit, then to it.
-                clock.advance(by: asked == 1 ? DemoDay.startTimeout - .milliseconds(1) : .milliseconds(1))
-                return ControlAnswer(
-                    id: request.id, outcome: .noLiveWorker, message: "no live worker in pool demo")
-            })
+        let result = try Self.startFirstSession { request, clock in
+            asked += 1
+            // Each ask takes the clock on: to 1 ms before the limit, then to it.
+            clock.advance(by: asked == 1 ? DemoDay.startTimeout - .milliseconds(1) : .milliseconds(1))
+            return ControlAnswer(
+                id: request.id, outcome: .noLiveWorker, message: "no live worker in pool demo")
+        }
         #expect(asked == 2, "asked again 1 ms before the limit, not after it")
         guard case .failure(let failure) = result else {
             Issue.record("the start succeeded: \(result)")
@@ -63,21 +70,15 @@ import Testing
     }
 
     @Test func aSessionIsStartedOnceTheWorkerJoinsWithinTheLimit() throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let clock = ManualClock()
-        let day = try Self.day(directory, clock: clock)
         var asked = 0
-        let result = day.start(
-            DemoDay.sessions[0], patient: day.patients[0], stop: StopToken(),
-            send: { request in
-                asked += 1
-                clock.advance(by: .seconds(10))
-                return asked < 3
-                    ? ControlAnswer(
-                        id: request.id, outcome: .noLiveWorker, message: "no live worker in pool demo")
-                    : ControlAnswer(id: request.id, outcome: .started, message: "started cam0/left")
-            })
+        let result = try Self.startFirstSession { request, clock in
+            asked += 1
+            clock.advance(by: .seconds(10))
+            return asked < 3
+                ? ControlAnswer(
+                    id: request.id, outcome: .noLiveWorker, message: "no live worker in pool demo")
+                : ControlAnswer(id: request.id, outcome: .started, message: "started cam0/left")
+        }
         #expect(asked == 3)
         #expect((try? result.get())?.message == "started cam0/left")
     }
