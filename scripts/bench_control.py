@@ -220,8 +220,9 @@ def main():
         socket.close()
         print(json.dumps({"bench": "control", "command": "list flood", "sent": args.flood, "answered": answered,
                           "answers_per_s": round(answered / seconds)}), flush=True)
-        takeovers = takeover_times(args.takeovers, client, workers, start, bus, state, directory)
-        print(json.dumps(summary("takeover", takeovers) | {"kills": args.takeovers}), flush=True)
+        if args.takeovers > 0:
+            takeovers = takeover_times(args.takeovers, client, workers, start, bus, state, directory)
+            print(json.dumps(summary("takeover", takeovers) | {"kills": args.takeovers}), flush=True)
         print(json.dumps({"summary": "control", "outcomes": outcomes, "runs_not_announced": unannounced,
                           "coordinator_running": coordinator.poll() is None}), flush=True)
     finally:

@@ -602,7 +602,8 @@ public struct CoordinatorCore: Sendable {
             moves += 1
             actions.append(.notice("\(current.key) (run \(current.run)) moved to worker \(current.to)"))
         }
-        guard graceIsOver, let next = nextMove(now: now) else { return }
+        // One worker (the usual small site) has nothing to even out: not even a count is made.
+        guard graceIsOver, workers.count >= 2, let next = nextMove(now: now) else { return }
         move = next
         placement[next.key] = next.to
         actions.append(
