@@ -488,7 +488,8 @@ public struct CoordinatorCore: Sendable {
     public var statuses: [SessionStatus] {
         plans.keys.sorted().map { key in
             let plan = plans[key]!
-            let worker = placement[key]
+            // A session on its way is where it still runs until the worker it leaves gave it up.
+            let worker = move.flatMap { $0.key == key && !$0.handedOver ? $0.from : nil } ?? placement[key]
             let state: SessionStatus.State =
                 worker.flatMap { workers[$0]?.running[key] } == plan.run
                 ? .running : worker == nil ? .waiting : .assigned

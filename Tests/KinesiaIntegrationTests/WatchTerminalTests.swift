@@ -206,7 +206,6 @@ struct WatchTerminalTests {
         // (On a loaded machine the blocked write may still complete, and watch end gracefully
         // before the second Control-C: then there is nothing to end at once, and the cursor
         // must have been shown again all the same.)
-        let stillRunning = kill(watch, 0) == 0
         kill(watch, SIGINT)
         kill(tmuxServer, SIGCONT)
         let promptBack = await waitUntil(timeout: .seconds(20)) {
@@ -215,9 +214,11 @@ struct WatchTerminalTests {
         }
         let final = (try? server.screen("watch"))?.joined(separator: "\n") ?? ""
         #expect(promptBack, "no prompt after Control-C:\n\(final)")
-        #expect(
-            pane().contains("SIGINT again: exiting at once") || !stillRunning,
-            "the second SIGINT did not end watch:\n\(final)")
+        // Which way it ended is a race on a loaded machine: the second SIGINT's forced exit (its
+        // line says so), or the first one's graceful stop finishing as soon as the terminal
+        // came back, before the second was handled (a fresh-clone CI saw it with watch still
+        // running at the second Control-C). Either way watch ended (the prompt is back) and the
+        // cursor is shown again (below): what this test is for.
         #expect(try server.display("watch", "#{cursor_flag}") == "1", "the cursor is still hidden")
         let written = pane()
         let lastHide = try #require(written.range(of: Self.hideCursor, options: .backwards))
