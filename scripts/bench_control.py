@@ -22,21 +22,17 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KINESIA = os.path.join(ROOT, ".build", "release", "kinesia")
+from bench_common import KINESIA, build_kinesia, percentile, speaker
 
-
-def say(message):
-    print(f"bench_control: {message}", file=sys.stderr, flush=True)
+say = speaker("bench_control")
 
 
 def summary(name, samples):
     ordered = sorted(samples)
-    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    p99 = percentile(ordered, 0.99)
     return {"bench": "control", "command": name, "count": len(ordered),
             "median_ms": round(statistics.median(ordered) * 1000, 2), "p99_ms": round(p99 * 1000, 2),
             "worst_ms": round(ordered[-1] * 1000, 2)}
@@ -134,8 +130,7 @@ def main():
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
     if not args.no_build:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "kinesia"], check=True, cwd=ROOT,
-                       stdout=sys.stderr)
+        build_kinesia()
     directory = tempfile.mkdtemp(prefix="kc-", dir="/tmp")
     bus, state = os.path.join(directory, "bus"), os.path.join(directory, "state")
     os.mkdir(bus, 0o700)

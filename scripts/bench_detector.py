@@ -22,12 +22,11 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KINESIA = os.path.join(ROOT, ".build", "release", "kinesia")
+from bench_common import KINESIA, ROOT, build_kinesia, speaker
+
 VIDEO = os.path.join(ROOT, "data", "video", "s2d_demo_walk.mp4")
 SUMMARY = re.compile(
     r"detector: (\d+) frames in ([\d.]+) s \(([\d.]+) fps\), per frame ([\d.]+) ms detecting, "
@@ -35,8 +34,7 @@ SUMMARY = re.compile(
     r"(\d+) frames dropped")
 
 
-def say(message):
-    print(f"bench_detector: {message}", file=sys.stderr, flush=True)
+say = speaker("bench_detector")
 
 
 def one_round(directory):
@@ -76,8 +74,7 @@ def main():
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
     if not args.no_build:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "kinesia"], check=True,
-                       cwd=ROOT, stdout=sys.stderr)
+        build_kinesia()
     rounds = []
     for index in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="kinesia-bench-detector.") as directory:

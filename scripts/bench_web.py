@@ -28,17 +28,9 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KINESIA = os.path.join(ROOT, ".build", "release", "kinesia")
+from bench_common import KINESIA, ROOT, build_kinesia, percentile, speaker
 
-
-def say(message):
-    print(f"bench_web: {message}", file=sys.stderr, flush=True)
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+say = speaker("bench_web")
 
 
 def start(arguments, log, env):
@@ -186,8 +178,7 @@ def main():
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
     if not args.no_build:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "kinesia"], check=True, cwd=ROOT,
-                       stdout=sys.stderr)
+        build_kinesia()
     for extra in (0, 199):
         say(f"{1 + extra} client(s), {args.seconds} s")
         print(json.dumps(round_(args.seconds, extra)), flush=True)
