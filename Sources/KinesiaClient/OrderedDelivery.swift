@@ -19,6 +19,12 @@ public import KinesiaWire
 /// within ``Policy/announcementTimeout`` are reported as ``Action/lost(_:)`` and skipped, so
 /// that delivery goes on.
 ///
+/// Live first, when the policy sets a ``Policy/holeWait`` (the worker's pose feed,
+/// ``PoseFeed``-like consumers that cannot wait): a hole before buffered messages is waited for
+/// at most that long from the arrival of the first message after it, then given up (lost, the
+/// buffered messages delivered); a tail asked for with nothing after it is waited for as long,
+/// then left where it is (nothing past it was delivered, so nothing is given up).
+///
 /// Time is a `Duration` since any fixed origin, given by the caller; so are the request
 /// numbers (``RequestNumbers``: one counter for all the streams of a consumer, so that a reply
 /// names its request alone).
@@ -50,7 +56,8 @@ public struct OrderedDelivery<Message> {
         /// Numbers from 1.
         public init() {}
 
-        mutating func take() -> UInt32 {
+        /// The next number.
+        public mutating func take() -> UInt32 {
             defer { next = next == .max ? 1 : next + 1 }
             return next
         }
@@ -69,23 +76,33 @@ public struct OrderedDelivery<Message> {
         public var maximumRetries: Int
         /// Batches asked for at once (the consumer's credit).
         public var maximumInFlight: Int
+        /// How long a hole before buffered messages (or a tail asked for) is waited for, at most,
+        /// before it is given up (`nil`: until the server answers, as exactly-once consumers do).
+        public var holeWait: Duration?
+        /// Whether a batch that ends short of the buffered messages (a reply that predates them)
+        /// is asked for once more before the hole is lost.
+        public var asksAgainBeforeLosingHeld: Bool
 
         /// A policy; every value has the exactly-once consumer's default.
         public init(
             maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-            announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3
+            announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3,
+            holeWait: Duration? = nil, asksAgainBeforeLosingHeld: Bool = false
         ) {
             self.maximumBuffered = Swift.max(1, maximumBuffered)
             self.requestTimeout = requestTimeout
             self.announcementTimeout = announcementTimeout
             self.maximumRetries = Swift.max(1, maximumRetries)
             self.maximumInFlight = Swift.max(1, maximumInFlight)
+            self.holeWait = holeWait.map { Swift.max(.zero, $0) }
+            self.asksAgainBeforeLosingHeld = asksAgainBeforeLosingHeld
         }
     }
 
     /// What happened to the stream: `duplicates`, `replayed`, `deferred` (live messages not
     /// buffered for lack of room, fetched later), `requests`, `retries`, `serverGone`, `lost`
-    /// (messages), `cutBatches` (batches the server cut short, asked for again).
+    /// (messages), `cutBatches` (batches the server cut short, asked for again), `holesGivenUp`
+    /// (holes and tails not filled within the policy's ``Policy/holeWait``).
     public private(set) var counters = Counters()
 
     /// The counts of ``counters`` (each saturates at `Int.max`).
@@ -106,13 +123,18 @@ public struct OrderedDelivery<Message> {
         public var lost = 0
         /// Batches the server cut short, asked for again.
         public var cutBatches = 0
+        /// Holes and tails not filled within the policy's ``Policy/holeWait``.
+        public var holesGivenUp = 0
+
+        /// No counts yet.
+        public init() {}
 
         /// The counts that are not zero, by name.
         public var named: [String: Int] {
             let all = [
                 ("duplicates", duplicates), ("replayed", replayed), ("deferred", deferred),
                 ("requests", requests), ("retries", retries), ("serverGone", serverGone), ("lost", lost),
-                ("cutBatches", cutBatches),
+                ("cutBatches", cutBatches), ("holesGivenUp", holesGivenUp),
             ]
             return Dictionary(uniqueKeysWithValues: all.filter { $0.1 > 0 })
         }
@@ -134,7 +156,8 @@ public struct OrderedDelivery<Message> {
 
     private let policy: Policy
     private var position: Position
-    private var buffer: [UInt64: Message] = [:]
+    /// The messages held after a hole, with when each arrived.
+    private var buffer: [UInt64: (message: Message, arrived: Duration)] = [:]
     private var endpoint: String?
     private var announcedLast: UInt64?
     private var suspectedTail: UInt64?
@@ -148,15 +171,57 @@ public struct OrderedDelivery<Message> {
     private var unanswered = 0
     /// When the hole before the buffered messages was first seen (`nil`: no hole).
     private var holeSince: Duration?
+    /// When a tail (asked for with nothing buffered after it) began to be waited for, under a
+    /// ``Policy/holeWait``.
+    private var tailSince: Duration?
+    /// The position at which a batch ended short of the buffered messages once already
+    /// (``Policy/asksAgainBeforeLosingHeld``).
+    private var askedAgainAt: UInt64?
     private var unknownToServer = false
     /// Whether a message was dropped for lack of room since the last request was sent (a
     /// replayed one among them, maybe: the batch cannot tell what the server skipped).
     private var deferredWhileAsking = false
 
     /// A stream whose next message to deliver is `next` (`nil`: `UInt64.max` was delivered).
-    public init(next: UInt64?, policy: Policy = Policy()) {
+    /// - Parameters:
+    ///   - server: Where the stream's replay server is, when the caller knows it without
+    ///     announcements (a shell that finds the server itself); `nil`: wait for
+    ///     ``announced(endpoint:last:followedNow:now:numbers:into:)``.
+    public init(next: UInt64?, policy: Policy = Policy(), server: String? = nil) {
         self.policy = policy
         position = next.map(Position.at) ?? .exhausted
+        endpoint = server
+    }
+
+    /// Whether the stream waits for something: a hole before buffered messages, or messages
+    /// asked for and not yet delivered.
+    public var isWaiting: Bool {
+        if isBehindBuffer { return true }
+        guard let end = requestedEnd, let next else { return false }
+        return next < end && !pending.isEmpty
+    }
+
+    /// Whether a request is under way (a reply is expected).
+    public var isAsking: Bool { !pending.isEmpty }
+
+    /// Whether messages are buffered after a hole.
+    public var hasBuffered: Bool { !buffer.isEmpty }
+
+    /// When ``tick(now:numbers:into:)`` next has something to do: the timeout of the oldest
+    /// request under way, the end of a hole's or a tail's wait, or of the wait for an
+    /// announcement (`nil`: nothing to time).
+    public var deadline: Duration? {
+        var times: [Duration] = []
+        if let oldest = pending.first { times.append(oldest.sentAt + policy.requestTimeout) }
+        if let since = holeSince {
+            if let wait = policy.holeWait {
+                times.append(since + wait)
+            } else if endpoint == nil {
+                times.append(since + policy.announcementTimeout)
+            }
+        }
+        if let wait = policy.holeWait, let since = tailSince { times.append(since + wait) }
+        return times.min()
     }
 
     /// The next sequence number to deliver (`nil`: none can follow, `UInt64.max` was delivered).
@@ -184,10 +249,11 @@ public struct OrderedDelivery<Message> {
         return true
     }
 
-    /// A message numbered `sequence`: received `live` from the bus, or from a replay.
+    /// A message numbered `sequence`: received `live` from the bus, or from a replay, at
+    /// `arrived` (when it was received, if it waited since; `nil`: `now`).
     public mutating func received(
-        sequence: UInt64, message: Message, live: Bool, now: Duration, numbers: inout RequestNumbers,
-        into actions: inout [Action]
+        sequence: UInt64, message: Message, live: Bool, arrived: Duration? = nil, now: Duration,
+        numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
         if !live { counters.replayed.addSaturating(1) }
         guard case .at(let next) = position, sequence >= next else {
@@ -200,13 +266,14 @@ public struct OrderedDelivery<Message> {
         } else if buffer[sequence] != nil {
             counters.duplicates.addSaturating(1)
         } else if buffer.count < policy.maximumBuffered {
-            buffer[sequence] = message
+            buffer[sequence] = (message, arrived ?? now)
         } else {
             counters.deferred.addSaturating(1)
             if !pending.isEmpty { deferredWhileAsking = true }
         }
-        if isBehindBuffer, holeSince == nil { holeSince = now }
+        if isBehindBuffer, holeSince == nil { holeSince = policy.holeWait == nil ? now : (arrived ?? now) }
         requestIfBehind(now: now, numbers: &numbers, into: &actions)
+        settleTail()
     }
 
     /// The end of the replay batch `id`: the server sent `count` messages from `first`, holds the
@@ -247,13 +314,20 @@ public struct OrderedDelivery<Message> {
             skip(to: endNext, into: &actions)
         }
         if end.isStreamEnd, let next, let lowest = buffer.keys.min(), next < lowest, next > end.last {
-            // The server has nothing more, yet there is a hole before what was received live:
-            // those messages are not to be had.
-            skip(to: lowest, into: &actions)
+            if policy.asksAgainBeforeLosingHeld, askedAgainAt != next {
+                // The reply may predate the messages held (a subscription that took effect
+                // after the request): asked once more.
+                askedAgainAt = next
+            } else {
+                // The server has nothing more, yet there is a hole before what was received
+                // live: those messages are not to be had.
+                skip(to: lowest, into: &actions)
+            }
         }
         if end.count > 0 || end.isStreamEnd || cut {
             requestIfBehind(now: now, numbers: &numbers, into: &actions)
         }
+        settleTail()
     }
 
     /// The replay request `id` was refused: what it asked for that cannot be had is lost
@@ -273,6 +347,29 @@ public struct OrderedDelivery<Message> {
             unknownToServer = true
             skipHole(now: now, into: &actions)
         }
+        settleTail()
+    }
+
+    /// No server can answer the request `id` (its shell knows none for the stream, or the one
+    /// it knew has gone): every request under way is dropped and the hole is lost, as for a
+    /// server that stopped answering; the next hole is asked for again (a server may be back).
+    public mutating func serverUnavailable(
+        requestID id: UInt32, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
+    ) {
+        guard isPending(id) else { return }
+        pending = []
+        requestedEnd = nil
+        unanswered = 0
+        counters.serverGone.addSaturating(1)
+        if !isBehindBuffer, policy.holeWait != nil {
+            // A tail no server can send, live first: left where it is until announced again
+            // (nothing past it was delivered, so nothing is given up).
+            announcedLast = nil
+            suspectedTail = nil
+        } else {
+            skipHole(now: now, into: &actions)
+        }
+        settleTail()
     }
 
     /// The stream's publisher announced (its heartbeat) that it serves the stream at `endpoint`
@@ -322,9 +419,42 @@ public struct OrderedDelivery<Message> {
                 requestIfBehind(now: now, numbers: &numbers, into: &actions)
             }
         }
-        if endpoint == nil, let since = holeSince, now - since >= policy.announcementTimeout {
+        if endpoint == nil, policy.holeWait == nil, let since = holeSince,
+            now - since >= policy.announcementTimeout
+        {
             skipHole(now: now, into: &actions)
         }
+        guard let wait = policy.holeWait else { return }
+        var gaveUp = false
+        while isBehindBuffer, let since = holeSince, now - since >= wait {
+            // Live first: the hole is given up, the messages after it go on (a hole among them
+            // is waited for from the arrival of the message after it).
+            pending = []
+            requestedEnd = nil
+            unanswered = 0
+            counters.holesGivenUp.addSaturating(1)
+            skipHole(now: now, into: &actions)
+            gaveUp = true
+        }
+        if let since = tailSince, now - since >= wait {
+            tailSince = nil
+            if !isBehindBuffer {
+                // A tail nobody sent in time: left where it is until announced again.
+                counters.holesGivenUp.addSaturating(1)
+                pending = []
+                requestedEnd = nil
+                unanswered = 0
+                announcedLast = nil
+                suspectedTail = nil
+            }
+        }
+        if gaveUp { requestIfBehind(now: now, numbers: &numbers, into: &actions) }
+        settleTail()
+    }
+
+    /// A tail's wait ends when nothing is asked for any more.
+    private mutating func settleTail() {
+        if tailSince != nil, pending.isEmpty { tailSince = nil }
     }
 
     // MARK: - Decisions
@@ -341,8 +471,8 @@ public struct OrderedDelivery<Message> {
     }
 
     private mutating func drain(into actions: inout [Action]) {
-        while let next, let message = buffer.removeValue(forKey: next) {
-            deliver(next, message, into: &actions)
+        while let next, let held = buffer.removeValue(forKey: next) {
+            deliver(next, held.message, into: &actions)
         }
         if !isBehindBuffer { holeSince = nil }
     }
@@ -351,10 +481,10 @@ public struct OrderedDelivery<Message> {
     /// messages below it in order, reports the holes between them lost.
     private mutating func skip(to target: UInt64, into actions: inout [Action]) {
         for sequence in buffer.keys.filter({ $0 < target }).sorted() {
-            let message = buffer.removeValue(forKey: sequence)!
+            let held = buffer.removeValue(forKey: sequence)!
             guard let next, sequence >= next else { continue }
             if sequence > next { lose(next..<sequence, into: &actions) }
-            deliver(sequence, message, into: &actions)
+            deliver(sequence, held.message, into: &actions)
         }
         if let next, next < target {
             lose(next..<target, into: &actions)
@@ -372,7 +502,14 @@ public struct OrderedDelivery<Message> {
         } else if let last = announcedLast, let next, last >= next {
             skip(to: last == .max ? .max : last + 1, into: &actions)
         }
-        holeSince = isBehindBuffer ? now : nil
+        if !isBehindBuffer {
+            holeSince = nil
+        } else if policy.holeWait != nil, let lowest = buffer.keys.min() {
+            // Live first: waited for from the arrival of the message after it.
+            holeSince = buffer[lowest]?.arrived ?? now
+        } else {
+            holeSince = now
+        }
     }
 
     private mutating func lose(_ range: Range<UInt64>, into actions: inout [Action]) {
@@ -409,6 +546,7 @@ public struct OrderedDelivery<Message> {
             }
             let id = numbers.take()
             if pending.isEmpty { deferredWhileAsking = false }
+            if policy.holeWait != nil, !behindLive, tailSince == nil { tailSince = now }
             pending.append(Pending(id: id, from: from, sentAt: now))
             requestedEnd = from.addingReportingOverflow(limit).overflow ? .max : from + limit
             counters.requests.addSaturating(1)

@@ -1,3 +1,4 @@
+import KinesiaClient
 public import KinesiaWire
 
 /// The order in which one camera's poses are analysed: every pose of the session's pose
@@ -16,18 +17,20 @@ public import KinesiaWire
 ///   gave up on; when the replay reaches the first held live pose, the held poses follow and
 ///   the feed is live: nothing is analysed twice and nothing is skipped that the live run
 ///   analysed.
-/// - **Gap while live** (a live pose past the next expected one): the pose is held and the hole
-///   is asked for, for at most ``holeWait`` after the first pose past it arrived. A hole not
-///   filled by then, or one that no server can fill (the caller answers ``replayFailed(stream:first:now:)``
-///   at once when nobody serves the stream), is given up: ``Output/skip(stream:sequences:)``
-///   (kept with the segments, so that a rebuild gives it up too, whatever its server holds
-///   then), then ``Output/lost(stream:sequences:)`` and the held poses are analysed.
+/// - **Live** (the last segment's stream): delivered in order by an ``OrderedDelivery`` with a
+///   live-first policy, the clients' exactly-once delivery machine: a live pose past the next
+///   expected one is held and the hole is asked for, for at most ``holeWait`` after the first
+///   pose past it arrived. A hole not filled by then, or one that no server can fill (the
+///   caller answers ``replayFailed(requestID:stream:first:now:)`` at once when nobody serves
+///   the stream), is given up: ``Output/skip(stream:sequences:)`` (kept with the segments, so
+///   that a rebuild gives it up too, whatever its server holds then), then
+///   ``Output/lost(stream:sequences:)`` and the held poses are analysed.
 /// - **Tail not received** (the stream's publisher announced on `health/` a last pose the feed
 ///   is live before, and a later announcement, at least ``tailGrace`` after, finds it still
 ///   missing: poses sent while the broker was down, after which the source ended or paused):
-///   asked for as a hole with nothing held (``announced(stream:last:now:)``); a tail not filled
-///   within ``holeWait`` leaves the feed live where it was (nothing analysed past it, so nothing
-///   to keep with the segments).
+///   asked for with nothing held (``announced(stream:last:now:)``); a tail not filled within
+///   ``holeWait`` leaves the feed live where it was (nothing analysed past it, so nothing to
+///   keep with the segments).
 /// - **Duplicate or old pose**: dropped.
 /// - **New stream id**: the current segment closes at the last pose analysed and a new one
 ///   opens (recorded) at the new stream's pose; its first pose is analysed with
@@ -52,8 +55,9 @@ public struct PoseFeed<Pose> {
         /// Analyse this pose now; `opensStream` when it is the first of a segment after the
         /// first (a sender that started a new stream).
         case analyse(stream: StreamID, sequence: UInt64, pose: Pose, opensStream: Bool)
-        /// Ask the replay server of the stream for these poses.
-        case request(PoseReplayRequest)
+        /// Ask the replay server of the stream for these poses, as request `id` (the replies
+        /// name it: ``replayEnded(_:now:)``, ``replayFailed(requestID:stream:first:now:)``).
+        case request(PoseReplayRequest, id: UInt32)
         /// These poses cannot be had: they are skipped.
         case lost(stream: StreamID, sequences: Range<UInt64>)
         /// While rebuilding, no server has `stream` from `from` on (a source that ended, a
@@ -64,10 +68,10 @@ public struct PoseFeed<Pose> {
     private enum Phase: Sendable {
         /// No segment yet: the first live pose opens one.
         case new
-        /// Replaying segment `segment` from `next`.
+        /// Rebuilding: replaying segment `segment` from `next`.
         case catchingUp(segment: Int, next: UInt64)
-        /// Live on the last segment's stream; `next` is the next sequence number expected.
-        case live(next: UInt64)
+        /// Live on the last segment's stream, delivered by ``delivery``.
+        case live
     }
 
     fileprivate struct Held {
@@ -77,6 +81,8 @@ public struct PoseFeed<Pose> {
         /// When it was received.
         var arrived: Duration
     }
+
+    private typealias Delivery = OrderedDelivery<Held>
 
     /// How long a hole in the live poses is waited for, at most, from the arrival of the first
     /// pose after it.
@@ -92,43 +98,66 @@ public struct PoseFeed<Pose> {
     /// an announcement only comes about once a second, so a tail is asked for 1-2 s after the
     /// publisher sent it.
     public static var tailGrace: Duration { .milliseconds(250) }
+    /// How long a live request waits for its answer before it is sent again: a replay round
+    /// trip takes a millisecond on one box; a second is more than a loaded machine needs, and
+    /// a live hole is given up after ``holeWait`` anyway.
+    public static var liveRequestTimeout: Duration { .seconds(1) }
 
     /// The session's segments, oldest first.
     public private(set) var segments: [PoseSegment]
     /// Live poses dropped as duplicates or older than the position.
-    public private(set) var duplicates = 0
+    public var duplicates: Int {
+        closedDeliveries.duplicates + (delivery?.counters.duplicates ?? 0) + ownDuplicates
+    }
     /// Live poses not held for lack of room (fetched through replay later).
-    public private(set) var deferred = 0
+    public var deferred: Int { closedDeliveries.deferred + (delivery?.counters.deferred ?? 0) + ownDeferred }
     /// Poses lost for good (given up live, or not to be had while rebuilding).
     public private(set) var lost: UInt64 = 0
     /// Holes in the live poses given up (not filled within ``holeWait``, or no server).
     public private(set) var holesSkipped = 0
-    /// Poses analysed from a replay.
-    public private(set) var replayed = 0
+    /// Poses received from a replay.
+    public var replayed: Int {
+        closedDeliveries.replayed + (delivery?.counters.replayed ?? 0) + rebuildReplayed
+    }
     /// Requests made (retries included).
-    public private(set) var requests = 0
-    /// Whether the feed is rebuilding a resumed session (from ``start()`` until it first goes
-    /// live): poses lost then make the rebuild differ from the run it rebuilds.
+    public var requests: Int {
+        closedDeliveries.requests + (delivery?.counters.requests ?? 0) + rebuildRequests
+    }
+    /// Whether the feed is rebuilding a resumed session (from ``start(now:)`` until it first
+    /// goes live): poses lost then make the rebuild differ from the run it rebuilds.
     public private(set) var isRebuilding: Bool
 
     private var phase: Phase
+    /// The live stream's delivery (while ``Phase/live``).
+    private var delivery: Delivery?
+    /// The counts of the deliveries of streams the session left.
+    private var closedDeliveries = Delivery.Counters()
+    private var numbers = Delivery.RequestNumbers()
+    /// Poses held: while rebuilding, every live pose; while live, the poses of a new stream
+    /// that came while the current one waits for a hole.
     private var held: [Held] = []
     private let maximumHeld: Int
+    private var ownDuplicates = 0
+    private var ownDeferred = 0
+    private var rebuildReplayed = 0
+    private var rebuildRequests = 0
     /// The position at which a reply ended short of the held poses once already.
     private var retriedHole: UInt64?
     /// Requests in a row that timed out.
     private var unanswered = 0
-    /// When the live hole being filled was first seen (`nil`: no live hole).
-    private var holeSince: Duration?
-    /// Whether the last pose analysed was numbered `UInt64.max`: its stream can number no more.
+    /// Whether the last pose the rebuild analysed was numbered `UInt64.max`: its stream can
+    /// number no more.
     private var exhausted = false
-    /// The request under way, to repeat on a timeout.
+    /// The rebuild's request under way, to repeat on a timeout.
     public private(set) var pending: PoseReplayRequest?
+    private var pendingID: UInt32 = 0
     /// The oldest announcement of the current stream's last pose that the feed had not
     /// received when it came (``announced(stream:last:now:)``).
     private var announcedTail: (stream: StreamID, last: UInt64, at: Duration)?
     /// Tails asked for (``announced(stream:last:now:)``).
     public private(set) var tailsRequested = 0
+    /// The delivery's actions, kept across calls (emptied before each use).
+    private var actions: [Delivery.Action] = []
 
     /// A feed for a new session (`segments` empty) or one to resume (its recorded segments).
     /// - Parameters:
@@ -148,9 +177,13 @@ public struct PoseFeed<Pose> {
         phase = segments.isEmpty ? .new : .catchingUp(segment: 0, next: segments[0].first)
     }
 
-    /// Whether the feed is replaying (live poses are being held).
+    /// Whether the feed is replaying, or waits live for a hole or a tail.
     public var isCatchingUp: Bool {
-        if case .catchingUp = phase { true } else { false }
+        switch phase {
+        case .new: false
+        case .catchingUp: true
+        case .live: delivery?.isWaiting ?? false
+        }
     }
 
     /// The next sequence number expected on the current stream (`nil` before the first pose).
@@ -158,14 +191,13 @@ public struct PoseFeed<Pose> {
         switch phase {
         case .new: nil
         case .catchingUp(let segment, let next): (segments[segment].stream, next)
-        case .live(let next): (segments[segments.count - 1].stream, next)
+        case .live: (segments[segments.count - 1].stream, delivery?.next ?? .max)
         }
     }
 
-    /// When ``tick(now:)`` has something to do: the end of the wait for a live hole.
-    public var deadline: Duration? {
-        holeSince.map { $0 + holeWait }
-    }
+    /// When ``tick(now:)`` has something to do: the end of the wait for a live hole or tail, or
+    /// a live request's timeout.
+    public var deadline: Duration? { delivery?.deadline }
 
     /// Starts the recorded history over at pose `sequence` of `stream` (a new run of the
     /// sessions begins there): the segments before it are dropped, so that a later rebuild
@@ -183,12 +215,12 @@ public struct PoseFeed<Pose> {
     }
 
     /// The first request of a resumed session (nothing for a new one). Call once at start.
-    public mutating func start() -> [Output] {
+    public mutating func start(now: Duration) -> [Output] {
         guard case .catchingUp(let segment, var next) = phase else { return [] }
         if let skipped = segments[segment].skippedRange(holding: next) { next = skipped.upperBound }
         phase = .catchingUp(segment: segment, next: next)
         var out: [Output] = []
-        advance(into: &out, askingMore: true)
+        advance(into: &out, askingMore: true, now: now)
         return out
     }
 
@@ -205,11 +237,8 @@ public struct PoseFeed<Pose> {
     /// with `opensStream` false); otherwise nothing changes and the pose goes to
     /// ``live(stream:sequence:pose:now:into:)``.
     public mutating func takeInOrder(stream: StreamID, sequence: UInt64) -> Bool {
-        guard case .live(let next) = phase, sequence == next, !exhausted,
-            segments[segments.count - 1].stream == stream
-        else { return false }
-        moveLive(after: sequence)
-        return true
+        guard case .live = phase, segments[segments.count - 1].stream == stream else { return false }
+        return delivery!.takeInOrder(sequence: sequence, live: true)
     }
 
     /// A pose received live from the bus at `now`; its outputs appended to `out` (a buffer the
@@ -218,6 +247,7 @@ public struct PoseFeed<Pose> {
         stream: StreamID, sequence: UInt64, pose: Pose, now: Duration, into out: inout [Output]
     ) {
         live(Held(stream: stream, sequence: sequence, pose: pose, arrived: now), now: now, into: &out)
+        settle(now: now, into: &out)
     }
 
     private mutating func live(_ pose: Held, now: Duration, into out: inout [Output]) {
@@ -225,56 +255,51 @@ public struct PoseFeed<Pose> {
         case .new:
             segments = [PoseSegment(stream: pose.stream, first: pose.sequence)]
             out.append(.record(segments))
-            analyse(pose, opensStream: false, into: &out)
+            open(after: pose, into: &out)
         case .catchingUp:
             hold(pose)
-        case .live(let next):
+        case .live:
             let current = segments[segments.count - 1]
             if pose.stream == current.stream {
-                if pose.sequence < next || exhausted {
-                    duplicates += 1
-                } else if pose.sequence == next {
-                    analyse(pose, opensStream: false, into: &out)
-                } else {
-                    hold(pose)
-                    phase = .catchingUp(segment: segments.count - 1, next: next)
-                    holeSince = pose.arrived
-                    if now >= pose.arrived + holeWait {
-                        giveUpHole(into: &out)
-                    } else {
-                        out.append(ask(segment: segments.count - 1, from: next))
-                    }
-                }
+                actions.removeAll(keepingCapacity: true)
+                delivery!.received(
+                    sequence: pose.sequence, message: pose, live: true, arrived: pose.arrived, now: now,
+                    numbers: &numbers, into: &actions)
+                perform(into: &out)
             } else if segments.dropLast().contains(where: { $0.stream == pose.stream }) {
                 // A stream the session already closed: an old sender, never analysed again.
-                duplicates += 1
+                ownDuplicates += 1
+            } else if delivery!.hasBuffered || !held.isEmpty {
+                // A new stream waits for the hole before it (or the new-stream poses before it).
+                hold(pose)
             } else {
                 // A new stream: the current segment ends at the last pose analysed (UInt64.max
                 // itself when the stream ended there: `next` cannot go past it).
-                if exhausted {
-                    segments[segments.count - 1].last = .max
-                } else if next > current.first {
-                    segments[segments.count - 1].last = next - 1
-                    segments[segments.count - 1].skipped.removeAll { $0.lowerBound >= next }
+                if let next = delivery!.next {
+                    if next > current.first {
+                        segments[segments.count - 1].last = next - 1
+                        segments[segments.count - 1].skipped.removeAll { $0.lowerBound >= next }
+                    } else {
+                        segments.removeLast()
+                    }
                 } else {
-                    segments.removeLast()
+                    segments[segments.count - 1].last = .max
                 }
                 segments.append(PoseSegment(stream: pose.stream, first: pose.sequence))
-                exhausted = false
                 out.append(.record(segments))
-                analyse(pose, opensStream: segments.count > 1, into: &out)
+                open(after: pose, into: &out)
             }
         }
     }
 
     /// The stream's publisher announced (its `health/` report) that it has published `stream`
-    /// through `last`. When the feed is live on `stream` before `last`, and an earlier
-    /// announcement at least ``tailGrace`` ago already was past the position it still has, the
-    /// poses from the position on went missing with nothing after them to show it (no later
-    /// pose arrived): they are asked for as a hole, waited for at most ``holeWait``.
+    /// through `last`. When the feed is live on `stream` before `last`, waits for nothing, and
+    /// an earlier announcement at least ``tailGrace`` ago already was past the position it
+    /// still has, the poses from the position on went missing with nothing after them to show
+    /// it (no later pose arrived): they are asked for, waited for at most ``holeWait``.
     public mutating func announced(stream: StreamID, last: UInt64, now: Duration) -> [Output] {
-        guard case .live(let next) = phase, !exhausted, let current = segments.last, current.stream == stream,
-            last >= next
+        guard case .live = phase, let current = segments.last, current.stream == stream,
+            let next = delivery?.next, last >= next, delivery?.isWaiting == false
         else {
             if announcedTail?.stream == stream { announcedTail = nil }
             return []
@@ -286,101 +311,97 @@ public struct PoseFeed<Pose> {
         guard now >= earlier.at + Self.tailGrace else { return [] }
         announcedTail = nil
         tailsRequested += 1
-        phase = .catchingUp(segment: segments.count - 1, next: next)
-        holeSince = now
-        if holeWait == .zero {
-            var out: [Output] = []
-            giveUpHole(into: &out)
-            return out
-        }
-        return [ask(segment: segments.count - 1, from: next)]
-    }
-
-    /// A pose from a replay reply.
-    public mutating func replayed(stream: StreamID, sequence: UInt64, pose: Pose) -> [Output] {
-        guard case .catchingUp(let segment, let next) = phase, segments[segment].stream == stream,
-            sequence == next, !exhausted
-        else { return [] }
-        unanswered = 0
-        exhausted = sequence == .max
-        var out: [Output] = [
-            .analyse(
-                stream: stream, sequence: sequence, pose: pose,
-                opensStream: segment > 0 && sequence == segments[segment].first)
-        ]
-        replayed += 1
-        moveTo(segment: segment, next: next, after: true)
-        advance(into: &out, askingMore: false)
-        return out
-    }
-
-    /// The end of a replay reply: the server holds `stream` through `last` (`nil`: nothing).
-    public mutating func replayEnded(stream: StreamID, last: UInt64?) -> [Output] {
-        guard case .catchingUp(let segment, let next) = phase, segments[segment].stream == stream else {
-            return []
-        }
-        pending = nil
-        unanswered = 0
+        // With no wait at all, a tail is given up at once: the feed stays where it is.
+        guard holeWait > .zero else { return [] }
         var out: [Output] = []
-        if let last, next <= last {
-            // More to fetch.
-            advance(into: &out, askingMore: true)
-            return out
-        }
-        // The server holds nothing more of this stream.
-        if segment < segments.count - 1 {
-            if let end = segments[segment].last, end >= next {
-                declareLost(stream, next..<end, through: true, into: &out)
-            }
-            phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
-            advance(into: &out, askingMore: true)
-            return out
-        }
-        if let firstHeld = firstHeld(of: stream, from: next) {
-            // A pose held live was journaled before it was sent, so the hole before it exists:
-            // the reply may predate it (a subscription that took effect after the request). Ask
-            // once more (when a live hole still has time); a server that still lacks it has lost it.
-            if retriedHole != next, isRebuilding || holeSince != nil {
-                retriedHole = next
-                advance(into: &out, askingMore: true)
-                return out
-            }
-            skipToHeld(stream, from: next, to: firstHeld, into: &out)
-            return out
-        }
-        // Nothing held: the replay reached the end of what exists; go live from here.
-        goLive(next: next, into: &out)
+        actions.removeAll(keepingCapacity: true)
+        delivery!.announced(
+            endpoint: Self.server, last: last, followedNow: true, now: now, numbers: &numbers, into: &actions)
+        perform(into: &out)
         return out
     }
 
-    /// The server does not hold what was asked: `first` is the first sequence it holds of the
-    /// stream (older ones are gone), or `nil` when it does not know the stream at all (or no
-    /// server serves it).
-    public mutating func replayFailed(stream: StreamID, first: UInt64?) -> [Output] {
-        guard case .catchingUp(let segment, let next) = phase, segments[segment].stream == stream else {
-            return []
-        }
-        pending = nil
-        unanswered = 0
+    /// A pose from a replay reply, received at `now`.
+    public mutating func replayed(stream: StreamID, sequence: UInt64, pose: Pose, now: Duration) -> [Output] {
         var out: [Output] = []
-        if let first, first > next, first <= (segments[segment].last ?? .max) {
-            let target = firstHeld(of: stream, from: next).map { min($0, first) } ?? first
-            if segment == segments.count - 1, !isRebuilding, target > next {
-                skipToHeld(stream, from: next, to: target, into: &out)
-                return out
-            }
-            declareLost(stream, next..<first, into: &out)
-            phase = .catchingUp(segment: segment, next: first)
-            advance(into: &out, askingMore: true)
-            return out
+        switch phase {
+        case .new:
+            break
+        case .live:
+            // A reply nobody waits for (asked before a hole was given up, or never) is dropped.
+            guard segments[segments.count - 1].stream == stream, delivery!.isAsking else { break }
+            actions.removeAll(keepingCapacity: true)
+            delivery!.received(
+                sequence: sequence,
+                message: Held(stream: stream, sequence: sequence, pose: pose, arrived: now),
+                live: false, now: now, numbers: &numbers, into: &actions)
+            perform(into: &out)
+            settle(now: now, into: &out)
+        case .catchingUp(let segment, let next):
+            guard segments[segment].stream == stream, sequence == next, !exhausted else { break }
+            unanswered = 0
+            exhausted = sequence == .max
+            out.append(
+                .analyse(
+                    stream: stream, sequence: sequence, pose: pose,
+                    opensStream: segment > 0 && sequence == segments[segment].first))
+            rebuildReplayed += 1
+            moveTo(segment: segment, next: next, after: true)
+            advance(into: &out, askingMore: false, now: now)
         }
-        failSegment(segment, from: next, into: &out)
         return out
     }
 
-    /// The request under way got no answer in time: asked again, or, after ``maximumRetries``
-    /// in a row, given up as a server that is gone (what it was to send is lost).
-    public mutating func timedOut() -> [Output] {
+    /// The end of a replay reply (``ReplayBatchEnd``, its `requestID` the one the feed gave).
+    public mutating func replayEnded(_ end: ReplayBatchEnd, now: Duration) -> [Output] {
+        var out: [Output] = []
+        switch phase {
+        case .new:
+            break
+        case .live:
+            actions.removeAll(keepingCapacity: true)
+            delivery!.replayEnded(end, now: now, numbers: &numbers, into: &actions)
+            perform(into: &out)
+            settle(now: now, into: &out)
+        case .catchingUp(let segment, let next):
+            guard segments[segment].stream == end.stream else { break }
+            rebuildEnded(segment: segment, next: next, last: end.last, now: now, into: &out)
+        }
+        return out
+    }
+
+    /// The server does not hold what request `id` asked: `first` is the first sequence it holds
+    /// of the stream (older ones are gone), or `nil` when it does not know the stream at all (or
+    /// no server serves it).
+    public mutating func replayFailed(requestID id: UInt32, stream: StreamID, first: UInt64?, now: Duration)
+        -> [Output]
+    {
+        var out: [Output] = []
+        switch phase {
+        case .new:
+            break
+        case .live:
+            actions.removeAll(keepingCapacity: true)
+            if let first {
+                let failure = ReplayFailure(
+                    requestID: id, code: .notRetained, stream: stream, first: first, last: first, message: "")
+                delivery!.replayFailed(failure, now: now, numbers: &numbers, into: &actions)
+            } else {
+                delivery!.serverUnavailable(requestID: id, now: now, numbers: &numbers, into: &actions)
+            }
+            perform(into: &out)
+            settle(now: now, into: &out)
+        case .catchingUp(let segment, let next):
+            guard segments[segment].stream == stream else { break }
+            rebuildFailed(segment: segment, next: next, first: first, now: now, into: &out)
+        }
+        return out
+    }
+
+    /// The rebuild's request under way got no answer in time: asked again, or, after
+    /// ``maximumRetries`` in a row, given up as a server that is gone (what it was to send is
+    /// lost). A live request's timeout is the delivery's own (``tick(now:)``).
+    public mutating func timedOut(now: Duration) -> [Output] {
         guard let request = pending else { return [] }
         unanswered += 1
         if unanswered >= maximumRetries, case .catchingUp(let segment, let next) = phase,
@@ -389,34 +410,150 @@ public struct PoseFeed<Pose> {
             pending = nil
             unanswered = 0
             var out: [Output] = []
-            failSegment(segment, from: next, into: &out)
+            failSegment(segment, from: next, now: now, into: &out)
             return out
         }
-        requests += 1
-        return [.request(request)]
+        rebuildRequests += 1
+        return [.request(request, id: pendingID)]
     }
 
-    /// The passing of time: a live hole waited for ``holeWait`` is given up.
+    /// The passing of time: a live hole or tail waited for ``holeWait`` is given up; a live
+    /// request without an answer is sent again.
     public mutating func tick(now: Duration) -> [Output] {
-        guard let deadline, now >= deadline else { return [] }
+        guard case .live = phase, let deadline, now >= deadline else { return [] }
         var out: [Output] = []
-        giveUpHole(into: &out)
+        actions.removeAll(keepingCapacity: true)
+        delivery!.tick(now: now, numbers: &numbers, into: &actions)
+        perform(into: &out)
+        settle(now: now, into: &out)
         return out
     }
 
-    // MARK: Steps
+    // MARK: Live
 
-    private mutating func analyse(_ pose: Held, opensStream: Bool, into out: inout [Output]) {
-        out.append(
-            .analyse(stream: pose.stream, sequence: pose.sequence, pose: pose.pose, opensStream: opensStream))
-        moveLive(after: pose.sequence)
+    /// What the live deliveries are told of their server: the worker's replay client finds a
+    /// stream's server itself (from the `health/` announcements), so a request always goes.
+    private static var server: String { "the pose stream's replay server" }
+
+    /// The policy of a live stream's delivery: live first.
+    private var livePolicy: Delivery.Policy {
+        Delivery.Policy(
+            maximumBuffered: maximumHeld, requestTimeout: Self.liveRequestTimeout,
+            maximumRetries: maximumRetries, maximumInFlight: 1, holeWait: holeWait,
+            asksAgainBeforeLosingHeld: true)
     }
 
-    /// Live after `sequence` (the last pose analysed); a pose numbered `UInt64.max` ends the
-    /// stream: nothing after it can be numbered.
-    private mutating func moveLive(after sequence: UInt64) {
-        phase = .live(next: sequence == .max ? .max : sequence + 1)
-        exhausted = sequence == .max
+    /// Analyses `pose`, the first of a segment, and delivers the segment's stream after it.
+    private mutating func open(after pose: Held, into out: inout [Output]) {
+        if let delivery { closedDeliveries.add(delivery.counters) }
+        delivery = Delivery(
+            next: pose.sequence == .max ? nil : pose.sequence + 1, policy: livePolicy, server: Self.server)
+        phase = .live
+        out.append(
+            .analyse(
+                stream: pose.stream, sequence: pose.sequence, pose: pose.pose, opensStream: segments.count > 1
+            ))
+    }
+
+    /// The live delivery's actions as outputs: a hole it gave up is kept with the segments
+    /// before the poses after it are analysed.
+    private mutating func perform(into out: inout [Output]) {
+        let segment = segments.count - 1
+        let stream = segments[segment].stream
+        for action in actions {
+            switch action {
+            case .deliver(let sequence, let held):
+                out.append(.analyse(stream: stream, sequence: sequence, pose: held.pose, opensStream: false))
+            case .request(_, let id, let from, let limit):
+                // A batch of the most a server sends is "as far as it holds".
+                let through: UInt64? =
+                    UInt64(limit) >= UInt64(ReplayFormat.maximumBatch)
+                    ? nil : from + UInt64(max(1, limit)) - 1
+                out.append(.request(PoseReplayRequest(stream: stream, from: from, through: through), id: id))
+            case .lost(let range):
+                segments[segment].skipped.append(range)
+                holesSkipped += 1
+                out.append(.skip(stream: stream, sequences: range))
+                declareLost(stream, range, into: &out)
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    /// After the live delivery moved: a deadline already past (a held pose that arrived more
+    /// than ``holeWait`` ago) is acted on now, and the poses of a new stream held behind a hole
+    /// go on once it is settled.
+    private mutating func settle(now: Duration, into out: inout [Output]) {
+        guard case .live = phase else { return }
+        if let deadline, deadline <= now {
+            actions.removeAll(keepingCapacity: true)
+            delivery!.tick(now: now, numbers: &numbers, into: &actions)
+            perform(into: &out)
+        }
+        guard !held.isEmpty, !delivery!.hasBuffered else { return }
+        let waiting = held
+        held = []
+        for (index, pose) in waiting.enumerated() {
+            live(pose, now: now, into: &out)
+            if delivery!.hasBuffered {
+                // A hole again: the rest stay held, in order.
+                held.append(contentsOf: waiting[(index + 1)...])
+                return
+            }
+        }
+    }
+
+    // MARK: Rebuild
+
+    private mutating func rebuildEnded(
+        segment: Int, next: UInt64, last: UInt64?, now: Duration, into out: inout [Output]
+    ) {
+        pending = nil
+        unanswered = 0
+        let stream = segments[segment].stream
+        if let last, next <= last {
+            // More to fetch.
+            advance(into: &out, askingMore: true, now: now)
+            return
+        }
+        // The server holds nothing more of this stream.
+        if segment < segments.count - 1 {
+            if let end = segments[segment].last, end >= next {
+                declareLost(stream, next..<end, through: true, into: &out)
+            }
+            phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
+            advance(into: &out, askingMore: true, now: now)
+            return
+        }
+        if let firstHeld = firstHeld(of: stream, from: next) {
+            // A pose held live was journaled before it was sent, so the hole before it exists:
+            // the reply may predate it (a subscription that took effect after the request). Ask
+            // once more; a server that still lacks it has lost it.
+            if retriedHole != next {
+                retriedHole = next
+                advance(into: &out, askingMore: true, now: now)
+                return
+            }
+            skipToHeld(stream, from: next, to: firstHeld, now: now, into: &out)
+            return
+        }
+        // Nothing held: the replay reached the end of what exists; go live from here.
+        goLive(next: next, now: now, into: &out)
+    }
+
+    private mutating func rebuildFailed(
+        segment: Int, next: UInt64, first: UInt64?, now: Duration, into out: inout [Output]
+    ) {
+        pending = nil
+        unanswered = 0
+        if let first, first > next, first <= (segments[segment].last ?? .max) {
+            let stream = segments[segment].stream
+            declareLost(stream, next..<first, into: &out)
+            phase = .catchingUp(segment: segment, next: first)
+            advance(into: &out, askingMore: true, now: now)
+            return
+        }
+        failSegment(segment, from: next, now: now, into: &out)
     }
 
     /// Catching up on `segment` after (or at) `next`, past a skipped range that starts there.
@@ -433,7 +570,7 @@ public struct PoseFeed<Pose> {
 
     private mutating func hold(_ pose: Held) {
         guard held.count < maximumHeld else {
-            deferred += 1
+            ownDeferred += 1
             return
         }
         held.append(pose)
@@ -448,11 +585,11 @@ public struct PoseFeed<Pose> {
         if let skipped = segments[segment].nextSkipped(from: next), skipped.lowerBound > next {
             through = min(through ?? .max, skipped.lowerBound - 1)
         }
-        let request = PoseReplayRequest(
-            stream: stream, from: next, through: through, waitsForServer: isRebuilding)
+        let request = PoseReplayRequest(stream: stream, from: next, through: through, waitsForServer: true)
         pending = request
-        requests += 1
-        return .request(request)
+        pendingID = numbers.take()
+        rebuildRequests += 1
+        return .request(request, id: pendingID)
     }
 
     /// Reports `range` (through its upper bound itself when `through`) lost.
@@ -467,61 +604,38 @@ public struct PoseFeed<Pose> {
     }
 
     /// Nothing more of `segment` can be had from `next`: the next segment, or the held poses.
-    private mutating func failSegment(_ segment: Int, from next: UInt64, into out: inout [Output]) {
+    private mutating func failSegment(
+        _ segment: Int, from next: UInt64, now: Duration, into out: inout [Output]
+    ) {
         let stream = segments[segment].stream
         if segment < segments.count - 1 {
             if let last = segments[segment].last, last >= next {
                 declareLost(stream, next..<last, through: true, into: &out)
             }
             phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
-            advance(into: &out, askingMore: true)
+            advance(into: &out, askingMore: true, now: now)
             return
         }
         if let firstHeld = firstHeld(of: stream, from: next) {
-            skipToHeld(stream, from: next, to: firstHeld, into: &out)
+            skipToHeld(stream, from: next, to: firstHeld, now: now, into: &out)
             return
         }
-        if isRebuilding { out.append(.unavailable(stream: stream, from: next)) }
-        goLive(next: next, into: &out)
+        out.append(.unavailable(stream: stream, from: next))
+        goLive(next: next, now: now, into: &out)
     }
 
-    /// The live hole (or a rebuild's last hole) `next..<target` cannot be filled: given up
-    /// (kept with the segments when live), then the held poses from `target`.
+    /// The rebuild's last hole `next..<target` cannot be filled: lost, then the held poses from
+    /// `target` (a rebuild's losses are not kept: the run it rebuilds did not give them up).
     private mutating func skipToHeld(
-        _ stream: StreamID, from next: UInt64, to target: UInt64, into out: inout [Output]
+        _ stream: StreamID, from next: UInt64, to target: UInt64, now: Duration, into out: inout [Output]
     ) {
-        guard target > next else {
-            goLive(next: next, into: &out)
-            return
-        }
-        if !isRebuilding {
-            segments[segments.count - 1].skipped.append(next..<target)
-            holesSkipped += 1
-            out.append(.skip(stream: stream, sequences: next..<target))
-        }
-        declareLost(stream, next..<target, into: &out)
-        goLive(next: target, into: &out)
-    }
-
-    /// The wait for the live hole is over: it is given up, and the held poses go on.
-    private mutating func giveUpHole(into out: inout [Output]) {
-        guard case .catchingUp(let segment, let next) = phase, segment == segments.count - 1 else {
-            holeSince = nil
-            return
-        }
-        let stream = segments[segment].stream
-        pending = nil
-        unanswered = 0
-        guard let target = firstHeld(of: stream, from: next) else {
-            goLive(next: next, into: &out)
-            return
-        }
-        skipToHeld(stream, from: next, to: target, into: &out)
+        if target > next { declareLost(stream, next..<target, into: &out) }
+        goLive(next: max(next, target), now: now, into: &out)
     }
 
     /// After progress while catching up: the next segment when this one is done, the held poses
     /// when the replay reached them, or (when `askingMore`, at the end of a reply) the next batch.
-    private mutating func advance(into out: inout [Output], askingMore: Bool) {
+    private mutating func advance(into out: inout [Output], askingMore: Bool, now: Duration) {
         var askingMore = askingMore
         while case .catchingUp(let segment, let next) = phase {
             if let skipped = segments[segment].skippedRange(holding: next) {
@@ -541,7 +655,7 @@ public struct PoseFeed<Pose> {
             let stream = segments[segment].stream
             held.removeAll { $0.stream == stream && $0.sequence < next }
             if let first = held.first, first.stream == stream, first.sequence == next {
-                goLive(next: next, into: &out)
+                goLive(next: next, now: now, into: &out)
                 return
             }
             if askingMore { out.append(ask(segment: segment, from: next)) }
@@ -552,22 +666,28 @@ public struct PoseFeed<Pose> {
     /// Live from `next` on the last segment's stream: the held poses go through ``live``'s
     /// rules, in the order they arrived (a hole among them is waited for from the arrival of
     /// the pose after it, so no pose waits longer than ``holeWait`` in all).
-    private mutating func goLive(next: UInt64, into out: inout [Output]) {
+    private mutating func goLive(next: UInt64, now: Duration, into out: inout [Output]) {
         pending = nil
-        holeSince = nil
         retriedHole = nil
         isRebuilding = false
-        phase = .live(next: next)
+        delivery = Delivery(next: exhausted ? nil : next, policy: livePolicy, server: Self.server)
+        phase = .live
         let waiting = held
         held = []
-        for (index, pose) in waiting.enumerated() {
-            live(pose, now: pose.arrived, into: &out)
-            if case .catchingUp = phase {
-                // A hole among the held poses: the rest stay held, in order.
-                for rest in waiting[(index + 1)...] { hold(rest) }
-                return
-            }
+        for pose in waiting {
+            live(pose, now: now, into: &out)
         }
+        settle(now: now, into: &out)
+    }
+}
+
+extension OrderedDelivery.Counters {
+    /// Adds `other`'s counts (saturating).
+    fileprivate mutating func add(_ other: Self) {
+        duplicates.addSaturating(other.duplicates)
+        replayed.addSaturating(other.replayed)
+        deferred.addSaturating(other.deferred)
+        requests.addSaturating(other.requests)
     }
 }
 

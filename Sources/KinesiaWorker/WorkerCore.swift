@@ -91,11 +91,11 @@ public struct WorkerCore: Sendable {
         /// Session `session` of `camera` starts a new run on a new stream: journal its event
         /// and snapshot topics under `stream`, numbered from 0, before the actions that follow.
         case newRun(camera: String, session: String, stream: StreamID)
-        /// Ask the replay server that announced the stream for `camera`'s poses; answer with
-        /// ``WorkerCore/receiveReplayed(_:camera:stream:sequence:into:)``,
-        /// ``WorkerCore/replayEnded(camera:stream:last:into:)`` or
-        /// ``WorkerCore/replayFailed(camera:stream:first:into:)``.
-        case requestPoses(camera: String, PoseReplayRequest)
+        /// Ask the replay server that announced the stream for `camera`'s poses, as request
+        /// `id`; answer with ``WorkerCore/receiveReplayed(_:camera:stream:sequence:now:into:)``,
+        /// ``WorkerCore/replayEnded(camera:end:now:into:)`` or
+        /// ``WorkerCore/replayFailed(camera:requestID:stream:first:now:into:)``.
+        case requestPoses(camera: String, PoseReplayRequest, id: UInt32)
     }
 
     /// Who a session is across restarts, and what it already published: kept in the state
@@ -375,10 +375,10 @@ public struct WorkerCore: Sendable {
     // MARK: Ordered deliveries (restart without loss)
 
     /// The first replay requests of resumed cameras. Call once, before any delivery.
-    public mutating func start(into actions: inout [Action]) {
+    public mutating func start(now: Duration, into actions: inout [Action]) {
         actions.removeAll(keepingCapacity: true)
         for camera in cameras {
-            guard let outputs = ordered?[camera]?.feed.start() else { continue }
+            guard let outputs = ordered?[camera]?.feed.start(now: now) else { continue }
             perform(outputs, camera: camera, into: &actions)
         }
     }
@@ -445,42 +445,47 @@ public struct WorkerCore: Sendable {
         }
     }
 
-    /// A pose from a replay reply for `camera`.
+    /// A pose from a replay reply for `camera`, received at `now`.
     public mutating func receiveReplayed(
-        _ pose: FlatPose, camera: String, stream: StreamID, sequence: UInt64, into actions: inout [Action]
+        _ pose: FlatPose, camera: String, stream: StreamID, sequence: UInt64, now: Duration,
+        into actions: inout [Action]
     ) {
         actions.removeAll(keepingCapacity: true)
         guard ordered?[camera] != nil else { return }
-        let outputs = ordered![camera]!.feed.replayed(stream: stream, sequence: sequence, pose: pose)
+        let outputs = ordered![camera]!.feed.replayed(
+            stream: stream, sequence: sequence, pose: pose, now: now)
         perform(outputs, camera: camera, into: &actions)
     }
 
-    /// The end of a replay reply for `camera`: the server holds `stream` through `last`.
+    /// The end of a replay reply for `camera` (its `requestID` the one of
+    /// ``Action/requestPoses(camera:_:id:)``).
     public mutating func replayEnded(
-        camera: String, stream: StreamID, last: UInt64?, into actions: inout [Action]
+        camera: String, end: ReplayBatchEnd, now: Duration, into actions: inout [Action]
     ) {
         actions.removeAll(keepingCapacity: true)
         guard ordered?[camera] != nil else { return }
-        let outputs = ordered![camera]!.feed.replayEnded(stream: stream, last: last)
+        let outputs = ordered![camera]!.feed.replayEnded(end, now: now)
         perform(outputs, camera: camera, into: &actions)
     }
 
-    /// The replay server does not hold what was asked for `camera`: `first` is the first
-    /// sequence number it holds, `nil` when it does not know the stream (or none answered).
+    /// The replay server does not hold what request `id` asked for `camera`: `first` is the
+    /// first sequence number it holds, `nil` when it does not know the stream (or none answered).
     public mutating func replayFailed(
-        camera: String, stream: StreamID, first: UInt64?, into actions: inout [Action]
+        camera: String, requestID id: UInt32, stream: StreamID, first: UInt64?, now: Duration,
+        into actions: inout [Action]
     ) {
         actions.removeAll(keepingCapacity: true)
         guard ordered?[camera] != nil else { return }
-        let outputs = ordered![camera]!.feed.replayFailed(stream: stream, first: first)
+        let outputs = ordered![camera]!.feed.replayFailed(
+            requestID: id, stream: stream, first: first, now: now)
         perform(outputs, camera: camera, into: &actions)
     }
 
-    /// The replay request of `camera` got no answer in time: it is asked again.
-    public mutating func replayTimedOut(camera: String, into actions: inout [Action]) {
+    /// The rebuild's replay request of `camera` got no answer in time: it is asked again.
+    public mutating func replayTimedOut(camera: String, now: Duration, into actions: inout [Action]) {
         actions.removeAll(keepingCapacity: true)
         guard ordered?[camera] != nil else { return }
-        let outputs = ordered![camera]!.feed.timedOut()
+        let outputs = ordered![camera]!.feed.timedOut(now: now)
         perform(outputs, camera: camera, into: &actions)
     }
 
@@ -495,8 +500,8 @@ public struct WorkerCore: Sendable {
                 actions.append(.record(camera: camera, segments: segments))
             case .skip(let stream, let sequences):
                 actions.append(.recordSkip(camera: camera, stream: stream, sequences: sequences))
-            case .request(let request):
-                actions.append(.requestPoses(camera: camera, request))
+            case .request(let request, let id):
+                actions.append(.requestPoses(camera: camera, request, id: id))
             case .lost(let stream, let sequences):
                 lostNotices &+= 1
                 if lostNotices <= 10 || lostNotices % 1000 == 0 {

@@ -164,7 +164,7 @@ enum WorkerPathBench {
                     WorkerSession(camera: "cam0", name: "left", exercise: exercise, side: .left),
                     WorkerSession(camera: "cam0", name: "right", exercise: exercise, side: .right),
                 ], snapshotRate: 15, resume: ordered ? [:] : nil)
-            core.start(into: &actions)
+            core.start(now: .zero, into: &actions)
             measure(ordered ? "decodeFlatPose+orderedWorkerCore" : "decodeFlatPose+workerCore") { calls in
                 var sum = 0
                 var flat = FlatPose()

@@ -156,4 +156,94 @@ import Testing
         #expect(stream.next == 768, "the cut batch's messages, then those held after them")
         #expect(log.lines.last == "ask 768+232 #6", "and on from there")
     }
+
+    // MARK: Live first (a hole wait: the worker's pose feed)
+
+    private var liveFirst: Delivery.Policy {
+        Delivery.Policy(
+            requestTimeout: .seconds(1), maximumInFlight: 1, holeWait: .milliseconds(500),
+            asksAgainBeforeLosingHeld: true)
+    }
+
+    @Test func aHoleIsWaitedForAtMostTheHoleWaitFromTheArrivalOfTheMessageAfterIt() {
+        var stream = Delivery(next: 0, policy: liveFirst, server: endpoint)
+        var log = Log()
+        receive(&stream, 0, &log)
+        receive(&stream, 3, at: .milliseconds(100), &log)
+        #expect(log.lines == ["0", "ask 1+2 #1"])
+        #expect(stream.isWaiting)
+        #expect(stream.deadline == .milliseconds(600), "500 ms after 3 arrived, before the request's timeout")
+        log.run { stream.tick(now: .milliseconds(599), numbers: &$0, into: &$1) }
+        #expect(log.lines.count == 2)
+        // A second hole among the buffered messages: 6 arrived at 200 ms.
+        receive(&stream, 6, at: .milliseconds(200), &log)
+        log.run { stream.tick(now: .milliseconds(600), numbers: &$0, into: &$1) }
+        #expect(log.lines == ["0", "ask 1+2 #1", "lost 1..<3", "3", "ask 4+2 #2"])
+        #expect(stream.deadline == .milliseconds(700), "the next hole from the arrival of 6")
+        log.run { stream.tick(now: .milliseconds(700), numbers: &$0, into: &$1) }
+        #expect(log.lines.suffix(2) == ["lost 4..<6", "6"])
+        #expect(stream.counters.holesGivenUp == 2)
+        #expect(stream.isWaiting == false && stream.deadline == nil)
+        // A late reply changes nothing.
+        receive(&stream, 1, live: false, at: .seconds(1), &log)
+        #expect(stream.counters.duplicates == 1)
+    }
+
+    @Test func withoutAHoleWaitAHoleWaitsForTheServer() {
+        var stream = Delivery(next: 0, server: endpoint)
+        var log = Log()
+        receive(&stream, 0, &log)
+        receive(&stream, 3, &log)
+        log.run { stream.tick(now: .seconds(2), numbers: &$0, into: &$1) }
+        #expect(log.lines == ["0", "ask 1+2 #1"], "an exactly-once consumer waits past any hole wait")
+        #expect(stream.counters.holesGivenUp == 0)
+    }
+
+    @Test func aTailNotSentWithinTheHoleWaitIsLeftWhereItIs() {
+        var stream = Delivery(next: 3, policy: liveFirst, server: endpoint)
+        var log = Log()
+        log.run {
+            stream.announced(
+                endpoint: endpoint, last: 6, followedNow: true, now: .seconds(1), numbers: &$0, into: &$1)
+        }
+        #expect(log.lines == ["ask 3+256 #1"])
+        #expect(stream.deadline == .seconds(1) + .milliseconds(500))
+        log.run { stream.tick(now: .seconds(1) + .milliseconds(500), numbers: &$0, into: &$1) }
+        #expect(log.lines == ["ask 3+256 #1"], "nothing past the tail was delivered: nothing is lost")
+        #expect(stream.next == 3 && stream.isWaiting == false && stream.deadline == nil)
+        // The messages come live after all: delivered in order, nothing asked again.
+        receive(&stream, 3, at: .seconds(2), &log)
+        receive(&stream, 4, at: .seconds(2), &log)
+        #expect(log.lines == ["ask 3+256 #1", "3", "4"])
+    }
+
+    @Test func aServerUnavailableGivesTheHoleUpAtOnceAndTheNextHoleIsAskedAgain() {
+        var stream = Delivery(next: 0, policy: liveFirst, server: endpoint)
+        var log = Log()
+        receive(&stream, 0, &log)
+        receive(&stream, 5, &log)
+        log.run { stream.serverUnavailable(requestID: 1, now: .zero, numbers: &$0, into: &$1) }
+        #expect(log.lines == ["0", "ask 1+4 #1", "lost 1..<5", "5"])
+        receive(&stream, 8, &log)
+        #expect(log.lines.last == "ask 6+2 #2", "a server may be back: asked, not given up in advance")
+        #expect(stream.counters.serverGone == 1)
+    }
+
+    @Test func aReplyThatPredatesTheBufferedMessagesIsAskedOnceMoreBeforeTheHoleIsLost() {
+        var stream = Delivery(next: 0, policy: liveFirst, server: endpoint)
+        var log = Log()
+        receive(&stream, 0, &log)
+        receive(&stream, 3, &log)
+        // The server holds only through 0 yet: its journal had not the poses when it answered.
+        log.run {
+            stream.replayEnded(
+                end(1, first: 0, last: 0, next: 1, count: 0), now: .zero, numbers: &$0, into: &$1)
+        }
+        #expect(log.lines == ["0", "ask 1+2 #1", "ask 1+2 #2"])
+        log.run {
+            stream.replayEnded(
+                end(2, first: 0, last: 0, next: 1, count: 0), now: .zero, numbers: &$0, into: &$1)
+        }
+        #expect(log.lines.suffix(2) == ["lost 1..<3", "3"])
+    }
 }

@@ -14,6 +14,10 @@ import Testing
     private struct Log {
         var analysed: [String] = []
         var requests: [PoseReplayRequest] = []
+        /// The number of each request, in order.
+        var ids: [UInt32] = []
+        /// The number of the last request made.
+        var lastID: UInt32 { ids.last ?? 0 }
         var records: [[PoseSegment]] = []
         var lost: [Range<UInt64>] = []
         var skipped: [Range<UInt64>] = []
@@ -37,7 +41,9 @@ import Testing
                     #expect(pose == "\(stream):\(sequence)", "the pose analysed is the one numbered so")
                     analysed.append(pose)
                     if opens { opened.append(pose) }
-                case .request(let request): requests.append(request)
+                case .request(let request, let id):
+                    requests.append(request)
+                    ids.append(id)
                 case .record(let segments): records.append(segments)
                 case .skip(_, let sequences): skipped.append(sequences)
                 case .lost(_, let sequences): lost.append(sequences)
@@ -111,14 +117,14 @@ import Testing
         for sequence: UInt64 in 3...6 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
-        log.take(feed.replayEnded(stream: stream, last: 12))
+        log.take(feed.replayEnded(stream: stream, last: 12, id: log.lastID))
         #expect(
             log.requests.last == PoseReplayRequest(stream: stream, from: 7, through: 9, waitsForServer: true))
         for sequence: UInt64 in 7...9 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
         #expect(log.analysed == names(stream, 3...12), "the held live poses follow the replay, none twice")
-        log.take(feed.replayEnded(stream: stream, last: 12))
+        log.take(feed.replayEnded(stream: stream, last: 12, id: log.lastID))
         log.take(feed.live(stream: stream, sequence: 13, pose: pose(stream, 13), now: .zero))
         #expect(log.analysed == names(stream, 3...13))
         #expect(log.records.isEmpty, "a resumed session's segments are already recorded")
@@ -131,7 +137,7 @@ import Testing
         for sequence: UInt64 in 0...4 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
-        log.take(feed.replayEnded(stream: stream, last: 4))
+        log.take(feed.replayEnded(stream: stream, last: 4, id: log.lastID))
         #expect(feed.isCatchingUp == false)
         // The ingest comes back with the same stream id and goes on numbering.
         log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .zero))
@@ -149,14 +155,14 @@ import Testing
         for sequence: UInt64 in 2...4 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
-        log.take(feed.replayEnded(stream: stream, last: 9))
+        log.take(feed.replayEnded(stream: stream, last: 9, id: log.lastID))
         #expect(
             log.requests.last == PoseReplayRequest(stream: other, from: 0, through: nil, waitsForServer: true)
         )
         for sequence: UInt64 in 0...1 {
             log.take(feed.replayed(stream: other, sequence: sequence, pose: pose(other, sequence)))
         }
-        log.take(feed.replayEnded(stream: other, last: 1))
+        log.take(feed.replayEnded(stream: other, last: 1, id: log.lastID))
         #expect(log.analysed == names(stream, 2...4) + names(other, 0...1))
         #expect(
             log.opened == [pose(other, 0)], "the sender-restart rule applies where the live run applied it")
@@ -185,7 +191,7 @@ import Testing
         log.take(feed.start())
         log.take(feed.live(stream: stream, sequence: 20, pose: pose(stream, 20), now: .zero))
         // Retention removed 0...9.
-        log.take(feed.replayFailed(stream: stream, first: 10))
+        log.take(feed.replayFailed(stream: stream, first: 10, id: log.lastID))
         #expect(log.lost == [0..<10])
         #expect(
             log.requests.last
@@ -202,7 +208,7 @@ import Testing
         var log = Log()
         log.take(feed.start())
         log.take(feed.live(stream: stream, sequence: 5, pose: pose(stream, 5), now: .zero))
-        log.take(feed.replayFailed(stream: stream, first: nil))
+        log.take(feed.replayFailed(stream: stream, first: nil, id: log.lastID))
         #expect(log.lost == [0..<5])
         #expect(log.analysed == [pose(stream, 5)])
         #expect(feed.isCatchingUp == false)
@@ -214,10 +220,10 @@ import Testing
         log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
         log.take(feed.live(stream: stream, sequence: 3, pose: pose(stream, 3), now: .zero))
         // The server's answer predates pose 1 and 2: ask again.
-        log.take(feed.replayEnded(stream: stream, last: 0))
+        log.take(feed.replayEnded(stream: stream, last: 0, id: log.lastID))
         #expect(log.requests.count == 2)
         #expect(log.lost.isEmpty)
-        log.take(feed.replayEnded(stream: stream, last: 0))
+        log.take(feed.replayEnded(stream: stream, last: 0, id: log.lastID))
         #expect(log.lost == [1..<3])
         #expect(log.analysed == [pose(stream, 0), pose(stream, 3)])
     }
@@ -286,7 +292,7 @@ import Testing
         log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
         log.take(feed.live(stream: stream, sequence: 6, pose: pose(stream, 6), now: .zero))
         // The shell answers at once for a stream no server announces.
-        log.take(feed.replayFailed(stream: stream, first: nil))
+        log.take(feed.replayFailed(stream: stream, first: nil, id: log.lastID))
         #expect(log.analysed == [pose(stream, 0), pose(stream, 6)])
         #expect(log.skipped == [1..<6])
         #expect(feed.isCatchingUp == false)
@@ -299,7 +305,7 @@ import Testing
         for sequence: UInt64 in [0, 1, 4, 5, 6, 8, 9] {
             liveLog.take(
                 live.live(stream: stream, sequence: sequence, pose: pose(stream, sequence), now: .zero))
-            liveLog.take(live.replayFailed(stream: stream, first: nil))
+            liveLog.take(live.replayFailed(stream: stream, first: nil, id: liveLog.lastID))
         }
         #expect(live.segments == [PoseSegment(stream: stream, first: 0, skipped: [2..<4, 7..<8])])
         // Rebuilt from the kept segments against a server that has every pose now.
@@ -314,7 +320,7 @@ import Testing
                 log.take(rebuilt.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
                 sequence += 1
             }
-            log.take(rebuilt.replayEnded(stream: stream, last: 9))
+            log.take(rebuilt.replayEnded(stream: stream, last: 9, id: log.lastID))
         }
         #expect(log.analysed == liveLog.analysed, "the rebuild analyses exactly what the live run analysed")
         #expect(log.lost.isEmpty)
@@ -340,8 +346,9 @@ import Testing
         var log = Log()
         log.take(feed.live(stream: stream, sequence: 0, pose: pose(stream, 0), now: .zero))
         log.take(feed.live(stream: stream, sequence: .max, pose: pose(stream, .max), now: .zero))
-        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 1, through: .max - 1)])
-        log.take(feed.replayFailed(stream: stream, first: nil))
+        // A batch of as many as a server sends: "as far as it holds" (256 poses on the wire).
+        #expect(log.requests == [PoseReplayRequest(stream: stream, from: 1, through: nil)])
+        log.take(feed.replayFailed(stream: stream, first: nil, id: log.lastID))
         #expect(log.lost == [1..<UInt64.max])
         #expect(feed.lost == UInt64.max - 1)
         // Nothing can follow UInt64.max on its stream: a second one is a duplicate.
@@ -354,7 +361,7 @@ import Testing
         #expect(log.analysed.suffix(2) == [pose(other, .max - 1), pose(other, .max)])
         var resumed = Feed(segments: [PoseSegment(stream: stream, first: .max - 1, last: .max)])
         log.take(resumed.start())
-        log.take(resumed.replayFailed(stream: stream, first: .max))
+        log.take(resumed.replayFailed(stream: stream, first: .max, id: log.lastID))
         #expect(log.lost.last == (UInt64.max - 1)..<UInt64.max)
     }
 
@@ -390,7 +397,7 @@ import Testing
         for sequence: UInt64 in 5...7 {
             log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
         }
-        log.take(feed.replayEnded(stream: stream, last: 7))
+        log.take(feed.replayEnded(stream: stream, last: 7, id: log.lastID))
         #expect(log.analysed == names(stream, 0...7))
         #expect(feed.isCatchingUp == false)
         #expect(feed.deadline == nil)
@@ -457,5 +464,33 @@ import Testing
         #expect(log.requests.isEmpty)
         #expect(feed.isCatchingUp == false)
         #expect(feed.position?.next == 1)
+    }
+}
+
+extension PoseFeed {
+    /// ``start(now:)`` at time zero.
+    fileprivate mutating func start() -> [Output] { start(now: .zero) }
+
+    /// ``replayed(stream:sequence:pose:now:)`` at time zero.
+    fileprivate mutating func replayed(stream: StreamID, sequence: UInt64, pose: Pose) -> [Output] {
+        replayed(stream: stream, sequence: sequence, pose: pose, now: .zero)
+    }
+
+    /// ``timedOut(now:)`` at time zero.
+    fileprivate mutating func timedOut() -> [Output] { timedOut(now: .zero) }
+
+    /// The end of the reply to request `id`: the server holds `stream` through `last` and sent
+    /// what it had of the request.
+    fileprivate mutating func replayEnded(stream: StreamID, last: UInt64, id: UInt32) -> [Output] {
+        replayEnded(
+            ReplayBatchEnd(
+                requestID: id, stream: stream, first: 0, last: last, next: last == .max ? .max : last + 1,
+                count: 0),
+            now: .zero)
+    }
+
+    /// ``replayFailed(requestID:stream:first:now:)`` at time zero.
+    fileprivate mutating func replayFailed(stream: StreamID, first: UInt64?, id: UInt32) -> [Output] {
+        replayFailed(requestID: id, stream: stream, first: first, now: .zero)
     }
 }

@@ -45,7 +45,8 @@ import Testing
             defer { client.close() }
             client.remember([stream: endpoint], now: .zero)
             client.send(
-                camera: "cam0", PoseReplayRequest(stream: stream, from: 40, waitsForServer: true), now: .zero)
+                camera: "cam0", PoseReplayRequest(stream: stream, from: 40, waitsForServer: true), id: 7,
+                now: .zero)
             let asked = try #require(try request(at: router))
             #expect(asked.request.stream == stream)
             #expect(asked.request.from == 40)
@@ -56,11 +57,12 @@ import Testing
                 ))
             try router.send([asked.identity] + end.frames())
             let got = replies(client, now: .milliseconds(10), seconds: 5)
-            guard case .ended(let camera, let ended, let last) = got.first else {
+            guard case .ended(let camera, let ended) = got.first else {
                 Issue.record("no batch end: \(got)")
                 return
             }
-            #expect(camera == "cam0" && ended == stream && last == 39)
+            #expect(camera == "cam0" && ended.stream == stream && ended.last == 39)
+            #expect(ended.requestID == 7, "named by the core's number, not the wire's")
         }
     }
 
@@ -70,7 +72,7 @@ import Testing
             defer { client.close() }
             client.remember([stream: endpoint], now: .zero)
             let wanted = PoseReplayRequest(stream: stream, from: 7, waitsForServer: true)
-            client.send(camera: "cam0", wanted, now: .zero)
+            client.send(camera: "cam0", wanted, id: 7, now: .zero)
             let asked = try #require(try request(at: router))
             let refusal = ReplayReply.error(
                 ReplayFailure(
@@ -104,18 +106,19 @@ import Testing
             defer { client.close() }
             client.remember([stream: endpoint], now: .zero)
             client.send(
-                camera: "cam0", PoseReplayRequest(stream: stream, from: 7, waitsForServer: true), now: .zero)
+                camera: "cam0", PoseReplayRequest(stream: stream, from: 7, waitsForServer: true), id: 7,
+                now: .zero)
             _ = try #require(try request(at: router))
             // Past the request timeout: a timed-out request is asked again and counts toward
             // giving the rebuild up; a silent hint is only forgotten.
             #expect(client.receive(now: .milliseconds(1500)).isEmpty)
             // Past the announcement wait, with no announcement: now the request fails.
             let late = client.receive(now: .seconds(11))
-            guard case .failed(let camera, _, let first) = late.first else {
+            guard case .failed(let camera, let id, _, let first) = late.first else {
                 Issue.record("expected a failure after the announcement wait: \(late)")
                 return
             }
-            #expect(camera == "cam0" && first == nil)
+            #expect(camera == "cam0" && id == 7 && first == nil)
         }
     }
 

@@ -35,17 +35,17 @@ import Testing
     }
 
     private func isFailed(_ replies: [PoseReplayClient.Reply]) -> Bool {
-        guard replies.count == 1, case .failed(let camera, let failed, let first) = replies[0] else {
+        guard replies.count == 1, case .failed(let camera, _, let failed, let first) = replies[0] else {
             return false
         }
         return camera == "cam0" && failed == stream && first == nil
     }
 
-    @Test func aRequestAnAnnouncedServerDoesNotAnswerTimesOutAfterOneSecond() throws {
+    @Test func aRebuildRequestAnAnnouncedServerDoesNotAnswerTimesOutAfterOneSecond() throws {
         try withSilentServer { client, router, endpoint in
             client.announced(try announcement(endpoint), now: .zero)
-            #expect(
-                client.send(camera: "cam0", PoseReplayRequest(stream: stream, from: 10), now: .zero) == nil)
+            let request = PoseReplayRequest(stream: stream, from: 10, waitsForServer: true)
+            #expect(client.send(camera: "cam0", request, id: 7, now: .zero) == nil)
             // The server got it, and says nothing.
             let asked = try #require(try router.receive(timeout: .seconds(5)))
             #expect(asked.count == 2)
@@ -56,16 +56,29 @@ import Testing
         }
     }
 
+    @Test func aLiveRequestIsNotTimedOutByTheClientItsFeedAsksAgainItself() throws {
+        try withSilentServer { client, router, endpoint in
+            client.announced(try announcement(endpoint), now: .zero)
+            #expect(
+                client.send(camera: "cam0", PoseReplayRequest(stream: stream, from: 10), id: 7, now: .zero)
+                    == nil)
+            #expect(try router.receive(timeout: .seconds(5)) != nil)
+            // The live delivery's own timeout (PoseFeed.liveRequestTimeout) sends it again.
+            #expect(client.receive(now: .seconds(3)).isEmpty)
+        }
+    }
+
     @Test func aLiveRequestForAStreamNobodyAnnouncesFailsAtTheEndOfTheGraceAndAtOnceAfterIt() throws {
         try withSilentServer { client, _, _ in
             // Early in the client's life: heartbeats may not have come yet; it waits.
             #expect(
-                client.send(camera: "cam0", PoseReplayRequest(stream: stream, from: 10), now: .zero) == nil)
+                client.send(camera: "cam0", PoseReplayRequest(stream: stream, from: 10), id: 7, now: .zero)
+                    == nil)
             #expect(client.receive(now: .milliseconds(1999)).isEmpty)
             #expect(isFailed(client.receive(now: client.announcementGrace)))
             // After the grace: a publisher that serves no replay; the hole is given up at once.
             let reply = client.send(
-                camera: "cam0", PoseReplayRequest(stream: stream, from: 20), now: .seconds(2))
+                camera: "cam0", PoseReplayRequest(stream: stream, from: 20), id: 7, now: .seconds(2))
             #expect(reply.map { isFailed([$0]) } == true)
         }
     }
@@ -73,7 +86,7 @@ import Testing
     @Test func aRebuildWaitsTenSecondsForItsStreamsServer() throws {
         try withSilentServer { client, _, _ in
             let request = PoseReplayRequest(stream: stream, from: 0, waitsForServer: true)
-            #expect(client.send(camera: "cam0", request, now: .seconds(5)) == nil)
+            #expect(client.send(camera: "cam0", request, id: 7, now: .seconds(5)) == nil)
             #expect(client.receive(now: .seconds(14)).isEmpty, "past the grace, still within its wait")
             #expect(isFailed(client.receive(now: .seconds(5) + client.announcementTimeout)))
         }
@@ -84,7 +97,8 @@ import Testing
             client.announced(try announcement(endpoint), now: .zero)
             // A request renewed by answers would not time out; this one waits at its server.
             #expect(
-                client.send(camera: "cam0", PoseReplayRequest(stream: stream, from: 10), now: .seconds(4))
+                client.send(
+                    camera: "cam0", PoseReplayRequest(stream: stream, from: 10), id: 7, now: .seconds(4))
                     == nil)
             #expect(try router.receive(timeout: .seconds(5)) != nil)
             #expect(client.sockets.count == 1)

@@ -17,7 +17,7 @@ struct WorkerCoreEdgeTests {
         ]
         var core = try WorkerCore(sessions: sessions, snapshotRate: 15, resume: [:], holeWait: .zero)
         var actions: [WorkerCore.Action] = []
-        core.start(into: &actions)
+        core.start(now: .zero, into: &actions)
         for camera in ["cam0", "cam1"] {
             let topic = try Topic.pose(camera: camera)
             for (sequence, time) in [(UInt64(0), 0.0), (UInt64.max, 0.1)] {
@@ -42,7 +42,7 @@ struct WorkerCoreEdgeTests {
         var core = try WorkerCore(
             sessions: sessions, snapshotRate: 15, resume: [:], holeWait: .milliseconds(500))
         var actions: [WorkerCore.Action] = []
-        core.start(into: &actions)
+        core.start(now: .zero, into: &actions)
         func live(_ camera: String, _ sequence: UInt64, at now: Duration) throws {
             let header = WireHeader(kind: .pose, streamID: StreamID(7), sequence: sequence, sentAt: 0)
             core.receiveLive(

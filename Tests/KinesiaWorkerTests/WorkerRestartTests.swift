@@ -36,6 +36,8 @@ struct WorkerRestartTests {
         var journaled: [String: UInt64] = [:]
         var segments: [PoseSegment] = []
         var requests: [PoseReplayRequest] = []
+        /// The number the core gave each request.
+        var requestIDs: [PoseReplayRequest: UInt32] = [:]
         /// The new runs started, by session name.
         var newRuns: [String: StreamID] = [:]
         private var actions: [WorkerCore.Action] = []
@@ -52,7 +54,7 @@ struct WorkerRestartTests {
                 resume: segments.map { ["cam0": $0] } ?? [:])
             try restoring(&core)
             self.segments = segments ?? []
-            core.start(into: &actions)
+            core.start(now: .zero, into: &actions)
             perform()
         }
 
@@ -73,7 +75,10 @@ struct WorkerRestartTests {
         /// Answers the requests made so far: the ingest's journal no longer has the poses before
         /// `first` (retention), and holds through `last`.
         mutating func fail(_ request: PoseReplayRequest, first: UInt64?) {
-            core.replayFailed(camera: "cam0", stream: request.stream, first: first, into: &actions)
+            core.replayFailed(
+                camera: "cam0", requestID: requestIDs[request] ?? 0, stream: request.stream, first: first,
+                now: .zero,
+                into: &actions)
             perform()
         }
 
@@ -81,7 +86,9 @@ struct WorkerRestartTests {
             let refused = requests
             requests = []
             for request in refused {
-                core.replayFailed(camera: "cam0", stream: request.stream, first: first, into: &actions)
+                core.replayFailed(
+                    camera: "cam0", requestID: requestIDs[request] ?? 0, stream: request.stream, first: first,
+                    now: .zero, into: &actions)
                 perform()
             }
         }
@@ -96,13 +103,16 @@ struct WorkerRestartTests {
                 while sequence <= min(request.through ?? last, last), sent < 64 {
                     core.receiveReplayed(
                         FlatPose(poses[Int(sequence)]), camera: "cam0", stream: request.stream,
-                        sequence: sequence,
+                        sequence: sequence, now: .zero,
                         into: &actions)
                     perform()
                     sequence += 1
                     sent += 1
                 }
-                core.replayEnded(camera: "cam0", stream: request.stream, last: last, into: &actions)
+                let end = ReplayBatchEnd(
+                    requestID: requestIDs[request] ?? 0, stream: request.stream, first: 0, last: last,
+                    next: sequence, count: UInt32(sent))
+                core.replayEnded(camera: "cam0", end: end, now: .zero, into: &actions)
                 perform()
             }
         }
@@ -122,7 +132,9 @@ struct WorkerRestartTests {
                     if let index = segments.lastIndex(where: { $0.stream == stream }) {
                         segments[index].skipped.append(sequences)
                     }
-                case .requestPoses(_, let request): requests.append(request)
+                case .requestPoses(_, let request, let id):
+                    requests.append(request)
+                    requestIDs[request] = id
                 case .newRun(_, let session, let stream): newRuns[session] = stream
                 case .notice: break
                 }

@@ -5,8 +5,9 @@ import KinesiaWire
 
 /// The worker's side of pose replay: sends the ``WorkerCore``'s pose requests to the replay
 /// server that announced the stream (an ingest, on `health/`), and turns the replies into what
-/// the core is told. The I/O shell of ``PoseFeed``'s decisions; it decides nothing but timing:
-/// a request unanswered for ``requestTimeout`` is reported timed out; a live request for a stream
+/// the core is told, under the request numbers the core gave. The I/O shell of ``PoseFeed``'s
+/// decisions (a live request's timeout is the feed's own); it decides where the servers are: a
+/// rebuild's request unanswered for ``requestTimeout`` is reported timed out; a live request for a stream
 /// no server announces is reported unknown at once (a publisher that serves no replay, or whose
 /// server has gone: not announced for ``announcementExpiry``), except in the first
 /// ``announcementGrace`` of the client's life, when heartbeats may not have arrived yet; a
@@ -19,11 +20,12 @@ final class PoseReplayClient {
     enum Reply {
         /// A replayed pose.
         case pose(camera: String, stream: StreamID, sequence: UInt64, pose: FlatPose)
-        /// The end of a batch: the server holds the stream through `last`.
-        case ended(camera: String, stream: StreamID, last: UInt64?)
-        /// The server does not hold it: `first` held, or `nil` (unknown stream, no server).
-        case failed(camera: String, stream: StreamID, first: UInt64?)
-        /// No answer in time: ask again.
+        /// The end of a batch (its `requestID` the core's).
+        case ended(camera: String, ReplayBatchEnd)
+        /// The server does not hold what request `id` asked: `first` held, or `nil` (unknown
+        /// stream, no server).
+        case failed(camera: String, id: UInt32, stream: StreamID, first: UInt64?)
+        /// A rebuild's request got no answer in time: ask again.
         case timedOut(camera: String)
     }
 
@@ -41,7 +43,10 @@ final class PoseReplayClient {
         var request: PoseReplayRequest
         var endpoint: String?
         var since: Duration
+        /// The number on the wire (one counter for every camera's requests).
         var id: UInt32
+        /// The number the core gave.
+        var coreID: UInt32
     }
 
     private let context: ZMQContext
@@ -78,7 +83,9 @@ final class PoseReplayClient {
             endpoints[info.stream] = (announcement.endpoint, now, true)
         }
         for (camera, waiting) in pending where waiting.endpoint == nil {
-            if endpoints[waiting.request.stream] != nil { send(camera: camera, waiting.request, now: now) }
+            if endpoints[waiting.request.stream] != nil {
+                send(camera: camera, waiting.request, id: waiting.coreID, now: now)
+            }
         }
         return changed
     }
@@ -124,14 +131,15 @@ final class PoseReplayClient {
     ///   to the core right away, so that each hole of such a publisher is given up as its pose
     ///   arrives, not one hole per turn of the loop.
     @discardableResult
-    func send(camera: String, _ request: PoseReplayRequest, now: Duration) -> Reply? {
+    func send(camera: String, _ request: PoseReplayRequest, id coreID: UInt32, now: Duration) -> Reply? {
         if !request.waitsForServer, now >= announcementGrace, endpoints[request.stream] == nil {
             pending[camera] = nil
-            return .failed(camera: camera, stream: request.stream, first: nil)
+            return .failed(camera: camera, id: coreID, stream: request.stream, first: nil)
         }
         let id = nextID
         nextID &+= 1
-        var entry = Pending(camera: camera, request: request, endpoint: nil, since: now, id: id)
+        var entry = Pending(
+            camera: camera, request: request, endpoint: nil, since: now, id: id, coreID: coreID)
         if let endpoint = endpoints[request.stream]?.endpoint, let dealer = dealer(for: endpoint),
             let topic = try? Topic.pose(camera: camera)
         {
@@ -162,7 +170,7 @@ final class PoseReplayClient {
                     malformedReplies += 1
                     continue
                 }
-                guard let camera = pending.first(where: { $0.value.id == reply.requestID })?.key else {
+                guard let (camera, waiting) = pending.first(where: { $0.value.id == reply.requestID }) else {
                     continue
                 }
                 switch reply {
@@ -176,16 +184,17 @@ final class PoseReplayClient {
                         .pose(
                             camera: camera, stream: entry.stream, sequence: entry.sequence,
                             pose: FlatPose(decoded.pose)))
-                case .end(let end):
+                case .end(var end):
                     pending[camera] = nil
-                    replies.append(.ended(camera: camera, stream: end.stream, last: end.last))
+                    end.requestID = waiting.coreID
+                    replies.append(.ended(camera: camera, end))
                 case .error(let failure):
                     // A remembered endpoint that does not hold the stream: not an answer.
-                    if let waiting = pending[camera], forgetHint(camera: camera, waiting) { continue }
+                    if forgetHint(camera: camera, waiting) { continue }
                     pending[camera] = nil
                     replies.append(
                         .failed(
-                            camera: camera, stream: failure.stream,
+                            camera: camera, id: waiting.coreID, stream: failure.stream,
                             first: failure.code == .notRetained ? failure.first : nil))
                 }
             }
@@ -198,9 +207,12 @@ final class PoseReplayClient {
                 waiting.request.waitsForServer ? waited >= announcementTimeout : now >= announcementGrace
             {
                 pending[camera] = nil
-                replies.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
+                replies.append(
+                    .failed(camera: camera, id: waiting.coreID, stream: waiting.request.stream, first: nil))
             } else if waiting.endpoint != nil, now - waiting.since >= requestTimeout {
                 if forgetHint(camera: camera, waiting) { continue }
+                // A live request's timeout is the feed's: it asks again itself.
+                guard waiting.request.waitsForServer else { continue }
                 pending[camera] = nil
                 replies.append(.timedOut(camera: camera))
             }
@@ -224,7 +236,8 @@ final class PoseReplayClient {
         for (camera, waiting) in pending where waiting.endpoint.map({ !live.contains($0) }) ?? false {
             // Its server is gone: no answer is coming.
             pending[camera] = nil
-            failures.append(.failed(camera: camera, stream: waiting.request.stream, first: nil))
+            failures.append(
+                .failed(camera: camera, id: waiting.coreID, stream: waiting.request.stream, first: nil))
         }
         return failures
     }

@@ -276,8 +276,8 @@ public struct WorkerService: Sendable {
                     } catch {
                         log.error("session \(camera)/\(session): cannot journal its new run: \(error)")
                     }
-                case .requestPoses(let camera, let request):
-                    if let failure = poseReplay.send(camera: camera, request, now: elapsed.now) {
+                case .requestPoses(let camera, let request, let id):
+                    if let failure = poseReplay.send(camera: camera, request, id: id, now: elapsed.now) {
                         immediateReplies.append(failure)
                     }
                 }
@@ -301,13 +301,17 @@ public struct WorkerService: Sendable {
         func apply(_ reply: PoseReplayClient.Reply) {
             switch reply {
             case .pose(let camera, let stream, let sequence, let pose):
-                core.receiveReplayed(pose, camera: camera, stream: stream, sequence: sequence, into: &actions)
-            case .ended(let camera, let stream, let last):
-                core.replayEnded(camera: camera, stream: stream, last: last, into: &actions)
-            case .failed(let camera, let stream, let first):
-                core.replayFailed(camera: camera, stream: stream, first: first, into: &actions)
+                core.receiveReplayed(
+                    pose, camera: camera, stream: stream, sequence: sequence, now: elapsed.now, into: &actions
+                )
+            case .ended(let camera, let end):
+                core.replayEnded(camera: camera, end: end, now: elapsed.now, into: &actions)
+            case .failed(let camera, let id, let stream, let first):
+                core.replayFailed(
+                    camera: camera, requestID: id, stream: stream, first: first, now: elapsed.now,
+                    into: &actions)
             case .timedOut(let camera):
-                core.replayTimedOut(camera: camera, into: &actions)
+                core.replayTimedOut(camera: camera, now: elapsed.now, into: &actions)
             }
         }
 
@@ -395,7 +399,7 @@ public struct WorkerService: Sendable {
             "hosting "
                 + specs.map { "\($0.camera)/\($0.name)=\($0.analysisText)" }
                 .joined(separator: ", ") + " on \(bus)")
-        core.start(into: &actions)
+        core.start(now: elapsed.now, into: &actions)
         perform()
         func announce(_ record: RunRecord) {
             guard let topic = try? Topic.session(camera: record.key.camera, session: record.key.name) else {
