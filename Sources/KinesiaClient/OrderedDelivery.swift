@@ -140,29 +140,29 @@ public struct OrderedDelivery<Message> {
         }
     }
 
-    private struct Pending {
+    @usableFromInline struct Pending: Sendable {
         var id: UInt32
         var from: UInt64
         var sentAt: Duration
     }
 
     /// Where delivery stands.
-    private enum Position {
+    @usableFromInline enum Position: Sendable {
         /// `next` is the next sequence number to deliver.
         case at(UInt64)
         /// `UInt64.max` was delivered: nothing can follow it.
         case exhausted
     }
 
-    private let policy: Policy
-    private var position: Position
+    @usableFromInline let policy: Policy
+    @usableFromInline var position: Position
     /// The messages held after a hole, with when each arrived.
-    private var buffer: [UInt64: (message: Message, arrived: Duration)] = [:]
-    private var endpoint: String?
-    private var announcedLast: UInt64?
+    @usableFromInline var buffer: [UInt64: (message: Message, arrived: Duration)] = [:]
+    @usableFromInline var endpoint: String?
+    @usableFromInline var announcedLast: UInt64?
     private var suspectedTail: UInt64?
     /// The requests under way, oldest first (at most the policy's `maximumInFlight`).
-    private var pending: [Pending] = []
+    @usableFromInline var pending: [Pending] = []
     /// Where what the requests under way ask for ends (exclusive).
     private var requestedEnd: UInt64?
     /// The last sequence number the server said it holds (its last batch end).
@@ -170,7 +170,7 @@ public struct OrderedDelivery<Message> {
     /// Requests in a row that got no answer (a server that has gone).
     private var unanswered = 0
     /// When the hole before the buffered messages was first seen (`nil`: no hole).
-    private var holeSince: Duration?
+    @usableFromInline var holeSince: Duration?
     /// When a tail (asked for with nothing buffered after it) began to be waited for, under a
     /// ``Policy/holeWait``.
     private var tailSince: Duration?
@@ -236,18 +236,22 @@ public struct OrderedDelivery<Message> {
     /// deliver, nothing is buffered and delivering it asks for nothing, the stream moves past it
     /// and returns `true` (the caller delivers the message); otherwise nothing changes and the
     /// message goes to ``received(sequence:message:live:now:numbers:into:)``.
+    @inlinable
     public mutating func takeInOrder(sequence: UInt64, live: Bool) -> Bool {
         guard case .at(let next) = position, sequence == next, buffer.isEmpty else { return false }
-        if sequence != .max, pending.count < policy.maximumInFlight, endpoint != nil,
-            let last = announcedLast, sequence < last
+        if let last = announcedLast, sequence < last, pending.count < policy.maximumInFlight,
+            endpoint != nil
         {
             return false  // still behind what was announced: the next request goes now
         }
-        if !live { counters.replayed.addSaturating(1) }
+        if !live { countReplayed() }
         position = sequence == .max ? .exhausted : .at(sequence + 1)
         holeSince = nil
         return true
     }
+
+    /// One more message received from a replay (``takeInOrder(sequence:live:)``'s count).
+    @usableFromInline mutating func countReplayed() { counters.replayed.addSaturating(1) }
 
     /// A message numbered `sequence`: received `live` from the bus, or from a replay, at
     /// `arrived` (when it was received, if it waited since; `nil`: `now`).
