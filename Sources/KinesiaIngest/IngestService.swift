@@ -19,7 +19,7 @@ public import KinesiaWire
 ///
 /// ```swift
 /// let service = IngestService(configuration, source: try PoseSource.open("sim:squat", ...), log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 public struct IngestService: Sendable {
     /// How fast poses go out.
