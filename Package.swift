@@ -222,7 +222,7 @@ let package = Package(
         // starts, watches and restarts the processes of a deployment.
         .target(
             name: "KinesiaSupervisor",
-            dependencies: ["KinesiaSystem", "KinesiaMotion", "KinesiaWire", "KinesiaJSON"],
+            dependencies: ["KinesiaSystem", "KinesiaService", "KinesiaMotion", "KinesiaWire", "KinesiaJSON"],
             swiftSettings: strictSettings),
         // The `kinesia` commands: argument parsing, each command building and running its
         // service, analyze, report, the live view.

@@ -1,6 +1,7 @@
 import Foundation
 public import KinesiaBus
 public import KinesiaMotion
+public import KinesiaSystem
 public import KinesiaWire
 
 /// Publishes wire messages on the bus: connected to the broker's frontend, one stream id per
@@ -11,7 +12,7 @@ public import KinesiaWire
 ///   libzmq drops, and the receivers see the gap in the sequence numbers;
 /// - ``waitsForSubscribers``: an XPUB with `ZMQ_XPUB_NODROP` (ingest). It sees the
 ///   subscriptions that the broker forwards upstream, so it can wait until someone subscribes
-///   (``waitForSubscriber(to:timeout:isCancelled:)``), and a send that would exceed the
+///   (``waitForSubscriber(to:timeout:isCancelled:clock:)``), and a send that would exceed the
 ///   high-water mark is refused (``publish(_:on:)`` returns `false`) instead of dropped silently;
 ///   the caller decides whether to pause and retry or to drop and count.
 ///
@@ -209,16 +210,18 @@ public final class BusPublisher {
     ///   - topic: The topic to be sent.
     ///   - timeout: The longest wait.
     ///   - isCancelled: Checked about every 50 ms; the wait ends when it returns `true`.
+    ///   - clock: What the timeout is timed on, from now (on a ``ManualClock`` in tests; read at
+    ///     least every 50 ms).
     /// - Returns: Whether a subscriber is there.
+    /// - Throws: ``ZMQError`` when the socket cannot be polled.
     public func waitForSubscriber(
-        to topic: Topic, timeout: Duration, isCancelled: () -> Bool = { false }
+        to topic: Topic, timeout: Duration, isCancelled: () -> Bool = { false },
+        clock elapsed: ElapsedClock = ElapsedClock(ContinuousClock())
     ) throws(ZMQError) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        let wait = TimedWait(limit: timeout, startedAt: elapsed.now)
         while true {
             if hasSubscriber(to: topic) { return true }
-            let remaining = clock.now.duration(to: deadline)
-            if remaining <= .zero || isCancelled() { return false }
+            guard let remaining = wait.remaining(at: elapsed.now), !isCancelled() else { return false }
             var poller = Poller()
             poller.add(socket, for: .readable)
             _ = try poller.poll(timeout: min(remaining, .milliseconds(50)))

@@ -21,7 +21,7 @@ import KinesiaWire
 ///
 /// ```swift
 /// let service = CoordinatorService(configuration, log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 public struct CoordinatorService: Sendable {
     /// What a coordinator is given to run.

@@ -26,7 +26,7 @@ package protocol CueHandler: AnyObject {
 }
 
 /// The loop that `kinesia voice` and `kinesia haptic` share: subscribes to a ``CueTarget`` on
-/// a thread of its own (``ServiceThread/run(logger:beforeForcedExit:_:)``: libzmq sockets are
+/// a thread of its own (a ``BlockingService`` under a ``ServiceRunner``: libzmq sockets are
 /// confined to one thread), feeds each event and snapshot to a ``CueHandler``, logs the gaps
 /// and malformed messages, says `connected` once the bus's health reports come through (its
 /// subscription is then in place), and publishes the process's health on `health/<name>/`
@@ -69,7 +69,8 @@ package struct CueConsumer {
     /// cam0/left and cam0/right`.
     package var what: String { target.description }
 
-    /// Runs until SIGINT or SIGTERM, as a service (``ServiceThread``).
+    /// Runs until SIGINT or SIGTERM, as a service (a ``BlockingService`` under a
+    /// ``ServiceRunner``).
     /// - Parameters:
     ///   - logger: The process's logger.
     ///   - beforeForcedExit: Called before a second SIGINT ends the process (flush the outputs).
@@ -80,9 +81,11 @@ package struct CueConsumer {
     ) async throws {
         let consumer = self
         let topics = try target.topics()
-        try await ServiceThread.run(logger: logger, beforeForcedExit: beforeForcedExit) { stop in
-            try consumer.consume(topics: topics, stop: stop, log: logger, makeHandler: makeHandler)
-        }
+        let runner = ServiceRunner(logger: logger, forcedEnd: .exitProcess(beforeExit: beforeForcedExit))
+        try await runner.run(
+            BlockingService { stop in
+                try consumer.consume(topics: topics, stop: stop, log: logger, makeHandler: makeHandler)
+            })
     }
 
     private func consume(

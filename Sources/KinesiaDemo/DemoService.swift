@@ -11,15 +11,17 @@ import Synchronization
 /// a free loopback port, with a token of its own: the address is told with the token), until
 /// the day ends, a process of the site fails for good, or a signal stops it.
 ///
-/// A signal stops the day (its runs stay open) and shuts the site down gracefully: every child
-/// is reaped before ``run(signals:)`` returns, the broker last. The live view and the summary
-/// are the command's.
+/// A ``Service``: the stop's request (a signal) stops the day (its runs stay open) and shuts the
+/// site down gracefully: every child is reaped before ``run(until:)`` returns, the broker last.
+/// Its cancellation (a second Control-C, by ``ServiceRunner/ForcedEnd/cancelService``) kills the
+/// children at once. The live view and the summary are the command's.
 ///
 /// ```swift
 /// let service = DemoService(site: site, bus: bus, busDirectory: path, output: output, log: log) { print($0) }
-/// let outcome = await service.run(signals: SignalStream([.interrupt, .terminate]))
+/// let runner = ServiceRunner(logger: nil, stopDeadline: nil, forcedEnd: .cancelService)
+/// let outcome = try await runner.run(service, signals: SignalStream([.interrupt, .terminate]))
 /// ```
-public struct DemoService: Sendable {
+public struct DemoService: Service {
     /// How the day ended.
     public struct Outcome: Sendable {
         /// The site's exit status: 0 when every process ended well.
@@ -58,8 +60,9 @@ public struct DemoService: Sendable {
 
     /// Runs the site and the day until the day ends and every process has been reaped.
     ///
-    /// - Parameter signals: Stops the demo early (the first signal: gracefully).
-    public func run(signals: SignalStream) async -> Outcome {
+    /// - Parameter stop: Stops the demo early, gracefully (cancelling the task: at once).
+    /// - Returns: How the day ended.
+    public func run(until stop: StopToken) async -> Outcome {
         let tell = self.tell
         let topology = site.topology(bus: busDirectory, output: output)
         let supervisor = Supervisor(topology: topology) { event in tell("\(event)") }
@@ -90,7 +93,11 @@ public struct DemoService: Sendable {
                 }
                 if let failure { tell("the dashboard is not served: \(failure)") }
             }
-            let status = await supervisor.run(stoppingOn: signals) { interrupted.request($0) }
+            stop.whenRequested { signal in
+                interrupted.request(signal)
+                supervisor.requestShutdown(signal: signal)
+            }
+            let status = await supervisor.run()
             dashboard.request()
             // A site that ended first (a process given up) ends the day too.
             if !interrupted.isRequested { interrupted.request() }

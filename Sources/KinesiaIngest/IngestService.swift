@@ -19,7 +19,7 @@ public import KinesiaWire
 ///
 /// ```swift
 /// let service = IngestService(configuration, source: try PoseSource.open("sim:squat", ...), log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 public struct IngestService: Sendable {
     /// How fast poses go out.
@@ -80,7 +80,7 @@ public struct IngestService: Sendable {
     private let startClock: @Sendable () -> ElapsedClock
 
     /// An ingest of `source` (used on the thread that runs the service only), logging on `log`,
-    /// pacing on `clock` (a ``ManualClock`` in tests).
+    /// pacing and waiting for a subscriber on `clock` (a ``ManualClock`` in tests).
     public init(
         _ configuration: Configuration, source: PoseSource, log: Logger,
         clock: some Clock<Duration> = ContinuousClock()
@@ -213,7 +213,7 @@ public struct IngestService: Sendable {
                         health.publishIfDue(counters: { report() }, via: publisher)
                         serveReplay()
                         return stop.isRequested
-                    })
+                    }, clock: startClock())
             }
             counters.discarded += source.discardBufferedLivePoses()
             if stop.isRequested { return }

@@ -14,6 +14,9 @@ import Synchronization
 /// synced once. Records are written at once, so a kill never loses them (the page cache has
 /// them); a power cut loses at most about the last `interval` and the time the syncs take.
 ///
+/// A round is due `interval` after the end of the previous one (the first, after ``start()``),
+/// timed on the clock given (the system's by default, a ``ManualClock`` in tests).
+///
 /// ```swift
 /// let group = JournalGroupSync(interval: .milliseconds(200))
 /// group.start()
@@ -27,10 +30,16 @@ public final class JournalGroupSync: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let count = Atomic<Int>(0)
     private let failures = Atomic<Int>(0)
+    /// The rounds' time, counted from ``start()``.
+    private let startClock: @Sendable () -> ElapsedClock
 
-    /// A group sync every `interval`.
-    public init(interval: Duration) {
+    /// A group sync every `interval` on `clock`.
+    /// - Parameters:
+    ///   - interval: The time between the end of a round and the next.
+    ///   - clock: What the rounds are timed on (read at least every `interval` of real time).
+    public init(interval: Duration, clock: some Clock<Duration> = ContinuousClock()) {
         self.interval = interval
+        startClock = { ElapsedClock(clock) }
     }
 
     deinit {
@@ -62,12 +71,18 @@ public final class JournalGroupSync: Sendable {
 
     /// Starts the syncing thread.
     public func start() {
+        let elapsed = startClock()
+        let first = TimedWait(limit: interval, startedAt: elapsed.now)
         let thread = Thread { [self] in
+            var wait = first
             while !stopped.load(ordering: .acquiring) {
-                Thread.sleep(
-                    forTimeInterval: Double(interval.components.seconds)
-                        + Double(interval.components.attoseconds) * 1e-18)
+                // The real clock's sleep, an interval at most, then the clock is read again (a
+                // manual clock moves with no wake-up).
+                while let remaining = wait.remaining(at: elapsed.now), !stopped.load(ordering: .acquiring) {
+                    ThreadSleep.sleep(min(remaining, interval))
+                }
                 syncNow()
+                wait = TimedWait(limit: interval, startedAt: elapsed.now)
             }
         }
         thread.name = "kinesia.journal-sync"
@@ -89,7 +104,7 @@ public final class JournalGroupSync: Sendable {
         }
     }
 
-    /// Stops the thread after its current sleep and round.
+    /// Stops the thread after its current sleep and a last round.
     public func stop() {
         stopped.store(true, ordering: .releasing)
     }

@@ -13,7 +13,7 @@ public import KinesiaWire
 ///
 /// ```swift
 /// let service = RecordService(configuration, log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 public struct RecordService: Sendable {
     /// What a recorder is given to run.

@@ -1,7 +1,7 @@
 import KinesiaJSON
 public import KinesiaSystem
 
-/// How a service run by ``ServiceThread`` stops, with no I/O: the signals and the passing of
+/// How a service run by ``ServiceRunner`` stops, with no I/O: the signals and the passing of
 /// time in, what to do out.
 ///
 /// Graceful first: the first SIGINT or SIGTERM asks the service to stop (``Action/requestStop(_:)``)
@@ -10,7 +10,9 @@ public import KinesiaSystem
 /// when the deadline passes (``tick(now:)``) ends the process (``Action/forceExit(_:)``): a
 /// process asked to stop is gone within a stated bound, whatever its loop is stuck on. A second
 /// SIGINT (Control-C twice) ends it at once; repeated SIGTERMs count as one (the kernel's
-/// parent-death signal may come several times, see ``ParentDeathSignal``).
+/// parent-death signal may come several times, see ``ParentDeathSignal``). A service that
+/// enforces its own deadlines (the supervisor of `kinesia up`) has none here (`deadline: nil`):
+/// only a second Control-C forces its end.
 ///
 /// ```swift
 /// var shutdown = ServiceShutdown(deadline: .seconds(10))
@@ -24,7 +26,9 @@ public struct ServiceShutdown: Sendable {
         case none
         /// Ask the service to stop (set its ``StopToken``), and log it.
         case requestStop(ProcessSignal)
-        /// End the process now with status 1, after logging why.
+        /// End the service at once, giving the reason: the process with status 1 for a blocking
+        /// loop (logged), the service's task cancelled for one that ends under cancellation
+        /// (see ``ServiceRunner/ForcedEnd``).
         case forceExit(String)
     }
 
@@ -38,8 +42,9 @@ public struct ServiceShutdown: Sendable {
         case returned
     }
 
-    /// How long a service asked to stop has to return.
-    public let deadline: Duration
+    /// How long a service asked to stop has to return (`nil`: no limit, the service keeps its
+    /// own).
+    public let deadline: Duration?
     /// ``deadline``'s default: 10 s. A worker's graceful stop drains for at most 0.5 s, then
     /// writes and syncs its journal (256 files at 64 cameras: a second on a slow disk); under
     /// `kinesia up` the supervisor's SIGKILL, 5 s after its SIGTERM, comes first.
@@ -48,14 +53,15 @@ public struct ServiceShutdown: Sendable {
     private var state = State.running
 
     /// A service not yet asked to stop.
-    public init(deadline: Duration = defaultDeadline) {
-        self.deadline = max(.zero, deadline)
+    /// - Parameter deadline: How long it has to return once asked (`nil`: no limit).
+    public init(deadline: Duration? = defaultDeadline) {
+        self.deadline = deadline.map { max(.zero, $0) }
     }
 
     /// When ``tick(now:)`` has something to do: the end of the stop's deadline (`nil` while
     /// running).
     public var stopDeadline: Duration? {
-        if case .stopping(let since) = state { since + deadline } else { nil }
+        if case .stopping(let since) = state, let deadline { since + deadline } else { nil }
     }
 
     /// `signal` arrived at `now`.
@@ -83,7 +89,7 @@ public struct ServiceShutdown: Sendable {
     /// The passing of time: a service asked to stop that has not returned by its deadline ends
     /// the process.
     public mutating func tick(now: Duration) -> Action {
-        guard let end = stopDeadline, now >= end else { return .none }
+        guard let end = stopDeadline, let deadline, now >= end else { return .none }
         state = .exiting
         return .forceExit(
             "the service did not stop within \(JSONWriter.compactNumber(deadline.seconds)) s of the request: exiting"

@@ -1,8 +1,9 @@
 import Foundation
+import KinesiaService
 import KinesiaSystem
 
-/// `kinesia up FILE`: loads the topology, runs it under a ``Supervisor`` and stops it gracefully
-/// on SIGINT, SIGTERM or SIGHUP.
+/// `kinesia up FILE`: loads the topology, runs it under a ``Supervisor`` (a ``Service`` run by a
+/// ``ServiceRunner``, as every process is) and stops it gracefully on SIGINT, SIGTERM or SIGHUP.
 ///
 /// Writes one line per action through `log` (see ``SupervisorEvent``), each starting with
 /// `kinesia up: `. A second SIGINT (Control-C again) during the shutdown kills every child at
@@ -39,5 +40,14 @@ public func runUp(
     log(
         "kinesia up: \(topologyPath): \(topology.processes.count) processes, bus "
             + (topology.bus ?? "default (each command's per-user runtime directory)"))
-    return await supervisor.run(stoppingOn: signals)
+    // The supervisor keeps its own shutdown deadlines; a second Control-C cancels its run,
+    // which kills every child at once and still reaps them.
+    let runner = ServiceRunner(logger: nil, stopDeadline: nil, forcedEnd: .cancelService)
+    do {
+        return try await runner.run(supervisor, signals: signals)
+    } catch {
+        // The supervisor's run throws nothing: not reached.
+        log("kinesia up: error: \(error)")
+        return 1
+    }
 }

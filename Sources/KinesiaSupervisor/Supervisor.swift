@@ -15,21 +15,15 @@ import Synchronization
 /// ```swift
 /// let signals = SignalStream([.interrupt, .terminate])  // before any child exists
 /// let supervisor = Supervisor(topology: try Topology.load(contentsOf: url))
-/// let status = await withTaskGroup(of: Void.self) { group in
-///     group.addTask {
-///         for await signal in signals {
-///             supervisor.requestShutdown(signal: signal)
-///         }
-///     }
-///     let status = await supervisor.run()
-///     group.cancelAll()
-///     return status
-/// }
+/// let runner = ServiceRunner(logger: nil, stopDeadline: nil, forcedEnd: .cancelService)
+/// let status = try await runner.run(supervisor, signals: signals)
 /// ```
 ///
 /// ``run()`` returns only when every child has stopped and been reaped, so no process is left
 /// behind; cancelling the task that runs it counts as a shutdown request (it still waits for
-/// the children, at most the shutdown deadlines).
+/// the children, at most the shutdown deadlines). As a ``Service`` (``run(until:)``), the stop
+/// token's request is the graceful shutdown and the cancellation that a ``ServiceRunner``
+/// makes of a second Control-C is the second request, which kills every child at once.
 public final class Supervisor: Sendable {
     /// The topology being run.
     public let topology: Topology
@@ -88,34 +82,6 @@ public final class Supervisor: Sendable {
             await loop()
         } onCancel: {
             requestShutdown()
-        }
-    }
-
-    /// Runs as ``run()`` does, shutting down on `signals`: the first asks for the graceful
-    /// shutdown; only a second SIGINT (Control-C again) kills every child at once. A repeated
-    /// SIGTERM or SIGHUP is not a second request (the kernel sends the parent-death signal once
-    /// per exiting thread of a dead parent).
-    ///
-    /// - Parameters:
-    ///   - signals: The process's signals, watched from before any child exists.
-    ///   - onSignal: Told of each signal acted on, before the supervisor is (stop what else the
-    ///     process runs).
-    /// - Returns: As ``run()``.
-    public func run(
-        stoppingOn signals: SignalStream, onSignal: @escaping @Sendable (ProcessSignal) -> Void = { _ in }
-    ) async -> Int32 {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var requested = false
-                for await signal in signals where !requested || signal == .interrupt {
-                    requested = true
-                    onSignal(signal)
-                    self.requestShutdown(signal: signal)
-                }
-            }
-            let status = await run()
-            group.cancelAll()
-            return status
         }
     }
 

@@ -150,15 +150,19 @@ package final class ChildProcess: @unchecked Sendable {
         return kill(pid, signal.rawValue) == 0
     }
 
-    /// Blocks until the child has been reaped, or for at most `timeout`.
+    /// Blocks until the child has been reaped, or for at most `timeout` on `clock`.
     ///
+    /// - Parameters:
+    ///   - timeout: The limit (`nil`: none).
+    ///   - clock: What the limit is timed on (a ``ManualClock`` in tests): the wait is woken at
+    ///     once by the child's reaping, and reads the clock again at least every 100 ms.
     /// - Returns: How it ended; `nil` when it still runs after `timeout`, or was never spawned.
     @discardableResult
-    package func waitForExit(timeout: Duration? = nil) -> TerminationStatus? {
-        let deadline = timeout.map {
-            Date().addingTimeInterval(
-                Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18)
-        }
+    package func waitForExit(
+        timeout: Duration? = nil, clock: some Clock<Duration> = ContinuousClock()
+    ) -> TerminationStatus? {
+        let elapsed = ElapsedClock(clock)
+        let wait = timeout.map { TimedWait(limit: $0, startedAt: elapsed.now) }
         changed.lock()
         defer { changed.unlock() }
         while true {
@@ -167,17 +171,20 @@ package final class ChildProcess: @unchecked Sendable {
             case .spawnFailed: return nil
             case .launching, .running: break
             }
-            if let deadline {
-                // `false`: the deadline passed (a spurious wake-up returns `true`: checked again).
-                guard changed.wait(until: deadline) else {
-                    if case .reaped(_, let status) = state { return status }
-                    return nil
-                }
+            if let wait {
+                guard let remaining = wait.remaining(at: elapsed.now) else { return nil }
+                // The condition's own timer is the real clock's: a step of it at most, then the
+                // clock is read again (a spurious wake-up, or a timeout, is checked the same way).
+                _ = changed.wait(
+                    until: Date(timeIntervalSinceNow: min(remaining, Self.clockReadStep).seconds))
             } else {
                 changed.wait()
             }
         }
     }
+
+    /// The longest a timed wait sleeps on the condition before it reads its clock again.
+    static let clockReadStep = Duration.milliseconds(100)
 
     /// SIGTERM to the child's group; SIGKILL when it still runs after `grace`; then waits for
     /// it to be reaped.

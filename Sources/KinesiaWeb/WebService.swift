@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// ```swift
 /// let service = WebService(configuration, log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 public struct WebService: Sendable {
     /// What a gateway is given to run.

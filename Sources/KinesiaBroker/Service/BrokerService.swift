@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// ```swift
 /// let service = BrokerService(configuration, log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 package struct BrokerService: Sendable {
     /// What a broker is given to run.

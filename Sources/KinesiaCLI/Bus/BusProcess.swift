@@ -8,8 +8,8 @@ import Synchronization
 /// What the bus commands share: running their blocking socket loop on a thread of its own
 /// while signals are watched, and naming the process.
 enum BusProcess {
-    /// Runs `body` as a service (``ServiceThread/run(logger:beforeForcedExit:_:)``), logging
-    /// on the command's logger and flushing its outputs before a forced exit.
+    /// Runs `body` as a service (a ``BlockingService`` under a ``ServiceRunner``), logging on
+    /// the command's logger and flushing its outputs before a forced exit.
     ///
     /// - Parameter beforeForcedExit: Called before a second SIGINT ends the process, to undo
     ///   what must not outlive it (`kinesia watch` shows the terminal's cursor again).
@@ -17,13 +17,14 @@ enum BusProcess {
         context: CommandContext, beforeForcedExit: @escaping @Sendable () -> Void = {},
         _ body: @escaping @Sendable (StopToken) throws -> Result
     ) async throws -> Result {
-        try await ServiceThread.run(
+        let runner = ServiceRunner(
             logger: context.logger,
-            beforeForcedExit: {
+            forcedEnd: .exitProcess(beforeExit: {
                 beforeForcedExit()
                 context.standardOutput.flush()
                 context.standardError.flush()
-            }, body)
+            }))
+        return try await runner.run(BlockingService(body))
     }
 
     /// The process name: `--name`, else `KINESIA_PROCESS_NAME` (set by `kinesia up`), else

@@ -195,7 +195,16 @@ public struct DemoCommand: ParsableCommand {
         async let collected = DedicatedThread.run(named: "kinesia.demo.view") {
             try view.run(stop: stop, context: context)
         }
-        let outcome = await service.run(signals: signals)
+        // The supervisor keeps its own deadlines; a second Control-C cancels the service, which
+        // kills the children at once.
+        let runner = ServiceRunner(logger: nil, stopDeadline: nil, forcedEnd: .cancelService)
+        let outcome: DemoService.Outcome
+        do {
+            outcome = try await runner.run(service, signals: signals)
+        } catch {
+            // The demo's run throws nothing: not reached.
+            throw CLIError.failure("the demo stopped: \(error)")
+        }
         // Every child has been reaped; the last messages are already in the view's queue.
         try? await Task.sleep(for: .milliseconds(200))
         stop.request()

@@ -29,7 +29,7 @@ import KinesiaWire
 ///
 /// ```swift
 /// let service = WorkerService(configuration, log: log)
-/// try await ServiceThread.run(logger: log) { stop in try service.run(until: stop) }
+/// try await ServiceRunner(logger: log).run(BlockingService { stop in try service.run(until: stop) })
 /// ```
 public struct WorkerService: Sendable {
     /// What a worker is given to run.

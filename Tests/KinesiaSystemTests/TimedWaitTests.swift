@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import KinesiaSystem
+
+/// A wait with a time limit: the rule with the time passed in, and a child's exit waited for on
+/// a manual clock.
+@Suite(.serialized)
+struct TimedWaitTests {
+    @Test func theTimeLeftShrinksToTheDeadlineWhereTheWaitIsOver() {
+        let wait = TimedWait(limit: .seconds(5), startedAt: .seconds(2))
+        #expect(wait.deadline == .seconds(7))
+        #expect(wait.remaining(at: .seconds(2)) == .seconds(5))
+        #expect(wait.remaining(at: .milliseconds(6_999)) == .milliseconds(1))
+        #expect(wait.remaining(at: .seconds(7)) == nil)
+        #expect(wait.remaining(at: .seconds(100)) == nil)
+        #expect(TimedWait(limit: .seconds(-1), startedAt: .zero).remaining(at: .zero) == nil)
+    }
+
+    @Test func aChildsExitIsWaitedForOnTheClockGivenNotTheSystemsClock() throws {
+        let child = try ChildProcess(
+            ProcessSpawn(
+                executable: "/bin/sh", arguments: ["sh", "-c", "sleep 30"],
+                environment: ["PATH=/usr/bin:/bin"]))
+        defer {
+            child.send(.kill)
+            child.waitForExit()
+        }
+        let clock = ReadCountingClock()
+        let ended = Mutex<(done: Bool, status: TerminationStatus?)>((false, nil))
+        let waiter = Thread {
+            let status = child.waitForExit(timeout: .seconds(5), clock: clock)
+            ended.withLock { $0 = (true, status) }
+        }
+        waiter.start()
+        func untilRead(_ count: Int) {
+            let deadline = Date().addingTimeInterval(10)
+            while clock.reads < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        untilRead(1)  // the wait has started counting
+        clock.base.advance(by: .milliseconds(4_999))
+        let read = clock.reads
+        untilRead(read + 2)  // read again since the advance
+        #expect(!ended.withLock { $0.done }, "still waiting a millisecond before the limit")
+        clock.base.advance(by: .milliseconds(1))
+        let deadline = Date().addingTimeInterval(10)
+        while !ended.withLock({ $0.done }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(ended.withLock { $0.done }, "the wait ends once the manual clock reaches the limit")
+        #expect(ended.withLock { $0.status } == nil, "the child still runs")
+        #expect(child.status == nil)
+    }
+}
+
+/// A manual clock that counts the reads of its time: a wait on another thread has started once
+/// it read it, and has seen an advance once it read it again.
+final class ReadCountingClock: Clock, Sendable {
+    /// The clock moved by the test.
+    let base = ManualClock()
+    private let count = Atomic<Int>(0)
+
+    /// How many times ``now`` was read.
+    var reads: Int { count.load(ordering: .acquiring) }
+
+    var now: ManualClock.Instant {
+        count.add(1, ordering: .acquiringAndReleasing)
+        return base.now
+    }
+
+    var minimumResolution: Duration { base.minimumResolution }
+
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration? = nil) async throws {
+        try await base.sleep(until: deadline, tolerance: tolerance)
+    }
+}
