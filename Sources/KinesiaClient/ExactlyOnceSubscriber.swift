@@ -229,7 +229,7 @@ public final class ExactlyOnceSubscriber {
             counters["replayEndpointsReopened", default: 0] += 1
         }
         // Never in clear text beside a CURVE bus, whatever a heartbeat announces.
-        guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://") else {
+        guard asksForReplay, ReplayDealer.isReplayEndpoint(endpoint) else {
             failed(endpoint, "it is not an ipc:// or tcp:// endpoint")
             return nil
         }
@@ -240,14 +240,10 @@ public final class ExactlyOnceSubscriber {
             dealers[oldest.key] = nil
             counters["replayEndpointsEvicted", default: 0] += 1
         }
-        let socket = try ZMQSocket(.dealer, context: context)
-        try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
-        try socket.set(.receiveHighWaterMark, ReplayServer.highWaterMark)
-        try socket.set(.reconnectIntervalMax, .seconds(1))
+        let socket: ZMQSocket
         do {
-            try socket.connect(endpoint)
+            socket = try ReplayDealer.open(endpoint, context: context)
         } catch {
-            socket.close()
             failed(endpoint, "connecting failed: \(error)")
             return nil
         }

@@ -250,19 +250,9 @@ final class PoseReplayClient {
 
     private func dealer(for endpoint: String) -> ZMQSocket? {
         if let existing = dealers[endpoint] { return existing }
-        guard asksForReplay, endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://"), dealers.count < 64,
-            let socket = try? ZMQSocket(.dealer, context: context)
+        guard asksForReplay, ReplayDealer.isReplayEndpoint(endpoint), dealers.count < 64,
+            let socket = try? ReplayDealer.open(endpoint, context: context)
         else { return nil }
-        do {
-            try socket.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
-            try socket.set(.receiveHighWaterMark, ReplayServer.highWaterMark)
-            try socket.set(.reconnectIntervalMax, .seconds(1))
-            try socket.set(.linger, .zero)
-            try socket.connect(endpoint)
-        } catch {
-            socket.close()
-            return nil
-        }
         dealers[endpoint] = socket
         return socket
     }
