@@ -518,11 +518,7 @@ public struct PoseFeed<Pose> {
         }
         // The server holds nothing more of this stream.
         if segment < segments.count - 1 {
-            if let end = segments[segment].last, end >= next {
-                declareLost(stream, next..<end, through: true, into: &out)
-            }
-            phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
-            advance(into: &out, askingMore: true, now: now)
+            leaveSegment(segment, from: next, now: now, into: &out)
             return
         }
         if let firstHeld = firstHeld(of: stream, from: next) {
@@ -603,17 +599,25 @@ public struct PoseFeed<Pose> {
         out.append(.lost(stream: stream, sequences: range))
     }
 
+    /// The closed `segment` has nothing more from `next`: the rest of it is lost, and the next
+    /// segment is asked for.
+    private mutating func leaveSegment(
+        _ segment: Int, from next: UInt64, now: Duration, into out: inout [Output]
+    ) {
+        if let last = segments[segment].last, last >= next {
+            declareLost(segments[segment].stream, next..<last, through: true, into: &out)
+        }
+        phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
+        advance(into: &out, askingMore: true, now: now)
+    }
+
     /// Nothing more of `segment` can be had from `next`: the next segment, or the held poses.
     private mutating func failSegment(
         _ segment: Int, from next: UInt64, now: Duration, into out: inout [Output]
     ) {
         let stream = segments[segment].stream
         if segment < segments.count - 1 {
-            if let last = segments[segment].last, last >= next {
-                declareLost(stream, next..<last, through: true, into: &out)
-            }
-            phase = .catchingUp(segment: segment + 1, next: segments[segment + 1].first)
-            advance(into: &out, askingMore: true, now: now)
+            leaveSegment(segment, from: next, now: now, into: &out)
             return
         }
         if let firstHeld = firstHeld(of: stream, from: next) {
