@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaBus
 import KinesiaControl
 import KinesiaService
 import Synchronization
@@ -17,19 +18,18 @@ final class HostedSession: Sendable {
     private let ending = Mutex<RunRecord.RunEnd.Reason?>(nil)
     private let latestCounts = Mutex<(repCount: Int, rejectedCount: Int)?>(nil)
 
-    /// Starts `service` on a new thread.
-    init(plan: SessionPlan, service: WorkerService) {
+    /// Starts `service` on a new thread, its sockets in `context` (the pool worker's).
+    init(plan: SessionPlan, service: WorkerService, context: ZMQContext) {
         self.plan = plan
         // The thread holds the session until its service returns.
         let thread = Thread { [self] in
             do {
-                try service.run(until: token) {
-                    live.store(true, ordering: .releasing)
-                } progress: { counts in
-                    latestCounts.withLock { $0 = counts[plan.key.description] }
-                } runEnd: {
-                    ending.withLock { $0 }
-                }
+                try service.run(
+                    until: token,
+                    ready: { live.store(true, ordering: .releasing) },
+                    progress: { counts in latestCounts.withLock { $0 = counts[plan.key.description] } },
+                    runEnd: { ending.withLock { $0 } },
+                    context: context)
             } catch {
                 failure.withLock { $0 = "\(error)" }
             }

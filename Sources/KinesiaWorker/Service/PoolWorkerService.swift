@@ -85,6 +85,8 @@ public struct PoolWorkerService: Sendable {
         let elapsed = startClock()
         let bus = configuration.process.bus
         let name = configuration.process.name
+        // One context for the worker and every session it hosts: one libzmq I/O thread and
+        // reaper in all, not a pair per session. Ended last, once every session returned.
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let publisher = try BusPublisher(
@@ -197,7 +199,7 @@ public struct PoolWorkerService: Sendable {
                     log.warning("session \(plan.key) not started: \(configuration.capacity) sessions already")
                     continue
                 }
-                hosted[plan.key] = start(plan)
+                hosted[plan.key] = start(plan, context: zmq)
                 counters["sessionsStarted", default: 0] += 1
                 changed = true
             }
@@ -251,7 +253,7 @@ public struct PoolWorkerService: Sendable {
     }
 
     /// Starts `plan`'s own worker service.
-    private func start(_ plan: SessionPlan) -> HostedSession {
+    private func start(_ plan: SessionPlan, context: ZMQContext) -> HostedSession {
         let analysis: WorkerSession.Analysis =
             switch plan.analysis {
             case .left: .side(.left)
@@ -272,6 +274,6 @@ public struct PoolWorkerService: Sendable {
         log.info(
             "session \(plan.key) (run \(plan.run), \(plan.exercise.id) \(plan.analysis.rawValue)"
                 + (plan.patient.map { ", patient \($0)" } ?? "") + ") starting as \(process.name)")
-        return HostedSession(plan: plan, service: service)
+        return HostedSession(plan: plan, service: service, context: context)
     }
 }

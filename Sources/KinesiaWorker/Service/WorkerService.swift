@@ -1,5 +1,5 @@
 import Foundation
-import KinesiaBus
+public import KinesiaBus
 public import KinesiaClient
 public import KinesiaControl
 import KinesiaJournal
@@ -96,15 +96,18 @@ public struct WorkerService: Sendable {
     ///   - runEnd: Asked at the stop: why the runs of the sessions with a plan end (`nil`: they
     ///     do not, the worker only stops; a `runEnded` is published and their streams end
     ///     otherwise).
+    ///   - context: The libzmq context to make its sockets in, shared with other services of
+    ///     the process (a pool worker's sessions: one I/O thread for all, not one each); `nil`:
+    ///     a context of its own, ended when it returns.
     /// - Throws: ``PublishJournalError`` and ``WorkerStateError`` when the state directory
     ///   cannot be used; the socket errors of a bus that cannot be reached.
     public func run(
         until stop: StopToken, ready: @Sendable () -> Void = {},
         progress: @Sendable ([String: (repCount: Int, rejectedCount: Int)]) -> Void = { _ in },
-        runEnd: @Sendable () -> RunRecord.RunEnd.Reason? = { nil }
+        runEnd: @Sendable () -> RunRecord.RunEnd.Reason? = { nil }, context: ZMQContext? = nil
     ) throws {
-        let zmq = try ZMQContext()
-        defer { zmq.terminate() }
+        let zmq = try context ?? ZMQContext()
+        defer { if context == nil { zmq.terminate() } }
         let specs = configuration.sessions
         let bus = configuration.process.bus
         let publisher = try BusPublisher(
