@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaTestSupport
 import Synchronization
 import Testing
 
@@ -38,7 +39,7 @@ struct TimedWaitTests {
             let deadline = Date().addingTimeInterval(10)
             while clock.reads < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
         }
-        untilRead(1)  // the wait has started counting
+        untilRead(2)  // the wait has fixed its deadline (its clock's origin, then its start)
         clock.base.advance(by: .milliseconds(4_999))
         let read = clock.reads
         untilRead(read + 2)  // read again since the advance
@@ -49,27 +50,5 @@ struct TimedWaitTests {
         #expect(ended.withLock { $0.done }, "the wait ends once the manual clock reaches the limit")
         #expect(ended.withLock { $0.status } == nil, "the child still runs")
         #expect(child.status == nil)
-    }
-}
-
-/// A manual clock that counts the reads of its time: a wait on another thread has started once
-/// it read it, and has seen an advance once it read it again.
-final class ReadCountingClock: Clock, Sendable {
-    /// The clock moved by the test.
-    let base = ManualClock()
-    private let count = Atomic<Int>(0)
-
-    /// How many times ``now`` was read.
-    var reads: Int { count.load(ordering: .acquiring) }
-
-    var now: ManualClock.Instant {
-        count.add(1, ordering: .acquiringAndReleasing)
-        return base.now
-    }
-
-    var minimumResolution: Duration { base.minimumResolution }
-
-    func sleep(until deadline: ManualClock.Instant, tolerance: Duration? = nil) async throws {
-        try await base.sleep(until: deadline, tolerance: tolerance)
     }
 }
