@@ -270,7 +270,7 @@ let package = Package(
             name: "KinesiaWebTests",
             dependencies: [
                 "KinesiaWeb", "KinesiaClient", "KinesiaControl", "KinesiaMotion", "KinesiaWire",
-                "KinesiaService", "KinesiaStore", "KinesiaTestSupport",
+                "KinesiaService", "KinesiaStore", "KinesiaSystem", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

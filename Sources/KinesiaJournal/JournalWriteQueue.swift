@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSystem
 
 /// Journal writes off the publishing thread: records are handed over (``append(_:sequence:frames:)``:
 /// a lock and the frames' bytes copied into the queue's buffer, so the publisher's own buffers
@@ -22,6 +23,10 @@ import Foundation
 ///
 /// Every writer is used only under the queue's lock once it is ``register(_:)``ed: by the thread
 /// for a batch, by the caller through ``withWriters(_:)``.
+///
+/// A batch is due ``interval`` after the end of the previous one (the first, after the queue
+/// was made), timed on the clock given (the system's by default, a ``ManualClock`` in tests);
+/// ``drain()`` and ``stop()`` bring it forward.
 ///
 /// ```swift
 /// let queue = JournalWriteQueue()
@@ -74,12 +79,24 @@ public final class JournalWriteQueue: @unchecked Sendable {
     private var writers: [ObjectIdentifier: JournalWriter] = [:]
     private var failed: Set<ObjectIdentifier> = []
     private var thread: Thread?
+    /// The batches' time, counted from the queue's start.
+    private let elapsed: ElapsedClock
 
-    /// A queue whose thread writes every `interval`, with at most `limitBytes` waiting.
-    public init(interval: Duration = .milliseconds(20), limitBytes: Int = 16 << 20) {
+    /// A queue whose thread writes every `interval` on `clock`, with at most `limitBytes` waiting.
+    /// - Parameters:
+    ///   - interval: The time between the end of a batch and the next.
+    ///   - limitBytes: The most bytes of frames queued before ``append(_:sequence:frames:)`` waits.
+    ///   - clock: What the interval is timed on: read once a batch, and again whenever the thread
+    ///     wakes before the batch is due (at least every `interval` of real time).
+    public init(
+        interval: Duration = .milliseconds(20), limitBytes: Int = 16 << 20,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) {
         self.interval = interval
         self.limitBytes = limitBytes
-        let thread = Thread { [self] in loop() }
+        elapsed = ElapsedClock(clock)
+        let first = TimedWait(limit: interval, startedAt: elapsed.now)
+        let thread = Thread { [self] in loop(first: first) }
         thread.name = "kinesia.journal-write"
         self.thread = thread
         thread.start()
@@ -217,15 +234,19 @@ public final class JournalWriteQueue: @unchecked Sendable {
         writersLock.withLock { writers = [:] }
     }
 
-    private func loop() {
+    /// The thread's batches, the first due at the end of `first`.
+    private func loop(first: TimedWait) {
         var batch: [Job] = []
         var batchBytes: [UInt8] = []
         var reports: [ObjectIdentifier: WriterReport] = [:]
+        var wait = first
         while true {
             condition.lock()
-            let deadline = Date(timeIntervalSinceNow: Self.seconds(interval))
             while !stopping, wanted <= done {
-                if !condition.wait(until: deadline) { break }
+                guard let remaining = wait.remaining(at: elapsed.now) else { break }
+                // The condition's own timer is the real clock's: at most the time left on it (an
+                // interval), then the clock is read again (a manual clock moves with no wake-up).
+                _ = condition.wait(until: Date(timeIntervalSinceNow: remaining.seconds))
             }
             swap(&batch, &jobs)
             swap(&batchBytes, &jobBytes)
@@ -250,6 +271,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
             // A writer unregistered since the batch keeps no report.
             for (id, report) in reports where writerReports[id] != nil { writerReports[id] = report }
             if finishing, jobs.isEmpty { ended = true }
+            // The next batch is due an interval from here (fixed before anyone sees this one).
+            wait = TimedWait(limit: interval, startedAt: elapsed.now)
             condition.broadcast()
             condition.unlock()
             batch.removeAll(keepingCapacity: true)
@@ -315,9 +338,5 @@ public final class JournalWriteQueue: @unchecked Sendable {
     private func fail(_ writer: JournalWriter, _ error: JournalError, into failures: inout [Failure]) {
         guard failed.insert(ObjectIdentifier(writer)).inserted else { return }
         failures.append(.writer(writer, error))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }

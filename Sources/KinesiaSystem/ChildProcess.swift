@@ -31,8 +31,8 @@ import Glibc
 /// `waitpid` under the same lock that ``send(_:)`` takes, so a signal is never sent to a pid
 /// that was already reaped (and possibly reused). Only this child's pid is waited for, so
 /// other children of the same process (a test runner's) are left alone. Waiting for the exit
-/// (``waitForExit(timeout:)``, ``stop(grace:)``) blocks on a condition the thread signals: no
-/// polling either.
+/// (``waitForExit(timeout:clock:)``, ``stop(grace:clock:)``) blocks on a condition the thread
+/// signals: no polling either (a timed wait also reads its clock again every 100 ms).
 ///
 /// ```swift
 /// let child = try ChildProcess(ProcessSpawn(executable: "aplay", arguments: ["aplay", file], environment: env))
@@ -186,23 +186,35 @@ package final class ChildProcess: @unchecked Sendable {
     /// The longest a timed wait sleeps on the condition before it reads its clock again.
     static let clockReadStep = Duration.milliseconds(100)
 
-    /// SIGTERM to the child's group; SIGKILL when it still runs after `grace`; then waits for
-    /// it to be reaped.
+    /// SIGTERM to the child's group; SIGKILL when it still runs after `grace` on `clock`; then
+    /// waits for it to be reaped.
     ///
+    /// - Parameters:
+    ///   - grace: How long the child has to end after the SIGTERM.
+    ///   - clock: What the grace is timed on (a ``ManualClock`` in tests), as in
+    ///     ``waitForExit(timeout:clock:)``.
     /// - Returns: How it ended (`nil` only when it was never spawned).
     @discardableResult
-    package func stop(grace: Duration) -> TerminationStatus? {
+    package func stop(
+        grace: Duration, clock: some Clock<Duration> = ContinuousClock()
+    ) -> TerminationStatus? {
         send(.terminate)
-        return waitForExit(killingAfter: grace)
+        return waitForExit(killingAfter: grace, clock: clock)
     }
 
-    /// Waits at most `grace` for the child to end by itself, then SIGKILLs its group and waits
-    /// for it to be reaped: never blocks for good.
+    /// Waits at most `grace` on `clock` for the child to end by itself, then SIGKILLs its group
+    /// and waits for it to be reaped: never blocks for good (on a clock that moves).
     ///
+    /// - Parameters:
+    ///   - grace: How long the child has to end by itself.
+    ///   - clock: What the grace is timed on (a ``ManualClock`` in tests), as in
+    ///     ``waitForExit(timeout:clock:)``.
     /// - Returns: How it ended (`nil` only when it was never spawned).
     @discardableResult
-    package func waitForExit(killingAfter grace: Duration) -> TerminationStatus? {
-        if let status = waitForExit(timeout: grace) { return status }
+    package func waitForExit(
+        killingAfter grace: Duration, clock: some Clock<Duration> = ContinuousClock()
+    ) -> TerminationStatus? {
+        if let status = waitForExit(timeout: grace, clock: clock) { return status }
         send(.kill)
         return waitForExit()
     }

@@ -1,5 +1,5 @@
 import Foundation
-import KinesiaSystem
+public import KinesiaSystem
 
 /// The latest state of the site for `GET /api/v1/live`: each session's latest snapshot and the
 /// processes, as server-sent events, to any number of clients, each at its own pace.
@@ -40,17 +40,34 @@ public final class LiveHub: Sendable {
     }
 
     /// What changed after `seen` (every key's newest text, in key order), waiting at most
-    /// `timeout` for something to change; the new position; `nil` once the hub is closed.
-    public func changes(after seen: UInt64, timeout: Duration) -> (texts: [String], seen: UInt64)? {
-        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
+    /// `timeout` on `clock` for something to change; the new position; `nil` once the hub is
+    /// closed.
+    ///
+    /// A ``publish(_:text:)`` or ``close()`` ends the wait at once.
+    ///
+    /// - Parameters:
+    ///   - seen: The position of the client's last read (zero: none yet).
+    ///   - timeout: The longest wait for a change.
+    ///   - clock: What the timeout is timed on, from now (a ``ManualClock`` in tests): read again
+    ///     at least every second of real time.
+    public func changes(
+        after seen: UInt64, timeout: Duration, clock elapsed: ElapsedClock = ElapsedClock(ContinuousClock())
+    ) -> (texts: [String], seen: UInt64)? {
+        let wait = TimedWait(limit: timeout, startedAt: elapsed.now)
         condition.lock()
         defer { condition.unlock() }
         while state.generation == seen, !state.closed {
-            if !condition.wait(until: deadline) { break }
+            guard let remaining = wait.remaining(at: elapsed.now) else { break }
+            // The condition's own timer is the real clock's: a step of it at most, then the clock
+            // is read again (a spurious wake-up, or a timeout, is checked the same way).
+            _ = condition.wait(until: Date(timeIntervalSinceNow: min(remaining, Self.clockReadStep).seconds))
         }
         if state.closed { return nil }
         let texts = state.latest.filter { $0.value.generation > seen }.sorted { $0.key < $1.key }.map(
             \.value.text)
         return (texts, state.generation)
     }
+
+    /// The longest a wait sleeps on the condition before it reads its clock again.
+    static let clockReadStep = Duration.seconds(1)
 }

@@ -87,13 +87,20 @@ public struct WebService: Sendable {
     /// One client of the live state: where it stands in the hub.
     private final class LiveClient: @unchecked Sendable {
         let hub: LiveHub
+        /// The gateway's clock, that the waits are timed on.
+        let elapsed: ElapsedClock
         var seen: UInt64 = 0
-        init(hub: LiveHub) { self.hub = hub }
+        init(hub: LiveHub, clock elapsed: ElapsedClock) {
+            self.hub = hub
+            self.elapsed = elapsed
+        }
 
-        /// The changes since the client's last read (a comment after 15 s without any); `nil`
-        /// once the gateway stops.
+        /// The changes since the client's last read (a comment after 15 s of the gateway's clock
+        /// without any); `nil` once the gateway stops.
         func next() -> [UInt8]? {
-            guard let changes = hub.changes(after: seen, timeout: .seconds(15)) else { return nil }
+            guard let changes = hub.changes(after: seen, timeout: .seconds(15), clock: elapsed) else {
+                return nil
+            }
             seen = changes.seen
             return Array((changes.texts.isEmpty ? ": still here\n\n" : changes.texts.joined()).utf8)
         }
@@ -235,7 +242,7 @@ public struct WebService: Sendable {
                             503, "tooManyStreams",
                             "at most \(maximumStreams) event streams are served at once")
                     }
-                    let client = LiveClient(hub: live)
+                    let client = LiveClient(hub: live, clock: elapsed)
                     response.stream = HTTPBodyStream(
                         next: { client.next() }, close: { shared.withLock { $0.eventStreams -= 1 } })
                     return response

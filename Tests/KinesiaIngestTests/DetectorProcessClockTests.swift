@@ -8,13 +8,14 @@ import Testing
 
 /// The wait for the pose detector's first frame, timed on a manual clock: a detector that
 /// sends nothing is waited for 60 s (not less), then the ingest goes on with it still running
-/// (a camera slow to start); a detector that fails within the wait is an error at once.
+/// (a camera slow to start); a detector that fails within the wait is an error at once; a
+/// detector that ignores its SIGTERM is killed when the same clock has run the grace.
 ///
 /// The detectors here are shell scripts standing in for `kinesia_detector.py` (`/bin/sh` as its
 /// Python): the same spawn, pipes and reaping.
 @Suite struct DetectorProcessClockTests {
     /// A detector running `script` with `/bin/sh`.
-    static func detector(_ script: String, in scratch: ScratchDirectory, clock: ManualClock) throws
+    static func detector(_ script: String, in scratch: ScratchDirectory, clock: some Clock<Duration>) throws
         -> DetectorProcess
     {
         let path = scratch.path("kinesia_detector.sh")
@@ -69,6 +70,40 @@ import Testing
         ) {
             try detector.waitForFirstFrame(timeout: DetectorProcess.firstFrameTimeout)
         }
+    }
+}
+
+extension DetectorProcessClockTests {
+    @Test(.tags(.process)) func aDetectorThatIgnoresItsStopIsKilledWhenItsClockReachesTheGrace() throws {
+        #expect(DetectorProcess.stopGrace == .seconds(2))
+        let scratch = try ScratchDirectory("detector-clock")
+        let ready = scratch.path("ready")
+        let clock = ReadCountingClock()
+        let detector = try Self.detector(
+            "trap '' TERM\ntouch '\(ready)'\nwhile :; do sleep 0.05; done\n", in: scratch, clock: clock)
+        let started = ContinuousClock.now
+        while !FileManager.default.fileExists(atPath: ready), ContinuousClock.now - started < .seconds(10) {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        try #require(FileManager.default.fileExists(atPath: ready), "the detector has set its trap")
+        // The stop runs here; another thread moves the clock once the grace has started, and
+        // looks whether the detector still runs a millisecond before it is over.
+        let before = clock.reads
+        let pid = detector.pid
+        let graceStarted = Mutex(false)
+        let runningAtAlmostTheGrace = Mutex<Bool?>(nil)
+        let mover = Thread {
+            graceStarted.withLock { $0 = clock.waitForReads(before + 2) }
+            clock.base.advance(by: DetectorProcess.stopGrace - .milliseconds(1))
+            clock.waitForReads(clock.reads + 2)
+            runningAtAlmostTheGrace.withLock { $0 = kill(pid, 0) == 0 }
+            clock.base.advance(by: .milliseconds(1))
+        }
+        mover.start()
+        let status = detector.stop()  // (it ends reaped: its deinit's stop returns at once)
+        #expect(graceStarted.withLock { $0 }, "the grace is timed on the detector's clock")
+        #expect(runningAtAlmostTheGrace.withLock { $0 } == true, "1.999 s on its clock: still running")
+        #expect(status == .signaled(.kill), "killed once its clock reached the grace")
     }
 }
 

@@ -1,11 +1,12 @@
 import Foundation
+import KinesiaTestSupport
 import Synchronization
 import Testing
 
 @testable import KinesiaSystem
 
-/// A wait with a time limit: the rule with the time passed in, and a child's exit waited for on
-/// a manual clock.
+/// A wait with a time limit: the rule with the time passed in, and a child's exit waited for,
+/// and its grace before a SIGKILL, on a manual clock.
 @Suite(.serialized)
 struct TimedWaitTests {
     @Test func theTimeLeftShrinksToTheDeadlineWhereTheWaitIsOver() {
@@ -38,7 +39,7 @@ struct TimedWaitTests {
             let deadline = Date().addingTimeInterval(10)
             while clock.reads < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
         }
-        untilRead(1)  // the wait has started counting
+        untilRead(2)  // the wait has fixed its deadline (its clock's origin, then its start)
         clock.base.advance(by: .milliseconds(4_999))
         let read = clock.reads
         untilRead(read + 2)  // read again since the advance
@@ -50,26 +51,41 @@ struct TimedWaitTests {
         #expect(ended.withLock { $0.status } == nil, "the child still runs")
         #expect(child.status == nil)
     }
-}
 
-/// A manual clock that counts the reads of its time: a wait on another thread has started once
-/// it read it, and has seen an advance once it read it again.
-final class ReadCountingClock: Clock, Sendable {
-    /// The clock moved by the test.
-    let base = ManualClock()
-    private let count = Atomic<Int>(0)
-
-    /// How many times ``now`` was read.
-    var reads: Int { count.load(ordering: .acquiring) }
-
-    var now: ManualClock.Instant {
-        count.add(1, ordering: .acquiringAndReleasing)
-        return base.now
-    }
-
-    var minimumResolution: Duration { base.minimumResolution }
-
-    func sleep(until deadline: ManualClock.Instant, tolerance: Duration? = nil) async throws {
-        try await base.sleep(until: deadline, tolerance: tolerance)
+    @Test func aStoppedChildIsKilledWhenTheClockGivenReachesTheGraceNotBefore() throws {
+        let scratch = try ScratchDirectory("timed-stop")
+        let ready = scratch.path("ready")
+        // Ignores SIGTERM (its sleeps too: an ignored signal stays ignored across exec).
+        let child = try ChildProcess(
+            ProcessSpawn(
+                executable: "/bin/sh",
+                arguments: ["sh", "-c", "trap '' TERM; touch '\(ready)'; while :; do sleep 0.05; done"],
+                environment: ["PATH=/usr/bin:/bin"]))
+        defer {
+            child.send(.kill)
+            child.waitForExit()
+        }
+        let started = Date()
+        while !FileManager.default.fileExists(atPath: ready), Date().timeIntervalSince(started) < 10 {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        try #require(FileManager.default.fileExists(atPath: ready), "the child has set its trap")
+        let clock = ReadCountingClock()
+        let ended = Mutex<(done: Bool, status: TerminationStatus?)>((false, nil))
+        let stopper = Thread {
+            let status = child.stop(grace: .seconds(2), clock: clock)
+            ended.withLock { $0 = (true, status) }
+        }
+        stopper.start()
+        #expect(clock.waitForReads(2), "the grace has started (its clock's origin, then its start)")
+        clock.base.advance(by: .milliseconds(1_999))
+        #expect(clock.waitForReads(clock.reads + 2), "read again since the advance")
+        #expect(!ended.withLock { $0.done }, "a millisecond before the grace is over: still waiting")
+        #expect(child.status == nil, "the SIGTERM was ignored: the child runs")
+        clock.base.advance(by: .milliseconds(1))
+        let deadline = Date().addingTimeInterval(10)
+        while !ended.withLock({ $0.done }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(ended.withLock { $0.done }, "the grace is over on the clock given")
+        #expect(ended.withLock { $0.status } == .signaled(.kill))
     }
 }

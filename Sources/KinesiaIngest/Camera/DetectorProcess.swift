@@ -45,6 +45,10 @@ final class DetectorProcess {
     private let onMessage: (String) -> Void
     /// The time since the detector was started, on the clock given.
     private let elapsed: ElapsedClock
+    /// The clock given: what the child's grace before a SIGKILL is timed on. Passed as
+    /// `self.clock`: a bare `clock` is also Glibc's `clock()`, and with two candidates the call
+    /// does not open the existential for the callee's `some Clock<Duration>`.
+    private let clock: any Clock<Duration>
 
     /// Starts `python script arguments`.
     /// - Parameters:
@@ -52,14 +56,15 @@ final class DetectorProcess {
     ///     error), on the caller's thread. Its `error: ` line and, without one, its last other
     ///     line (a Python traceback's) make the failure's message; MediaPipe's own logging goes
     ///     nowhere else.
-    ///   - clock: What the wait for the first frame is timed on, from now (a ``ManualClock`` in
-    ///     tests); the reads' waits are real.
+    ///   - clock: What the wait for the first frame is timed on, from now, and the child's
+    ///     grace before a SIGKILL (a ``ManualClock`` in tests); the reads' waits are real.
     /// - Throws: ``PoseSourceError/failure(_:)`` when the child cannot be started.
     init(
         _ environment: DetectorEnvironment, arguments: [String], onMessage: @escaping (String) -> Void,
         clock: some Clock<Duration> = ContinuousClock()
     ) throws(PoseSourceError) {
         elapsed = ElapsedClock(clock)
+        self.clock = clock
         // Close-on-exec pipes: only the copies the spawn puts on 1 and 2 reach the detector.
         let outputPipe = try Self.makePipe()
         let errorPipe = try Self.makePipe()
@@ -167,16 +172,25 @@ final class DetectorProcess {
         }
     }
 
-    /// Stops the child (SIGTERM to its group, SIGKILL after two seconds) and reaps it.
-    func stop() {
-        child.stop(grace: .seconds(2))
+    /// Stops the child (SIGTERM to its group, SIGKILL after two seconds on the detector's
+    /// clock) and reaps it.
+    /// - Returns: How it ended.
+    @discardableResult
+    func stop() -> TerminationStatus? {
+        child.stop(grace: Self.stopGrace, clock: self.clock)
     }
+
+    /// How long the detector has to end after a SIGTERM before it is killed.
+    static let stopGrace: Duration = .seconds(2)
+
+    /// How long the detector has to exit by itself once its output ended, before it is killed.
+    static let exitGrace: Duration = .seconds(5)
 
     /// The output ended: reads what is left of standard error, reaps the child and says why.
     private func finish() -> Item {
         readErrors(timeout: .seconds(2), untilEnd: true)
         // The output is closed: the child is exiting (or, closing it early, is killed).
-        let status = child.waitForExit(killingAfter: .seconds(5)) ?? .exited(-1)
+        let status = child.waitForExit(killingAfter: Self.exitGrace, clock: self.clock) ?? .exited(-1)
         switch status {
         case .exited(0):
             return .end
