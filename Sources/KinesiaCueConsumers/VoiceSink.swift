@@ -2,6 +2,7 @@ import Foundation
 import KinesiaJSON
 import KinesiaMotion
 package import KinesiaSpeech
+package import KinesiaSystem
 package import KinesiaVoice
 import Synchronization
 
@@ -30,11 +31,16 @@ package final class VoiceOutputDirectory: Sendable {
     package let path: String
     private let next: Mutex<Int>
     private let turn: OutputTurn
+    /// What the wait for the directory's turn is timed on.
+    private let clock: ElapsedClock
 
     /// Makes the directory (and its parents) if needed.
+    /// - Parameter clock: What the wait for the directory's turn is timed on (10 s at most).
     /// - Throws: ``CueConsumerError/failure(_:)`` when it cannot be made or is not a directory.
-    package init(path: String) throws(CueConsumerError) {
+    package init(path: String, clock: ElapsedClock = ElapsedClock(ContinuousClock())) throws(CueConsumerError)
+    {
         self.path = path
+        self.clock = clock
         let files = FileManager.default
         var isDirectory: ObjCBool = false
         if files.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -65,7 +71,7 @@ package final class VoiceOutputDirectory: Sendable {
     /// - Throws: ``CueConsumerError/failure(_:)`` when another voice held the directory for 10 s, or
     ///   what writing throws.
     package func write(_ audio: WAVAudio, cue: VoiceCue, texts: VoiceTexts) throws -> String {
-        let written = try turn.take(within: .seconds(10)) { () throws -> String in
+        let written = try turn.take(until: clock.now + .seconds(10), on: clock) { () throws -> String in
             try writeInTurn(audio, cue: cue, texts: texts)
         }
         guard let written else { throw CueConsumerError.failure("\(turn.path) stayed locked for 10 s") }
