@@ -413,18 +413,29 @@ public struct WorkerCore: Sendable {
     private var liveOutputs: [PoseFeed<FlatPose>.Output] = []
 
     /// When ``tick(now:into:)`` next has something to do (the end of the wait for a hole in some
-    /// camera's live poses), or `nil`.
-    public var deadline: Duration? {
-        ordered?.values.compactMap(\.feed.deadline).min()
+    /// camera's live poses, a request's timeout), or `nil`.
+    public var deadline: Duration? { feedDeadlines.values.min() }
+
+    /// Each camera's ``PoseFeed/deadline``, kept as its feed changes (read on every turn of the
+    /// worker's loop: reading it off the feeds would copy every camera's state each time). A
+    /// pose analysed in order changes no deadline.
+    private var feedDeadlines: [String: Duration] = [:]
+
+    /// Notes `camera`'s feed deadline, read in place.
+    private mutating func noteDeadline(of camera: String) {
+        guard ordered?.index(forKey: camera) != nil else { return }
+        feedDeadlines[camera] = Self.deadline(of: &ordered![camera]!)
     }
+
+    private static func deadline(of camera: inout Camera) -> Duration? { camera.feed.deadline }
 
     /// The passing of time: holes in the live poses waited for long enough are given up, and
     /// the poses held behind them analysed.
     public mutating func tick(now: Duration, into actions: inout [Action]) {
         actions.removeAll(keepingCapacity: true)
         guard let deadline, now >= deadline else { return }
-        for camera in cameras {
-            guard let outputs = ordered?[camera]?.feed.tick(now: now), !outputs.isEmpty else { continue }
+        for camera in cameras where feedDeadlines[camera].map({ $0 <= now }) ?? false {
+            let outputs = ordered![camera]!.feed.tick(now: now)
             perform(outputs, camera: camera, into: &actions)
         }
     }
@@ -489,10 +500,12 @@ public struct WorkerCore: Sendable {
         perform(outputs, camera: camera, into: &actions)
     }
 
-    /// The feed's outputs as actions, the poses analysed.
+    /// The feed's outputs as actions, the poses analysed (called after every change of a
+    /// camera's feed but an in-order pose: its deadline is noted).
     private mutating func perform(
         _ outputs: [PoseFeed<FlatPose>.Output], camera: String, into actions: inout [Action]
     ) {
+        noteDeadline(of: camera)
         guard let indices = byCamera[camera], let topic = ordered?[camera]?.topic else { return }
         for output in outputs {
             switch output {

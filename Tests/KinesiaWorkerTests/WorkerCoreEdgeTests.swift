@@ -68,4 +68,32 @@ struct WorkerCoreEdgeTests {
         #expect(given(actions) == ["cam0"])
         #expect(core.deadline == nil)
     }
+
+    /// A tail asked for and not sent within the hole wait is given up with nothing to do (no
+    /// action): the worker's deadline goes with it, so its loop does not wake at once for ever.
+    @Test func aTailGivenUpWithNoActionTakesItsDeadlineAlong() throws {
+        let sessions = [WorkerSession(camera: "cam0", name: "left", exercise: .squat, side: .left)]
+        var core = try WorkerCore(
+            sessions: sessions, snapshotRate: 15, resume: [:], holeWait: .milliseconds(500))
+        var actions: [WorkerCore.Action] = []
+        core.start(now: .zero, into: &actions)
+        let topic = try Topic.pose(camera: "cam0")
+        for sequence: UInt64 in 0...2 {
+            let header = WireHeader(kind: .pose, streamID: StreamID(7), sequence: sequence, sentAt: 0)
+            core.receiveLive(
+                FlatPose(timestamp: Double(sequence) / 30), on: topic, header: header, now: .zero,
+                into: &actions)
+        }
+        let announcement = ReplayAnnouncement(
+            endpoint: "ipc:///tmp/replay.sock",
+            streams: [ReplayStreamInfo(topic: topic, stream: StreamID(7), first: 0, last: 9)])
+        core.announced(announcement, now: .seconds(1), into: &actions)
+        core.announced(announcement, now: .seconds(2), into: &actions)
+        let asked = actions.contains { if case .requestPoses = $0 { true } else { false } }
+        #expect(asked, "the tail 3...9 is asked for")
+        #expect(core.deadline == .seconds(2) + .milliseconds(500))
+        core.tick(now: .seconds(2) + .milliseconds(500), into: &actions)
+        #expect(actions.isEmpty, "nothing past the tail was analysed: nothing to give up")
+        #expect(core.deadline == nil)
+    }
 }
