@@ -34,6 +34,7 @@ public func sequenceFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) 
     var delivered: [StreamID: UInt64] = [:]
     var analysed: [StreamID: UInt64] = [:]
     var requests: [ReplayRequest] = []
+    var feedRequests: [UInt32] = []
     var now = Duration.zero
 
     func check(_ actions: [ExactlyOnceStateMachine<UInt64>.Action]) {
@@ -51,6 +52,7 @@ public func sequenceFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) 
     }
     func check(_ outputs: [PoseFeed<UInt64>.Output]) {
         for output in outputs {
+            if case .request(_, let id) = output { feedRequests.append(id) }
             guard case .analyse(let stream, let sequence, _, _) = output else { continue }
             if let last = analysed[stream], sequence <= last {
                 fatalError("analysed #\(sequence) of \(stream) after #\(last)")
@@ -102,13 +104,24 @@ public func sequenceFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) 
         case 8:
             check(feed.live(stream: stream, sequence: number, pose: number, now: now))
         case 9:
-            check(feed.replayed(stream: stream, sequence: number, pose: number))
+            check(feed.replayed(stream: stream, sequence: number, pose: number, now: now))
         case 10:
-            check(feed.replayEnded(stream: stream, last: number & 1 == 0 ? number : nil))
+            let id = feedRequests.popLast() ?? UInt32(truncatingIfNeeded: number)
+            let last: UInt64 = number & 3 == 0 ? .max : number >> 1
+            check(
+                feed.replayEnded(
+                    ReplayBatchEnd(
+                        requestID: id, stream: stream, first: number / 2, last: last, next: number,
+                        count: UInt32(truncatingIfNeeded: number)), now: now))
         case 11:
-            check(feed.replayFailed(stream: stream, first: number & 1 == 0 ? number : nil))
+            let id = feedRequests.popLast() ?? UInt32(truncatingIfNeeded: number)
+            check(
+                feed.replayFailed(
+                    requestID: id, stream: stream, first: number & 1 == 0 ? number : nil, now: now))
         case 12:
-            check(feed.timedOut())
+            check(feed.timedOut(now: now))
+        case 13:
+            check(feed.announced(stream: stream, last: number, now: now))
         default:
             let report = HealthReport(
                 process: "p", role: "worker", pid: 1, uptime: 1,
