@@ -211,17 +211,17 @@ public struct OrderedDelivery<Message> {
     /// request under way, the end of a hole's or a tail's wait, or of the wait for an
     /// announcement (`nil`: nothing to time).
     public var deadline: Duration? {
-        var times: [Duration] = []
-        if let oldest = pending.first { times.append(oldest.sentAt + policy.requestTimeout) }
+        var earliest = pending.first.map { $0.sentAt + policy.requestTimeout }
+        func consider(_ time: Duration) { earliest = Swift.min(earliest ?? time, time) }
         if let since = holeSince {
             if let wait = policy.holeWait {
-                times.append(since + wait)
+                consider(since + wait)
             } else if endpoint == nil {
-                times.append(since + policy.announcementTimeout)
+                consider(since + policy.announcementTimeout)
             }
         }
-        if let wait = policy.holeWait, let since = tailSince { times.append(since + wait) }
-        return times.min()
+        if let wait = policy.holeWait, let since = tailSince { consider(since + wait) }
+        return earliest
     }
 
     /// The next sequence number to deliver (`nil`: none can follow, `UInt64.max` was delivered).
