@@ -29,26 +29,10 @@ struct TimedWaitTests {
             child.waitForExit()
         }
         let clock = ReadCountingClock()
-        let ended = Mutex<(done: Bool, status: TerminationStatus?)>((false, nil))
-        let waiter = Thread {
-            let status = child.waitForExit(timeout: .seconds(5), clock: clock)
-            ended.withLock { $0 = (true, status) }
-        }
-        waiter.start()
-        func untilRead(_ count: Int) {
-            let deadline = Date().addingTimeInterval(10)
-            while clock.reads < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        }
-        untilRead(2)  // the wait has fixed its deadline (its clock's origin, then its start)
-        clock.base.advance(by: .milliseconds(4_999))
-        let read = clock.reads
-        untilRead(read + 2)  // read again since the advance
-        #expect(!ended.withLock { $0.done }, "still waiting a millisecond before the limit")
-        clock.base.advance(by: .milliseconds(1))
-        let deadline = Date().addingTimeInterval(10)
-        while !ended.withLock({ $0.done }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(ended.withLock { $0.done }, "the wait ends once the manual clock reaches the limit")
-        #expect(ended.withLock { $0.status } == nil, "the child still runs")
+        let probe = clock.probe(limit: .seconds(5)) { child.waitForExit(timeout: .seconds(5), clock: clock) }
+        #expect(probe.waitingJustBefore, "still waiting a millisecond before the limit")
+        #expect(probe.result != nil, "the wait ends once the manual clock reaches the limit")
+        #expect(probe.result ?? nil == nil, "the child still runs")
         #expect(child.status == nil)
     }
 
@@ -71,21 +55,13 @@ struct TimedWaitTests {
         }
         try #require(FileManager.default.fileExists(atPath: ready), "the child has set its trap")
         let clock = ReadCountingClock()
-        let ended = Mutex<(done: Bool, status: TerminationStatus?)>((false, nil))
-        let stopper = Thread {
-            let status = child.stop(grace: .seconds(2), clock: clock)
-            ended.withLock { $0 = (true, status) }
+        let probe = clock.probe(limit: .seconds(2)) {
+            #expect(child.status == nil, "the SIGTERM was ignored: the child runs")
+        } _: {
+            child.stop(grace: .seconds(2), clock: clock)
         }
-        stopper.start()
-        #expect(clock.waitForReads(2), "the grace has started (its clock's origin, then its start)")
-        clock.base.advance(by: .milliseconds(1_999))
-        #expect(clock.waitForReads(clock.reads + 2), "read again since the advance")
-        #expect(!ended.withLock { $0.done }, "a millisecond before the grace is over: still waiting")
-        #expect(child.status == nil, "the SIGTERM was ignored: the child runs")
-        clock.base.advance(by: .milliseconds(1))
-        let deadline = Date().addingTimeInterval(10)
-        while !ended.withLock({ $0.done }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(ended.withLock { $0.done }, "the grace is over on the clock given")
-        #expect(ended.withLock { $0.status } == .signaled(.kill))
+        #expect(probe.waitingJustBefore, "a millisecond before the grace is over: still waiting")
+        #expect(probe.result != nil, "the grace is over on the clock given")
+        #expect(probe.result == .signaled(.kill))
     }
 }

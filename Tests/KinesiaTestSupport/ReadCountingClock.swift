@@ -1,3 +1,4 @@
+import Foundation
 public import KinesiaSystem
 import Synchronization
 
@@ -40,5 +41,40 @@ public final class ReadCountingClock: Clock, Sendable {
         let deadline = real.now.advanced(by: limit)
         while reads < count, real.now < deadline { ThreadSleep.sleep(.milliseconds(5)) }
         return reads >= count
+    }
+
+    /// What ``probe(limit:justBefore:_:)`` saw of a wait.
+    public struct Probe<Result: Sendable>: Sendable {
+        /// Whether the wait had read the clock a millisecond before its limit and still waited.
+        public var waitingJustBefore: Bool
+        /// What the wait returned once the clock reached its limit (`nil`: it did not end within
+        /// 10 s of real time).
+        public var result: Result?
+    }
+
+    /// Runs `wait` (a blocking wait timed on this clock) on a thread of its own; once it has
+    /// fixed its deadline, moves the clock to a millisecond before `limit`, checks it still
+    /// waits (then runs `justBefore`), and moves it to `limit`.
+    public func probe<Result: Sendable>(
+        limit: Duration, justBefore: () -> Void = {}, _ wait: @escaping @Sendable () -> Result
+    ) -> Probe<Result> {
+        let ended = Mutex<(done: Bool, result: Result?)>((false, nil))
+        let thread = Thread {
+            let result = wait()
+            ended.withLock { $0 = (true, result) }
+        }
+        thread.start()
+        waitForReads(2)  // the wait has fixed its deadline (its clock's origin, then its start)
+        base.advance(by: limit - .milliseconds(1))
+        waitForReads(reads + 2)  // read again since the advance
+        let waitingJustBefore = !ended.withLock { $0.done }
+        justBefore()
+        base.advance(by: .milliseconds(1))
+        let real = ContinuousClock()
+        let deadline = real.now.advanced(by: .seconds(10))
+        while !ended.withLock({ $0.done }), real.now < deadline { ThreadSleep.sleep(.milliseconds(10)) }
+        return ended.withLock {
+            Probe(waitingJustBefore: waitingJustBefore, result: $0.done ? $0.result : nil)
+        }
     }
 }

@@ -41,20 +41,11 @@ struct LiveHubTests {
         hub.publish("session cam0/left", text: "a1")
         let first = try #require(hub.changes(after: 0, timeout: .zero))
         let clock = ReadCountingClock()
-        let ended = Mutex<(done: Bool, changes: (texts: [String], seen: UInt64)?)>((false, nil))
-        let client = Thread {
-            let changes = hub.changes(after: first.seen, timeout: .seconds(15), clock: ElapsedClock(clock))
-            ended.withLock { $0 = (true, changes) }
+        let probe = clock.probe(limit: .seconds(15)) {
+            hub.changes(after: first.seen, timeout: .seconds(15), clock: ElapsedClock(clock))
         }
-        client.start()
-        #expect(clock.waitForReads(2), "the wait has fixed its deadline (its clock's origin, then its start)")
-        clock.base.advance(by: .milliseconds(14_999))
-        #expect(clock.waitForReads(clock.reads + 2), "read again since the advance")
-        #expect(!ended.withLock { $0.done }, "a millisecond before the timeout: still waiting")
-        clock.base.advance(by: .milliseconds(1))
-        let deadline = Date().addingTimeInterval(10)
-        while !ended.withLock({ $0.done }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        let changes = try #require(ended.withLock { $0.changes }, "the wait ends at the timeout")
+        #expect(probe.waitingJustBefore, "a millisecond before the timeout: still waiting")
+        let changes = try #require(probe.result ?? nil, "the wait ends at the timeout")
         #expect(changes.texts.isEmpty && changes.seen == first.seen, "with nothing new")
     }
 }
