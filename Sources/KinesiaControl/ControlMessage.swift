@@ -7,7 +7,8 @@ import KinesiaMotion
 /// - `request`: a command for the coordinator (``ControlRequest``);
 /// - `answer`: the coordinator's answer (``ControlAnswer``);
 /// - `workerReport`: a pool worker's heartbeat (``WorkerReport``);
-/// - `assignment`: the sessions a worker hosts (``WorkerAssignment``).
+/// - `assignment`: the sessions a worker hosts (``WorkerAssignment``);
+/// - `lease`: the coordinator's answer to a worker's numbered heartbeat (``LeaseGrant``).
 ///
 /// Sequence and run numbers are decimal strings (every `UInt64` reads back exactly). Decoding
 /// is strict: an unknown type or field, a missing field or a value out of range is refused
@@ -26,6 +27,8 @@ public enum ControlMessage: Hashable, Sendable {
     case workerReport(WorkerReport)
     /// The sessions a worker hosts.
     case assignment(WorkerAssignment)
+    /// The coordinator's answer to a worker's heartbeat: it holds its sessions for a lease.
+    case lease(LeaseGrant)
 
     /// The longest message read (a list of many sessions with their exercise files).
     public static let maximumSize = 4 << 20
@@ -67,7 +70,9 @@ public enum ControlMessage: Hashable, Sendable {
         case .workerReport(let report):
             out += "\"type\":\"workerReport\",\"worker\":" + JSONWriter.string(report.worker)
             out += ",\"pool\":" + JSONWriter.string(report.pool) + ",\"capacity\":\(report.capacity)"
-            out += ",\"epoch\":\"\(report.epoch)\",\"sessions\":["
+            out += ",\"epoch\":\"\(report.epoch)\""
+            if let number = report.number { out += ",\"report\":\"\(number)\"" }
+            out += ",\"sessions\":["
             out += report.sessions.map {
                 "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.run)\""
                     + Self.countFields($0.repCount, $0.rejectedCount) + "}"
@@ -84,6 +89,9 @@ public enum ControlMessage: Hashable, Sendable {
                 }.joined(separator: ",")
                 out += "]"
             }
+        case .lease(let grant):
+            out += "\"type\":\"lease\",\"report\":\"\(grant.report)\""
+            out += ",\"milliseconds\":\(grant.milliseconds)"
         }
         out += "}"
         return Array(out.utf8)
@@ -167,6 +175,7 @@ public enum ControlMessage: Hashable, Sendable {
             case "answer": self = .answer(try Self.answer(fields))
             case "workerReport": self = .workerReport(try Self.report(fields))
             case "assignment": self = .assignment(try Self.assignment(fields))
+            case "lease": self = .lease(try Self.lease(fields))
             case let other:
                 throw fields.error("type", "unknown control message type \(other.debugDescription)")
             }
@@ -247,7 +256,9 @@ public enum ControlMessage: Hashable, Sendable {
     }
 
     private static func report(_ fields: JSONFields) throws -> WorkerReport {
-        try fields.rejectUnknownKeys(allowed: ["type", "worker", "pool", "capacity", "epoch", "sessions"])
+        try fields.rejectUnknownKeys(allowed: [
+            "type", "worker", "pool", "capacity", "epoch", "report", "sessions",
+        ])
         let worker = try fields.string("worker")
         let pool = try fields.string("pool")
         for (role, name) in [("worker", worker), ("pool", pool)] where !ControlNames.isValid(name) {
@@ -268,7 +279,17 @@ public enum ControlMessage: Hashable, Sendable {
         }
         return WorkerReport(
             worker: worker, pool: pool, capacity: capacity, sessions: sessions,
-            epoch: try number(fields, "epoch"))
+            epoch: try number(fields, "epoch"),
+            number: fields.has("report") ? try number(fields, "report") : nil)
+    }
+
+    private static func lease(_ fields: JSONFields) throws -> LeaseGrant {
+        try fields.rejectUnknownKeys(allowed: ["type", "report", "milliseconds"])
+        let milliseconds = try fields.integer("milliseconds")
+        guard (1...3_600_000).contains(milliseconds) else {
+            throw fields.error("milliseconds", "a lease of 1 ms to an hour")
+        }
+        return LeaseGrant(report: try number(fields, "report"), lease: .milliseconds(milliseconds))
     }
 
     private static func assignment(_ fields: JSONFields) throws -> WorkerAssignment {

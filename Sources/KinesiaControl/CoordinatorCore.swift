@@ -83,6 +83,9 @@ public struct CoordinatorCore: Sendable {
         case answer(ControlAnswer, to: Peer)
         /// Send `assignment` to `worker` at `peer`.
         case assign(WorkerAssignment, worker: String, to: Peer)
+        /// Answer a worker's numbered heartbeat with its lease, before any assignment that
+        /// follows it.
+        case grantLease(LeaseGrant, to: Peer)
         /// Keep the plan (a new one, or a new run) durably, before what follows.
         case savePlan(SessionPlan)
         /// Forget the plan durably, before what follows.
@@ -399,6 +402,10 @@ public struct CoordinatorCore: Sendable {
         let running = Dictionary(
             report.sessions.map { ($0.key, $0.run) }, uniquingKeysWith: { _, last in last })
         let isNew = workers[report.worker] == nil
+        // Its lease first: an assignment that follows is read by a worker that holds one.
+        if let number = report.number {
+            actions.append(.grantLease(LeaseGrant(report: number, lease: configuration.lease), to: peer))
+        }
         var worker =
             workers[report.worker]
             ?? Worker(

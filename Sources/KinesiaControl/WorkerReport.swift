@@ -31,14 +31,21 @@ public struct WorkerReport: Hashable, Sendable {
     public var sessions: [Running]
     /// The last assignment epoch it applied (`0`: none).
     public var epoch: UInt64
+    /// The report's number, from 1, one more for every report the worker sends (`nil`: a
+    /// worker that asks for no lease): the coordinator's ``LeaseGrant`` names it.
+    public var number: UInt64?
 
     /// A report.
-    public init(worker: String, pool: String, capacity: Int, sessions: [Running], epoch: UInt64 = 0) {
+    public init(
+        worker: String, pool: String, capacity: Int, sessions: [Running], epoch: UInt64 = 0,
+        number: UInt64? = nil
+    ) {
         self.worker = worker
         self.pool = pool
         self.capacity = capacity
         self.sessions = sessions
         self.epoch = epoch
+        self.number = number
     }
 }
 

@@ -186,7 +186,7 @@ public struct CoordinatorService: Sendable {
             let changes = actions.filter {
                 switch $0 {
                 case .savePlan, .removePlan, .saveCounters, .rememberRequest: true
-                case .answer, .assign, .notice, .announceRunEnd: false
+                case .answer, .assign, .grantLease, .notice, .announceRunEnd: false
                 }
             }
             if !changes.isEmpty {
@@ -200,7 +200,7 @@ public struct CoordinatorService: Sendable {
                                 try store.save(nextRun: nextRun, epoch: epoch)
                             case .rememberRequest(let answer):
                                 try store.remember(answer, limit: configuration.core.rememberedAnswers)
-                            case .answer, .assign, .notice, .announceRunEnd: break
+                            case .answer, .assign, .grantLease, .notice, .announceRunEnd: break
                             }
                         }
                     }
@@ -218,6 +218,9 @@ public struct CoordinatorService: Sendable {
                         log.warning(
                             "cannot send worker \(worker) its assignment (epoch \(assignment.epoch)) now")
                     }
+                case .grantLease(let grant, let peer):
+                    counters["leasesGranted", default: 0] += 1
+                    _ = try? router.trySend([peer, ControlMessage.lease(grant).encoded()])
                 case .savePlan, .removePlan, .saveCounters, .rememberRequest:
                     break  // kept above
                 case .announceRunEnd(let end):
@@ -307,7 +310,7 @@ public struct CoordinatorService: Sendable {
                         case .workerReport(let report):
                             counters["workerReports", default: 0] += 1
                             core.receive(report, from: peer, now: elapsed.now, into: &actions)
-                        case .answer, .assignment:
+                        case .answer, .assignment, .lease:
                             throw ControlError.malformed(
                                 "answers and assignments go from the coordinator, not to it")
                         }

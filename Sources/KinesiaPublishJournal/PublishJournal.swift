@@ -54,6 +54,15 @@ public final class PublishJournal {
     private var queue: JournalWriteQueue?
     /// With ``writesBehind``: the topics whose writer stopped (as the queue reported).
     private var stoppedTopics: Set<Topic> = []
+    /// Streams taken from the holder of an older assignment (``fencingEpoch``).
+    private var streamsFenced = 0
+
+    /// The epoch of the assignment this journal's streams are written under (a pool worker's
+    /// session), or `nil`. With one, a stream whose lock the holder of an older assignment
+    /// still holds (a worker paused past its lease) is fenced and taken over
+    /// (``JournalStore/openWriter(for:epoch:)``), counted in `streamsFenced`; without, a held
+    /// lock refuses the stream.
+    public var fencingEpoch: UInt64?
 
     /// Opens the state directory (made owner-only when missing; refused when others may write
     /// it) and its journal store.
@@ -144,7 +153,19 @@ public final class PublishJournal {
         for topic in topics {
             let writer: JournalWriter
             do {
-                writer = try store.openWriter(for: JournalStream(topic: topic, streamID: identity.stream))
+                let stream = JournalStream(topic: topic, streamID: identity.stream)
+                if let fencingEpoch {
+                    let opened = try store.openWriter(for: stream, epoch: fencingEpoch)
+                    writer = opened.writer
+                    if let held = opened.fenced {
+                        streamsFenced += 1
+                        log.warning(
+                            "journal of \(topic) stream \(identity.stream): taken from the holder of epoch \(held) "
+                                + "(its lease lapsed; epoch \(fencingEpoch) now)")
+                    }
+                } else {
+                    writer = try store.openWriter(for: stream)
+                }
             } catch {
                 throw PublishJournalError.unusable("journal of \(topic): \(error)")
             }
@@ -385,6 +406,7 @@ public final class PublishJournal {
             "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,
             "journalErrors": errors.values.reduce(0, +), "streamsEnded": streamsEnded,
         ]
+        if fencingEpoch != nil { values["streamsFenced"] = streamsFenced }
         if let groupSync {
             values["journalSyncs"] = groupSync.syncs
             values["journalSyncFailures"] = groupSync.syncFailures

@@ -109,10 +109,17 @@ public struct PoolWorkerService: Sendable {
         var desired: [SessionPlan] = []
         var stoppedRuns: [SessionKey: UInt64] = [:]
         var epoch: UInt64 = 0
+        // Its lease: sessions start only while it holds, and stop by themselves once it lapsed.
+        var lease = WorkerLease()
+        let fence = SessionFence(clock: elapsed)
+        // After a lapse, the assignments already queued are older than the coordinator's
+        // decisions since (its sessions may be elsewhere now): only those read after a new
+        // grant count.
+        var awaitingGrant = false
         var counters: [String: Int] = [
             "assignments": 0, "assignmentsStale": 0, "malformed": 0, "sessionsStarted": 0,
             "sessionsStopped": 0,
-            "sessionFailures": 0,
+            "sessionFailures": 0, "leaseLapses": 0, "assignmentsBeforeLease": 0,
         ]
         func healthCounters() -> [String: Int] {
             var values = counters
@@ -120,6 +127,14 @@ public struct PoolWorkerService: Sendable {
             values["capacity"] = configuration.capacity
             values["epoch"] = Int(clamping: epoch)
             return values
+        }
+        // Every second; every 250 ms while a report waits for its answer for over half a second
+        // (a coordinator restarting: its first grant comes sooner).
+        func reportInterval() -> Duration {
+            guard let waited = lease.unansweredFor(at: elapsed.now), waited > .milliseconds(500) else {
+                return configuration.reportInterval
+            }
+            return min(configuration.reportInterval, .milliseconds(250))
         }
         // The sessions last reported live: a session that becomes live is reported at once.
         var reportedLive: Set<SessionKey> = []
@@ -134,7 +149,7 @@ public struct PoolWorkerService: Sendable {
                 WorkerReport(
                     worker: name, pool: configuration.pool, capacity: configuration.capacity,
                     sessions: running,
-                    epoch: epoch))
+                    epoch: epoch, number: lease.reportSent(at: elapsed.now)))
             _ = try? control.trySend([message.encoded()])
         }
         func collectStopped() -> Bool {
@@ -188,7 +203,7 @@ public struct PoolWorkerService: Sendable {
                 hosted[key] = nil
                 changed = true
             }
-            for plan in desired where hosted[plan.key] == nil {
+            for plan in desired where hosted[plan.key] == nil && lease.holds(at: elapsed.now) {
                 guard !stopping.contains(where: { $0.session.plan.key == plan.key }) else { continue }
                 if let failure = failed[plan.key], failure.run == plan.run,
                     elapsed.now - failure.at < Self.retryAfter
@@ -199,7 +214,7 @@ public struct PoolWorkerService: Sendable {
                     log.warning("session \(plan.key) not started: \(configuration.capacity) sessions already")
                     continue
                 }
-                hosted[plan.key] = start(plan, context: zmq)
+                hosted[plan.key] = start(plan, context: zmq, fencing: (fence, epoch))
                 counters["sessionsStarted", default: 0] += 1
                 changed = true
             }
@@ -211,6 +226,25 @@ public struct PoolWorkerService: Sendable {
         )
         var nextReport = elapsed.now
         while !stop.isRequested {
+            if lease.heldUntil != nil, !lease.holds(at: elapsed.now) {
+                // Paused, hung or cut off past its lease: its sessions found the fence closed
+                // already (they publish nothing more); they are stopped without ending their runs,
+                // and the coordinator's next word decides where they run.
+                counters["leaseLapses", default: 0] += 1
+                log.warning(
+                    "lease lapsed (no answer from the coordinator since \(lease.heldUntil!)): "
+                        + "\(hosted.count) session(s) stop, waiting for the coordinator")
+                lease.lapse()
+                fence.hold(until: nil)
+                awaitingGrant = true
+                desired = []
+                for session in hosted.values {
+                    session.requestStop()
+                    stopping.append((session, elapsed.now + .seconds(3)))
+                }
+                hosted = [:]
+                nextReport = elapsed.now
+            }
             health.publishIfDue(counters: healthCounters, via: publisher)
             let stopped = stopping.contains { $0.session.hasEnded || elapsed.now >= $0.until }
             if elapsed.now >= nextReport || stopped
@@ -218,17 +252,27 @@ public struct PoolWorkerService: Sendable {
             {
                 if reconcile() { log.debug("sessions: \(hosted.keys.sorted().map(\.description))") }
                 report()
-                nextReport = elapsed.now + configuration.reportInterval
+                nextReport = elapsed.now + reportInterval()
             }
             // A session starting is confirmed as soon as it is live: looked at every 5 ms.
             let starting = hosted.values.contains { !$0.isLive && !$0.hasEnded } || !stopping.isEmpty
             let wait = min(.milliseconds(starting ? 5 : 100), max(.zero, nextReport - elapsed.now))
             guard let frames = try control.receive(timeout: wait) else { continue }
-            guard frames.count == 1,
-                case .assignment(let assignment)? = try? ControlMessage(decoding: frames[0])
-            else {
+            let message = frames.count == 1 ? try? ControlMessage(decoding: frames[0]) : nil
+            if case .lease(let grant)? = message {
+                if lease.granted(grant) {
+                    fence.hold(until: lease.heldUntil)
+                    awaitingGrant = false
+                }
+                continue
+            }
+            guard case .assignment(let assignment)? = message else {
                 counters["malformed", default: 0] += 1
                 log.warning("a message from the coordinator that is not an assignment: ignored")
+                continue
+            }
+            guard !awaitingGrant else {
+                counters["assignmentsBeforeLease", default: 0] += 1
                 continue
             }
             guard assignment.epoch > epoch else {
@@ -241,7 +285,7 @@ public struct PoolWorkerService: Sendable {
             stoppedRuns = assignment.stopped
             _ = reconcile()
             report()
-            nextReport = elapsed.now + configuration.reportInterval
+            nextReport = elapsed.now + reportInterval()
         }
         for session in hosted.values { session.requestStop() }
         for session in Array(hosted.values) + stopping.map(\.session)
@@ -253,7 +297,9 @@ public struct PoolWorkerService: Sendable {
     }
 
     /// Starts `plan`'s own worker service.
-    private func start(_ plan: SessionPlan, context: ZMQContext) -> HostedSession {
+    private func start(
+        _ plan: SessionPlan, context: ZMQContext, fencing: (fence: SessionFence, epoch: UInt64)
+    ) -> HostedSession {
         let analysis: WorkerSession.Analysis =
             switch plan.analysis {
             case .left: .side(.left)
@@ -269,7 +315,7 @@ public struct PoolWorkerService: Sendable {
             WorkerService.Configuration(
                 process: process, sessions: [session], snapshotRate: configuration.snapshotRate,
                 journal: configuration.journal, holeWait: configuration.holeWait,
-                environment: configuration.environment, plans: [plan]),
+                environment: configuration.environment, plans: [plan], fencing: fencing),
             log: log)
         log.info(
             "session \(plan.key) (run \(plan.run), \(plan.exercise.id) \(plan.analysis.rawValue)"

@@ -50,12 +50,19 @@ public struct WorkerService: Sendable {
         /// plan announces its run on `session/<camera>/<name>/` (`runStarted` when its stream
         /// is new, `runEnded` when the run ends).
         public var plans: [SessionPlan]
+        /// A pool worker's lease and the epoch of the assignment the sessions run under (`nil`:
+        /// a worker of `--session` flags, which holds its sessions for ever): nothing is
+        /// published or journaled once the fence no longer holds (the service stops at once,
+        /// ending no run), and a journal whose lock the holder of an older epoch still holds
+        /// is taken from it (``PublishJournal/fencingEpoch``).
+        public var fencing: (fence: SessionFence, epoch: UInt64)?
 
         /// A configuration.
         public init(
             process: BusProcessIdentity, sessions: [WorkerSession], snapshotRate: Double = 15,
             journal: JournalOptions, holeWait: Duration = .milliseconds(500),
-            environment: [String: String], plans: [SessionPlan] = []
+            environment: [String: String], plans: [SessionPlan] = [],
+            fencing: (fence: SessionFence, epoch: UInt64)? = nil
         ) {
             self.process = process
             self.sessions = sessions
@@ -64,6 +71,7 @@ public struct WorkerService: Sendable {
             self.holeWait = holeWait
             self.environment = environment
             self.plans = plans
+            self.fencing = fencing
         }
     }
 
@@ -124,7 +132,7 @@ public struct WorkerService: Sendable {
             ? nil
             : Self.journal(
                 specs, plans: plans, options: configuration.journal, bus: bus, publisher: publisher,
-                environment: configuration.environment, log: log)
+                environment: configuration.environment, fencingEpoch: configuration.fencing?.epoch, log: log)
         let journal = state?.journal
         var core = try WorkerCore(
             sessions: specs, snapshotRate: configuration.snapshotRate,
@@ -362,7 +370,15 @@ public struct WorkerService: Sendable {
             }
         }
 
+        // A pool worker's lease: once it lapsed, nothing more goes out (checked before every
+        // message, on the session's own clock: a worker resumed after a pause finds it closed).
+        let fence = configuration.fencing?.fence
+        var fenced = false
         func send(_ publication: WorkerCore.Publication) -> WorkerCore.PublishOutcome {
+            if let fence, fenced || !fence.holds {
+                fenced = true
+                return .failed(reason: "fenced")
+            }
             do throws(BusPublishError) {
                 let queued = try publisher.publish(
                     json: publication.bytes, kind: publication.kind, on: publication.topic)
@@ -405,6 +421,10 @@ public struct WorkerService: Sendable {
         core.start(now: elapsed.now, into: &actions)
         perform()
         func announce(_ record: RunRecord) {
+            if let fence, fenced || !fence.holds {
+                fenced = true
+                return
+            }
             guard let topic = try? Topic.session(camera: record.key.camera, session: record.key.name) else {
                 return
             }
@@ -448,6 +468,8 @@ public struct WorkerService: Sendable {
                 timeout = max(.zero, min(timeout, deadline - (elapsed.now)))
             }
             _ = try poller.poll(timeout: timeout)
+            if let fence, !fence.holds { fenced = true }
+            if fenced { break }
             core.tick(now: elapsed.now, into: &actions)
             perform()
             if let replay { try replay.server.serve(from: replay.source) }
@@ -460,6 +482,16 @@ public struct WorkerService: Sendable {
             }
             core.tick(now: elapsed.now, into: &actions)
             perform()
+        }
+        if fenced {
+            // Its worker's lease lapsed: the coordinator may have given the sessions to another
+            // worker, which rebuilds them from the journal and checkpoints. Nothing more is
+            // published, no run ends; what was journaled before stays.
+            log.warning(
+                "sessions \(specs.map { "\($0.camera)/\($0.name)" }.joined(separator: ", ")) stopped: "
+                    + "their worker's lease lapsed (fenced), nothing more is published")
+            journal?.finish(ended: false)
+            return
         }
         // Graceful: finish the poses already received (at most half a second), then report.
         let deadline = elapsed.now + .milliseconds(500)
@@ -611,10 +643,11 @@ public struct WorkerService: Sendable {
     /// exercise and side (and thresholds), new otherwise.
     private static func journal(
         _ specs: [WorkerSession], plans: [SessionPlan], options: JournalOptions, bus: BusAddress,
-        publisher: BusPublisher, environment: [String: String], log: Logger
+        publisher: BusPublisher, environment: [String: String], fencingEpoch: UInt64?, log: Logger
     ) throws -> State {
         let journal = try PublishJournal(
             options: options, environment: environment, bus: bus.description, log: log)
+        journal.fencingEpoch = fencingEpoch
         // A worker publishes the same events again after a kill -9 (the rebuild regenerates
         // them, same numbers, same bytes): its journal writes in batches.
         journal.writesBehind = true

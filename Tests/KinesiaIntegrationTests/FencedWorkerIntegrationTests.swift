@@ -1,0 +1,62 @@
+import Foundation
+import Glibc
+import KinesiaTestSupport
+import Testing
+
+/// A pool worker paused for much longer than its lease (SIGSTOP) does not hold its session up:
+/// another worker of the pool takes the session's journal from it (fenced by epoch) and goes on
+/// within a few seconds, while it is still paused; when it comes back (SIGCONT) its lease has
+/// lapsed, so it publishes nothing for the session, and a consumer following the session
+/// exactly once ends with the events of `kinesia analyze`.
+@Suite(.serialized, .tags(.process))
+struct FencedWorkerIntegrationTests {
+    @Test func aWorkerPausedLongLosesItsSessionWhilePausedAndPublishesNothingWhenBack() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let source = "sim:squat,seed=3,reps=8"
+        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
+        let second = try topology.start(
+            "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "worker w2 joined pool default"),
+            "\(coordinator.diagnostics)")
+        let expected = Oracle.inRun(
+            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
+        let listener = try await topology.startListener(
+            "listen",
+            [
+                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        let ingest = try topology.start(
+            "ingest",
+            ["ingest", "--camera", "cam0", "--source", source, "--keep-serving", "--state", state])
+        defer { ingest.signal(SIGTERM) }
+        try await Task.sleep(for: .seconds(3))
+
+        first.signal(SIGSTOP)
+        let paused = ContinuousClock.now
+        // The lease (3 s), then the takeover: w2 fences w1's journal and hosts the session,
+        // w1 still paused.
+        #expect(
+            await second.waitForError(containing: "hosting cam0/left=squat:left", timeout: .seconds(10)),
+            "\(second.diagnostics)\n\(coordinator.diagnostics)")
+        let takeover = paused.duration(to: .now)
+        #expect(takeover < .seconds(8), "taken over \(takeover) after the pause")
+        #expect(second.errorText.contains("taken from the holder of epoch"), "\(second.diagnostics)")
+        try await Task.sleep(for: .seconds(3))
+        first.signal(SIGCONT)
+        #expect(
+            await first.waitForError(containing: "lease lapsed", timeout: .seconds(10)),
+            "\(first.diagnostics)")
+        #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "every event once, in order, across the pause and the takeover")
+        // w1, back, published nothing for the session: its fenced stop says so, and it ended no run.
+        #expect(!first.errorText.contains("run 1 ended"), "\(first.diagnostics)")
+        let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
+        #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
+    }
+}
