@@ -506,6 +506,14 @@ public struct CoordinatorCore: Sendable {
         }
     }
 
+    /// The connection the live worker named `worker` reports from (`nil`: no live worker has
+    /// that name): a report under the name from another connection is a restart of the worker
+    /// only if this one is gone.
+    public func livePeer(of worker: String, now: Duration) -> Peer? {
+        guard let known = workers[worker], now - known.lastSeen < configuration.lease else { return nil }
+        return known.peer
+    }
+
     /// The live workers' names, sorted.
     public var liveWorkers: [String] { workers.keys.sorted() }
 

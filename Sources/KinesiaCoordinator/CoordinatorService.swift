@@ -307,6 +307,21 @@ public struct CoordinatorService: Sendable {
                                 log.warning(
                                     "a worker report from \(sender.description) refused: no worker role")
                             }
+                        case .workerReport(let report)
+                        where core.livePeer(of: report.worker, now: elapsed.now).map {
+                            $0 != peer && Self.reaches(router, $0)
+                        } ?? false:
+                            // Another connection under a live worker's name, while that worker is
+                            // still connected: not a restart (a restarted worker's old connection is
+                            // gone), so no lease and no sessions for it.
+                            counters["refused.nameTaken", default: 0] += 1
+                            if counters["refused.nameTaken"]! <= 10
+                                || counters["refused.nameTaken"]! % 1000 == 0
+                            {
+                                log.warning(
+                                    "a report as worker \(report.worker) refused: that worker is live on another connection"
+                                )
+                            }
                         case .workerReport(let report):
                             counters["workerReports", default: 0] += 1
                             core.receive(report, from: peer, now: elapsed.now, into: &actions)
@@ -347,5 +362,22 @@ public struct CoordinatorService: Sendable {
             return nil
         }
         return request
+    }
+
+    /// Whether `peer` is still connected to `router`: a grant for no report (number 0, which no
+    /// worker sends, so a worker ignores it) is sent with `ZMQ_ROUTER_MANDATORY` on, which libzmq
+    /// refuses for a peer it no longer knows (`EHOSTUNREACH`). A peer whose queue is full is
+    /// still there.
+    static func reaches(_ router: ZMQSocket, _ peer: [UInt8]) -> Bool {
+        do throws(ZMQError) {
+            try router.set(.routerMandatory, true)
+            defer { try? router.set(.routerMandatory, false) }
+            _ = try router.trySend([
+                peer, ControlMessage.lease(LeaseGrant(report: 0, lease: .milliseconds(1))).encoded(),
+            ])
+            return true
+        } catch {
+            return false
+        }
     }
 }

@@ -59,4 +59,33 @@ struct FencedWorkerIntegrationTests {
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
     }
+
+    /// A second process that reports under the name of a live worker is not taken for its
+    /// restart while that worker's connection is there: it is refused, counted, gets no lease
+    /// and hosts nothing. Once the worker is gone (kill -9), the name is free, and the newcomer
+    /// takes the worker's place and its session.
+    @Test func aSecondWorkerUnderALiveWorkersNameIsRefusedUntilThatWorkerIsGone() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state"
+        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
+        #expect(await first.waitForError(containing: "hosting cam0/left"), "\(first.diagnostics)")
+        let impostor = try topology.start(
+            "impostor", ["worker", "--pool", "default", "--name", "w1", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "a report as worker w1 refused"),
+            "\(coordinator.diagnostics)")
+        #expect(
+            await impostor.waitForError(containing: "no lease granted for 5 s", timeout: .seconds(10)),
+            "\(impostor.diagnostics)")
+        #expect(!impostor.errorText.contains("hosting cam0/left"), "\(impostor.diagnostics)")
+        #expect(!first.errorText.contains("lease lapsed"), "\(first.diagnostics)")
+
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        #expect(
+            await impostor.waitForError(containing: "hosting cam0/left=squat:left", timeout: .seconds(15)),
+            "\(impostor.diagnostics)\n\(coordinator.diagnostics)")
+    }
 }

@@ -116,6 +116,7 @@ public struct PoolWorkerService: Sendable {
         // decisions since (its sessions may be elsewhere now): only those read after a new
         // grant count.
         var awaitingGrant = false
+        var toldUngranted = false
         var counters: [String: Int] = [
             "assignments": 0, "assignmentsStale": 0, "malformed": 0, "sessionsStarted": 0,
             "sessionsStopped": 0,
@@ -253,6 +254,12 @@ public struct PoolWorkerService: Sendable {
                 if reconcile() { log.debug("sessions: \(hosted.keys.sorted().map(\.description))") }
                 report()
                 nextReport = elapsed.now + reportInterval()
+                if !toldUngranted, let waited = lease.unansweredFor(at: elapsed.now), waited > .seconds(5) {
+                    toldUngranted = true
+                    log.warning(
+                        "no lease granted for 5 s: the coordinator is away, or another worker is live as \(name)"
+                    )
+                }
             }
             // A session starting is confirmed as soon as it is live: looked at every 5 ms.
             let starting = hosted.values.contains { !$0.isLive && !$0.hasEnded } || !stopping.isEmpty
@@ -263,6 +270,7 @@ public struct PoolWorkerService: Sendable {
                 if lease.granted(grant) {
                     fence.hold(until: lease.heldUntil)
                     awaitingGrant = false
+                    toldUngranted = false
                 }
                 continue
             }
