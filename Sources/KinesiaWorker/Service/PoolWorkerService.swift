@@ -117,6 +117,9 @@ public struct PoolWorkerService: Sendable {
         // grant count.
         var awaitingGrant = false
         var toldUngranted = false
+        // Its room, measured: what its sessions cost, and what the box has left.
+        var estimate = CapacityEstimate(
+            ceiling: configuration.capacity, processors: ProcessorUsage.onlineProcessors)
         var counters: [String: Int] = [
             "assignments": 0, "assignmentsStale": 0, "malformed": 0, "sessionsStarted": 0,
             "sessionsStopped": 0,
@@ -125,7 +128,8 @@ public struct PoolWorkerService: Sendable {
         func healthCounters() -> [String: Int] {
             var values = counters
             values["sessions"] = hosted.count
-            values["capacity"] = configuration.capacity
+            values["capacity"] = estimate.capacity(sessions: hosted.count)
+            values["capacityCeiling"] = configuration.capacity
             values["epoch"] = Int(clamping: epoch)
             return values
         }
@@ -146,9 +150,11 @@ public struct PoolWorkerService: Sendable {
                     key: $0.plan.key, run: $0.plan.run, repCount: $0.counts?.repCount,
                     rejectedCount: $0.counts?.rejectedCount)
             }.sorted { $0.key < $1.key }
+            estimate.add(ProcessorUsage.sample(), at: elapsed.now, sessions: hosted.count)
             let message = ControlMessage.workerReport(
                 WorkerReport(
-                    worker: name, pool: configuration.pool, capacity: configuration.capacity,
+                    worker: name, pool: configuration.pool,
+                    capacity: estimate.capacity(sessions: hosted.count),
                     sessions: running,
                     epoch: epoch, number: lease.reportSent(at: elapsed.now)))
             _ = try? control.trySend([message.encoded()])
