@@ -493,31 +493,11 @@ struct PoolTakeoverIntegrationTests {
     @Test func aKilledWorkersSessionGoesOnOnAnotherWorkerOfThePoolExactlyOnce() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
-        let state = topology.directory + "/state"
         let source = "sim:squat,seed=2,reps=6"
-        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
-        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
-        // The second worker joins after the placement, with room for one session.
-        let second = try topology.start(
-            "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
-        #expect(
-            await coordinator.waitForError(containing: "worker w2 joined pool default"),
-            "\(coordinator.diagnostics)")
-
-        let expected = Oracle.inRun(
-            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
-        let listener = try await topology.startListener(
-            "listen",
-            [
-                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
-                String(expected.count),
-            ])
-        let ingest = try topology.start(
-            "ingest",
-            [
-                "ingest", "--camera", "cam0", "--source", source, "--speed", "2", "--keep-serving", "--state",
-                state,
-            ])
+        let site = try await Self.startTakeoverSite(topology, source: source, speed: 2)
+        let (coordinator, first, second, expected, listener, ingest) = (
+            site.coordinator, site.first, site.second, site.expected, site.listener, site.ingest
+        )
         try await Task.sleep(for: .seconds(3))
         first.signal(SIGKILL)
         _ = await first.waitForExit()
@@ -547,6 +527,42 @@ struct PoolTakeoverIntegrationTests {
         #expect(end.contains("," + Oracle.reps(ofSummary: summary) + ",\"faults\":{"), "\(end) \(summary)")
         #expect(end.contains(#""sequence":"0"},"lastPose""#), "\(end)")
         ingest.signal(SIGTERM)
+    }
+}
+
+extension PoolTakeoverIntegrationTests {
+    /// A site for a takeover: the coordinator, `w1` hosting `cam0/left` (squat), `w2` joined
+    /// after with room for one session, a listener following the session's events from the
+    /// beginning until it has every event `kinesia analyze` finds in `source`, and the camera's
+    /// ingest publishing `source` at `speed` (journaled, serving replay after its end).
+    static func startTakeoverSite(_ topology: Topology, source: String, speed: Int) async throws -> (
+        coordinator: KinesiaProcess, first: KinesiaProcess, second: KinesiaProcess, expected: [String],
+        listener: KinesiaProcess, ingest: KinesiaProcess
+    ) {
+        let state = topology.directory + "/state"
+        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
+        // The second worker joins after the placement, with room for one session.
+        let second = try topology.start(
+            "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "worker w2 joined pool default"),
+            "\(coordinator.diagnostics)")
+        let expected = Oracle.inRun(
+            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
+        let listener = try await topology.startListener(
+            "listen",
+            [
+                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "cam0", "--source", source, "--speed", String(speed), "--keep-serving",
+                "--state", state,
+            ])
+        return (coordinator, first, second, expected, listener, ingest)
     }
 }
 

@@ -13,26 +13,11 @@ struct FencedWorkerIntegrationTests {
     @Test func aWorkerPausedLongLosesItsSessionWhilePausedAndPublishesNothingWhenBack() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
-        let state = topology.directory + "/state"
-        let source = "sim:squat,seed=3,reps=8"
-        let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
-        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
-        let second = try topology.start(
-            "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
-        #expect(
-            await coordinator.waitForError(containing: "worker w2 joined pool default"),
-            "\(coordinator.diagnostics)")
-        let expected = Oracle.inRun(
-            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
-        let listener = try await topology.startListener(
-            "listen",
-            [
-                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
-                String(expected.count),
-            ])
-        let ingest = try topology.start(
-            "ingest",
-            ["ingest", "--camera", "cam0", "--source", source, "--keep-serving", "--state", state])
+        let site = try await PoolTakeoverIntegrationTests.startTakeoverSite(
+            topology, source: "sim:squat,seed=3,reps=8", speed: 1)
+        let (coordinator, first, second, expected, listener, ingest) = (
+            site.coordinator, site.first, site.second, site.expected, site.listener, site.ingest
+        )
         defer { ingest.signal(SIGTERM) }
         try await Task.sleep(for: .seconds(3))
 
