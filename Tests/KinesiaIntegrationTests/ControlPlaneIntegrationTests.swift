@@ -594,10 +594,14 @@ struct PausedWorkerIntegrationTests {
         #expect(
             await first.waitForError(containing: "session cam0/left (run 1) stopped", timeout: .seconds(15)),
             "\(first.diagnostics)")
-        // w2 hosts it once w1 let its journal go.
+        // w2 hosts it (it took the journal from w1 while w1 was paused).
         #expect(
             await second.waitForError(containing: "hosting cam0/left=squat:left", timeout: .seconds(20)),
             "\(second.diagnostics)\n\(first.diagnostics)")
+        // A plain live listener gets what a publisher sends once the broker's subscriptions have
+        // reached its new socket (ZeroMQ's slow joiner: a few ms, more on a loaded box); the
+        // run's end is sent when the session stops, so the stop waits a second.
+        try await Task.sleep(for: .seconds(1))
         let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
         #expect(stop.status == 0 && stop.output.contains("run 1 on worker w2"), "\(stop)")
         #expect(
