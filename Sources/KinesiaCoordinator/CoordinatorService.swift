@@ -169,6 +169,8 @@ public struct CoordinatorService: Sendable {
             try configuration.process.healthPublisher(role: "coordinator", problems: { log.warning($0) })
         }
         var counters: [String: Int] = ["requests": 0, "malformed": 0, "workerReports": 0, "storeErrors": 0]
+        // Over TCP, the key each worker name first reported with: a name is one key's.
+        var workerKeys: [String: String] = [:]
         func healthCounters() -> [String: Int] {
             var values = counters
             values["workers"] = core.liveWorkers.count
@@ -308,6 +310,20 @@ public struct CoordinatorService: Sendable {
                                     "a worker report from \(sender.description) refused: no worker role")
                             }
                         case .workerReport(let report)
+                        where userID.map { key in
+                            if case .key = sender, let bound = workerKeys[report.worker] {
+                                return bound != key
+                            }
+                            return false
+                        } ?? false:
+                            counters["refused.nameOfAnotherKey", default: 0] += 1
+                            let refusals = counters["refused.nameOfAnotherKey"]!
+                            if refusals <= 10 || refusals % 1000 == 0 {
+                                log.warning(
+                                    "a report as worker \(report.worker) from \(sender.description) refused: "
+                                        + "that name reports with \(workerKeys[report.worker]!)")
+                            }
+                        case .workerReport(let report)
                         where core.livePeer(of: report.worker, now: elapsed.now).map {
                             $0 != peer && Self.reaches(router, $0)
                         } ?? false:
@@ -323,6 +339,9 @@ public struct CoordinatorService: Sendable {
                                 )
                             }
                         case .workerReport(let report):
+                            if case .key = sender, let userID, workerKeys[report.worker] == nil {
+                                workerKeys[report.worker] = userID
+                            }
                             counters["workerReports", default: 0] += 1
                             core.receive(report, from: peer, now: elapsed.now, into: &actions)
                         case .answer, .assignment, .lease:

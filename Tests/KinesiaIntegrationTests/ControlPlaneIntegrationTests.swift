@@ -687,6 +687,18 @@ struct SecureControlPlaneTests {
             #"{"type":"workerReport","worker":"forged","pool":"default","capacity":8,"epoch":"0","sessions":[]}"#
         )
         #expect(!coordinator.errorText.contains("worker forged joined"), "\(coordinator.diagnostics)")
+        // Another worker key cannot report as w1 (a name is the key's it first reported with): no
+        // lease, no sessions, refused and counted.
+        let otherWorker = BusKey(name: "ward-2", role: .worker, keyPair: try CurveKeyPair.generate())
+        try AllowedKeys.allow(otherWorker.publicKey, in: keys.allowed)
+        let asW1 = try ask(
+            with: otherWorker,
+            #"{"type":"workerReport","worker":"w1","pool":"default","capacity":8,"epoch":"0","report":"1","sessions":[]}"#
+        )
+        #expect(asW1 == nil, "no lease for it")
+        #expect(
+            coordinator.errorText.contains("a report as worker w1 from the key worker/ward-2 refused"),
+            "\(coordinator.diagnostics)")
 
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("running"), "\(list)")
