@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSystem
 public import KinesiaWire
 
 /// The public keys a broker admits, with their roles: the files `DIR/<role>/*.pub` of its
@@ -127,5 +128,28 @@ extension AllowedKeys {
             throw .unwritable(path, reason: error.localizedDescription)
         }
         return path
+    }
+}
+
+extension AllowedKeys {
+    /// The pools a worker key may report for: the names in `directory/worker/<name>.pools` (one
+    /// a line; blank lines and lines from `#` on are skipped), or `nil` when there is no such
+    /// file (any pool).
+    public static func pools(ofWorker name: String, in directory: String) -> Set<String>? {
+        let path = directory + "/" + BusRole.worker.rawValue + "/" + name + ".pools"
+        guard let file = try? FileDescriptor.open(path, .read), let size = try? file.size(),
+            let bytes = try? file.read(upTo: min(size, 1 << 16), at: 0)
+        else { return nil }
+        return pools(parsing: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The pool names of a `.pools` file's text.
+    public static func pools(parsing text: String) -> Set<String> {
+        var pools: Set<String> = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let name = line.prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty { pools.insert(name) }
+        }
+        return pools
     }
 }

@@ -324,6 +324,15 @@ public struct CoordinatorService: Sendable {
                                         + "that name reports with \(workerKeys[report.worker]!)")
                             }
                         case .workerReport(let report)
+                        where Self.mayNotJoin(report.pool, sender: sender, security: security):
+                            counters["refused.pool", default: 0] += 1
+                            let refusals = counters["refused.pool"]!
+                            if refusals <= 10 || refusals % 1000 == 0 {
+                                log.warning(
+                                    "a report as worker \(report.worker) of pool \(report.pool) from \(sender.description) "
+                                        + "refused: the key may not join that pool (its .pools file)")
+                            }
+                        case .workerReport(let report)
                         where core.livePeer(of: report.worker, now: elapsed.now).map {
                             $0 != peer && Self.reaches(router, $0)
                         } ?? false:
@@ -398,5 +407,15 @@ public struct CoordinatorService: Sendable {
         } catch {
             return false
         }
+    }
+
+    /// Whether a worker key's `.pools` file (beside its `.pub` in the allowed keys' `worker/`)
+    /// leaves `pool` out. A key without the file, and a trusted peer, may join any pool.
+    static func mayNotJoin(_ pool: String, sender: ControlPeer, security: BrokerSecurity) -> Bool {
+        guard case .key(let role, let name) = sender, role == "worker",
+            case .curve(_, let directory) = security,
+            let pools = AllowedKeys.pools(ofWorker: name, in: directory)
+        else { return false }
+        return !pools.contains(pool)
     }
 }

@@ -699,6 +699,26 @@ struct SecureControlPlaneTests {
         #expect(
             coordinator.errorText.contains("a report as worker w1 from the key worker/ward-2 refused"),
             "\(coordinator.diagnostics)")
+        // A worker key with a .pools file reports for those pools only.
+        try "# the gym's workers\ngym\n".write(
+            toFile: keys.allowed + "/worker/ward-2.pools", atomically: true, encoding: .utf8)
+        _ = try ask(
+            with: otherWorker,
+            #"{"type":"workerReport","worker":"w9","pool":"default","capacity":8,"epoch":"0","report":"2","sessions":[]}"#
+        )
+        #expect(
+            coordinator.errorText.contains(
+                "a report as worker w9 of pool default from the key worker/ward-2 refused: the key may not join that pool"
+            ),
+            "\(coordinator.diagnostics)")
+        let inGym = try ask(
+            with: otherWorker,
+            #"{"type":"workerReport","worker":"w9","pool":"gym","capacity":8,"epoch":"0","report":"3","sessions":[]}"#
+        )
+        #expect(inGym.map { String(decoding: $0, as: UTF8.self) }?.contains(#""type":"lease""#) == true)
+        #expect(
+            await coordinator.waitForError(containing: "worker w9 joined pool gym"),
+            "\(coordinator.diagnostics)")
 
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("running"), "\(list)")
