@@ -23,6 +23,7 @@ final class BrokerReplayPort {
     private let log: Logger
     private var frames: [[UInt8]] = []
     private var dropped = 0
+    private var lastTick: Duration?
 
     /// Binds the ROUTER at `endpoint`, a CURVE server with `key`, in the broker's ZAP domain.
     /// - Throws: ``ZMQError`` (``ZMQError/addressInUse`` when the port is taken).
@@ -61,7 +62,13 @@ final class BrokerReplayPort {
             let peer = (userID ?? "").withCString { BrokerAdmission.Sender.of(userID: $0).peer }
             perform(routing.received(frames, peer: userID == nil ? nil : peer, now: clock.now))
         }
-        perform(routing.tick(now: clock.now))
+        // The time's decisions (parked requests due, requests, servers and streams forgotten)
+        // ten times a second: each goes through every request under way.
+        let now = clock.now
+        if lastTick.map({ now - $0 >= .milliseconds(100) }) ?? true {
+            lastTick = now
+            perform(routing.tick(now: now))
+        }
     }
 
     /// The counters of `health/broker/`: the routing's and `replay.dropped`.
