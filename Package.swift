@@ -254,7 +254,7 @@ let package = Package(
             name: "kinesia-bench",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaBroker",
-                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics", "KinesiaWorker",
+                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics", "KinesiaWorker", "KinesiaService",
                 "KinesiaVoice",
                 "KinesiaSpeech",
             ],
