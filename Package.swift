@@ -350,7 +350,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaBrokerTests",
-            dependencies: ["KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaWire"],
+            dependencies: [
+                "KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaWire",
+                "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCoordinatorTests",

@@ -1,3 +1,4 @@
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -240,5 +241,65 @@ struct BrokerReplayRoutingTests {
         #expect(routing.counters["replay.pending"] == 0)
         #expect(routing.counters["replay.expired"] == 2)
         #expect(routing.counters["replay.servers"] == 0)
+    }
+}
+
+/// Hostile input at the replay port: whatever frames come, from whichever role, the routing
+/// answers or drops them, counts them, and keeps routing the real requests.
+struct BrokerReplayRoutingFuzzTests {
+    @Test func randomFramesFromEveryRoleNeverStopTheRealRequestsAndAreCounted() {
+        var generator = SplitMix64(seed: 22)
+        var routing = BrokerReplayRouting(maximumPending: 512, maximumParked: 64)
+        let peers: [BusPeer?] = [nil, .trusted] + BusRole.allCases.map { .role($0) }
+        let real = BrokerReplayRoutingTests.serve([
+            (BrokerReplayRoutingTests.events, BrokerReplayRoutingTests.stream)
+        ])
+        let templates: [[UInt8]] = [
+            real, BrokerReplayRoutingTests.request(1), BrokerReplayRoutingTests.end(1)[0],
+            BrokerReplayRoutingTests.entry(1)[0],
+        ]
+        var now = Duration.zero
+        var refusedBefore = 0
+        for round in 0..<2000 {
+            now += .milliseconds(5)
+            var frames: [[UInt8]] = [[UInt8(round % 7), 0xEE]]
+            for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                var frame = templates.randomElement(using: &generator)!
+                // Cut, flip and grow the template at random.
+                if Bool.random(using: &generator), !frame.isEmpty {
+                    frame = Array(frame.prefix(Int.random(in: 0..<frame.count, using: &generator)))
+                }
+                for _ in 0..<Int.random(in: 0...3, using: &generator) where !frame.isEmpty {
+                    frame[Int.random(in: 0..<frame.count, using: &generator)] = UInt8.random(
+                        in: 0...255, using: &generator)
+                }
+                if Bool.random(using: &generator) {
+                    frame += (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }
+                }
+                frames.append(frame)
+            }
+            let outputs = routing.received(frames, peer: peers.randomElement(using: &generator)!, now: now)
+            // Every message sent goes to a routing id the routing was given.
+            for case .send(let message) in outputs { #expect(!message.isEmpty) }
+            _ = routing.tick(now: now)
+            if round % 100 == 0 {
+                let refused = routing.counters.filter { $0.key.hasPrefix("replay.refused.") }.values.reduce(
+                    0, +)
+                #expect(refused >= refusedBefore)
+                refusedBefore = refused
+            }
+        }
+        #expect(refusedBefore > 100)
+        // The real server and client still work.
+        _ = routing.received([BrokerReplayRoutingTests.workerA, real], peer: .role(.worker), now: now)
+        let forwarded = BrokerReplayRoutingTests.sent(
+            routing.received(
+                [BrokerReplayRoutingTests.tablet, BrokerReplayRoutingTests.request(99)],
+                peer: .role(.consumer), now: now))
+        #expect(forwarded.first?.count == 3)
+        #expect(routing.counters["replay.pending", default: 0] <= 512)
+        #expect(routing.counters["replay.parked", default: 0] <= 64)
     }
 }
