@@ -141,4 +141,71 @@ struct BrokerReplayIntegrationTests {
         }
         #expect(broker != nil, "\(topology.diagnostics)")
     }
+
+    /// Sends `messages` on a DEALER of `key` to the broker's replay port; returns what came back
+    /// within `timeout`.
+    static func send(
+        _ messages: [[[UInt8]]], _ topology: Topology, keys: TestKeys, as key: BusKey,
+        timeout: Duration = .seconds(3)
+    ) async throws -> [[[UInt8]]] {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        var bus = try BusAddress(parsing: topology.bus)
+        bus.credentials = keys.credentials(key)
+        let dealer = try ReplayDealer.open("unused", context: context, bus: bus)
+        defer { dealer.close() }
+        for message in messages { try dealer.send(message) }
+        var received: [[[UInt8]]] = []
+        var frames: [[UInt8]] = []
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while clock.now < deadline {
+            while try dealer.tryReceive(into: &frames) { received.append(frames) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return received
+    }
+
+    @Test func foreignFramesAndAServerClaimingAnotherRolesTopicsAreRefusedCountedAndTheBrokerGoesOn()
+        async throws
+    {
+        let (topology, keys) = try SecureBusTests.secureTopology()
+        defer { topology.tearDown() }
+        let health = try await Self.publishEverything(on: topology, keys: keys)
+        let events = try Topic.event(camera: Self.source.camera, session: "left")
+        // A worker key claiming a camera's poses: refused, with a notAllowed error.
+        let claim = ReplayServeFrame(streams: [
+            .init(topic: try Topic.pose(camera: "cam9"), stream: StreamID(rawValue: 5))
+        ])
+        let claimed = try await Self.send([[claim.encoded()]], topology, keys: keys, as: keys.worker)
+        #expect(claimed.count == 1, "\(claimed)")
+        if case .error(let failure)? = try? ReplayReply.decode(claimed.first ?? []) {
+            #expect(failure.code == .notAllowed)
+            #expect(failure.message.contains("pose/cam9/"), "\(failure.message)")
+        } else {
+            Issue.record("\(claimed)")
+        }
+        // Foreign frames, a message of three frames, an empty frame, a request cut short.
+        let request = ReplayRequest(requestID: 9, topic: events, stream: nil, from: 0, limit: 2).encoded()
+        let garbage: [[[UInt8]]] = [
+            [Array("GET / HTTP/1.1".utf8)], [request, request, request], [[]], [Array(request.prefix(20))],
+        ]
+        let answers = try await Self.send(garbage, topology, keys: keys, as: keys.consumer)
+        let codes = answers.compactMap { frames -> ReplayErrorCode? in
+            if case .error(let failure)? = try? ReplayReply.decode(frames) { failure.code } else { nil }
+        }
+        #expect(codes == Array(repeating: .malformedRequest, count: 4), "\(answers)")
+        // The broker goes on: the consumer's real request is answered.
+        let allowed = try await Self.ask(
+            topology, keys: keys, as: keys.consumer,
+            ReplayRequest(requestID: 10, topic: events, stream: nil, from: 0, limit: 2))
+        #expect(allowed.count == 3, "\(allowed)")
+        let broker = await health.wait(for: "broker") {
+            $0.counters["replay.refused.serve", default: 0] >= 1
+                && $0.counters["replay.refused.malformed", default: 0] >= 4
+        }
+        #expect(broker != nil, "\(topology.diagnostics)")
+        #expect(
+            topology.diagnostics.contains("may not serve replay of pose/cam9/"), "\(topology.diagnostics)")
+    }
 }
