@@ -241,6 +241,12 @@ struct BrokerReplayRoutingTests {
         #expect(routing.counters["replay.pending"] == 0)
         #expect(routing.counters["replay.expired"] == 2)
         #expect(routing.counters["replay.servers"] == 0)
+        // A late end from the server forgotten: dropped, nothing said to it.
+        let late = routing.received(
+            [Self.workerA, Self.tablet] + Self.end(1), peer: .role(.worker), now: .seconds(31))
+        #expect(Self.sent(late).isEmpty)
+        #expect(routing.counters["replay.refused.reply"] == 1)
+        #expect(routing.counters["replay.refused.malformed"] == 0)
     }
 }
 

@@ -190,6 +190,11 @@ struct BrokerReplayRouting {
             servers[sender]?.lastHeard = now
             return reply(from: sender, frames)
         }
+        if frames.count >= 3, let type = Self.type(of: frames[2]), type & 0x80 != 0 {
+            // A reply from a server forgotten (silent past its lease): no client is waiting for
+            // it here, and the server is told nothing (its next announcement brings it back).
+            return refuse(.reply, "a reply from a replay server that is not known (silent past its lease)")
+        }
         guard frames.count == 2 else {
             return refuse(
                 .malformed, "a message of \(frames.count) frames from a peer that serves nothing",
