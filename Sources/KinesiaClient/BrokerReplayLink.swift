@@ -19,7 +19,7 @@ public import KinesiaWire
 /// Not `Sendable`: poll ``socket`` and call ``serve(from:budget:)`` on one thread.
 ///
 /// ```swift
-/// let link = try BrokerReplayLink(context: zmq, bus: bus) { source.streams() }
+/// let link = try BrokerReplayLink(context: zmq, bus: bus) { source.servedStreams }
 /// _ = try link.serve(from: source)   // on every turn of the loop
 /// ```
 public final class BrokerReplayLink: ReplayServing {
@@ -34,7 +34,7 @@ public final class BrokerReplayLink: ReplayServing {
     /// and the broker's refusals of what this process claimed to serve.
     public private(set) var counters: [String: Int] = [:]
 
-    private let streams: () -> [ReplayStreamInfo]
+    private let streams: () -> [ReplayServeFrame.Stream]
     private let problems: ((String) -> Void)?
     private let elapsed: ElapsedClock
     private var lastAnnounced: Duration?
@@ -47,11 +47,13 @@ public final class BrokerReplayLink: ReplayServing {
     ///   - bus: A TCP bus with ``BusAddress/credentials`` and a ``BusAddress/replayEndpoint``.
     ///   - problems: Told the first refusal from the broker.
     ///   - clock: What the announcements are timed on.
-    ///   - streams: The streams served now (announced to the broker).
+    ///   - streams: The streams served now (announced to the broker): what the process
+    ///     journals, without reading the journals (it is asked twice a second).
     /// - Throws: ``ZMQError`` (``ZMQError/invalidArgument`` for a bus without a replay port).
     public init(
         context: ZMQContext, bus: BusAddress, problems: ((String) -> Void)? = nil,
-        clock: some Clock<Duration> = ContinuousClock(), streams: @escaping () -> [ReplayStreamInfo]
+        clock: some Clock<Duration> = ContinuousClock(),
+        streams: @escaping () -> [ReplayServeFrame.Stream]
     ) throws(ZMQError) {
         guard let endpoint = bus.replayEndpoint else { throw .invalidArgument }
         self.endpoint = endpoint
@@ -84,8 +86,7 @@ public final class BrokerReplayLink: ReplayServing {
         let now = elapsed.now
         if lastAnnounced.map({ now - $0 >= Self.announceInterval }) ?? true {
             lastAnnounced = now
-            let served = streams().map { ReplayServeFrame.Stream(topic: $0.topic, stream: $0.stream) }
-            for frame in ReplayServeFrame.frames(for: served) {
+            for frame in ReplayServeFrame.frames(for: streams()) {
                 // A frame that does not fit now goes with the next announcement.
                 _ = try? socket.trySend([frame])
             }

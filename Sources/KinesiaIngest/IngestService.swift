@@ -174,7 +174,7 @@ public struct IngestService: Sendable {
                     try IngestServiceError.catching({ (error: ZMQError) in .replay(port, error) }) {
                         () throws(ZMQError) in
                         try BrokerReplayLink(context: zmq, bus: bus, problems: { log.warning($0) }) {
-                            source.streams()
+                            source.servedStreams
                         }
                     }
                 )

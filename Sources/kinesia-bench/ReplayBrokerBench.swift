@@ -52,13 +52,13 @@ extension ReplayBench {
         var workerBus = bus
         workerBus.credentials = BusCredentials(key: workerKey, serverKey: brokerKey.publicKey)
         let serverBus = workerBus
-        let info = ReplayStreamInfo(topic: topic, stream: stream, first: 0, last: UInt64(events - 1))
+        let served = ReplayServeFrame.Stream(topic: topic, stream: stream)
         let server = Thread {
             do {
                 let source = try source(events: events, topic: topic, stream: stream)
                 let context = try ZMQContext()
                 defer { context.terminate() }
-                let link = try BrokerReplayLink(context: context, bus: serverBus) { [info] }
+                let link = try BrokerReplayLink(context: context, bus: serverBus) { [served] }
                 defer { link.close() }
                 ready.signal()
                 while serving.isOn {

@@ -164,7 +164,7 @@ public struct WorkerService: Sendable {
                 }
                 // A TCP bus with keys: through the broker's replay port, behind its CURVE and rights.
                 let link = try BrokerReplayLink(context: zmq, bus: bus, problems: { log.warning($0) }) {
-                    Self.announced(source.streams())
+                    source.servedStreams.filter { Self.isAnnounced($0.topic) }
                 }
                 return (source, link)
             }
@@ -504,7 +504,12 @@ public struct WorkerService: Sendable {
     /// The streams a worker announces (on `health/`, and to the broker's replay port): its
     /// events, snapshots and run records, not the poses it journals for its own rebuild.
     static func announced(_ streams: [ReplayStreamInfo]) -> [ReplayStreamInfo] {
-        streams.filter { $0.topic.kind == .event || $0.topic.kind == .snapshot || $0.topic.kind == .session }
+        streams.filter { isAnnounced($0.topic) }
+    }
+
+    /// Whether a worker announces the streams of `topic`: an event, snapshot or run topic.
+    static func isAnnounced(_ topic: Topic) -> Bool {
+        topic.kind == .event || topic.kind == .snapshot || topic.kind == .session
     }
 
     /// Adds to a run's end its reps, faults and baseline, read from the events the run published
