@@ -254,7 +254,7 @@ let package = Package(
             name: "kinesia-bench",
             dependencies: [
                 "KinesiaMotion", "KinesiaSimulation", "KinesiaWire", "KinesiaBus", "KinesiaBroker",
-                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics", "KinesiaWorker",
+                "KinesiaClient", "KinesiaJournal", "KinesiaAnalytics", "KinesiaWorker", "KinesiaService",
                 "KinesiaVoice",
                 "KinesiaSpeech",
             ],
@@ -350,7 +350,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaBrokerTests",
-            dependencies: ["KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaWire"],
+            dependencies: [
+                "KinesiaBroker", "KinesiaBus", "KinesiaClient", "KinesiaService", "KinesiaWire",
+                "KinesiaTestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCoordinatorTests",

@@ -134,6 +134,15 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Where the broker of a TCP bus with keys binds its replay port (a ROUTER behind the same
+    /// CURVE key, ZAP handler and rights as the bus) and replay clients and servers connect:
+    /// TCP `port + 3`. `nil` for a bus directory (replay stays direct on one box: see
+    /// `docs/wire-format.md`, section 11) and for a port above 65532.
+    public var replayEndpoint: String? {
+        guard case .tcp(let host, let port) = kind, port + 3 <= 65535 else { return nil }
+        return "tcp://\(Self.bracketed(host)):\(port + 3)"
+    }
+
     /// The directory, or `tcp://HOST:PORT`, as `--bus` takes it.
     public var description: String {
         switch kind {

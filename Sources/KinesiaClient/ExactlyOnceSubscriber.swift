@@ -66,6 +66,7 @@ public final class ExactlyOnceSubscriber {
     private let topics: [TopicPrefix]
     private let wantsHealth: Bool
     private let asksForReplay: Bool
+    private let bus: BusAddress
     private struct Dealer {
         var socket: ZMQSocket
         var lastUsed: Duration
@@ -120,7 +121,8 @@ public final class ExactlyOnceSubscriber {
         idleTimeout = idleEndpointTimeout
         self.problems = problems
         self.topics = topics
-        asksForReplay = ReplayServer.servesReplay(on: bus)
+        asksForReplay = ReplayDealer.asksForReplay(on: bus)
+        self.bus = bus
         wantsHealth = topics.contains { $0.matches(topicFrame: Array("health/x/".utf8)) }
         subscriber = try BusSubscriber(
             context: context, bus: bus, prefixes: topics + [.kind(.health)], highWaterMark: highWaterMark)
@@ -228,7 +230,8 @@ public final class ExactlyOnceSubscriber {
             dealers[endpoint] = nil
             counters["replayEndpointsReopened", default: 0] += 1
         }
-        // Never in clear text beside a CURVE bus, whatever a heartbeat announces.
+        // Never in clear text beside a CURVE bus, whatever a heartbeat announces: there every
+        // request goes through the broker's replay port (``ReplayDealer/open(_:context:bus:)``).
         guard asksForReplay, ReplayDealer.isReplayEndpoint(endpoint) else {
             failed(endpoint, "it is not an ipc:// or tcp:// endpoint")
             return nil
@@ -242,7 +245,7 @@ public final class ExactlyOnceSubscriber {
         }
         let socket: ZMQSocket
         do {
-            socket = try ReplayDealer.open(endpoint, context: context)
+            socket = try ReplayDealer.open(endpoint, context: context, bus: bus)
         } catch {
             failed(endpoint, "connecting failed: \(error)")
             return nil
@@ -281,8 +284,8 @@ public final class ExactlyOnceSubscriber {
             return
         case .message(let message, _):
             if case .health(let report) = message.body {
-                // On a CURVE bus, a heartbeat announcing a replay endpoint is ignored (none is
-                // served there: it would be outside the broker's authentication).
+                // On a CURVE bus, the endpoint a heartbeat announces is never connected to:
+                // requests go through the broker's replay port.
                 if let announcement = report.replay, asksForReplay {
                     try perform(machine.announced(announcement, now: now()))
                 }

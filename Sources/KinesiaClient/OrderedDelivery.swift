@@ -347,7 +347,7 @@ public struct OrderedDelivery<Message> {
         case .notRetained:
             skip(to: failure.first, into: &actions)
             requestIfBehind(now: now, numbers: &numbers, into: &actions)
-        case .unknownStream, .malformedRequest, .unsupportedVersion:
+        case .unknownStream, .malformedRequest, .unsupportedVersion, .notAllowed:
             unknownToServer = true
             skipHole(now: now, into: &actions)
         }

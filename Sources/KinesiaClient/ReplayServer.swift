@@ -131,8 +131,8 @@ public final class ReplayServer {
     /// for a local broker, every interface otherwise, announced with this host's name).
     ///
     /// `nil` on a TCP bus with CURVE keys: a replay endpoint of its own would be outside the
-    /// broker's authentication and encryption, so none is served there (yet) and consumers on
-    /// such a bus report what they miss as lost (`docs/threat-model.md`).
+    /// broker's authentication and encryption, so replay goes through the broker's replay port
+    /// there (``BrokerReplayLink``, `docs/threat-model.md`).
     /// - Throws: ``BusAddressError/directoryUnusable(_:reason:)`` when the directory cannot be
     ///   made private.
     public static func endpoint(bus: BusAddress, process: String) throws(BusAddressError) -> String? {
@@ -153,8 +153,9 @@ public final class ReplayServer {
         }
     }
 
-    /// Whether replay is served and asked for on `bus`: on an IPC bus and a TCP bus run
-    /// `--insecure`, not on a TCP bus with CURVE keys (see ``endpoint(bus:process:)``).
+    /// Whether replay is served on an endpoint of the process's own on `bus`: on an IPC bus and a
+    /// TCP bus run `--insecure`, not on a TCP bus with CURVE keys, where it goes through the
+    /// broker (see ``endpoint(bus:process:)``, ``ReplayDealer/asksForReplay(on:)``).
     public static func servesReplay(on bus: BusAddress) -> Bool { bus.credentials == nil }
 
     /// Answers the requests waiting now (at most `budget` of them, so that a flood of requests

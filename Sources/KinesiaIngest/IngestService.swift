@@ -151,19 +151,31 @@ public struct IngestService: Sendable {
         }
         // The pose journal is served through replay (workers fill gaps and replay a session's
         // poses from it after a restart), announced on health/.
-        var served: (source: JournalReplaySource, server: ReplayServer)?
+        var served: (source: JournalReplaySource, server: any ReplayServing)?
         if let journal {
             let endpoint = try IngestServiceError.catching(IngestServiceError.replayEndpoint) {
                 () throws(BusAddressError) in
                 try ReplayServer.endpoint(bus: bus, process: settings.process.name)
             }
+            let source = JournalReplaySource(
+                store: journal.store, current: [topic: publisher.streamID(on: topic)])
             if let endpoint {
                 served = (
-                    JournalReplaySource(
-                        store: journal.store, current: [topic: publisher.streamID(on: topic)]),
+                    source,
                     try IngestServiceError.catching({ (error: ZMQError) in .replay(endpoint, error) }) {
                         () throws(ZMQError) in
                         try ReplayServer(endpoint: endpoint)
+                    }
+                )
+            } else if let port = bus.replayEndpoint {
+                // A TCP bus with keys: through the broker's replay port, behind its CURVE and rights.
+                served = (
+                    source,
+                    try IngestServiceError.catching({ (error: ZMQError) in .replay(port, error) }) {
+                        () throws(ZMQError) in
+                        try BrokerReplayLink(context: zmq, bus: bus, problems: { log.warning($0) }) {
+                            source.servedStreams
+                        }
                     }
                 )
             } else {

@@ -25,6 +25,11 @@ public final class JournalReplaySource: ReplaySource {
     public private(set) var current: [Topic: StreamID]
     /// The topics served.
     public var topics: Set<Topic> { Set(current.keys) }
+    /// The current stream of each topic, as the broker's replay port is told of them
+    /// (``BrokerReplayLink``): no journal is read.
+    public var servedStreams: [ReplayServeFrame.Stream] {
+        current.map { ReplayServeFrame.Stream(topic: $0.key, stream: $0.value) }
+    }
 
     private var readers: [JournalStream: JournalReader] = [:]
 

@@ -87,6 +87,29 @@ public enum BusRights {
         }
     }
 
+    /// Whether `peer` may replay (read back through the broker's replay port) a topic of
+    /// `kind`: what its role reads to do its work. Consumers and control keys replay events,
+    /// snapshots and run records; a worker replays poses (a gap, a rebuild) and the event,
+    /// snapshot and run streams of the sessions it takes over; an ingest and the broker replay
+    /// nothing. Trusted peers replay everything. Narrower than live subscription, which every key
+    /// may make to every topic.
+    @inlinable
+    public static func mayReplay(_ peer: BusPeer, _ kind: TopicKind) -> Bool {
+        switch peer {
+        case .trusted: kind != .unknown
+        case .role(.worker): kind == .pose || kind == .event || kind == .snapshot || kind == .session
+        case .role(.consumer), .role(.control): kind == .event || kind == .snapshot || kind == .session
+        case .role(.ingest), .role(.broker): false
+        }
+    }
+
+    /// Whether `peer` may serve replay of a topic of `kind` through the broker: a topic it may
+    /// publish, other than `health/` (never journaled).
+    @inlinable
+    public static func mayServe(_ peer: BusPeer, _ kind: TopicKind) -> Bool {
+        kind != .health && kind != .unknown && mayPublish(peer, kind)
+    }
+
     /// The verdict on a message of `peer` whose first frame is `topic`.
     @inlinable
     public static func verdict(for peer: BusPeer, topic: UnsafeRawBufferPointer) -> Verdict {

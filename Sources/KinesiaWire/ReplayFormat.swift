@@ -28,6 +28,8 @@ public enum ReplayFormat {
         case streamEnd = 0x83
         /// A refused request.
         case error = 0x8F
+        /// A replay server's word to the broker: the streams it serves (``ReplayServeFrame``).
+        case serve = 0x10
     }
 
     /// Size of a request frame before the topic.

@@ -58,14 +58,19 @@ public enum ReplayErrorCode: UInt8, Sendable, Hashable, CaseIterable, CustomStri
     case unknownStream = 3
     /// The sequences asked for are no longer retained: the first available is in ``ReplayFailure/first``.
     case notRetained = 4
+    /// The broker refused the request: the client's key may not read the topic (or a server's
+    /// key may not serve it). Only the broker's replay port says it (`docs/wire-format.md`).
+    case notAllowed = 5
 
-    /// The code's name: `malformedRequest`, `unsupportedVersion`, `unknownStream`, `notRetained`.
+    /// The code's name: `malformedRequest`, `unsupportedVersion`, `unknownStream`, `notRetained`,
+    /// `notAllowed`.
     public var description: String {
         switch self {
         case .malformedRequest: "malformedRequest"
         case .unsupportedVersion: "unsupportedVersion"
         case .unknownStream: "unknownStream"
         case .notRetained: "notRetained"
+        case .notAllowed: "notAllowed"
         }
     }
 }
@@ -201,8 +206,8 @@ public enum ReplayReply: Hashable, Sendable {
                 ReplayFailure(
                     requestID: requestID, code: code, stream: StreamID(stream), first: first, last: last,
                     message: message))
-        case .request:
-            throw .unexpectedType(ReplayFormat.FrameType.request.rawValue)
+        case .request, .serve:
+            throw .unexpectedType(reader.type.rawValue)
         }
     }
 }

@@ -14,7 +14,9 @@ import KinesiaWire
 /// stream's end. Timed from the first request to the last delivery; the median and range of
 /// `--rounds` rounds, with the machine's default credit (three batches in flight) and, in the
 /// same run, with one batch in flight (a request per round trip, as before the credit): their
-/// ratio is what the credit buys.
+/// ratio is what the credit buys. And, alternated with them, the same catch-up through the
+/// broker on a TCP bus with CURVE keys (``brokerRound(events:inFlight:)``): `direct_ratio` is
+/// its rate over the direct one's (IPC, no CURVE), what the hop through the broker costs.
 enum ReplayBench {
     static func main(_ arguments: [String]) -> Int32 {
         var events = 200_000
@@ -32,12 +34,15 @@ enum ReplayBench {
         do {
             var rates: [Double] = []
             var single: [Double] = []
+            var broker: [Double] = []
             for _ in 0..<rounds {
                 rates.append(try round(events: events, inFlight: 3))
                 single.append(try round(events: events, inFlight: 1))
+                broker.append(try brokerRound(events: events, inFlight: 3))
             }
             rates.sort()
             single.sort()
+            broker.sort()
             emit(
                 ["bench": "replay", "transport": "ipc"],
                 [
@@ -50,11 +55,41 @@ enum ReplayBench {
                     "one_in_flight_events_per_s": .double(single[single.count / 2], 0),
                     "credit_ratio": .double(rates[rates.count / 2] / single[single.count / 2], 2),
                 ])
+            emit(
+                ["bench": "replay", "transport": "tcp-curve-broker"],
+                [
+                    "events": .int(events), "rounds": .int(rounds),
+                    "batch": .int(Int(ReplayFormat.maximumBatch)),
+                    "events_per_s": .double(broker[broker.count / 2], 0),
+                    "events_per_s_min": .double(broker.first!, 0),
+                    "events_per_s_max": .double(broker.last!, 0),
+                    "in_flight": .int(3),
+                    "direct_ratio": .double(broker[broker.count / 2] / rates[rates.count / 2], 2),
+                ])
             return 0
         } catch {
             FileHandle.standardError.write(Data("kinesia-bench replay: \(error)\n".utf8))
             return 1
         }
+    }
+
+    /// `events` event messages of `topic` on `stream`, as a worker journals them.
+    static func source(events: Int, topic: Topic, stream: StreamID) throws -> InMemoryReplaySource {
+        let source = InMemoryReplaySource(capacityPerStream: events)
+        var encoder = WireEncoder(streamID: stream)
+        var payload: [UInt8] = []
+        for index in 0..<events {
+            let json = MotionJSON.encode(
+                .repCompleted(
+                    Rep(
+                        peak: 90 + Double(index % 40), faults: [], start: Double(index),
+                        end: Double(index) + 1.5)),
+                at: Double(index) + 1.5)
+            try encoder.encode(json: Array(json.utf8), on: topic, into: &payload)
+            source.append(
+                topic: topic, stream: stream, sequence: UInt64(index), frames: [topic.bytes, payload])
+        }
+        return source
     }
 
     /// One catch-up of `events` events; returns events per second.
@@ -70,20 +105,7 @@ enum ReplayBench {
         let serving = ServingFlag()
         let server = Thread {
             do {
-                let source = InMemoryReplaySource(capacityPerStream: events)
-                var encoder = WireEncoder(streamID: stream)
-                var payload: [UInt8] = []
-                for index in 0..<events {
-                    let json = MotionJSON.encode(
-                        .repCompleted(
-                            Rep(
-                                peak: 90 + Double(index % 40), faults: [], start: Double(index),
-                                end: Double(index) + 1.5)),
-                        at: Double(index) + 1.5)
-                    try encoder.encode(json: Array(json.utf8), on: topic, into: &payload)
-                    source.append(
-                        topic: topic, stream: stream, sequence: UInt64(index), frames: [topic.bytes, payload])
-                }
+                let source = try source(events: events, topic: topic, stream: stream)
                 let server = try ReplayServer(endpoint: endpoint)
                 defer { server.close() }
                 ready.signal()
@@ -105,6 +127,14 @@ enum ReplayBench {
         defer { client.close() }
         try client.set(.maximumMessageSize, Int64(WireFormat.maximumFrameSize))
         try client.connect(endpoint)
+        return try catchUp(client: client, events: events, topic: topic, stream: stream, inFlight: inFlight)
+    }
+
+    /// What ``ExactlyOnceSubscriber`` does to catch up on `client`, timed from the first
+    /// request to the last delivery; returns events per second.
+    static func catchUp(client: ZMQSocket, events: Int, topic: Topic, stream: StreamID, inFlight: Int) throws
+        -> Double
+    {
         var machine = ExactlyOnceStateMachine<WireMessage>(start: .beginning, maximumInFlight: inFlight)
         let key = ReplayStreamKey(topic: topic, stream: stream)
         var delivered = 0
@@ -125,7 +155,7 @@ enum ReplayBench {
         try perform(
             machine.announced(
                 ReplayAnnouncement(
-                    endpoint: endpoint,
+                    endpoint: "bench",
                     streams: [
                         ReplayStreamInfo(topic: topic, stream: stream, first: 0, last: UInt64(events - 1))
                     ]),

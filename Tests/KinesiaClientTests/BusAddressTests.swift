@@ -26,6 +26,14 @@ struct BusAddressTests {
         #expect(try BusAddress(parsing: "tcp://[::1]:7000").subscriberEndpoint == "tcp://[::1]:7001")
     }
 
+    @Test func aTCPBusHasItsBrokersReplayPortThreePortsOnAndADirectoryNone() throws {
+        #expect(try BusAddress(parsing: "tcp://10.0.0.5:5555").replayEndpoint == "tcp://10.0.0.5:5558")
+        #expect(try BusAddress(parsing: "tcp://[::1]:7000").replayEndpoint == "tcp://[::1]:7003")
+        #expect(try BusAddress(parsing: "tcp://host:65532").replayEndpoint == "tcp://host:65535")
+        #expect(try BusAddress(parsing: "tcp://host:65533").replayEndpoint == nil)
+        #expect(try BusAddress(parsing: "/run/kinesia").replayEndpoint == nil)
+    }
+
     @Test(arguments: ["tcp://host", "tcp://:5555", "tcp://host:port", "tcp://host:65535", "tcp://host:0", ""])
     func malformedAddressesAreRefused(_ text: String) {
         #expect(throws: BusAddressError.self) { try BusAddress(parsing: text) }

@@ -19,6 +19,9 @@ struct BrokerConnectionTests {
             // And the coordinator's control port, after the broker's two.
             guard let third = try? bind(port: first.port + 2) else { continue }
             close(third)
+            // And the broker's replay port (a bus with keys).
+            guard let fourth = try? bind(port: first.port + 3) else { continue }
+            close(fourth)
             return first.port
         }
         throw POSIXError(.EADDRINUSE)

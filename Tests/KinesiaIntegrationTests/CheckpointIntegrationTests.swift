@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KinesiaClient
 import KinesiaTestSupport
 import KinesiaWire
 import Testing
@@ -14,10 +15,30 @@ struct CheckpointIntegrationTests {
     @Test func aWorkerKilledMidSessionRebuildsFromItsCheckpoint() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
+        _ = try await Self.killAndRebuild(topology, credentials: nil)
+    }
+
+    /// The same over TCP with CURVE keys: the restarted worker fetches the poses after its
+    /// checkpoint, and the late listener every event, through the broker's replay port.
+    @Test func aWorkerKilledMidSessionOverCURVERebuildsThroughTheBrokersReplayPort() async throws {
+        let (topology, keys) = try SecureBusTests.secureTopology()
+        defer { topology.tearDown() }
+        let health = try await Self.killAndRebuild(topology, credentials: keys.credentials(keys.consumer))
+        // Poses after the checkpoint came by replay: there is no other way on this bus.
+        let worker = await health.wait(for: "worker") { $0.counters["posesReplayed", default: 0] > 0 }
+        #expect(worker != nil, "\(topology.diagnostics)")
+        let broker = await health.wait(for: "broker") { $0.counters["replay.entries", default: 0] > 0 }
+        #expect(broker?.counters["replay.refused.notAllowed"] == 0, "\(topology.diagnostics)")
+    }
+
+    /// Kills a journaling worker mid-session, starts it again, and checks that a listener from
+    /// the beginning gets `kinesia analyze`'s events; returns the health reports read.
+    static func killAndRebuild(_ topology: Topology, credentials: BusCredentials?) async throws -> HealthWatch
+    {
         let state = topology.directory + "/state-dir"
         let expected = try await Oracle.events(source: Self.simulation, exercise: "squat", side: "left")
         _ = try await topology.startBroker()
-        let health = try HealthWatch(bus: topology.bus)
+        let health = try HealthWatch(bus: topology.bus, credentials: credentials)
         let session = ["--camera", "cam0", "--session", "left=squat:left", "--state", state]
         let first = try await topology.startWorker("worker", session)
         // It keeps serving its poses at the end of the simulation: a worker restarted while it
@@ -61,5 +82,6 @@ struct CheckpointIntegrationTests {
         #expect(report?.counters["runsRestarted"] == 0)
         ingest.signal(SIGTERM)
         #expect(await ingest.waitForExit(timeout: .seconds(30)) == 0, "\(ingest.diagnostics)")
+        return health
     }
 }

@@ -129,7 +129,37 @@ struct NamespaceHostTests {
         #expect(capture.occurrences(ofLittleEndian: coordinates).isEmpty)
         #expect(deployment.brokerCounter("insecure") == nil)
         #expect((deployment.brokerCounter("admitted.ingest") ?? 0) >= 1, "\(deployment.diagnostics)")
-        // No port outside the broker's authentication: the worker serves no replay of its own.
+        // No port outside the broker's authentication: the worker serves replay through the
+        // broker's replay port (a connection it makes), never on a port of its own.
+        #expect(try deployment.listeningTCPSockets(on: "worker") == [], "\(deployment.diagnostics)")
+    }
+
+    /// A consumer on another host that starts after the last event gets every event by replay,
+    /// through the broker's replay port (CURVE, the broker's rights): the worker still listens on
+    /// no port, and the capture shows nothing of what was replayed.
+    @Test func aLateConsumerOnAnotherHostReplaysEveryEventThroughTheBrokerOverCURVE() async throws {
+        guard let deployment = try await HostDeployment.make(security: .curve) else { return }
+        defer { deployment.tearDown() }
+        let capture = try await deployment.capture()
+        let run = try await deployment.runPipeline()
+        #expect(run.received == run.expected, "\(deployment.diagnostics)")
+        let total = run.expected.values.map(\.count).reduce(0, +)
+        let late = try deployment.start(
+            "late", on: "consumer", ["listen", "event/", "--from", "beginning", "--format", "json"],
+            key: "ward")
+        #expect(await late.waitForError(containing: "listening to"), "\(late.diagnostics)")
+        #expect(await late.waitForIdleOutput(lines: total, quiet: .seconds(3)), "\(deployment.diagnostics)")
+        #expect(await late.stop() == 0, "\(late.diagnostics)")
+        await capture.stop()
+        #expect(ListenedLine.byTopic(late.outputLines) == run.expected, "\(deployment.diagnostics)")
+        #expect(!late.errorText.contains("cannot be had"), "\(late.diagnostics)")
+        #expect(
+            await waitUntil(timeout: .seconds(10)) {
+                (deployment.brokerCounter("replay.entries") ?? 0) >= total
+            },
+            "\(deployment.diagnostics)")
+        #expect(deployment.brokerCounter("replay.refused.notAllowed") == 0)
+        #expect(capture.occurrences(of: Self.eventNames + Self.jointNames) == [])
         #expect(try deployment.listeningTCPSockets(on: "worker") == [], "\(deployment.diagnostics)")
     }
 

@@ -1,5 +1,7 @@
 import Foundation
+import KinesiaClient
 import KinesiaTestSupport
+import KinesiaWire
 import Testing
 
 /// Adding a worker adds capacity: a pool worker hosting two cameras' sessions is joined by a
@@ -12,6 +14,23 @@ struct PoolRebalanceIntegrationTests {
     @Test func aJoiningWorkerTakesOverOneCamerasSessionsExactlyOnce() async throws {
         let topology = try Topology()
         defer { topology.tearDown() }
+        try await Self.joinAndMove(topology)
+    }
+
+    /// The same on a TCP bus with CURVE keys: the moved sessions' poses and the listener's
+    /// events come through the broker's replay port.
+    @Test func overCURVEAJoiningWorkerTakesOverOneCamerasSessionsExactlyOnceThroughTheBroker() async throws {
+        let (topology, keys) = try SecureBusTests.secureTopology()
+        defer { topology.tearDown() }
+        try await Self.joinAndMove(topology)
+        let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
+        let broker = await health.wait(for: "broker") { $0.counters["replay.entries", default: 0] > 0 }
+        #expect(broker?.counters["replay.refused.notAllowed"] == 0, "\(topology.diagnostics)")
+    }
+
+    /// A pool worker hosting two cameras' sessions, joined by a second one mid-run: one camera's
+    /// sessions move, and a listener from the beginning gets each of their events once.
+    static func joinAndMove(_ topology: Topology) async throws {
         let state = topology.directory + "/state"
         let (coordinator, first) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
         // Runs 1 to 4, all on w1 (the only worker).

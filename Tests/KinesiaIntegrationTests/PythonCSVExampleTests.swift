@@ -388,10 +388,8 @@ struct PythonCSVExampleTests {
             "stranger", out: topology.directory + "/stranger", in: topology,
             ["--key", keys.secret(keys.stranger), "--server-key", keys.brokerPublic])
         defer { if stranger.isRunning { _ = stranger.send(SIGKILL) } }
-        // Over CURVE nothing is replayed: what a consumer gets is what is published once its
-        // handshake is done (Python's start and a CURVE handshake can take seconds on a loaded
-        // machine, longer than the worker and the ingest). So the worker starts only once the
-        // consumer says it is connected, and the stranger that it is refused.
+        // The worker starts once the consumer says it is connected, and the stranger that it is
+        // refused (what was published before comes by replay through the broker: the next test).
         let endpoint = try BusAddress(parsing: topology.bus).subscriberEndpoint
         let connected = await waitUntil(timeout: .seconds(30)) {
             Self.errors("allowed", in: topology).contains("connected to \(endpoint)")
@@ -404,11 +402,12 @@ struct PythonCSVExampleTests {
         #expect(refusal, "\(Self.errors("stranger", in: topology))")
         let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
         _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "right=squat:right"])
-        // No replay over CURVE (it would be outside the broker's authentication): the worker's
-        // first report through the broker says its events will reach the consumers live.
+        // No replay endpoint of the worker's own over CURVE (it would be outside the broker's
+        // authentication): it announces the broker's replay port.
         let reporting = await health.wait(for: "worker") { _ in true }
         #expect(reporting != nil, "\(topology.diagnostics)")
-        #expect(reporting?.replay == nil, "a replay endpoint announced on a CURVE bus")
+        let port = try BusAddress(parsing: topology.bus).replayEndpoint
+        #expect(reporting?.replay?.endpoint == port, "a replay endpoint of its own announced on a CURVE bus")
         let ingest = try topology.start(
             "ingest", ["ingest", "--camera", "cam0", "--source", Self.source, "--pace", "max"])
         #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
@@ -433,5 +432,43 @@ struct PythonCSVExampleTests {
             !errors.contains("lost") && !errors.contains("Traceback") && !errors.contains("refused"),
             "\(errors)")
         #expect(errors.contains("rows=\(right.count)"), "\(errors)")
+    }
+
+    /// Over TCP with CURVE, started after the last event: every event from the beginning, by
+    /// replay through the broker's replay port (a CURVE client with the consumer's key).
+    @Test(.timeLimit(.minutes(3)))
+    func overCURVEStartedAfterTheLastEventItGetsEveryEventThroughTheBroker() async throws {
+        let right = try await Oracle.events(source: Self.source, exercise: "squat", side: "right")
+        let (topology, keys) = try SecureBusTests.secureTopology()
+        defer { topology.tearDown() }
+        _ = try await topology.startBroker()
+        let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
+        _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "right=squat:right"])
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", Self.source, "--pace", "max"])
+        #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
+        let poses = try PoseCount.of(Self.source)
+        let analysed = await health.wait(for: "worker") { $0.counters["poses"] == poses }
+        #expect(analysed != nil, "\(topology.diagnostics)")
+        let out = topology.directory + "/late"
+        let late = try Self.start(
+            "late", out: out, in: topology,
+            ["--key", keys.secret(keys.consumer), "--server-key", keys.brokerPublic])
+        defer { if late.isRunning { _ = late.send(SIGKILL) } }
+        let complete = await waitUntil(timeout: .seconds(60)) {
+            Self.csv(out, "cam0-right.csv").count == right.count + 1
+        }
+        #expect(complete, "\(Self.errors("late", in: topology))\n\(topology.diagnostics)")
+        let rows = Array(Self.csv(out, "cam0-right.csv").dropFirst())
+        let stream = try #require(rows.first?.first)
+        #expect(rows == (try Self.expectedRows(right, stream: stream)))
+        _ = late.send(SIGTERM)
+        #expect(await late.waitForExit(timeout: .seconds(10)) == 0)
+        let errors = Self.errors("late", in: topology)
+        #expect(!errors.contains("lost") && !errors.contains("Traceback"), "\(errors)")
+        let broker = await health.wait(for: "broker") {
+            $0.counters["replay.entries", default: 0] >= right.count
+        }
+        #expect(broker != nil, "\(topology.diagnostics)")
     }
 }

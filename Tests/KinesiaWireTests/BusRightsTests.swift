@@ -23,6 +23,39 @@ struct BusRightsTests {
         }
     }
 
+    /// What each peer may replay through the broker (read back), and serve there.
+    @Test(arguments: [
+        (BusPeer.role(.ingest), [String](), ["pose/cam0/"]),
+        (
+            BusPeer.role(.worker), ["pose/cam0/", "event/cam0/left/", "snapshot/cam0/left/"],
+            [
+                "event/cam0/left/", "snapshot/cam0/left/",
+            ]
+        ),
+        (BusPeer.role(.consumer), ["event/cam0/left/", "snapshot/cam0/left/"], []),
+        (BusPeer.role(.control), ["event/cam0/left/", "snapshot/cam0/left/"], []),
+        (BusPeer.role(.broker), [], []),
+        (
+            BusPeer.trusted, ["pose/cam0/", "event/cam0/left/", "snapshot/cam0/left/", "health/worker-1/"],
+            [
+                "pose/cam0/", "event/cam0/left/", "snapshot/cam0/left/",
+            ]
+        ),
+    ])
+    func eachPeerReplaysWhatItsRoleReadsAndServesWhatItPublishes(
+        _ peer: BusPeer, _ replays: [String], _ serves: [String]
+    ) {
+        for topic in Self.topics {
+            let kind = Array(topic.utf8).withUnsafeBytes { BusRights.TopicKind(topic: $0) }
+            #expect(
+                BusRights.mayReplay(peer, kind) == replays.contains(topic),
+                "\(peer) replays \(topic.debugDescription)")
+            #expect(
+                BusRights.mayServe(peer, kind) == serves.contains(topic),
+                "\(peer) serves \(topic.debugDescription)")
+        }
+    }
+
     @Test func aDroppedMessageSaysWhichKindOfTopicItClaimed() {
         #expect(
             BusRights.verdict(for: .role(.consumer), topic: Array("event/cam0/left/".utf8)) == .drop(.event))

@@ -16,7 +16,7 @@ records (`NAME=EXERCISE:analytics`) gets the analytics columns in its own file
 The CSV files are the cursor: at start, and when a session is first seen, its file is read, a
 torn last row (a write cut by a kill) is cut off, and the last row of each stream gives the
 sequence after which delivery resumes (kinesia.exactly_once.ExactlyOnce, with replay from the
-workers' replay endpoints). So a kill -9 and a restart leave the files equal to those of a run without
+workers' replay endpoints; on a TCP bus with keys, through the broker's replay port, PORT+3). So a kill -9 and a restart leave the files equal to those of a run without
 faults: no row lost, none twice (as long as the workers journal, `--state`, and so still hold
 what was published while this program was down).
 
@@ -421,6 +421,10 @@ def main():
     except ImportError:
         raise SystemExit("pyzmq is not installed: run scripts/setup (or pip install pyzmq)")
     endpoint = subscriber_endpoint(args.bus)
+    # On a TCP bus with keys, replay goes through the broker's replay port (PORT+3, behind its
+    # CURVE and the consumer role's rights), never to an endpoint a heartbeat names.
+    host, _, subscriber_port = endpoint.rpartition(":")
+    replay_port = f"{host}:{int(subscriber_port) + 2}" if endpoint.startswith("tcp://") else None
     keys = None
     if endpoint.startswith("tcp://"):
         if args.key and args.insecure:
@@ -447,16 +451,16 @@ def main():
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     sub.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
+    curve = None
     if keys:
         secret, server = keys
-        sub.curve_secretkey = secret["secret-key"].encode()
-        sub.curve_publickey = secret["public-key"].encode()
-        sub.curve_serverkey = server["public-key"].encode()
+        curve = (secret["public-key"].encode(), secret["secret-key"].encode(), server["public-key"].encode())
+        sub.curve_publickey, sub.curve_secretkey, sub.curve_serverkey = curve
     for subscription in (prefix, "health/"):
         sub.setsockopt(zmq.SUBSCRIBE, subscription.encode())
     # The end of each handshake with the broker is reported: from "connected" on, the
-    # subscriptions are on their way and events come live (over CURVE only live: what was
-    # published before is not replayed); a refusal says why nothing will come.
+    # subscriptions are on their way and events come live (and what was published before by
+    # replay); a refusal says why nothing will come.
     monitor = sub.get_monitor_socket(
         zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
         | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
@@ -486,7 +490,10 @@ def main():
                        "cannot be had any more")
             else:
                 _, endpoint, request = action
-                if not keys:  # never in clear text beside a CURVE bus
+                if keys:  # never in clear text beside a CURVE bus: through the broker's port
+                    send_replay_request(context, poller, dealers, unanswered, replay_port, request,
+                                        time.monotonic() - origin, curve=curve)
+                else:
                     send_replay_request(context, poller, dealers, unanswered, endpoint, request,
                                         time.monotonic() - origin)
 
@@ -494,7 +501,7 @@ def main():
         event = zmq.utils.monitor.parse_monitor_message(frames)
         if event["event"] == zmq.EVENT_HANDSHAKE_SUCCEEDED:
             count("connections")
-            report(f"connected to {endpoint}" + (": events come live from now on" if keys else ""))
+            report(f"connected to {endpoint}")
             return
         count("refusals")
         if counters["refusals"] == 1:
@@ -520,10 +527,9 @@ def main():
                 if announcement:
                     for info in announcement["streams"]:
                         load(info["topic"])
-                    # On a CURVE bus replay endpoints are outside the broker's authentication:
-                    # kinesia serves none there, and a heartbeat that announces one is ignored.
-                    if not keys:
-                        perform(machine.announced(announcement, now))
+                    # On a CURVE bus the endpoint announced is never connected to: requests
+                    # go to the broker's replay port (see perform).
+                    perform(machine.announced(announcement, now))
             elif message["topic"].startswith(prefix) and message["header"]["kind"] == "event":
                 load(message["topic"])
                 key = (message["topic"], message["header"]["stream_id"])

@@ -57,12 +57,14 @@ def replay_actions(machine, frames, now):
     return machine.replay_ended(reply, now)
 
 
-def send_replay_request(context, poller, dealers, unanswered, endpoint, request, now):
+def send_replay_request(context, poller, dealers, unanswered, endpoint, request, now, curve=None):
     """Sends `request` to the replay server at `endpoint`, through one DEALER per endpoint (made
     and registered with `poller` on first use, at most 64). Endpoints that are not ipc:// or
     tcp:// are ignored. A DEALER with requests out and no reply for 5 s (`unanswered`: when the
     first went out) is made again: a server at its connection cap refuses the handshake, and
-    libzmq never retries a refused handshake on the same socket."""
+    libzmq never retries a refused handshake on the same socket. With `curve` (this client's
+    public and secret keys and the broker's public key, Z85 bytes) the DEALER is a CURVE client:
+    on a TCP bus with keys `endpoint` is the broker's replay port, PORT+3."""
     import zmq  # imported where it is used, as in main: --help works without pyzmq
     if endpoint in dealers and now - unanswered.setdefault(endpoint, now) >= 5.0:
         poller.unregister(dealers[endpoint])
@@ -74,6 +76,8 @@ def send_replay_request(context, poller, dealers, unanswered, endpoint, request,
         dealer = context.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
         dealer.setsockopt(zmq.MAXMSGSIZE, 16 * 1024)
+        if curve is not None:
+            dealer.curve_publickey, dealer.curve_secretkey, dealer.curve_serverkey = curve
         dealer.connect(endpoint)
         poller.register(dealer, zmq.POLLIN)
         dealers[endpoint] = dealer

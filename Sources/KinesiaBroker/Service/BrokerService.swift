@@ -112,6 +112,8 @@ package struct BrokerService: Sendable {
             monitors.1.close()
         }
         try lock?.recordSockets([BusAddress.publisherFileName, BusAddress.subscriberFileName])
+        let replay = try Self.startReplayPort(context: zmq, bus: bus, security: security, log: log)
+        defer { replay?.close() }
         // The broker's own health goes through its frontend like any publisher's, with its own
         // key over CURVE (admitted with the role broker).
         var ownBus = bus
@@ -157,9 +159,14 @@ package struct BrokerService: Sendable {
                     var counters = Self.counters(statistics).merging(connections.counters) { own, _ in own }
                     counters.merge(admissions.counters) { own, _ in own }
                     counters["refused.handshake"] = handshakeFailures
+                    if let replay { counters.merge(replay.counters) { own, _ in own } }
                     return counters
                 }, via: publisher)
-            ThreadSleep.sleep(.milliseconds(50))
+            if let replay {
+                replay.serve(waiting: .milliseconds(50))
+            } else {
+                ThreadSleep.sleep(.milliseconds(50))
+            }
         }
         if let failure { throw BrokerError(failure) }
         log.info("stopped")
@@ -226,6 +233,29 @@ package struct BrokerService: Sendable {
             monitors?.0.close()
             monitors?.1.close()
             throw BrokerError("cannot listen on \(bus): \(error.message)")
+        }
+    }
+
+    /// The replay port of a TCP bus with keys (``BrokerReplayPort``), `nil` on any other bus:
+    /// there replay stays direct (each journaling process serves its own endpoint).
+    private static func startReplayPort(
+        context: ZMQContext, bus: BusAddress, security: BrokerSecurity, log: Logger
+    ) throws(BrokerError) -> BrokerReplayPort? {
+        guard case .curve(let key, _) = security else { return nil }
+        guard let endpoint = bus.replayEndpoint else {
+            log.warning("no replay port: \(bus) leaves no port + 3 for it; replay across boxes is not served")
+            return nil
+        }
+        do {
+            let port = try BrokerReplayPort(
+                endpoint: endpoint, key: key, context: context, log: log,
+                clock: ElapsedClock(ContinuousClock()))
+            log.info("serving replay through the broker on \(port.endpoint)")
+            return port
+        } catch .addressInUse {
+            throw BrokerError("cannot listen for replay on \(endpoint): address already in use")
+        } catch {
+            throw BrokerError("cannot listen for replay on \(endpoint): \(error.message)")
         }
     }
 

@@ -15,7 +15,9 @@ public struct BrokerCommand: ParsableCommand {
         name: "broker", summary: "Run the bus: the proxy between publishers and subscribers.",
         discussion: """
             Binds the frontend (publishers) and the backend (subscribers) of the bus: \
-            DIR/pub.sock and DIR/sub.sock, or tcp://HOST:PORT and PORT+1. Only one broker may \
+            DIR/pub.sock and DIR/sub.sock, or tcp://HOST:PORT and PORT+1. With keys (--key), \
+            also the replay port PORT+3, through which journaling processes serve replay and \
+            clients ask for it, behind the same keys and roles. Only one broker may \
             serve a directory (DIR/broker.lock). Publishes its counters on health/<name>/ \
             every second. Stops on SIGINT or SIGTERM.
             """)

@@ -51,6 +51,7 @@ final class PoseReplayClient {
 
     private let context: ZMQContext
     private let asksForReplay: Bool
+    private let bus: BusAddress
     /// Where each stream is served, since when, and whether a heartbeat said so (`false`: a
     /// hint remembered from an earlier run, ``remember(_:now:)``).
     private var endpoints: [StreamID: (endpoint: String, at: Duration, announced: Bool)] = [:]
@@ -61,10 +62,12 @@ final class PoseReplayClient {
     /// Replies that could not be read.
     private(set) var malformedReplies = 0
 
-    /// A client on `bus` (which says whether replay is asked for: not on a CURVE bus).
+    /// A client on `bus` (which says how replay is asked for: at the endpoint each ingest
+    /// announces, or through the broker's replay port on a TCP bus with keys).
     init(context: ZMQContext, bus: BusAddress) {
         self.context = context
-        asksForReplay = ReplayServer.servesReplay(on: bus)
+        self.bus = bus
+        asksForReplay = ReplayDealer.asksForReplay(on: bus)
     }
 
     /// The sockets to poll for replies.
@@ -251,7 +254,7 @@ final class PoseReplayClient {
     private func dealer(for endpoint: String) -> ZMQSocket? {
         if let existing = dealers[endpoint] { return existing }
         guard asksForReplay, ReplayDealer.isReplayEndpoint(endpoint), dealers.count < 64,
-            let socket = try? ReplayDealer.open(endpoint, context: context)
+            let socket = try? ReplayDealer.open(endpoint, context: context, bus: bus)
         else { return nil }
         dealers[endpoint] = socket
         return socket

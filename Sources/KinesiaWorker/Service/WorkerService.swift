@@ -154,13 +154,8 @@ public struct WorkerService: Sendable {
         defer { announcements?.close() }
         // Each pose is decoded once, into flat form, and analysed by every session of its camera.
         subscriber.decodesPosesFlat = true
-        let replay: (source: JournalReplaySource, server: ReplayServer)? =
+        let replay: (source: JournalReplaySource, server: any ReplayServing)? =
             try journal.flatMap { journal in
-                guard let endpoint = try ReplayServer.endpoint(bus: bus, process: configuration.process.name)
-                else {
-                    log.warning(ReplayServer.notServedOnCURVE)
-                    return nil
-                }
                 let source = JournalReplaySource(store: journal.store, current: state!.current)
                 source.beforeReading = { [unowned journal] topic, from in
                     journal.writePending(topic, from: from)
@@ -168,7 +163,18 @@ public struct WorkerService: Sendable {
                 source.lastJournaled = { [unowned journal] topic, stream in
                     journal.lastJournaled(topic, stream: stream)
                 }
-                return (source, try ReplayServer(endpoint: endpoint))
+                if let endpoint = try ReplayServer.endpoint(bus: bus, process: configuration.process.name) {
+                    return (source, try ReplayServer(endpoint: endpoint))
+                }
+                guard bus.replayEndpoint != nil else {
+                    log.warning(ReplayServer.notServedOnCURVE)
+                    return nil
+                }
+                // A TCP bus with keys: through the broker's replay port, behind its CURVE and rights.
+                let link = try BrokerReplayLink(context: zmq, bus: bus, problems: { log.warning($0) }) {
+                    source.servedStreams.filter { Self.isAnnounced($0.topic) }
+                }
+                return (source, link)
             }
         defer { replay?.server.close() }
         let poseReplay = PoseReplayClient(context: zmq, bus: bus)
@@ -188,11 +194,7 @@ public struct WorkerService: Sendable {
             // Event and snapshot streams are announced: a consumer that follows snapshots
             // exactly once (kinesia record) needs their endpoint and last sequence number too.
             health.replay = {
-                ReplayAnnouncement(
-                    endpoint: endpoint,
-                    streams: replay.source.streams().filter {
-                        $0.topic.kind == .event || $0.topic.kind == .snapshot || $0.topic.kind == .session
-                    })
+                ReplayAnnouncement(endpoint: endpoint, streams: Self.announced(replay.source.streams()))
             }
         }
         let elapsed = startClock()
@@ -529,6 +531,17 @@ public struct WorkerService: Sendable {
             "stopped: \(core.poses) poses, \(core.events) events, \(core.snapshots) snapshots, "
                 + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
                 + "\(core.publishFailureCount) failed publishes")
+    }
+
+    /// The streams a worker announces (on `health/`, and to the broker's replay port): its
+    /// events, snapshots and run records, not the poses it journals for its own rebuild.
+    static func announced(_ streams: [ReplayStreamInfo]) -> [ReplayStreamInfo] {
+        streams.filter { isAnnounced($0.topic) }
+    }
+
+    /// Whether a worker announces the streams of `topic`: an event, snapshot or run topic.
+    static func isAnnounced(_ topic: Topic) -> Bool {
+        topic.kind == .event || topic.kind == .snapshot || topic.kind == .session
     }
 
     /// Adds to a run's end its reps, faults and baseline, read from the events the run published

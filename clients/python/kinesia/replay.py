@@ -27,7 +27,8 @@ REPLAY_MAX_BATCH = 256
 REPLAY_TYPES: dict[int, str] = {0x01: "request", 0x81: "entry", 0x82: "batchEnd", 0x83: "streamEnd",
                                 0x8F: "error"}
 REPLAY_ERROR_CODES: dict[int, str] = {1: "malformedRequest", 2: "unsupportedVersion",
-                                      3: "unknownStream", 4: "notRetained"}
+                                      3: "unknownStream", 4: "notRetained",
+                                      5: "notAllowed"}
 REPLAY_ERROR_VALUES = {name: code for code, name in REPLAY_ERROR_CODES.items()}
 
 _REPLAY_REQUEST = struct.Struct("<2sBBIQQIB")      # 29 bytes, then the topic
