@@ -62,7 +62,8 @@ extension WorkerCore {
     /// next sequence numbers and pose history. All or nothing.
     /// - Throws: ``CheckpointError`` when it is not this worker's camera as it is now (another
     ///   version, other sessions, another exercise or thresholds, another stream than the
-    ///   session's identity: a new run since).
+    ///   session's identity: a new run since), or when it is ahead of the journal (it numbered
+    ///   events or snapshots the session's journal does not hold).
     public mutating func restore(_ checkpoint: CameraCheckpoint) throws(CheckpointError) {
         guard checkpoint.version == CameraCheckpoint.currentVersion else {
             throw CheckpointError(.unsupportedVersion, detail: "checkpoint version \(checkpoint.version)")
@@ -91,6 +92,19 @@ extension WorkerCore {
             }
             guard saved.throttle.interval == hosted[index].throttle.interval else {
                 throw CheckpointError(.inconsistent, detail: "another snapshot rate")
+            }
+            // What it numbered must be in the journal: a checkpoint ahead of it (written by a
+            // holder after another took the journal from it, or kept by a power cut that took the
+            // last records) would make the rebuild skip numbers no one can serve.
+            let identity = hosted[index].identity
+            for (next, last, what) in [
+                (saved.nextEvent, identity.lastEvent, "events"),
+                (saved.nextSnapshot, identity.lastSnapshot, "snapshots"),
+            ] where next > 0 && (last.map { $0 < next - 1 } ?? true) {
+                throw CheckpointError(
+                    .inconsistent,
+                    detail: "session \(spec.name) numbered \(what) up to #\(next - 1), its journal holds "
+                        + (last.map { "up to #\($0)" } ?? "none"))
             }
             restored[index].throttle = saved.throttle
             restored[index].nextEvent = saved.nextEvent
