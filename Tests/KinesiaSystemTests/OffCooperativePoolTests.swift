@@ -1,10 +1,12 @@
 import Foundation
+import Glibc
 import KinesiaTestSupport
 import Testing
 
 /// The tests' way to block or compute at length without holding a thread of the cooperative
-/// pool: ``offCooperativePool(_:)`` gives back what its body did, its body is still the test's
-/// (its expectations are the test's), and bodies that block all at once each have a thread.
+/// pool: ``offCooperativePool(_:_:)`` gives back what its body did, its body is still the
+/// test's (its expectations are the test's), bodies that block all at once each have a thread,
+/// and a body that computes yields the cores to the pool's threads.
 struct OffCooperativePoolTests {
     private struct Refusal: Error, Equatable {
         let reason: String
@@ -52,6 +54,17 @@ struct OffCooperativePoolTests {
         let name = await offCooperativePool { Test.current?.name }
         #expect(name == Test.current?.name)
         #expect(name != nil)
+    }
+
+    /// A body that computes runs 10 nice levels below the test's thread (at most 19), one that
+    /// waits at the same priority: the nice value is per thread on Linux (`PRIO_PROCESS` with 0
+    /// is the calling thread).
+    @Test func aBodyThatComputesHasALowerPriorityThanOneThatWaits() async {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let process = getpriority(which, 0)
+        #expect(await offCooperativePool(.computing) { getpriority(which, 0) } == min(process + 10, 19))
+        #expect(await offCooperativePool(.waiting) { getpriority(which, 0) } == process)
+        #expect(getpriority(which, 0) == process, "the test's own thread is left as it was")
     }
 
     /// More bodies than the pool has threads block until all of them run at once: on the pool

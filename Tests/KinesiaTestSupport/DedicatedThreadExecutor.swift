@@ -1,10 +1,13 @@
 import Foundation
+import Glibc
 
 /// A task executor that runs every job given to it on one thread of its own, until
 /// ``finish()``: what ``offCooperativePool(_:)`` prefers for the work it moves off the pool.
 ///
 /// The thread sleeps on a condition while no job is queued (no polling, no CPU), and ends once
-/// ``finish()`` was called and the jobs queued before it have run.
+/// ``finish()`` was called and the jobs queued before it have run. A positive `niceness` lowers
+/// its scheduling priority (added to the thread's nice value, which Linux keeps per thread): the system then gives the CPU to
+/// the other threads of the process (the cooperative pool's) first.
 ///
 /// ```swift
 /// let executor = DedicatedThreadExecutor(name: "kinesia-test-off-pool")
@@ -17,9 +20,14 @@ final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var finishing = false
     private let changed = NSCondition()
 
-    /// Starts the thread, named `name` (debugging only).
-    init(name: String) {
-        let thread = Thread { [self] in runJobs() }
+    /// Starts the thread, named `name` (debugging only), its nice value raised by `niceness` (0:
+    /// the process's).
+    init(name: String, niceness: Int32 = 0) {
+        let thread = Thread { [self] in
+            // This thread's alone: Linux keeps a nice value per thread.
+            if niceness != 0 { _ = nice(niceness) }
+            runJobs()
+        }
         thread.name = name
         thread.start()
     }

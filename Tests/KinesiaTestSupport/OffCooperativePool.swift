@@ -16,17 +16,23 @@
 ///
 /// ```swift
 /// @Test func everySplitContinuesExactly() async throws {
-///     try await offCooperativePool { try expectSplitsContinueExactly(poses) }
+///     try await offCooperativePool(.computing) { try expectSplitsContinueExactly(poses) }
 /// }
 /// ```
 ///
-/// - Parameter body: The blocking or long work; it runs once, on a new thread.
+/// Work that computes (``OffPoolWork/computing``) runs at a lower priority than the pool's
+/// threads: moved off the pool but given the cores first, a dozen such tests at once would take
+/// them from the pool as surely as when they ran on it.
+///
+/// - Parameters:
+///   - work: What `body` mostly does: waits (the default), or computes.
+///   - body: The blocking or long work; it runs once, on a new thread.
 /// - Returns: What `body` returned.
 /// - Throws: What `body` threw.
 package func offCooperativePool<Value, Failure: Error>(
-    _ body: () throws(Failure) -> Value
+    _ work: OffPoolWork = .waiting, _ body: () throws(Failure) -> Value
 ) async throws(Failure) -> Value {
-    let executor = DedicatedThreadExecutor(name: "kinesia-test-off-pool")
+    let executor = DedicatedThreadExecutor(name: "kinesia-test-off-pool", niceness: work.niceness)
     defer { executor.finish() }
     return try await withTaskExecutorPreference(executor, isolation: nil) {
         () async throws(Failure) -> Value in
