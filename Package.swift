@@ -291,7 +291,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaSimulationTests",
-            dependencies: ["KinesiaSimulation", "KinesiaMotion", "KinesiaSystem"],
+            dependencies: ["KinesiaSimulation", "KinesiaMotion", "KinesiaSystem", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaWireTests", dependencies: ["KinesiaWire", "KinesiaJSON", "KinesiaTestSupport"],

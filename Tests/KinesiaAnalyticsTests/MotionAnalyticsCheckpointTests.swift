@@ -88,42 +88,49 @@ struct MotionAnalyticsCheckpointTests {
     }
 
     @Test(arguments: Exercise.catalog)
-    func restoredAnalyticsContinueSimulatedPosesExactly(_ exercise: Exercise) throws {
-        let poses = try Self.poses(exercise)
-        let splits = Self.splits(exercise, poses)
-        try expectSplitsContinueExactly(exercise, poses, splits: splits, context: "\(exercise.id) simulated")
+    func restoredAnalyticsContinueSimulatedPosesExactly(_ exercise: Exercise) async throws {
+        try await offCooperativePool(.computing) {
+            let poses = try Self.poses(exercise)
+            let splits = Self.splits(exercise, poses)
+            try expectSplitsContinueExactly(
+                exercise, poses, splits: splits, context: "\(exercise.id) simulated")
+        }
     }
 
-    @Test func theSplitsCoverRepsWaitingForTheirPair() throws {
-        // A rep waiting for the other side's is state a checkpoint must carry: the splits above
-        // include some (on the exercises whose sides move in turn).
-        var unpaired = 0
-        for exercise in Exercise.catalog {
-            let poses = try Self.poses(exercise)
-            for split in Self.splits(exercise, poses) {
-                var analytics = MotionAnalytics(exercise: exercise)
-                for pose in poses[..<split] { _ = analytics.process(pose) }
-                let checkpoint = analytics.checkpoint
-                if !checkpoint.leftTally.unpaired.isEmpty || !checkpoint.rightTally.unpaired.isEmpty {
-                    unpaired += 1
+    @Test func theSplitsCoverRepsWaitingForTheirPair() async throws {
+        try await offCooperativePool(.computing) {
+            // A rep waiting for the other side's is state a checkpoint must carry: the splits above
+            // include some (on the exercises whose sides move in turn).
+            var unpaired = 0
+            for exercise in Exercise.catalog {
+                let poses = try Self.poses(exercise)
+                for split in Self.splits(exercise, poses) {
+                    var analytics = MotionAnalytics(exercise: exercise)
+                    for pose in poses[..<split] { _ = analytics.process(pose) }
+                    let checkpoint = analytics.checkpoint
+                    if !checkpoint.leftTally.unpaired.isEmpty || !checkpoint.rightTally.unpaired.isEmpty {
+                        unpaired += 1
+                    }
                 }
             }
+            #expect(unpaired >= 10)
         }
-        #expect(unpaired >= 10)
     }
 
-    @Test func restoredAnalyticsContinueTheRealRecordingsExactlyAfterEveryPose() throws {
-        for recording in [
-            "p2s_balance_cam01_openpose25b.jsonl", "p2s_balance_cam03_openpose25b.jsonl",
-            "p2s_balance_cam01_mediapipe.jsonl", "s2d_demo_walk_mediapipe.jsonl",
-        ] {
-            let poses = try JSONLinesRecording.load(
-                contentsOf: PackagePaths.url("data/recordings").appendingPathComponent(recording)
-            ).map(FlatPose.init)
-            for exercise in Exercise.catalog {
-                try expectSplitsContinueExactly(
-                    exercise, poses, splits: Array(stride(from: 0, through: poses.count, by: 3)),
-                    context: "\(exercise.id) \(recording)")
+    @Test func restoredAnalyticsContinueTheRealRecordingsExactlyAfterEveryPose() async throws {
+        try await offCooperativePool(.computing) {
+            for recording in [
+                "p2s_balance_cam01_openpose25b.jsonl", "p2s_balance_cam03_openpose25b.jsonl",
+                "p2s_balance_cam01_mediapipe.jsonl", "s2d_demo_walk_mediapipe.jsonl",
+            ] {
+                let poses = try JSONLinesRecording.load(
+                    contentsOf: PackagePaths.url("data/recordings").appendingPathComponent(recording)
+                ).map(FlatPose.init)
+                for exercise in Exercise.catalog {
+                    try expectSplitsContinueExactly(
+                        exercise, poses, splits: Array(stride(from: 0, through: poses.count, by: 3)),
+                        context: "\(exercise.id) \(recording)")
+                }
             }
         }
     }

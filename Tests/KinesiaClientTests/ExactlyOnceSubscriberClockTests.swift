@@ -2,6 +2,7 @@ import Foundation
 import KinesiaBus
 import KinesiaClient
 import KinesiaSystem
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -65,14 +66,14 @@ struct ExactlyOnceSubscriberClockTests {
         }
 
         // Longer than the request timeout (3 s) on the wall clock, nothing on the subscriber's.
-        try run(for: .milliseconds(3500))
+        try await offCooperativePool { try run(for: .milliseconds(3500)) }
         #expect(requests == 1, "the hole 0..<5 is asked for once, and not again")
         #expect(lost.isEmpty && delivered.isEmpty)
         var advances = 0
         while lost.isEmpty, advances < 20 {
             clock.advance(by: .seconds(3))
             advances += 1
-            try run(for: .milliseconds(200))
+            try await offCooperativePool { try run(for: .milliseconds(200)) }
         }
         #expect(lost == [0..<5], "given up once its clock passed the retries")
         #expect(advances >= 3, "not before three unanswered requests")

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaTestSupport
 import KinesiaWire
 import Synchronization
 import Testing
@@ -46,26 +47,28 @@ struct ExactlyOnceSubscriberEndpointTests {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(30))
         var nextHeartbeat = clock.now
-        while delivered.values.reduce(0, +) < 60, clock.now < deadline {
-            if clock.now >= nextHeartbeat {
-                for (index, (server, source, _)) in servers.enumerated() {
-                    let report = HealthReport(
-                        process: "worker\(index)", role: "worker", pid: 1, uptime: 1, counters: [:],
-                        replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
-                    let topic = try Topic.health(process: "worker\(index)")
-                    try healthEncoder.encode(json: try report.json(), on: topic, into: &healthPayload)
-                    try broker.send([topic.bytes, healthPayload])
+        try await offCooperativePool {
+            while delivered.values.reduce(0, +) < 60, clock.now < deadline {
+                if clock.now >= nextHeartbeat {
+                    for (index, (server, source, _)) in servers.enumerated() {
+                        let report = HealthReport(
+                            process: "worker\(index)", role: "worker", pid: 1, uptime: 1, counters: [:],
+                            replay: ReplayAnnouncement(endpoint: server.endpoint, streams: source.streams()))
+                        let topic = try Topic.health(process: "worker\(index)")
+                        try healthEncoder.encode(json: try report.json(), on: topic, into: &healthPayload)
+                        try broker.send([topic.bytes, healthPayload])
+                    }
+                    nextHeartbeat = clock.now.advanced(by: .milliseconds(200))
                 }
-                nextHeartbeat = clock.now.advanced(by: .milliseconds(200))
-            }
-            for (server, source, _) in servers { try server.serve(from: source) }
-            while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
-                switch delivery {
-                case .message(let message): delivered[message.topic, default: 0] += 1
-                case .lost: lost += 1
-                case .health, .malformed: break
+                for (server, source, _) in servers { try server.serve(from: source) }
+                while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
+                    switch delivery {
+                    case .message(let message): delivered[message.topic, default: 0] += 1
+                    case .lost: lost += 1
+                    case .health, .malformed: break
+                    }
+                    #expect(subscriber.connectedEndpoints.count <= 2)
                 }
-                #expect(subscriber.connectedEndpoints.count <= 2)
             }
         }
         #expect(lost == 0)
@@ -99,10 +102,12 @@ struct ExactlyOnceSubscriberEndpointTests {
         var lost: [Range<UInt64>] = []
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(10))
-        while lost.isEmpty, clock.now < deadline {
-            try broker.send([healthTopic.bytes, payload])
-            while let delivery = try subscriber.receive(timeout: .milliseconds(50)) {
-                if case .lost(_, let sequences) = delivery { lost.append(sequences) }
+        try await offCooperativePool {
+            while lost.isEmpty, clock.now < deadline {
+                try broker.send([healthTopic.bytes, payload])
+                while let delivery = try subscriber.receive(timeout: .milliseconds(50)) {
+                    if case .lost(_, let sequences) = delivery { lost.append(sequences) }
+                }
             }
         }
         #expect(lost == [0..<10])

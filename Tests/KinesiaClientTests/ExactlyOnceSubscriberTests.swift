@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -69,16 +70,18 @@ struct ExactlyOnceSubscriberTests {
         var lost = 0
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(30))
-        while delivered.count < count, clock.now < deadline {
-            try announcer.announceIfDue(on: broker)
-            try server.serve(from: source)
-            while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
-                switch delivery {
-                case .message(let message):
-                    let (_, bytes) = try message.encode()
-                    delivered.append(bytes)
-                case .lost: lost += 1
-                case .health, .malformed: break
+        try await offCooperativePool {
+            while delivered.count < count, clock.now < deadline {
+                try announcer.announceIfDue(on: broker)
+                try server.serve(from: source)
+                while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
+                    switch delivery {
+                    case .message(let message):
+                        let (_, bytes) = try message.encode()
+                        delivered.append(bytes)
+                    case .lost: lost += 1
+                    case .health, .malformed: break
+                    }
                 }
             }
         }
@@ -138,21 +141,23 @@ struct ExactlyOnceSubscriberTests {
         var delivered = 0
         var lost = 0
         let deadline = clock.now.advanced(by: .seconds(45))
-        while delivered < count, clock.now < deadline {
-            if refusedAt == nil, server.counters["replayConnectionsRefused", default: 0] >= 1 {
-                refusedAt = clock.now
-                squatEnds = min(squatEnds, clock.now.advanced(by: .seconds(3)))
-            }
-            if !squatter.isClosed, clock.now >= squatEnds {
-                squatter.close()
-            }
-            try announcer.announceIfDue(on: broker)
-            try server.serve(from: source)
-            while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
-                switch delivery {
-                case .message: delivered += 1
-                case .lost: lost += 1
-                case .health, .malformed: break
+        try await offCooperativePool {
+            while delivered < count, clock.now < deadline {
+                if refusedAt == nil, server.counters["replayConnectionsRefused", default: 0] >= 1 {
+                    refusedAt = clock.now
+                    squatEnds = min(squatEnds, clock.now.advanced(by: .seconds(3)))
+                }
+                if !squatter.isClosed, clock.now >= squatEnds {
+                    squatter.close()
+                }
+                try announcer.announceIfDue(on: broker)
+                try server.serve(from: source)
+                while let delivery = try subscriber.receive(timeout: .milliseconds(5)) {
+                    switch delivery {
+                    case .message: delivered += 1
+                    case .lost: lost += 1
+                    case .health, .malformed: break
+                    }
                 }
             }
         }

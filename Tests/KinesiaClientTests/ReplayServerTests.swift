@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaBus
 import KinesiaClient
+import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
@@ -177,62 +178,64 @@ struct ReplayServerTests {
 /// refused DEALER used to be disconnected after it was accepted and came back every 100 ms).
 struct ReplayGateTests {
     @Test(.timeLimit(.minutes(1)))
-    func clientsBeyondTheCapAreRefusedOnceAndDoNotComeBackWhileThoseAdmittedAreServed() throws {
-        let directory = BusAddressTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try ReplayServer(
-            endpoint: "ipc://\(directory)/replay.sock",
-            connections: ReplayConnections(maximumConnections: 2))
-        defer { server.close() }
-        let source = InMemoryReplaySource()
-        let topic = ReplayServerTests.topic
-        source.append(topic: topic, stream: Sent.stream, sequence: 0, frames: [topic.bytes, [1]])
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let request = ReplayRequest(requestID: 1, topic: topic, stream: Sent.stream, from: 0, limit: 1)
-        var clients: [ZMQSocket] = []
-        defer { for client in clients { client.close() } }
-        for _ in 0..<5 {
-            let client = try ZMQSocket(.dealer, context: context, linger: .zero)
-            try client.connect(server.endpoint)
-            _ = try client.trySend([request.encoded()])
-            clients.append(client)
-            usleep(50_000)  // in turn: the first two are the ones admitted
-        }
-        // Served for 1.5 s: fifteen reconnect intervals of a refused client.
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(1500))
-        var answered = Set<Int>()
-        while clock.now < deadline {
-            try server.serve(from: source)
-            for (index, client) in clients.enumerated() {
-                while try client.tryReceive() != nil { answered.insert(index) }
+    func clientsBeyondTheCapAreRefusedOnceAndDoNotComeBackWhileThoseAdmittedAreServed() async throws {
+        try await offCooperativePool {
+            let directory = BusAddressTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let server = try ReplayServer(
+                endpoint: "ipc://\(directory)/replay.sock",
+                connections: ReplayConnections(maximumConnections: 2))
+            defer { server.close() }
+            let source = InMemoryReplaySource()
+            let topic = ReplayServerTests.topic
+            source.append(topic: topic, stream: Sent.stream, sequence: 0, frames: [topic.bytes, [1]])
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let request = ReplayRequest(requestID: 1, topic: topic, stream: Sent.stream, from: 0, limit: 1)
+            var clients: [ZMQSocket] = []
+            defer { for client in clients { client.close() } }
+            for _ in 0..<5 {
+                let client = try ZMQSocket(.dealer, context: context, linger: .zero)
+                try client.connect(server.endpoint)
+                _ = try client.trySend([request.encoded()])
+                clients.append(client)
+                usleep(50_000)  // in turn: the first two are the ones admitted
             }
-            usleep(2000)
-        }
-        #expect(answered == [0, 1])
-        #expect(server.counters["replayConnections"] == 2, "\(server.counters)")
-        // Refused once each; a client that saw its connection close before it read the refusal
-        // retries as after a broken connection, and is refused again (seen once in a loaded
-        // run). Shut down instead of refused, the three would have come back 45 times.
-        let refused = server.counters["replayConnectionsRefused", default: 0]
-        #expect((3...6).contains(refused), "refused once each: \(server.counters)")
+            // Served for 1.5 s: fifteen reconnect intervals of a refused client.
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .milliseconds(1500))
+            var answered = Set<Int>()
+            while clock.now < deadline {
+                try server.serve(from: source)
+                for (index, client) in clients.enumerated() {
+                    while try client.tryReceive() != nil { answered.insert(index) }
+                }
+                usleep(2000)
+            }
+            #expect(answered == [0, 1])
+            #expect(server.counters["replayConnections"] == 2, "\(server.counters)")
+            // Refused once each; a client that saw its connection close before it read the refusal
+            // retries as after a broken connection, and is refused again (seen once in a loaded
+            // run). Shut down instead of refused, the three would have come back 45 times.
+            let refused = server.counters["replayConnectionsRefused", default: 0]
+            #expect((3...6).contains(refused), "refused once each: \(server.counters)")
 
-        // One admitted client leaves: a new one takes its place.
-        clients[0].close()
-        usleep(200_000)
-        let late = try ZMQSocket(.dealer, context: context, linger: .zero)
-        clients.append(late)
-        try late.connect(server.endpoint)
-        _ = try late.trySend([request.encoded()])
-        var lateAnswer: [[UInt8]]?
-        let lateDeadline = clock.now.advanced(by: .seconds(5))
-        while lateAnswer == nil, clock.now < lateDeadline {
-            try server.serve(from: source)
-            lateAnswer = try late.tryReceive()
-            usleep(2000)
+            // One admitted client leaves: a new one takes its place.
+            clients[0].close()
+            usleep(200_000)
+            let late = try ZMQSocket(.dealer, context: context, linger: .zero)
+            clients.append(late)
+            try late.connect(server.endpoint)
+            _ = try late.trySend([request.encoded()])
+            var lateAnswer: [[UInt8]]?
+            let lateDeadline = clock.now.advanced(by: .seconds(5))
+            while lateAnswer == nil, clock.now < lateDeadline {
+                try server.serve(from: source)
+                lateAnswer = try late.tryReceive()
+                usleep(2000)
+            }
+            #expect(lateAnswer != nil, "\(server.counters)")
+            #expect(server.counters["replayConnectionsRefused", default: 0] <= 6, "\(server.counters)")
         }
-        #expect(lateAnswer != nil, "\(server.counters)")
-        #expect(server.counters["replayConnectionsRefused", default: 0] <= 6, "\(server.counters)")
     }
 }

@@ -100,7 +100,7 @@ struct RecordReportTests {
         #expect(try String(contentsOfFile: page + ".2", encoding: .utf8) == html)
         #expect(
             !html.contains("http://") && !html.contains("https://") && !html.lowercased().contains("<script"))
-        let dom = try Browser.dumpDOM(page)
+        let dom = try await Browser.dumpDOM(page)
         #expect(dom.contains("content=\"default-src 'none'; style-src 'unsafe-inline'\""))
         for (name, lines) in [("left", left), ("right", right)] {
             let reps = lines.filter { $0.contains("\"rep\":") }
@@ -118,7 +118,7 @@ struct RecordReportTests {
         #expect(dom.components(separatedBy: "<polyline class=\"trace\"").count - 1 >= 2)
         #expect(dom.contains("<table class=\"tempo\"") && dom.contains("<table class=\"symmetry\""))
         let screenshot = topology.directory + "/report.png"
-        let colours = try Browser.screenshotColours(page, to: screenshot)
+        let colours = try await Browser.screenshotColours(page, to: screenshot)
         #expect(colours.distinct >= 6, "\(colours)")
         #expect(colours.nonBackground > 0.02, "\(colours)")
         if let keep = ProcessInfo.processInfo.environment["KINESIA_REPORT_SCREENSHOT"] {
@@ -170,35 +170,39 @@ enum Browser {
     }
 
     /// The page's DOM after loading, as Chromium serialises it.
-    static func dumpDOM(_ path: String) throws -> String {
-        let output = NSTemporaryDirectory() + "kinesia-dom-\(UUID().uuidString).html"
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        let shell =
-            "/usr/bin/chromium \(flags.joined(separator: " ")) --dump-dom 'file://\(path)' > '\(output)' 2>/dev/null"
-        let (status, text) = try TestProcess.run("/bin/sh", ["-c", shell], environment: environment)
-        #expect(status == 0, "chromium: \(text)")
-        return try String(contentsOfFile: output, encoding: .utf8)
+    static func dumpDOM(_ path: String) async throws -> String {
+        try await offCooperativePool {
+            let output = NSTemporaryDirectory() + "kinesia-dom-\(UUID().uuidString).html"
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let shell =
+                "/usr/bin/chromium \(flags.joined(separator: " ")) --dump-dom 'file://\(path)' > '\(output)' 2>/dev/null"
+            let (status, text) = try TestProcess.run("/bin/sh", ["-c", shell], environment: environment)
+            #expect(status == 0, "chromium: \(text)")
+            return try String(contentsOfFile: output, encoding: .utf8)
+        }
     }
 
     /// Takes a screenshot of the page and measures its colours with Python's zlib: the number
     /// of distinct colours, and the share of pixels that are not the top-left pixel's colour.
-    static func screenshotColours(_ path: String, to png: String) throws -> (
+    static func screenshotColours(_ path: String, to png: String) async throws -> (
         distinct: Int, nonBackground: Double
     ) {
-        let (status, text) = try TestProcess.run(
-            "/usr/bin/chromium",
-            flags + ["--screenshot=\(png)", "--window-size=1000,2600", "file://\(path)"],
-            environment: environment)
-        #expect(status == 0, "chromium: \(text)")
-        let (measured, output) = try TestProcess.run(
-            "/usr/bin/python3", ["-c", pngColours, png], environment: environment)
-        #expect(measured == 0, "\(output)")
-        let fields = output.split(whereSeparator: \.isWhitespace)
-        guard fields.count == 2, let distinct = Int(fields[0]), let share = Double(fields[1]) else {
-            Issue.record("unexpected output: \(output)")
-            return (0, 0)
+        try await offCooperativePool {
+            let (status, text) = try TestProcess.run(
+                "/usr/bin/chromium",
+                flags + ["--screenshot=\(png)", "--window-size=1000,2600", "file://\(path)"],
+                environment: environment)
+            #expect(status == 0, "chromium: \(text)")
+            let (measured, output) = try TestProcess.run(
+                "/usr/bin/python3", ["-c", pngColours, png], environment: environment)
+            #expect(measured == 0, "\(output)")
+            let fields = output.split(whereSeparator: \.isWhitespace)
+            guard fields.count == 2, let distinct = Int(fields[0]), let share = Double(fields[1]) else {
+                Issue.record("unexpected output: \(output)")
+                return (0, 0)
+            }
+            return (distinct, share)
         }
-        return (distinct, share)
     }
 
     /// Decodes an 8-bit RGB or RGBA, non-interlaced PNG (what Chromium writes) and prints

@@ -180,22 +180,24 @@ struct SecureBusTests {
     /// an ingest and a worker run; returns the messages received.
     static func receivedBy(
         _ topology: Topology, duration: Duration, configure: (ZMQSocket) throws -> Void
-    ) throws -> Int {
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let socket = try ZMQSocket(.sub, context: context)
-        defer { socket.close() }
-        try configure(socket)
-        try socket.subscribe("")
-        try socket.set(.receiveTimeout, .milliseconds(100))
-        try socket.connect(try BusAddress(parsing: topology.bus).subscriberEndpoint)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: duration)
-        var count = 0
-        while clock.now < deadline {
-            if (try? socket.receive()) != nil { count += 1 }
+    ) async throws -> Int {
+        try await offCooperativePool {
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let socket = try ZMQSocket(.sub, context: context)
+            defer { socket.close() }
+            try configure(socket)
+            try socket.subscribe("")
+            try socket.set(.receiveTimeout, .milliseconds(100))
+            try socket.connect(try BusAddress(parsing: topology.bus).subscriberEndpoint)
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: duration)
+            var count = 0
+            while clock.now < deadline {
+                if (try? socket.receive()) != nil { count += 1 }
+            }
+            return count
         }
-        return count
     }
 
     @Test func anUnknownKeyAndAClientWithoutAKeyGetNothingWhileAnAllowedKeyGetsEverything() async throws {
@@ -208,24 +210,24 @@ struct SecureBusTests {
             ["ingest", "--camera", "cam0", "--source", "sim:squat,reps=3", "--loop", "--pace", "recording"])
         defer { ingest.signal(SIGTERM) }
         // Allowed (control): receives poses, events, snapshots and health.
-        let allowed = try Self.receivedBy(topology, duration: .seconds(2)) { socket in
+        let allowed = try await Self.receivedBy(topology, duration: .seconds(2)) { socket in
             try socket.makeCurveClient(
                 serverKey: keys.broker.keyPair.publicKey, keyPair: keys.consumer.keyPair)
         }
         #expect(allowed > 10, "\(topology.diagnostics)")
         // The right server key and a key the broker does not know: refused at the handshake.
-        let stranger = try Self.receivedBy(topology, duration: .seconds(2)) { socket in
+        let stranger = try await Self.receivedBy(topology, duration: .seconds(2)) { socket in
             try socket.makeCurveClient(
                 serverKey: keys.broker.keyPair.publicKey, keyPair: keys.stranger.keyPair)
         }
         #expect(stranger == 0)
         // The right server key and no client key of its own.
-        let serverKeyOnly = try Self.receivedBy(topology, duration: .seconds(1)) { socket in
+        let serverKeyOnly = try await Self.receivedBy(topology, duration: .seconds(1)) { socket in
             try socket.set(.curveServerKey, keys.broker.keyPair.publicKey)
         }
         #expect(serverKeyOnly == 0)
         // No key at all (plain ZMTP to a CURVE server).
-        let plain = try Self.receivedBy(topology, duration: .seconds(1)) { _ in }
+        let plain = try await Self.receivedBy(topology, duration: .seconds(1)) { _ in }
         #expect(plain == 0)
         let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
         let report = await health.wait(for: "broker") {
@@ -247,7 +249,7 @@ struct SecureBusTests {
         #expect(mkfifo(fifo, 0o644) == 0)
         let broker = try topology.start("broker", ["broker"])
         #expect(await broker.waitForError(containing: "serving"), "\(broker.diagnostics)")
-        let received = try Self.receivedBy(topology, duration: .seconds(3)) { socket in
+        let received = try await Self.receivedBy(topology, duration: .seconds(3)) { socket in
             try socket.makeCurveClient(
                 serverKey: keys.broker.keyPair.publicKey, keyPair: keys.consumer.keyPair)
         }
@@ -354,7 +356,9 @@ struct SecureBusTests {
             executable: "/usr/bin/cc", arguments: [source, "-o", program, "-lzmq"],
             environment: ProcessInfo.processInfo.environment,
             standardOutput: topology.directory + "/cc.out", standardError: topology.directory + "/cc.err")
-        #expect(compile.waitForExit() == 0, "\(TestProcess.readFile(topology.directory + "/cc.err"))")
+        #expect(
+            await offCooperativePool { compile.waitForExit() } == 0,
+            "\(TestProcess.readFile(topology.directory + "/cc.err"))")
         let context = try ZMQContext()
         defer { context.terminate() }
         let own = try BusSubscriber(
@@ -366,7 +370,9 @@ struct SecureBusTests {
             environment: [:],
             standardOutput: topology.directory + "/other.out",
             standardError: topology.directory + "/other.err")
-        #expect(other.waitForExit() == 0, "\(TestProcess.readFile(topology.directory + "/other.err"))")
+        #expect(
+            await offCooperativePool { other.waitForExit() } == 0,
+            "\(TestProcess.readFile(topology.directory + "/other.err"))")
         #expect(TestProcess.readFile(topology.directory + "/other.out").contains("received 0"))
         #expect(try own.tryReceive() == nil, "the other user's event reached the broker's user")
         let health = try HealthWatch(bus: topology.bus)

@@ -168,88 +168,93 @@ struct AnalyzerBadInputTests {
     /// drops exactly the poses the contract says, counts each under its reason, and everything
     /// it reports stays finite and consistent.
     @Test(arguments: Exercise.catalog)
-    func randomGarbageKeepsEveryInvariant(exercise: Exercise) {
-        var generator = SplitMix64(seed: 42 &+ UInt64(exercise.id.count))
-        let specials: [Double] = [
-            .nan, .infinity, -.infinity, 0, -0.0, 1e308, -1e308, .leastNonzeroMagnitude, 1e6, -1e6, 500, 2e10,
-        ]
-        func number() -> Double {
-            generator.next() % 3 == 0
-                ? specials[Int(generator.next() % UInt64(specials.count))] : (generator.unit() - 0.3) * 2000
-        }
-        var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
-        let required = Set(analyzer.requiredJoints)
-        var expected = PoseRejections()
-        var model = TimeModel()
-        var time = 0.0
-        var completed = 0
-        var rejectedReps = 0
-        for _ in 0..<1500 {
-            var points: [Joint: CGPoint] = [:]
-            var confidence: [Joint: Double] = [:]
-            // One pose in four has garbage among its points; the others get through.
-            let garbage = generator.next() % 4 == 0
-            for joint in Joint.allCases where generator.next() % 4 != 0 {
-                let sound = !garbage || generator.next() % 3 != 0
-                points[joint] =
-                    sound
-                    ? CGPoint(x: generator.unit() * 640, y: generator.unit() * 480)
-                    : CGPoint(x: number(), y: number())
-                if generator.next() % 2 == 0 { confidence[joint] = sound ? generator.unit() : number() }
-            }
-            // Time mostly moves on; one pose in five has a garbage timestamp of its own (NaN,
-            // infinite, huge, zero, negative, back in time or far ahead).
-            time += 1.0 / 30
-            let timestamp = generator.next() % 5 == 0 ? number() : time
-            let size =
-                generator.next() % 3 == 0
-                ? nil : CGSize(width: 640, height: generator.next() % 9 == 0 ? number() : 480)
-            let pose = Pose(points: points, timestamp: timestamp, imageSize: size, confidence: confidence)
-            if let reason = Self.expectedRejection(pose, after: nil) {
-                expected.record(reason)
-            } else {
-                for reason in model.observe(timestamp) { expected.record(reason) }
-                // A jump that later poses confirmed: the clock goes on from there.
-                time = max(time, model.lastAccepted ?? time)
-            }
-            let events = analyzer.process(pose)
-            for event in events {
-                switch event {
-                case .repCompleted(let rep), .repRejected(let rep):
-                    if case .repCompleted = event { completed += 1 } else { rejectedReps += 1 }
-                    #expect(rep.peak.isFinite && rep.start.isFinite && rep.end.isFinite, "\(rep)")
-                    #expect(rep.start <= rep.end, "\(rep)")
-                case .baselineCompleted(let value):
-                    #expect(value.isFinite)
-                case .visibilityChanged(let visibility):
-                    #expect(Set(visibility.missingJoints).isSubset(of: required), "\(visibility)")
-                default:
-                    break
-                }
-            }
-            let snapshot = analyzer.snapshot
-            let numbers = [
-                snapshot.value, snapshot.best, snapshot.holdProgress, snapshot.confidence,
-                snapshot.baseline?.value,
+    func randomGarbageKeepsEveryInvariant(exercise: Exercise) async {
+        await offCooperativePool(.computing) {
+            var generator = SplitMix64(seed: 42 &+ UInt64(exercise.id.count))
+            let specials: [Double] = [
+                .nan, .infinity, -.infinity, 0, -0.0, 1e308, -1e308, .leastNonzeroMagnitude, 1e6, -1e6, 500,
+                2e10,
             ]
-            #expect(numbers.allSatisfy { $0?.isFinite ?? true }, "\(snapshot)")
-            if let rep = snapshot.lastRep {
-                #expect(rep.peak.isFinite && rep.start.isFinite && rep.end.isFinite)
+            func number() -> Double {
+                generator.next() % 3 == 0
+                    ? specials[Int(generator.next() % UInt64(specials.count))]
+                    : (generator.unit() - 0.3) * 2000
             }
-            #expect(Set(snapshot.missingJoints).isSubset(of: required), "\(snapshot.missingJoints)")
-            #expect(snapshot.repCount == completed)
-            #expect(snapshot.rejectedCount == rejectedReps)
+            var analyzer = MotionAnalyzer(exercise: exercise, side: .right)
+            let required = Set(analyzer.requiredJoints)
+            var expected = PoseRejections()
+            var model = TimeModel()
+            var time = 0.0
+            var completed = 0
+            var rejectedReps = 0
+            for _ in 0..<1500 {
+                var points: [Joint: CGPoint] = [:]
+                var confidence: [Joint: Double] = [:]
+                // One pose in four has garbage among its points; the others get through.
+                let garbage = generator.next() % 4 == 0
+                for joint in Joint.allCases where generator.next() % 4 != 0 {
+                    let sound = !garbage || generator.next() % 3 != 0
+                    points[joint] =
+                        sound
+                        ? CGPoint(x: generator.unit() * 640, y: generator.unit() * 480)
+                        : CGPoint(x: number(), y: number())
+                    if generator.next() % 2 == 0 { confidence[joint] = sound ? generator.unit() : number() }
+                }
+                // Time mostly moves on; one pose in five has a garbage timestamp of its own (NaN,
+                // infinite, huge, zero, negative, back in time or far ahead).
+                time += 1.0 / 30
+                let timestamp = generator.next() % 5 == 0 ? number() : time
+                let size =
+                    generator.next() % 3 == 0
+                    ? nil : CGSize(width: 640, height: generator.next() % 9 == 0 ? number() : 480)
+                let pose = Pose(points: points, timestamp: timestamp, imageSize: size, confidence: confidence)
+                if let reason = Self.expectedRejection(pose, after: nil) {
+                    expected.record(reason)
+                } else {
+                    for reason in model.observe(timestamp) { expected.record(reason) }
+                    // A jump that later poses confirmed: the clock goes on from there.
+                    time = max(time, model.lastAccepted ?? time)
+                }
+                let events = analyzer.process(pose)
+                for event in events {
+                    switch event {
+                    case .repCompleted(let rep), .repRejected(let rep):
+                        if case .repCompleted = event { completed += 1 } else { rejectedReps += 1 }
+                        #expect(rep.peak.isFinite && rep.start.isFinite && rep.end.isFinite, "\(rep)")
+                        #expect(rep.start <= rep.end, "\(rep)")
+                    case .baselineCompleted(let value):
+                        #expect(value.isFinite)
+                    case .visibilityChanged(let visibility):
+                        #expect(Set(visibility.missingJoints).isSubset(of: required), "\(visibility)")
+                    default:
+                        break
+                    }
+                }
+                let snapshot = analyzer.snapshot
+                let numbers = [
+                    snapshot.value, snapshot.best, snapshot.holdProgress, snapshot.confidence,
+                    snapshot.baseline?.value,
+                ]
+                #expect(numbers.allSatisfy { $0?.isFinite ?? true }, "\(snapshot)")
+                if let rep = snapshot.lastRep {
+                    #expect(rep.peak.isFinite && rep.start.isFinite && rep.end.isFinite)
+                }
+                #expect(Set(snapshot.missingJoints).isSubset(of: required), "\(snapshot.missingJoints)")
+                #expect(snapshot.repCount == completed)
+                #expect(snapshot.rejectedCount == rejectedReps)
+            }
+            // The end of the poses drops a pose still held.
+            analyzer.finish()
+            if model.held != nil { expected.record(.timestampOutlier) }
+            // Every dropped pose is counted, under the contract's reason, and nothing else is.
+            #expect(analyzer.rejectedPoses == expected)
+            #expect(
+                PoseRejections.Reason.allCases.map { analyzer.rejectedPoses[$0] }.reduce(0, +)
+                    == expected.total)
+            // The garbage exercised every reason and let most poses through.
+            #expect(PoseRejections.Reason.allCases.allSatisfy { expected[$0] > 0 }, "\(expected)")
+            #expect(expected.total < 1000, "\(expected)")
         }
-        // The end of the poses drops a pose still held.
-        analyzer.finish()
-        if model.held != nil { expected.record(.timestampOutlier) }
-        // Every dropped pose is counted, under the contract's reason, and nothing else is.
-        #expect(analyzer.rejectedPoses == expected)
-        #expect(
-            PoseRejections.Reason.allCases.map { analyzer.rejectedPoses[$0] }.reduce(0, +) == expected.total)
-        // The garbage exercised every reason and let most poses through.
-        #expect(PoseRejections.Reason.allCases.allSatisfy { expected[$0] > 0 }, "\(expected)")
-        #expect(expected.total < 1000, "\(expected)")
     }
 
     @Test func emptyPosesAloneNeverCountAnything() {

@@ -69,19 +69,21 @@ struct FlatPoseAnalysisTests {
     }
 
     @Test(arguments: Exercise.catalog)
-    func simulatedSessionsWithBadInputGiveTheSameResultsThroughFlatPoses(exercise: Exercise) throws {
-        var options = SimulationOptions(seed: 7)
-        options.faultRate = 0.4
-        options.noise = 1.5
-        let simulation = try ExerciseSimulator(exercise: exercise, options: options).run()
-        var poses: [Pose] = []
-        for (number, pose) in simulation.poses.enumerated() {
-            poses.append(pose)
-            guard number % 37 == 5 else { continue }
-            poses.append(contentsOf: Self.badVariants(of: pose))
+    func simulatedSessionsWithBadInputGiveTheSameResultsThroughFlatPoses(exercise: Exercise) async throws {
+        try await offCooperativePool(.computing) {
+            var options = SimulationOptions(seed: 7)
+            options.faultRate = 0.4
+            options.noise = 1.5
+            let simulation = try ExerciseSimulator(exercise: exercise, options: options).run()
+            var poses: [Pose] = []
+            for (number, pose) in simulation.poses.enumerated() {
+                poses.append(pose)
+                guard number % 37 == 5 else { continue }
+                poses.append(contentsOf: Self.badVariants(of: pose))
+            }
+            let events = expectIdenticalPaths(poses, exercise: exercise, context: exercise.id)
+            #expect(events > 0)
         }
-        let events = expectIdenticalPaths(poses, exercise: exercise, context: exercise.id)
-        #expect(events > 0)
     }
 
     /// Poses the analyzer must drop, or judge with care, next to a sound `pose`.

@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaSimulation
+import KinesiaTestSupport
 import Testing
 
 @testable import KinesiaMotion
@@ -41,81 +42,93 @@ struct MotionAnalyzerCheckpointTests {
     }
 
     @Test(arguments: Exercise.catalog)
-    func aRestoredAnalyzerContinuesSimulatedPosesExactly(_ exercise: Exercise) throws {
-        let poses = try CheckpointSplits.simulated(exercise)
-        for side in BodySide.allCases {
-            let splits = CheckpointSplits.splits(exercise, side, poses)
-            try expectSplitsContinueExactly(
-                exercise, side, poses, splits: splits, context: "\(exercise.id) \(side) simulated")
+    func aRestoredAnalyzerContinuesSimulatedPosesExactly(_ exercise: Exercise) async throws {
+        try await offCooperativePool(.computing) {
+            let poses = try CheckpointSplits.simulated(exercise)
+            for side in BodySide.allCases {
+                let splits = CheckpointSplits.splits(exercise, side, poses)
+                try expectSplitsContinueExactly(
+                    exercise, side, poses, splits: splits, context: "\(exercise.id) \(side) simulated")
+            }
         }
     }
 
     @Test(arguments: RecordingFixtures.allRecordings)
-    func aRestoredAnalyzerContinuesARealRecordingExactlyAfterEveryPose(_ recording: String) throws {
-        let poses = try JSONLinesRecording.load(contentsOf: RecordingFixtures.recording(recording))
-            .map(FlatPose.init)
-        for exercise in Exercise.catalog {
-            for side in BodySide.allCases {
-                try expectSplitsContinueExactly(
-                    exercise, side, poses, splits: Array(0...poses.count),
-                    context: "\(exercise.id) \(side) \(recording)")
+    func aRestoredAnalyzerContinuesARealRecordingExactlyAfterEveryPose(_ recording: String) async throws {
+        try await offCooperativePool(.computing) {
+            let poses = try JSONLinesRecording.load(contentsOf: RecordingFixtures.recording(recording))
+                .map(FlatPose.init)
+            for exercise in Exercise.catalog {
+                for side in BodySide.allCases {
+                    try expectSplitsContinueExactly(
+                        exercise, side, poses, splits: Array(0...poses.count),
+                        context: "\(exercise.id) \(side) \(recording)")
+                }
             }
         }
     }
 
-    @Test func theSimulatedSplitsCoverEverythingThatCanBeUnderWay() throws {
-        // The splits above include a rep, a hold, a held time jump, a broken rule, an outlier
-        // held out and pending debounces; otherwise the test would prove less than it says.
-        var seen: Set<String> = []
-        for exercise in Exercise.catalog {
-            let poses = try CheckpointSplits.simulated(exercise)
-            var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
-            for split in CheckpointSplits.splits(exercise, .left, poses) {
-                analyzer = MotionAnalyzer(exercise: exercise, side: .left)
-                for pose in poses[..<split] { _ = analyzer.process(pose) }
-                let checkpoint = analyzer.checkpoint
-                if case .rep = checkpoint.state { seen.insert("rep") }
-                if case .hold = checkpoint.state { seen.insert("hold") }
-                if checkpoint.heldPose != nil { seen.insert("held") }
-                if checkpoint.trackers.contains(where: { $0.brokenSince != nil }) { seen.insert("broken") }
-                if checkpoint.signal.outlierSince != nil { seen.insert("outlier") }
-                if checkpoint.rejectedPoses.total > 0 { seen.insert("rejected") }
+    @Test func theSimulatedSplitsCoverEverythingThatCanBeUnderWay() async throws {
+        try await offCooperativePool(.computing) {
+            // The splits above include a rep, a hold, a held time jump, a broken rule, an outlier
+            // held out and pending debounces; otherwise the test would prove less than it says.
+            var seen: Set<String> = []
+            for exercise in Exercise.catalog {
+                let poses = try CheckpointSplits.simulated(exercise)
+                var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
+                for split in CheckpointSplits.splits(exercise, .left, poses) {
+                    analyzer = MotionAnalyzer(exercise: exercise, side: .left)
+                    for pose in poses[..<split] { _ = analyzer.process(pose) }
+                    let checkpoint = analyzer.checkpoint
+                    if case .rep = checkpoint.state { seen.insert("rep") }
+                    if case .hold = checkpoint.state { seen.insert("hold") }
+                    if checkpoint.heldPose != nil { seen.insert("held") }
+                    if checkpoint.trackers.contains(where: { $0.brokenSince != nil }) {
+                        seen.insert("broken")
+                    }
+                    if checkpoint.signal.outlierSince != nil { seen.insert("outlier") }
+                    if checkpoint.rejectedPoses.total > 0 { seen.insert("rejected") }
+                }
             }
+            #expect(seen == ["rep", "hold", "held", "broken", "outlier", "rejected"])
         }
-        #expect(seen == ["rep", "hold", "held", "broken", "outlier", "rejected"])
     }
 
     @Test(arguments: [
         "signal", "trackers", "visibility", "setup", "state", "snapshot", "heldPose", "hasBest",
     ])
-    func everyPartOfTheCheckpointIsNeeded(_ part: String) throws {
-        // The same splits with one part of the checkpoint taken from a fresh analyzer: some
-        // split must then give other lines, or the part (or the comparison) proves nothing.
-        for exercise in [Exercise.squat, .wallSit, .shoulderAbduction] {
-            let poses = try CheckpointSplits.simulated(exercise)
-            var uninterrupted = MotionAnalyzer(exercise: exercise, side: .left)
-            let expected = CheckpointSplits.run(&uninterrupted, poses, from: 0)
-            let fresh = MotionAnalyzer(exercise: exercise, side: .left).checkpoint
-            for split in CheckpointSplits.splits(exercise, .left, poses) {
-                var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
-                for pose in poses[..<split] { _ = analyzer.process(pose) }
-                var checkpoint = analyzer.checkpoint
-                switch part {
-                case "signal": checkpoint.signal = fresh.signal
-                case "trackers": checkpoint.trackers = fresh.trackers
-                case "visibility": checkpoint.visibility = fresh.visibility
-                case "setup": checkpoint.setup = fresh.setup
-                case "state": checkpoint.state = fresh.state
-                case "snapshot": checkpoint.snapshot = fresh.snapshot
-                case "heldPose": checkpoint.heldPose = fresh.heldPose
-                default: checkpoint.hasBest = fresh.hasBest
+    func everyPartOfTheCheckpointIsNeeded(_ part: String) async throws {
+        try await offCooperativePool(.computing) {
+            // The same splits with one part of the checkpoint taken from a fresh analyzer: some
+            // split must then give other lines, or the part (or the comparison) proves nothing.
+            for exercise in [Exercise.squat, .wallSit, .shoulderAbduction] {
+                let poses = try CheckpointSplits.simulated(exercise)
+                var uninterrupted = MotionAnalyzer(exercise: exercise, side: .left)
+                let expected = CheckpointSplits.run(&uninterrupted, poses, from: 0)
+                let fresh = MotionAnalyzer(exercise: exercise, side: .left).checkpoint
+                for split in CheckpointSplits.splits(exercise, .left, poses) {
+                    var analyzer = MotionAnalyzer(exercise: exercise, side: .left)
+                    for pose in poses[..<split] { _ = analyzer.process(pose) }
+                    var checkpoint = analyzer.checkpoint
+                    switch part {
+                    case "signal": checkpoint.signal = fresh.signal
+                    case "trackers": checkpoint.trackers = fresh.trackers
+                    case "visibility": checkpoint.visibility = fresh.visibility
+                    case "setup": checkpoint.setup = fresh.setup
+                    case "state": checkpoint.state = fresh.state
+                    case "snapshot": checkpoint.snapshot = fresh.snapshot
+                    case "heldPose": checkpoint.heldPose = fresh.heldPose
+                    default: checkpoint.hasBest = fresh.hasBest
+                    }
+                    var restored = try MotionAnalyzer(exercise: exercise, side: .left, restoring: checkpoint)
+                    // One split that diverges is enough.
+                    if CheckpointSplits.run(&restored, poses, from: split) != Array(expected[split...]) {
+                        return
+                    }
                 }
-                var restored = try MotionAnalyzer(exercise: exercise, side: .left, restoring: checkpoint)
-                // One split that diverges is enough.
-                if CheckpointSplits.run(&restored, poses, from: split) != Array(expected[split...]) { return }
             }
+            Issue.record("no split diverged without the checkpoint's \(part)")
         }
-        Issue.record("no split diverged without the checkpoint's \(part)")
     }
 
     @Test func aCheckpointAfterABaselineAndAResetCarriesThem() throws {

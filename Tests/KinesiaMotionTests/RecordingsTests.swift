@@ -1,5 +1,6 @@
 import Foundation
 import KinesiaMotion
+import KinesiaTestSupport
 import Testing
 
 struct RecordingsTests {
@@ -29,12 +30,14 @@ struct RecordingsTests {
         #expect(poses[1].timestamp == 0.016667)
     }
 
-    @Test func keepsTheEmptyPosesOfTheWalkRecording() throws {
-        let poses = try JSONLinesRecording.load(
-            contentsOf: RecordingFixtures.recording("s2d_demo_walk_mediapipe.jsonl"))
-        #expect(poses.count == 201)
-        #expect(poses.prefix(46).allSatisfy { $0.isEmpty })
-        #expect(!poses[46].isEmpty)
+    @Test func keepsTheEmptyPosesOfTheWalkRecording() async throws {
+        try await offCooperativePool(.computing) {
+            let poses = try JSONLinesRecording.load(
+                contentsOf: RecordingFixtures.recording("s2d_demo_walk_mediapipe.jsonl"))
+            #expect(poses.count == 201)
+            #expect(poses.prefix(46).allSatisfy { $0.isEmpty })
+            #expect(!poses[46].isEmpty)
+        }
     }
 
     @Test(arguments: RecordingFixtures.allRecordings)
@@ -71,14 +74,16 @@ struct RecordingsTests {
         #expect(timestamps.count == 100)
     }
 
-    @Test func recordingLoadPicksTheReaderFromThePath() throws {
-        let jsonl = try Recording.load(RecordingFixtures.recording("s2d_demo_walk_mediapipe.jsonl"))
-        #expect(jsonl.count == 201)
-        let folder = try Recording.load(RecordingFixtures.openPose("coco"))
-        #expect(folder.count == 12)
-        let single = try Recording.load(RecordingFixtures.openPose("coco/frame_0_keypoints.json"))
-        #expect(single.count == 1)
-        #expect(single[0].points == folder[0].points)
+    @Test func recordingLoadPicksTheReaderFromThePath() async throws {
+        try await offCooperativePool(.computing) {
+            let jsonl = try Recording.load(RecordingFixtures.recording("s2d_demo_walk_mediapipe.jsonl"))
+            #expect(jsonl.count == 201)
+            let folder = try Recording.load(RecordingFixtures.openPose("coco"))
+            #expect(folder.count == 12)
+            let single = try Recording.load(RecordingFixtures.openPose("coco/frame_0_keypoints.json"))
+            #expect(single.count == 1)
+            #expect(single[0].points == folder[0].points)
+        }
     }
 
     // MARK: - Malformed input

@@ -1,6 +1,7 @@
 import Foundation
 import KinesiaMotion
 import KinesiaSimulation
+import KinesiaTestSupport
 import Testing
 
 /// The analysis finds exactly what the simulator put in: reps, holds, faults and peaks.
@@ -91,21 +92,24 @@ struct SimulatedAnalysisTests {
     }
 
     @Test(arguments: Exercise.catalog, Variant.all)
-    func analysisFindsExactlyTheSimulatedRepsHoldsAndFaults(exercise: Exercise, variant: Variant) throws {
-        var options = SimulationOptions(
-            seed: variant.seed, frameRate: variant.frameRate, imageSize: variant.imageSize, reps: 4,
-            sides: variant.sides, faultRate: 0.5)
-        options.startTime = 1000
-        let simulation = try ExerciseSimulator(exercise: exercise, options: options).run()
-        let truth = simulation.truth
-        if !exercise.formRules.isEmpty {
-            #expect(truth.reps.contains { $0.outcome == .rejected })
-        }
-        #expect(truth.reps.contains { $0.outcome == .clean })
-        for side in BodySide.allCases {
-            let report = Self.analyze(simulation.poses, exercise, side: side)
-            Self.expectMatch(
-                report, truth, side: side, exercise: exercise, context: "\(exercise.id) \(variant.name)")
+    func analysisFindsExactlyTheSimulatedRepsHoldsAndFaults(exercise: Exercise, variant: Variant) async throws
+    {
+        try await offCooperativePool(.computing) {
+            var options = SimulationOptions(
+                seed: variant.seed, frameRate: variant.frameRate, imageSize: variant.imageSize, reps: 4,
+                sides: variant.sides, faultRate: 0.5)
+            options.startTime = 1000
+            let simulation = try ExerciseSimulator(exercise: exercise, options: options).run()
+            let truth = simulation.truth
+            if !exercise.formRules.isEmpty {
+                #expect(truth.reps.contains { $0.outcome == .rejected })
+            }
+            #expect(truth.reps.contains { $0.outcome == .clean })
+            for side in BodySide.allCases {
+                let report = Self.analyze(simulation.poses, exercise, side: side)
+                Self.expectMatch(
+                    report, truth, side: side, exercise: exercise, context: "\(exercise.id) \(variant.name)")
+            }
         }
     }
 
@@ -125,16 +129,18 @@ struct SimulatedAnalysisTests {
         #expect(report.snapshot.best < end)
     }
 
-    @Test func manySeedsAgreeWithTheAnalysis() throws {
-        for seed in UInt64(100)..<UInt64(106) {
-            for exercise in Exercise.catalog {
-                let options = SimulationOptions(seed: seed, reps: 3, faultRate: 0.4)
-                let simulation = try ExerciseSimulator(exercise: exercise, options: options).run()
-                for side in BodySide.allCases {
-                    let report = Self.analyze(simulation.poses, exercise, side: side)
-                    Self.expectMatch(
-                        report, simulation.truth, side: side, exercise: exercise,
-                        context: "seed \(seed) \(exercise.id)")
+    @Test func manySeedsAgreeWithTheAnalysis() async throws {
+        try await offCooperativePool(.computing) {
+            for seed in UInt64(100)..<UInt64(106) {
+                for exercise in Exercise.catalog {
+                    let options = SimulationOptions(seed: seed, reps: 3, faultRate: 0.4)
+                    let simulation = try ExerciseSimulator(exercise: exercise, options: options).run()
+                    for side in BodySide.allCases {
+                        let report = Self.analyze(simulation.poses, exercise, side: side)
+                        Self.expectMatch(
+                            report, simulation.truth, side: side, exercise: exercise,
+                            context: "seed \(seed) \(exercise.id)")
+                    }
                 }
             }
         }

@@ -36,16 +36,18 @@ struct LiveHubTests {
         #expect(await waiting.value)
     }
 
-    @Test func aWaitWithNoChangeEndsWhenTheClockGivenReachesTheTimeoutNotBefore() throws {
-        let hub = LiveHub()
-        hub.publish("session cam0/left", text: "a1")
-        let first = try #require(hub.changes(after: 0, timeout: .zero))
-        let clock = ReadCountingClock()
-        let probe = clock.probe(limit: .seconds(15)) {
-            hub.changes(after: first.seen, timeout: .seconds(15), clock: ElapsedClock(clock))
+    @Test func aWaitWithNoChangeEndsWhenTheClockGivenReachesTheTimeoutNotBefore() async throws {
+        try await offCooperativePool {
+            let hub = LiveHub()
+            hub.publish("session cam0/left", text: "a1")
+            let first = try #require(hub.changes(after: 0, timeout: .zero))
+            let clock = ReadCountingClock()
+            let probe = clock.probe(limit: .seconds(15)) {
+                hub.changes(after: first.seen, timeout: .seconds(15), clock: ElapsedClock(clock))
+            }
+            #expect(probe.waitingJustBefore, "a millisecond before the timeout: still waiting")
+            let changes = try #require(probe.result ?? nil, "the wait ends at the timeout")
+            #expect(changes.texts.isEmpty && changes.seen == first.seen, "with nothing new")
         }
-        #expect(probe.waitingJustBefore, "a millisecond before the timeout: still waiting")
-        let changes = try #require(probe.result ?? nil, "the wait ends at the timeout")
-        #expect(changes.texts.isEmpty && changes.seen == first.seen, "with nothing new")
     }
 }

@@ -150,103 +150,114 @@ struct PythonWireTests {
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func pythonAnswersEveryHostileInputAsSwiftDoesAndRaisesOnlyWireError() throws {
-        let corpus = try Self.hostileCorpus(count: 3000)
-        let file = try Python.temporaryFile(Self.casesFile(corpus))
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let run = try Python.run(Python.driver, ["decode", file])
-        #expect(run.status == 0, "\(run.error)")
-        let lines = run.output.split(separator: "\n")
-        try #require(
-            lines.count == corpus.count, "\(lines.count) answers to \(corpus.count) inputs:\n\(run.error)")
+    func pythonAnswersEveryHostileInputAsSwiftDoesAndRaisesOnlyWireError() async throws {
+        try await offCooperativePool {
+            let corpus = try Self.hostileCorpus(count: 3000)
+            let file = try Python.temporaryFile(Self.casesFile(corpus))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let run = try Python.run(Python.driver, ["decode", file])
+            #expect(run.status == 0, "\(run.error)")
+            let lines = run.output.split(separator: "\n")
+            try #require(
+                lines.count == corpus.count, "\(lines.count) answers to \(corpus.count) inputs:\n\(run.error)"
+            )
 
-        var mismatches: [String] = []
-        var decoded = 0
-        var codes: Set<String> = []
-        for (index, line) in lines.enumerated() {
-            let answer = try JSONParser.parse(line)
-            let (topic, payload) = corpus[index]
-            let expected = SwiftAnswer.expected(topic: topic, payload: payload)
-            if case .object(let fields) = expected {
-                if case .string(let code) = fields["error"] { codes.insert(code) } else { decoded += 1 }
+            var mismatches: [String] = []
+            var decoded = 0
+            var codes: Set<String> = []
+            for (index, line) in lines.enumerated() {
+                let answer = try JSONParser.parse(line)
+                let (topic, payload) = corpus[index]
+                let expected = SwiftAnswer.expected(topic: topic, payload: payload)
+                if case .object(let fields) = expected {
+                    if case .string(let code) = fields["error"] { codes.insert(code) } else { decoded += 1 }
+                }
+                if answer != expected {
+                    mismatches.append(
+                        "input \(index) (topic \(topic.hex), payload \(payload.hex)):\n  python \(line)\n  swift  \(expected)"
+                    )
+                }
             }
-            if answer != expected {
-                mismatches.append(
-                    "input \(index) (topic \(topic.hex), payload \(payload.hex)):\n  python \(line)\n  swift  \(expected)"
-                )
+            #expect(
+                mismatches.count == 0,
+                "\(mismatches.count) of \(corpus.count) inputs answered differently; the first:\n\(mismatches.prefix(5).joined(separator: "\n"))"
+            )
+            // The corpus reached every layer: messages that decode, and many kinds of refusal.
+            #expect(decoded > 50)  // 70 of the 3000 seeded inputs
+            for code in [
+                "truncated", "badMagic", "unsupportedVersion", "unknownKind", "trailingBytes",
+                "unsupportedFlags",
+                "nonFinite", "unknownJoint", "duplicateJoint", "tooManyJoints", "invalidUTF8", "emptyJSON",
+                "topicMismatch", "invalidTopic",
+            ] {
+                #expect(codes.contains(code), "no input was refused with \(code)")
             }
-        }
-        #expect(
-            mismatches.count == 0,
-            "\(mismatches.count) of \(corpus.count) inputs answered differently; the first:\n\(mismatches.prefix(5).joined(separator: "\n"))"
-        )
-        // The corpus reached every layer: messages that decode, and many kinds of refusal.
-        #expect(decoded > 50)  // 70 of the 3000 seeded inputs
-        for code in [
-            "truncated", "badMagic", "unsupportedVersion", "unknownKind", "trailingBytes", "unsupportedFlags",
-            "nonFinite", "unknownJoint", "duplicateJoint", "tooManyJoints", "invalidUTF8", "emptyJSON",
-            "topicMismatch", "invalidTopic",
-        ] {
-            #expect(codes.contains(code), "no input was refused with \(code)")
         }
     }
 
     // MARK: - The decode command
 
-    @Test func decodePrintsEachValidFixtureAsSwiftDecodesIt() throws {
-        for vector in try WireFixtures.valid() {
-            let path = fixturesDirectory.appendingPathComponent(vector.file).path
-            let topic = String(decoding: vector.message.topic.bytes, as: UTF8.self)
-            for withTopic in [true, false] {
-                let run = try Python.run(
-                    Python.fixtures, ["decode", path] + (withTopic ? ["--topic", topic] : []))
-                #expect(run.status == 0, "\(vector.file): \(run.error)")
-                #expect(run.error == "")
-                guard case .object(let printed) = try JSONParser.parse(run.output) else {
-                    Issue.record("\(vector.file): not a JSON object: \(run.output)")
-                    continue
+    @Test func decodePrintsEachValidFixtureAsSwiftDecodesIt() async throws {
+        try await offCooperativePool {
+            for vector in try WireFixtures.valid() {
+                let path = fixturesDirectory.appendingPathComponent(vector.file).path
+                let topic = String(decoding: vector.message.topic.bytes, as: UTF8.self)
+                for withTopic in [true, false] {
+                    let run = try Python.run(
+                        Python.fixtures, ["decode", path] + (withTopic ? ["--topic", topic] : []))
+                    #expect(run.status == 0, "\(vector.file): \(run.error)")
+                    #expect(run.error == "")
+                    guard case .object(let printed) = try JSONParser.parse(run.output) else {
+                        Issue.record("\(vector.file): not a JSON object: \(run.output)")
+                        continue
+                    }
+                    let payload = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+                    guard
+                        case .object(var expected) = SwiftAnswer.expected(
+                            topic: Array(topic.utf8), payload: payload)
+                    else { continue }
+                    // The command prints numbers as numbers: compare the header's exactly, as text.
+                    let header = vector.message.header
+                    #expect(run.output.contains("\"sequence\": \(header.sequence),"), "\(run.output)")
+                    #expect(run.output.contains("\"sent_at_ns\": \(header.sentAt)"), "\(run.output)")
+                    #expect(run.output.contains("\"stream_id\": \"\(header.streamID)\""), "\(run.output)")
+                    #expect(run.output.contains("\"kind\": \"\(header.kind.name)\""), "\(run.output)")
+                    expected["header"] = nil
+                    if !withTopic { expected["topic"] = nil }
+                    var compared = printed
+                    compared["header"] = nil
+                    if case .string(let json) = expected["json"] {
+                        // JSON payloads are also shown parsed, under "body".
+                        #expect(compared["body"] == (try JSONParser.parse(json)), "\(vector.file)")
+                        compared["body"] = nil
+                    }
+                    #expect(
+                        compared == expected, "\(vector.file) (topic given: \(withTopic)):\n\(run.output)")
                 }
-                let payload = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-                guard
-                    case .object(var expected) = SwiftAnswer.expected(
-                        topic: Array(topic.utf8), payload: payload)
-                else { continue }
-                // The command prints numbers as numbers: compare the header's exactly, as text.
-                let header = vector.message.header
-                #expect(run.output.contains("\"sequence\": \(header.sequence),"), "\(run.output)")
-                #expect(run.output.contains("\"sent_at_ns\": \(header.sentAt)"), "\(run.output)")
-                #expect(run.output.contains("\"stream_id\": \"\(header.streamID)\""), "\(run.output)")
-                #expect(run.output.contains("\"kind\": \"\(header.kind.name)\""), "\(run.output)")
-                expected["header"] = nil
-                if !withTopic { expected["topic"] = nil }
-                var compared = printed
-                compared["header"] = nil
-                if case .string(let json) = expected["json"] {
-                    // JSON payloads are also shown parsed, under "body".
-                    #expect(compared["body"] == (try JSONParser.parse(json)), "\(vector.file)")
-                    compared["body"] = nil
-                }
-                #expect(compared == expected, "\(vector.file) (topic given: \(withTopic)):\n\(run.output)")
             }
         }
     }
 
-    @Test func decodeRefusesEachInvalidFixtureWithItsErrorAndStatusOne() throws {
-        for vector in try WireFixtures.invalid() {
-            let path = fixturesDirectory.appendingPathComponent(vector.file).path
-            let run = try Python.run(Python.fixtures, ["decode", path, "--topic", vector.topic])
-            #expect(run.status == 1, "\(vector.file): \(run.output)")
-            #expect(run.output == "")
-            #expect(run.error.hasPrefix("\(path): \(vector.code)"), "\(vector.file): \(run.error)")
-            #expect(!run.error.contains("Traceback"))
+    @Test func decodeRefusesEachInvalidFixtureWithItsErrorAndStatusOne() async throws {
+        try await offCooperativePool {
+            for vector in try WireFixtures.invalid() {
+                let path = fixturesDirectory.appendingPathComponent(vector.file).path
+                let run = try Python.run(Python.fixtures, ["decode", path, "--topic", vector.topic])
+                #expect(run.status == 1, "\(vector.file): \(run.output)")
+                #expect(run.output == "")
+                #expect(run.error.hasPrefix("\(path): \(vector.code)"), "\(vector.file): \(run.error)")
+                #expect(!run.error.contains("Traceback"))
+            }
         }
     }
 
-    @Test func decodeWithoutAFileIsAUsageError() throws {
-        for arguments in [["decode"], ["decode", "a", "b"], []] {
-            let run = try Python.run(Python.fixtures, arguments)
-            #expect(run.status == 64, "\(arguments)")
-            #expect(run.error.hasPrefix("usage: python -m kinesia.fixtures decode FILE [--topic TOPIC]"))
+    @Test func decodeWithoutAFileIsAUsageError() async throws {
+        try await offCooperativePool {
+            for arguments in [["decode"], ["decode", "a", "b"], []] {
+                let run = try Python.run(Python.fixtures, arguments)
+                #expect(run.status == 64, "\(arguments)")
+                #expect(run.error.hasPrefix("usage: python -m kinesia.fixtures decode FILE [--topic TOPIC]"))
+            }
         }
     }
 
@@ -282,124 +293,143 @@ struct PythonWireTests {
     static let a: UInt64 = 0xA
     static let topic = "pose/cam0/"
 
-    @Test func trackerStartsAStreamThenCountsInOrderMessages() throws {
-        let run = try Self.pythonTrack([
-            (Self.topic, Self.a, 0), (Self.topic, Self.a, 1), (Self.topic, Self.a, 2),
-        ])
-        #expect(run.results == ["newStream", "inOrder", "inOrder"])
-        #expect(run.totals == ["delivered": 3, "missing": 0, "duplicates": 0, "restarts": 0])
+    @Test func trackerStartsAStreamThenCountsInOrderMessages() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack([
+                (Self.topic, Self.a, 0), (Self.topic, Self.a, 1), (Self.topic, Self.a, 2),
+            ])
+            #expect(run.results == ["newStream", "inOrder", "inOrder"])
+            #expect(run.totals == ["delivered": 3, "missing": 0, "duplicates": 0, "restarts": 0])
+        }
     }
 
-    @Test func trackerLetsALateJoinerStartMidStreamWithoutAGap() throws {
-        let run = try Self.pythonTrack([
-            (Self.topic, Self.a, 500), (Self.topic, Self.a, 501), (Self.topic, Self.a, 499),
-        ])
-        #expect(run.results == ["newStream", "inOrder", "old"])
-        #expect(run.totals["missing"] == 0)
+    @Test func trackerLetsALateJoinerStartMidStreamWithoutAGap() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack([
+                (Self.topic, Self.a, 500), (Self.topic, Self.a, 501), (Self.topic, Self.a, 499),
+            ])
+            #expect(run.results == ["newStream", "inOrder", "old"])
+            #expect(run.totals["missing"] == 0)
+        }
     }
 
-    @Test func trackerCountsTheMessagesOfAGap() throws {
-        let run = try Self.pythonTrack([(Self.topic, Self.a, 0), (Self.topic, Self.a, 5)])
-        #expect(run.results == ["newStream", "gap:4"])
-        #expect(run.totals == ["delivered": 2, "missing": 4, "duplicates": 0, "restarts": 0])
+    @Test func trackerCountsTheMessagesOfAGap() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack([(Self.topic, Self.a, 0), (Self.topic, Self.a, 5)])
+            #expect(run.results == ["newStream", "gap:4"])
+            #expect(run.totals == ["delivered": 2, "missing": 4, "duplicates": 0, "restarts": 0])
+        }
     }
 
-    @Test func trackerCallsARepeatedMessageOld() throws {
-        let run = try Self.pythonTrack([
-            (Self.topic, Self.a, 0), (Self.topic, Self.a, 1), (Self.topic, Self.a, 1),
-            (Self.topic, Self.a, 0),
-        ])
-        #expect(run.results == ["newStream", "inOrder", "old", "old"])
-        #expect(run.totals == ["delivered": 2, "missing": 0, "duplicates": 2, "restarts": 0])
+    @Test func trackerCallsARepeatedMessageOld() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack([
+                (Self.topic, Self.a, 0), (Self.topic, Self.a, 1), (Self.topic, Self.a, 1),
+                (Self.topic, Self.a, 0),
+            ])
+            #expect(run.results == ["newStream", "inOrder", "old", "old"])
+            #expect(run.totals == ["delivered": 2, "missing": 0, "duplicates": 2, "restarts": 0])
+        }
     }
 
-    @Test func trackerTakesANewStreamIdForARestartNotAGap() throws {
-        let run = try Self.pythonTrack(
-            (0..<10).map { (Self.topic, Self.a, UInt64($0)) } + [(Self.topic, 0xB, 0), (Self.topic, 0xB, 1)])
-        #expect(run.results.suffix(2) == ["restart", "inOrder"])
-        #expect(run.totals == ["delivered": 12, "missing": 0, "duplicates": 0, "restarts": 1])
+    @Test func trackerTakesANewStreamIdForARestartNotAGap() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack(
+                (0..<10).map { (Self.topic, Self.a, UInt64($0)) } + [
+                    (Self.topic, 0xB, 0), (Self.topic, 0xB, 1),
+                ])
+            #expect(run.results.suffix(2) == ["restart", "inOrder"])
+            #expect(run.totals == ["delivered": 12, "missing": 0, "duplicates": 0, "restarts": 1])
+        }
     }
 
-    @Test func trackerFollowsTopicsIndependently() throws {
-        let run = try Self.pythonTrack([
-            ("pose/cam0/", Self.a, 0), ("pose/cam1/", Self.a, 0), ("pose/cam0/", Self.a, 1),
-            ("pose/cam1/", Self.a, 3),
-        ])
-        #expect(run.results == ["newStream", "newStream", "inOrder", "gap:2"])
-        #expect(run.totals["missing"] == 2)
+    @Test func trackerFollowsTopicsIndependently() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack([
+                ("pose/cam0/", Self.a, 0), ("pose/cam1/", Self.a, 0), ("pose/cam0/", Self.a, 1),
+                ("pose/cam1/", Self.a, 3),
+            ])
+            #expect(run.results == ["newStream", "newStream", "inOrder", "gap:2"])
+            #expect(run.totals["missing"] == 2)
+        }
     }
 
-    @Test func trackerHandlesExtremeSequenceNumbers() throws {
-        let run = try Self.pythonTrack([
-            (Self.topic, Self.a, 0), (Self.topic, Self.a, .max), (Self.topic, Self.a, .max),
-            (Self.topic, Self.a, 5),
-        ])
-        #expect(run.results == ["newStream", "gap:\(UInt64.max - 1)", "old", "old"])
+    @Test func trackerHandlesExtremeSequenceNumbers() async throws {
+        try await offCooperativePool {
+            let run = try Self.pythonTrack([
+                (Self.topic, Self.a, 0), (Self.topic, Self.a, .max), (Self.topic, Self.a, .max),
+                (Self.topic, Self.a, 5),
+            ])
+            #expect(run.results == ["newStream", "gap:\(UInt64.max - 1)", "old", "old"])
+        }
     }
 
     /// A seeded flood over two topics and three senders with losses, duplicates, late arrivals
     /// and restarts: every Python result is Swift's, in the Python module's words (a duplicate,
     /// a late or a stale message is "old"), and the totals add up the same.
-    @Test func trackerAnswersAFloodAsSwiftsSequenceTrackerDoes() throws {
-        var generator = SplitMix64(seed: 7)
-        var events: [(String, UInt64, UInt64)] = []
-        // Per topic: the sender's stream id and the next sequence number it would send.
-        var sender: [String: (stream: UInt64, next: UInt64)] = [
-            "pose/cam0/": (1, 0), "event/cam0/left/": (2, 0),
-        ]
-        for _ in 0..<3000 {
-            let topic = generator.next() % 2 == 0 ? "pose/cam0/" : "event/cam0/left/"
-            var (stream, next) = sender[topic]!
-            var sequence = next
-            switch generator.next() % 100 {
-            case 0..<10: sequence += 1 + generator.next() % 5  // lost messages
-            case 10..<15: sequence = next > 0 ? next - 1 : 0  // a duplicate
-            case 15..<20: sequence = next > 3 ? next - 3 : 0  // a late one
-            case 20..<22:  // the sender restarts (sometimes as an earlier stream id)
-                stream = 1 + generator.next() % 3
-                sequence = generator.next() % 3
-                next = 0
-            default: break
+    @Test func trackerAnswersAFloodAsSwiftsSequenceTrackerDoes() async throws {
+        try await offCooperativePool {
+            var generator = SplitMix64(seed: 7)
+            var events: [(String, UInt64, UInt64)] = []
+            // Per topic: the sender's stream id and the next sequence number it would send.
+            var sender: [String: (stream: UInt64, next: UInt64)] = [
+                "pose/cam0/": (1, 0), "event/cam0/left/": (2, 0),
+            ]
+            for _ in 0..<3000 {
+                let topic = generator.next() % 2 == 0 ? "pose/cam0/" : "event/cam0/left/"
+                var (stream, next) = sender[topic]!
+                var sequence = next
+                switch generator.next() % 100 {
+                case 0..<10: sequence += 1 + generator.next() % 5  // lost messages
+                case 10..<15: sequence = next > 0 ? next - 1 : 0  // a duplicate
+                case 15..<20: sequence = next > 3 ? next - 3 : 0  // a late one
+                case 20..<22:  // the sender restarts (sometimes as an earlier stream id)
+                    stream = 1 + generator.next() % 3
+                    sequence = generator.next() % 3
+                    next = 0
+                default: break
+                }
+                events.append((topic, stream, sequence))
+                sender[topic] = (stream, max(next, sequence + 1))
             }
-            events.append((topic, stream, sequence))
-            sender[topic] = (stream, max(next, sequence + 1))
-        }
-        var swift = SequenceTracker<String>()
-        var expected: [String] = []
-        var delivered = 0
-        var missing: UInt64 = 0
-        var old = 0
-        for (topic, stream, sequence) in events {
-            switch swift.record(stream: StreamID(stream), sequence: sequence, on: topic) {
-            case .newStream(let restart, _):
-                expected.append(restart ? "restart" : "newStream")
-                delivered += 1
-            case .inOrder:
-                expected.append("inOrder")
-                delivered += 1
-            case .gap(let missed):
-                expected.append("gap:\(missed)")
-                delivered += 1
-                missing += missed
-            case .duplicate, .outOfOrder, .stale:
-                expected.append("old")
-                old += 1
+            var swift = SequenceTracker<String>()
+            var expected: [String] = []
+            var delivered = 0
+            var missing: UInt64 = 0
+            var old = 0
+            for (topic, stream, sequence) in events {
+                switch swift.record(stream: StreamID(stream), sequence: sequence, on: topic) {
+                case .newStream(let restart, _):
+                    expected.append(restart ? "restart" : "newStream")
+                    delivered += 1
+                case .inOrder:
+                    expected.append("inOrder")
+                    delivered += 1
+                case .gap(let missed):
+                    expected.append("gap:\(missed)")
+                    delivered += 1
+                    missing += missed
+                case .duplicate, .outOfOrder, .stale:
+                    expected.append("old")
+                    old += 1
+                }
             }
+            let run = try Self.pythonTrack(events)
+            #expect(run.results.count == events.count)
+            let first = zip(run.results, expected).enumerated().first { $0.element.0 != $0.element.1 }
+            #expect(
+                first == nil,
+                "event \(first?.offset ?? 0): python \(first?.element.0 ?? ""), swift \(first?.element.1 ?? "")"
+            )
+            #expect(
+                run.totals == [
+                    "delivered": delivered, "missing": Int(missing), "duplicates": old,
+                    "restarts": Int(swift.totals.restarts),
+                ])
+            #expect(
+                Set(expected.map { $0.hasPrefix("gap:") ? "gap" : $0 }) == [
+                    "newStream", "restart", "inOrder", "gap", "old",
+                ])
         }
-        let run = try Self.pythonTrack(events)
-        #expect(run.results.count == events.count)
-        let first = zip(run.results, expected).enumerated().first { $0.element.0 != $0.element.1 }
-        #expect(
-            first == nil,
-            "event \(first?.offset ?? 0): python \(first?.element.0 ?? ""), swift \(first?.element.1 ?? "")")
-        #expect(
-            run.totals == [
-                "delivered": delivered, "missing": Int(missing), "duplicates": old,
-                "restarts": Int(swift.totals.restarts),
-            ])
-        #expect(
-            Set(expected.map { $0.hasPrefix("gap:") ? "gap" : $0 }) == [
-                "newStream", "restart", "inOrder", "gap", "old",
-            ])
     }
 }

@@ -182,13 +182,20 @@ public struct SessionCommand: ParsableCommand {
     }
 
     /// Sends the command, prints the answer, and exits with its status.
+    ///
+    /// The wait for the answer (up to `--timeout`, a blocking receive) is on a thread of its own
+    /// (``DedicatedThread``), not on a thread of the cooperative pool: a caller in the same
+    /// process (a test, an application) keeps the pool's few threads for its other tasks.
     public func run(context: CommandContext) async throws {
         let request = try request()
         let (bus, _) = try BusProcess.bus(bus, security: security, role: .control, context: context)
         let client = ControlClient(bus: bus, timeout: .seconds(double: timeout))
         let answer: ControlAnswer
         do {
-            answer = try client.send(request)
+            answer = try await DedicatedThread.run(named: "kinesia.session") {
+                () throws(ControlClientError) in
+                try client.send(request)
+            }
         } catch {
             throw CLIError.failure(error.description)
         }
