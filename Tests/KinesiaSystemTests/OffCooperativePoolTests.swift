@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import KinesiaTestSupport
-import Synchronization
 import Testing
 
 /// The tests' way to block or compute at length without holding a thread of the cooperative
@@ -66,38 +65,6 @@ struct OffCooperativePoolTests {
         #expect(await offCooperativePool(.computing) { getpriority(which, 0) } == min(process + 10, 19))
         #expect(await offCooperativePool(.waiting) { getpriority(which, 0) } == process)
         #expect(getpriority(which, 0) == process, "the test's own thread is left as it was")
-    }
-
-    /// How many bodies run at once, and the most that did.
-    private final class Concurrency: Sendable {
-        private let counts = Mutex((now: 0, most: 0))
-
-        /// The most that ran at once.
-        var most: Int { counts.withLock { $0.most } }
-
-        /// Counts one running for `duration`.
-        func run(for duration: TimeInterval) {
-            counts.withLock {
-                $0.now += 1
-                $0.most = max($0.most, $0.now)
-            }
-            Thread.sleep(forTimeInterval: duration)
-            counts.withLock { $0.now -= 1 }
-        }
-    }
-
-    /// Bodies that compute take turns: no more of them run at once than the machine has cores,
-    /// however many are started.
-    @Test func bodiesThatComputeRunOnePerCoreAtATime() async {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        let running = Concurrency()
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<cores + 3 {
-                group.addTask { await offCooperativePool(.computing) { running.run(for: 0.02) } }
-            }
-        }
-        #expect(running.most <= cores)
-        #expect(running.most >= 1)
     }
 
     /// More bodies than the pool has threads block until all of them run at once: on the pool

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// A task executor that runs every job given to it on one thread of its own, until
-/// ``finish()``: what ``offCooperativePool(_:_:)`` prefers for the work it moves off the pool.
+/// ``finish()``: what ``offCooperativePool(_:)`` prefers for the work it moves off the pool.
 ///
 /// The thread sleeps on a condition while no job is queued (no polling, no CPU), and ends once
 /// ``finish()`` was called and the jobs queued before it have run. A positive `niceness` lowers

@@ -21,9 +21,8 @@
 /// ```
 ///
 /// Work that computes (``OffPoolWork/computing``) runs at a lower priority than the pool's
-/// threads, and one body per core at a time (``ComputeSlots``; the others wait without a
-/// thread): moved off the pool but all at once and given the cores first, dozens of them would
-/// take the CPU from the pool as surely as when they ran on it.
+/// threads: moved off the pool but given the cores first, a dozen such tests at once would take
+/// them from the pool as surely as when they ran on it.
 ///
 /// - Parameters:
 ///   - work: What `body` mostly does: waits (the default), or computes.
@@ -33,8 +32,6 @@
 package func offCooperativePool<Value, Failure: Error>(
     _ work: OffPoolWork = .waiting, _ body: () throws(Failure) -> Value
 ) async throws(Failure) -> Value {
-    if work == .computing { await ComputeSlots.shared.acquire() }
-    defer { if work == .computing { ComputeSlots.shared.release() } }
     let executor = DedicatedThreadExecutor(name: "kinesia-test-off-pool", niceness: work.niceness)
     defer { executor.finish() }
     return try await withTaskExecutorPreference(executor, isolation: nil) {

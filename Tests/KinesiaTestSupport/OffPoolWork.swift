@@ -4,8 +4,7 @@ package enum OffPoolWork: Hashable, Sendable {
     /// It waits (a child process, a socket, a semaphore, a sleep): its thread has the priority
     /// of the others, so that it wakes up on time.
     case waiting
-    /// It computes for seconds: it waits for a turn (one body per core at a time, ``ComputeSlots``)
-    /// and its thread has a lower priority (its nice value 10 above the process's), so that the threads
+    /// It computes for seconds: its thread has a lower priority (its nice value 10 above the process's), so that the threads
     /// of the cooperative pool, which every other test's next step waits for, run first.
     case computing
 
