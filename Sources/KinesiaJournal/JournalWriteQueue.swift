@@ -221,6 +221,17 @@ public final class JournalWriteQueue: @unchecked Sendable {
         return failures
     }
 
+    /// Drops everything queued (records and jobs), ends the thread; then waits for it. For a
+    /// holder that lost its streams to another (a pool worker fenced past its lease): nothing
+    /// more it gathered may be written (a batch already under way finishes).
+    public func abandon() {
+        condition.lock()
+        jobs.removeAll()
+        jobBytes.removeAll()
+        condition.unlock()
+        stop()
+    }
+
     /// Writes everything queued, runs the jobs, ends the thread; then waits for it.
     public func stop() {
         condition.lock()

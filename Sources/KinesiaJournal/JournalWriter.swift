@@ -372,6 +372,15 @@ public final class JournalWriter {
     /// keeps no descriptor of the ones that ended. The writer refuses records from then on.
     public func close() {
         try? flush()
+        abandon()
+    }
+
+    /// Lets the stream go without writing what it gathered: the lock is released and the files
+    /// closed (a holder that lost the stream to another: a pool worker fenced past its lease).
+    /// The writer refuses records from then on.
+    public func abandon() {
+        pending.removeAll()
+        pendingRecords = 0
         if stopReason == nil { stopReason = .stopped("the journal writer was closed") }
         try? lock?.unlock()
         lock = nil

@@ -356,6 +356,16 @@ public final class PublishJournal {
         store.enforceRetentionIfDue()
     }
 
+    /// Lets every stream go without writing or syncing anything more and without marking any
+    /// ended (locks released): for a holder whose streams another worker now writes (a pool
+    /// worker's session fenced past its lease). What it gathered and had not written is dropped:
+    /// the new holder regenerates it from the poses.
+    public func abandon() {
+        queue?.abandon()
+        groupSync?.stop()
+        for writer in writers.values { writer.abandon() }
+    }
+
     /// Syncs everything and releases the streams' locks (at a graceful stop: another process,
     /// or another service of this one, may take them at once); marks the identities `ended`
     /// when the streams are over (an ingest at the end of its source), so the next start

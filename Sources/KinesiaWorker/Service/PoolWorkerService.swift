@@ -104,7 +104,11 @@ public struct PoolWorkerService: Sendable {
         // never waits for them (it goes on reporting, so that its lease holds), and a session
         // of the same key starts only once they have returned (its run's end is announced
         // before the next run's start), or their wait is over.
-        var stopping: [(session: HostedSession, until: Duration)] = []
+        // A session stopped gracefully (moved, stopped, reset) is reported at its run until its
+        // service has returned and let its journal go: the coordinator hands it over only then.
+        // One stopped at a lapse of the lease is not (it publishes nothing, and is no longer
+        // this worker's to claim).
+        var stopping: [(session: HostedSession, until: Duration, reported: Bool)] = []
         var failed: [SessionKey: (run: UInt64, at: Duration)] = [:]
         var desired: [SessionPlan] = []
         var stoppedRuns: [SessionKey: UInt64] = [:]
@@ -145,7 +149,8 @@ public struct PoolWorkerService: Sendable {
         var reportedLive: Set<SessionKey> = []
         func report() {
             reportedLive = Set(hosted.filter { $0.value.isLive }.keys)
-            let running = hosted.values.filter(\.isLive).map {
+            let stillStopping = stopping.filter { $0.reported && !$0.session.hasEnded }.map(\.session)
+            let running = (hosted.values.filter(\.isLive) + stillStopping).map {
                 WorkerReport.Running(
                     key: $0.plan.key, run: $0.plan.run, repCount: $0.counts?.repCount,
                     rejectedCount: $0.counts?.rejectedCount)
@@ -205,7 +210,7 @@ public struct PoolWorkerService: Sendable {
                             stoppedRuns[key] == session.plan.run ? .stopped : nil
                         }
                     session.requestStop(endingRun: ending)
-                    stopping.append((session, elapsed.now + .seconds(3)))
+                    stopping.append((session, elapsed.now + .seconds(3), true))
                 }
                 hosted[key] = nil
                 changed = true
@@ -247,7 +252,7 @@ public struct PoolWorkerService: Sendable {
                 desired = []
                 for session in hosted.values {
                     session.requestStop()
-                    stopping.append((session, elapsed.now + .seconds(3)))
+                    stopping.append((session, elapsed.now + .seconds(3), false))
                 }
                 hosted = [:]
                 nextReport = elapsed.now

@@ -492,7 +492,7 @@ public struct WorkerService: Sendable {
             log.warning(
                 "sessions \(specs.map { "\($0.camera)/\($0.name)" }.joined(separator: ", ")) stopped: "
                     + "their worker's lease lapsed (fenced), nothing more is published")
-            journal?.finish(ended: false)
+            journal?.abandon()
             return
         }
         // Graceful: finish the poses already received (at most half a second), then report.
