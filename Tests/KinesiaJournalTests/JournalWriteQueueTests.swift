@@ -169,4 +169,23 @@ struct JournalWriteQueueTests {
                     == Array(0..<10))
         }
     }
+
+    /// A holder fenced past its lease lets its streams go without writing what it gathered: the
+    /// new holder regenerates it; the lock is free at once.
+    @Test func anAbandonedQueueWritesNothingMoreAndItsWriterLetsTheStreamGo() throws {
+        try JournalFixtures.withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 0, frames: JournalFixtures.frames(0))
+            let queue = JournalWriteQueue(interval: .seconds(60))
+            queue.withWriters { queue.register(writer) }
+            for sequence: UInt64 in 1..<10 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.abandon()
+            writer.abandon()
+            #expect(try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence) == [0])
+            let next = try store.openWriter(for: JournalFixtures.stream)
+            #expect(next.lastSequence == 0)
+        }
+    }
 }
