@@ -171,6 +171,12 @@ public struct CoordinatorService: Sendable {
         var counters: [String: Int] = ["requests": 0, "malformed": 0, "workerReports": 0, "storeErrors": 0]
         // Over TCP, the key each worker name first reported with: a name is one key's.
         var workerKeys: [String: String] = [:]
+        // A message refused: counted under `counter`, told for the first ten and every thousandth.
+        func refuse(_ counter: String, _ warning: @autoclosure () -> String) {
+            counters[counter, default: 0] += 1
+            let refusals = counters[counter]!
+            if refusals <= 10 || refusals % 1000 == 0 { log.warning(warning()) }
+        }
         func healthCounters() -> [String: Int] {
             var values = counters
             values["workers"] = core.liveWorkers.count
@@ -304,11 +310,9 @@ public struct CoordinatorService: Sendable {
                             if case .list = request.command { log.debug(line) } else { log.info(line) }
                             core.receive(request, from: peer, now: elapsed.now, into: &actions)
                         case .workerReport where !sender.mayReport:
-                            counters["refused.report", default: 0] += 1
-                            if counters["refused.report"]! <= 10 || counters["refused.report"]! % 1000 == 0 {
-                                log.warning(
-                                    "a worker report from \(sender.description) refused: no worker role")
-                            }
+                            refuse(
+                                "refused.report",
+                                "a worker report from \(sender.description) refused: no worker role")
                         case .workerReport(let report)
                         where userID.map { key in
                             if case .key = sender, let bound = workerKeys[report.worker] {
@@ -316,22 +320,16 @@ public struct CoordinatorService: Sendable {
                             }
                             return false
                         } ?? false:
-                            counters["refused.nameOfAnotherKey", default: 0] += 1
-                            let refusals = counters["refused.nameOfAnotherKey"]!
-                            if refusals <= 10 || refusals % 1000 == 0 {
-                                log.warning(
-                                    "a report as worker \(report.worker) from \(sender.description) refused: "
-                                        + "that name reports with \(workerKeys[report.worker]!)")
-                            }
+                            refuse(
+                                "refused.nameOfAnotherKey",
+                                "a report as worker \(report.worker) from \(sender.description) refused: "
+                                    + "that name reports with \(workerKeys[report.worker]!)")
                         case .workerReport(let report)
                         where Self.mayNotJoin(report.pool, sender: sender, security: security):
-                            counters["refused.pool", default: 0] += 1
-                            let refusals = counters["refused.pool"]!
-                            if refusals <= 10 || refusals % 1000 == 0 {
-                                log.warning(
-                                    "a report as worker \(report.worker) of pool \(report.pool) from \(sender.description) "
-                                        + "refused: the key may not join that pool (its .pools file)")
-                            }
+                            refuse(
+                                "refused.pool",
+                                "a report as worker \(report.worker) of pool \(report.pool) from \(sender.description) "
+                                    + "refused: the key may not join that pool (its .pools file)")
                         case .workerReport(let report)
                         where core.livePeer(of: report.worker, now: elapsed.now).map {
                             $0 != peer && Self.reaches(router, $0)
@@ -339,14 +337,10 @@ public struct CoordinatorService: Sendable {
                             // Another connection under a live worker's name, while that worker is
                             // still connected: not a restart (a restarted worker's old connection is
                             // gone), so no lease and no sessions for it.
-                            counters["refused.nameTaken", default: 0] += 1
-                            if counters["refused.nameTaken"]! <= 10
-                                || counters["refused.nameTaken"]! % 1000 == 0
-                            {
-                                log.warning(
-                                    "a report as worker \(report.worker) refused: that worker is live on another connection"
-                                )
-                            }
+                            refuse(
+                                "refused.nameTaken",
+                                "a report as worker \(report.worker) refused: that worker is live on another connection"
+                            )
                         case .workerReport(let report):
                             if case .key = sender, let userID, workerKeys[report.worker] == nil {
                                 workerKeys[report.worker] = userID
