@@ -14,8 +14,8 @@ import KinesiaWire
 public enum PrometheusText {
     /// The health counters that are gauges.
     public static let gauges: Set<String> = [
-        "capacity", "catchingUp", "epoch", "replayConnections", "sessions", "workers", "connections",
-        "subscribers", "held", "queued", "cameras", "eventStreams",
+        "capacity", "capacityCeiling", "catchingUp", "epoch", "replayConnections", "sessions", "workers",
+        "connections", "subscribers", "held", "queued", "cameras", "eventStreams",
     ]
 
     /// The content type of the exposition format.
