@@ -134,13 +134,16 @@ extension AllowedKeys {
 extension AllowedKeys {
     /// The pools a worker key may report for: the names in `directory/worker/<name>.pools` (one
     /// a line; blank lines and lines from `#` on are skipped), or `nil` when there is no such
-    /// file (any pool).
+    /// file (any pool). A file that is there but cannot be read admits no pool.
     public static func pools(ofWorker name: String, in directory: String) -> Set<String>? {
         let path = directory + "/" + BusRole.worker.rawValue + "/" + name + ".pools"
-        guard let file = try? FileDescriptor.open(path, .read), let size = try? file.size(),
-            let bytes = try? file.read(upTo: min(size, 1 << 16), at: 0)
-        else { return nil }
-        return pools(parsing: String(decoding: bytes, as: UTF8.self))
+        do throws(Errno) {
+            let file = try FileDescriptor.open(path, .read)
+            let bytes = try file.read(upTo: min(try file.size(), 1 << 16), at: 0)
+            return pools(parsing: String(decoding: bytes, as: UTF8.self))
+        } catch {
+            return error == .noSuchFile ? nil : []
+        }
     }
 
     /// The pool names of a `.pools` file's text.

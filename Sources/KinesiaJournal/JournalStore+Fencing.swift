@@ -19,20 +19,22 @@ extension JournalStore {
     /// nowhere anyone reads. A lock held with no epoch (a worker of `--session` flags, an
     /// ingest) or at the same or a newer epoch is never broken.
     ///
-    /// - Returns: The writer, and whether a stream was fenced to open it.
+    /// - Returns: The writer; the epoch of the holder it was taken from (`nil`: none), and the
+    ///   renamed directory of that holder when it could not be removed (to remove by hand).
     /// - Throws: ``JournalError/inUse(path:)`` when a holder of the same or a newer epoch, or of
     ///   no epoch, holds it; the errors of the file system.
     public func openWriter(for stream: JournalStream, epoch: UInt64) throws(JournalError) -> (
-        writer: JournalWriter, fenced: UInt64?
+        writer: JournalWriter, fenced: UInt64?, leftBehind: String?
     ) {
         let path = path(of: stream)
         var fenced: UInt64?
+        var leftBehind: String?
         let writer: JournalWriter
         do {
             writer = try openWriter(for: stream)
         } catch .inUse(let busy) {
             guard let held = Self.holderEpoch(at: path), held < epoch else { throw .inUse(path: busy) }
-            try Self.fence(path, heldAt: held)
+            leftBehind = try Self.fence(path, heldAt: held)
             fenced = held
             writer = try openWriter(for: stream)
         }
@@ -42,7 +44,7 @@ extension JournalStore {
         } catch {
             throw JournalError.from(error, path: path + "/" + Self.holderName, call: "write")
         }
-        return (writer, fenced)
+        return (writer, fenced, leftBehind)
     }
 
     /// The epoch in the holder file of the stream directory at `path`, if it reads.
@@ -55,7 +57,9 @@ extension JournalStore {
 
     /// Renames the stream directory at `path` aside, copies its segments into a new directory
     /// of its name, and removes the old one.
-    private static func fence(_ path: String, heldAt held: UInt64) throws(JournalError) {
+    ///
+    /// - Returns: The old directory's path when it could not be removed, else `nil`.
+    private static func fence(_ path: String, heldAt held: UInt64) throws(JournalError) -> String? {
         guard let slash = path.lastIndex(of: "/") else {
             throw .unsafePath("\(path): not a stream directory")
         }
@@ -88,9 +92,8 @@ extension JournalStore {
             }
         }
         // Its files go with it (a holder still running writes into files no one reads).
-        for entry in (try? old.descriptor.entryNames()) ?? [] {
-            try? old.descriptor.removeEntry(entry)
-        }
-        try? parent.descriptor.removeDirectory(entry: aside)
+        // A file that stays keeps the directory too: said by its path.
+        for entry in (try? old.descriptor.entryNames()) ?? [] { try? old.descriptor.removeEntry(entry) }
+        return (try? parent.descriptor.removeDirectory(entry: aside)) == nil ? parentPath + "/" + aside : nil
     }
 }

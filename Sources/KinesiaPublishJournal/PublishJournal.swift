@@ -163,6 +163,10 @@ public final class PublishJournal {
                             "journal of \(topic) stream \(identity.stream): taken from the holder of epoch \(held) "
                                 + "(its lease lapsed; epoch \(fencingEpoch) now)")
                     }
+                    if let leftBehind = opened.leftBehind {
+                        errors["fencedLeftBehind", default: 0] += 1
+                        log.warning("\(leftBehind): the fenced holder's old directory could not be removed")
+                    }
                 } else {
                     writer = try store.openWriter(for: stream)
                 }

@@ -58,7 +58,7 @@ public struct CapacityEstimate: Sendable {
     /// The sessions it has room for, hosting `sessions`.
     public func capacity(sessions: Int) -> Int {
         guard let costPerSession, costPerSession > 0 else { return ceiling }
-        let fit = (Double(processors) * headroom / costPerSession).rounded(.down)
-        return min(ceiling, max(sessions, fit >= Double(ceiling) ? ceiling : Int(fit)))
+        let fit = Int(min(Double(ceiling), (Double(processors) * headroom / costPerSession).rounded(.down)))
+        return min(ceiling, max(sessions, fit))
     }
 }

@@ -17,5 +17,9 @@ struct WorkerPoolRightsTests {
         #expect(AllowedKeys.pools(ofWorker: "ward", in: directory) == nil)
         try "clinic\n".write(toFile: directory + "/worker/ward.pools", atomically: true, encoding: .utf8)
         #expect(AllowedKeys.pools(ofWorker: "ward", in: directory) == ["clinic"])
+        // A file that is there but cannot be read (a directory by that name here) admits no pool.
+        try FileManager.default.createDirectory(
+            atPath: directory + "/worker/locked.pools", withIntermediateDirectories: true)
+        #expect(AllowedKeys.pools(ofWorker: "locked", in: directory) == [])
     }
 }

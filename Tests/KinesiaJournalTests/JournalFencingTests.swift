@@ -17,6 +17,7 @@ struct JournalFencingTests {
             }
             let taker = try store.openWriter(for: JournalFixtures.stream, epoch: 5)
             #expect(taker.fenced == 3)
+            #expect(taker.leftBehind == nil)
             #expect(taker.writer.lastSequence == 9)
             try taker.writer.append(sequence: 10, frames: JournalFixtures.frames(10))
             // The paused holder, back, writes into files no one reads.

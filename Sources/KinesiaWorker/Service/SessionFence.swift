@@ -28,16 +28,15 @@ public final class SessionFence: Sendable {
 
     /// Holds the sessions until `deadline` on the clock (`nil`: not at all).
     public func hold(until deadline: Duration?) {
-        let nanoseconds = deadline.map {
-            $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000
-        }
-        self.deadline.store(nanoseconds ?? .min, ordering: .sequentiallyConsistent)
+        self.deadline.store(deadline.map(Self.nanoseconds) ?? .min, ordering: .sequentiallyConsistent)
     }
 
     /// Whether the sessions may publish now.
     public var holds: Bool {
-        let now = clock.now
-        let nanoseconds = now.components.seconds * 1_000_000_000 + now.components.attoseconds / 1_000_000_000
-        return nanoseconds < deadline.load(ordering: .sequentiallyConsistent)
+        Self.nanoseconds(clock.now) < deadline.load(ordering: .sequentiallyConsistent)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 }
