@@ -50,16 +50,7 @@ struct BrokerReplayIntegrationTests {
 
         // Every event was published before this listener existed: all of it comes by replay,
         // through the broker.
-        let listener = try await topology.startListener(
-            "late", ["event/", "--from", "beginning", "--format", "json"])
-        let idle = await listener.waitForIdleOutput(lines: total, quiet: .seconds(3))
-        #expect(idle, "late listener:\n\(topology.diagnostics)")
-        #expect(await listener.stop() == 0, "\(listener.diagnostics)")
-        let received = ListenedLine.byTopic(listener.outputLines)
-        for (topic, lines) in expected.sorted(by: { $0.key < $1.key }) {
-            #expect(received[topic, default: []] == lines, "\(topic)")
-        }
-        #expect(listener.outputLines.count == total)
+        let listener = try await ReplayIntegrationTests.expectLateListener(on: topology, toGet: expected)
         #expect(!listener.errorText.contains("cannot be had"), "\(listener.diagnostics)")
         let broker = await health.wait(for: "broker") {
             $0.counters["replay.entries", default: 0] >= total
@@ -70,6 +61,15 @@ struct BrokerReplayIntegrationTests {
         #expect(worker != nil)
     }
 
+    /// A DEALER of `key` connected to the broker's replay port, as a client's is.
+    static func dealer(_ topology: Topology, keys: TestKeys, as key: BusKey, context: ZMQContext) throws
+        -> ZMQSocket
+    {
+        var bus = try BusAddress(parsing: topology.bus)
+        bus.credentials = keys.credentials(key)
+        return try ReplayDealer.open("unused", context: context, bus: bus)
+    }
+
     /// A DEALER of `key` on the broker's replay port; sends `request`, returns the replies
     /// received within `timeout` until an end or an error.
     static func ask(
@@ -78,9 +78,7 @@ struct BrokerReplayIntegrationTests {
     ) async throws -> [ReplayReply] {
         let context = try ZMQContext()
         defer { context.terminate() }
-        var bus = try BusAddress(parsing: topology.bus)
-        bus.credentials = keys.credentials(key)
-        let dealer = try ReplayDealer.open("unused", context: context, bus: bus)
+        let dealer = try Self.dealer(topology, keys: keys, as: key, context: context)
         defer { dealer.close() }
         var replies: [ReplayReply] = []
         let clock = ContinuousClock()
@@ -150,9 +148,7 @@ struct BrokerReplayIntegrationTests {
     ) async throws -> [[[UInt8]]] {
         let context = try ZMQContext()
         defer { context.terminate() }
-        var bus = try BusAddress(parsing: topology.bus)
-        bus.credentials = keys.credentials(key)
-        let dealer = try ReplayDealer.open("unused", context: context, bus: bus)
+        let dealer = try Self.dealer(topology, keys: keys, as: key, context: context)
         defer { dealer.close() }
         for message in messages { try dealer.send(message) }
         var received: [[[UInt8]]] = []

@@ -47,16 +47,12 @@ struct ReplayIntegrationTests {
         return report?.counters["events"] ?? 0
     }
 
-    @Test func aListenerStartedAfterTheLastEventGetsExactlyTheEventsOfAnalyzeFromTheBeginning() async throws {
-        let expected = try await Self.expected()
+    /// Starts `listen event/ --from beginning` once every event is published, and expects it to
+    /// print exactly `expected`, topic by topic, in order; returns it, stopped.
+    static func expectLateListener(
+        on topology: Topology, toGet expected: [String: [String]]
+    ) async throws -> KinesiaProcess {
         let total = expected.values.map(\.count).reduce(0, +)
-        #expect(total > 10)
-        let topology = try Topology()
-        defer { topology.tearDown() }
-        let published = try await Self.publishEverything(on: topology)
-        #expect(published == total)
-
-        // Every event was published before this listener existed: all of it comes by replay.
         let listener = try await topology.startListener(
             "late", ["event/", "--from", "beginning", "--format", "json"])
         let idle = await listener.waitForIdleOutput(lines: total, quiet: .seconds(3))
@@ -67,6 +63,20 @@ struct ReplayIntegrationTests {
             #expect(received[topic, default: []] == lines, "\(topic)")
         }
         #expect(listener.outputLines.count == total)
+        return listener
+    }
+
+    @Test func aListenerStartedAfterTheLastEventGetsExactlyTheEventsOfAnalyzeFromTheBeginning() async throws {
+        let expected = try await Self.expected()
+        let total = expected.values.map(\.count).reduce(0, +)
+        #expect(total > 10)
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let published = try await Self.publishEverything(on: topology)
+        #expect(published == total)
+
+        // Every event was published before this listener existed: all of it comes by replay.
+        _ = try await Self.expectLateListener(on: topology, toGet: expected)
 
         // From now: nothing of the past is printed.
         let now = try await topology.startListener(

@@ -156,34 +156,20 @@ struct HTTPServerTLSTests {
                 .json("{\"secure\":\(request.isSecure)}")
             }
             defer { server.close() }
-            let secure = try TestProcess.run(
-                "/usr/bin/curl",
-                [
-                    "-s", "-S", "-i", "--max-time", "20", "--cacert", scratch.path("cert.pem"),
-                    "https://127.0.0.1:\(server.port)/",
-                ],
-                environment: [:]
-            ).output
+            func curl(_ arguments: [String]) throws -> String {
+                try TestProcess.run("/usr/bin/curl", arguments, environment: [:]).output
+            }
+            let secure = try curl([
+                "-s", "-S", "-i", "--max-time", "20", "--cacert", scratch.path("cert.pem"),
+                "https://127.0.0.1:\(server.port)/",
+            ])
             #expect(secure.hasPrefix("HTTP/1.1 200"), "\(secure)")
             #expect(secure.hasSuffix("{\"secure\":true}"))
             // Plain HTTP gets no answer; a client that does not trust the certificate refuses it.
-            let plain = try TestProcess.run(
-                "/usr/bin/curl",
-                [
-                    "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
-                    "http://127.0.0.1:\(server.port)/",
-                ],
-                environment: [:]
-            ).output
+            let status = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"]
+            let plain = try curl(status + ["http://127.0.0.1:\(server.port)/"])
             #expect(plain == "000", "\(plain)")
-            let untrusted = try TestProcess.run(
-                "/usr/bin/curl",
-                [
-                    "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
-                    "https://127.0.0.1:\(server.port)/",
-                ],
-                environment: [:]
-            ).output
+            let untrusted = try curl(status + ["https://127.0.0.1:\(server.port)/"])
             #expect(untrusted == "000", "\(untrusted)")
         }
     }
