@@ -75,7 +75,8 @@ public enum ControlMessage: Hashable, Sendable {
             out += ",\"sessions\":["
             out += report.sessions.map {
                 "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.run)\""
-                    + Self.countFields($0.repCount, $0.rejectedCount) + "}"
+                    + Self.countFields($0.repCount, $0.rejectedCount)
+                    + ($0.resume.map { ",\"resume\":{" + Self.resumeFields($0) + "}" } ?? "") + "}"
             }.joined(separator: ",")
             out += "]"
         case .assignment(let assignment):
@@ -86,6 +87,14 @@ public enum ControlMessage: Hashable, Sendable {
                 out += ",\"stopped\":["
                 out += assignment.stopped.sorted { $0.key < $1.key }.map {
                     "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.value)\"}"
+                }.joined(separator: ",")
+                out += "]"
+            }
+            if !assignment.resumes.isEmpty {
+                out += ",\"resumes\":["
+                out += assignment.resumes.sorted { $0.key < $1.key }.map {
+                    "{\"session\":" + JSONWriter.string($0.key.description) + ",\"run\":\"\($0.value.run)\","
+                        + Self.resumeFields($0.value.resume) + "}"
                 }.joined(separator: ",")
                 out += "]"
             }
@@ -137,6 +146,80 @@ public enum ControlMessage: Hashable, Sendable {
     static func countFields(_ repCount: Int?, _ rejectedCount: Int?) -> String {
         guard let repCount, let rejectedCount else { return "" }
         return ",\"repCount\":\(repCount),\"rejectedCount\":\(rejectedCount)"
+    }
+
+    /// The fields of a resume, without braces: `"stream":"<16 hex>","segments":[...]`.
+    static func resumeFields(_ resume: RunResume) -> String {
+        "\"stream\":\"\(hex(resume.stream))\",\"segments\":["
+            + resume.segments.map { segment in
+                "{\"stream\":\"\(hex(segment.stream))\",\"first\":\"\(segment.first)\""
+                    + (segment.last.map { ",\"last\":\"\($0)\"" } ?? "")
+                    + (segment.skipped.isEmpty
+                        ? ""
+                        : ",\"skipped\":["
+                            + segment.skipped.map { "[\"\($0.lowerBound)\",\"\($0.upperBound)\"]" }.joined(
+                                separator: ",") + "]") + "}"
+            }.joined(separator: ",") + "]"
+    }
+
+    /// A stream id as 16 hexadecimal digits.
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Reads a resume's `stream` and `segments`.
+    private static func resume(_ fields: JSONFields) throws -> RunResume {
+        let stream = try streamID(fields, "stream")
+        var segments: [RunResume.Segment] = []
+        var holes = 0
+        for (index, item) in try fields.array("segments").enumerated() {
+            let entry = try JSONFields(
+                item, what: "a segment", path: fields.path("segments") + [.index(index)])
+            try entry.rejectUnknownKeys(allowed: ["stream", "first", "last", "skipped"])
+            let first = try number(entry, "first")
+            let last = entry.has("last") ? try number(entry, "last") : nil
+            guard (last ?? first) >= first else {
+                throw entry.error("last", "a segment's last pose is never before its first")
+            }
+            var skipped: [Range<UInt64>] = []
+            if entry.has("skipped") {
+                for range in try entry.array("skipped") {
+                    guard case .array(let bounds) = range, bounds.count == 2,
+                        case .string(let lowerText) = bounds[0], case .string(let upperText) = bounds[1],
+                        let lower = UInt64(lowerText), let upper = UInt64(upperText), lower < upper,
+                        lower >= (skipped.last?.upperBound ?? 0)
+                    else {
+                        throw entry.error(
+                            "skipped", "\"skipped\" holds [from, upTo] pairs in order, from < upTo")
+                    }
+                    skipped.append(lower..<upper)
+                }
+            }
+            holes += skipped.count
+            guard holes <= RunResume.maximumSkipped else {
+                throw entry.error("skipped", "more than \(RunResume.maximumSkipped) holes")
+            }
+            segments.append(
+                RunResume.Segment(
+                    stream: try streamID(entry, "stream"), first: first, last: last, skipped: skipped))
+        }
+        return RunResume(stream: stream, segments: segments)
+    }
+
+    /// A report's `resume` object.
+    private static func reportedResume(_ fields: JSONFields) throws -> RunResume {
+        try fields.rejectUnknownKeys(allowed: ["stream", "segments"])
+        return try resume(fields)
+    }
+
+    /// 16 hexadecimal digits of a stream id, never 0.
+    private static func streamID(_ fields: JSONFields, _ key: String) throws -> UInt64 {
+        let text = try fields.string(key)
+        guard text.utf8.count == 16, let value = UInt64(text, radix: 16), value != 0 else {
+            throw fields.error(key, "a stream id is 16 hexadecimal digits, not 0")
+        }
+        return value
     }
 
     /// The fields of a plan, in a fixed order, without braces.
@@ -270,12 +353,13 @@ public enum ControlMessage: Hashable, Sendable {
         for (index, item) in try fields.array("sessions").enumerated() {
             let entry = try JSONFields(
                 item, what: "a session", path: fields.path("sessions") + [.index(index)])
-            try entry.rejectUnknownKeys(allowed: ["session", "run", "repCount", "rejectedCount"])
+            try entry.rejectUnknownKeys(allowed: ["session", "run", "repCount", "rejectedCount", "resume"])
             let (repCount, rejectedCount) = try counts(entry)
             sessions.append(
                 WorkerReport.Running(
                     key: try SessionKey(parsing: entry.string("session")), run: try number(entry, "run"),
-                    repCount: repCount, rejectedCount: rejectedCount))
+                    repCount: repCount, rejectedCount: rejectedCount,
+                    resume: entry.has("resume") ? try reportedResume(try entry.object("resume")) : nil))
         }
         return WorkerReport(
             worker: worker, pool: pool, capacity: capacity, sessions: sessions,
@@ -293,7 +377,17 @@ public enum ControlMessage: Hashable, Sendable {
     }
 
     private static func assignment(_ fields: JSONFields) throws -> WorkerAssignment {
-        try fields.rejectUnknownKeys(allowed: ["type", "epoch", "sessions", "stopped"])
+        try fields.rejectUnknownKeys(allowed: ["type", "epoch", "sessions", "stopped", "resumes"])
+        var resumes: [SessionKey: WorkerAssignment.GivenResume] = [:]
+        if fields.has("resumes") {
+            for (index, item) in try fields.array("resumes").enumerated() {
+                let entry = try JSONFields(
+                    item, what: "a resume", path: fields.path("resumes") + [.index(index)])
+                try entry.rejectUnknownKeys(allowed: ["session", "run", "stream", "segments"])
+                resumes[try SessionKey(parsing: entry.string("session"))] = WorkerAssignment.GivenResume(
+                    run: try number(entry, "run"), resume: try resume(entry))
+            }
+        }
         var stopped: [SessionKey: UInt64] = [:]
         if fields.has("stopped") {
             for (index, item) in try fields.array("stopped").enumerated() {
@@ -310,7 +404,8 @@ public enum ControlMessage: Hashable, Sendable {
             try entry.rejectUnknownKeys(allowed: planKeys)
             plans.append(try plan(entry))
         }
-        return WorkerAssignment(epoch: try number(fields, "epoch"), sessions: plans, stopped: stopped)
+        return WorkerAssignment(
+            epoch: try number(fields, "epoch"), sessions: plans, stopped: stopped, resumes: resumes)
     }
 
     private static let planKeys: Set<String> = [

@@ -141,6 +141,10 @@ public struct CoordinatorCore: Sendable {
     private var stoppedRuns: [String: [SessionKey: UInt64]] = [:]
     /// Each session's counts as last reported, with the run they are of.
     private var lastCounts: [SessionKey: (run: UInt64, clean: Int, rejected: Int)] = [:]
+    /// Where each run goes on, as the worker it is placed on last reported it: given with the
+    /// session to the next worker (another box rebuilds it from there). In memory: after a
+    /// restart, the workers' next reports tell it again.
+    private var resumes: [SessionKey: WorkerAssignment.GivenResume] = [:]
     private var workers: [String: Worker] = [:]
     private var pending: [Pending] = []
     private var answers: [String: ControlAnswer] = [:]
@@ -273,6 +277,7 @@ public struct CoordinatorCore: Sendable {
         _ key: SessionKey, request: ControlRequest, peer: Peer, now: Duration, into actions: inout [Action]
     ) {
         cancelMove(of: key, now: now, into: &actions)
+        resumes[key] = nil
         guard let plan = plans.removeValue(forKey: key) else {
             answer(notRunning(key, request), to: [peer], into: &actions)
             return
@@ -427,6 +432,15 @@ public struct CoordinatorCore: Sendable {
         if stoppedRuns[report.worker]?.isEmpty == true { stoppedRuns[report.worker] = nil }
         worker.counts = [:]
         for session in report.sessions {
+            // The worker that reports a session at its run is the one that runs it (a worker
+            // paused past its lease reports nothing of its sessions; one handing a session over
+            // reports it until it has let it go): its word is the latest. A run it tells no
+            // resume of (too many holes) is rebuilt nowhere else.
+            if plans[session.key]?.run == session.run {
+                resumes[session.key] = session.resume.map {
+                    WorkerAssignment.GivenResume(run: session.run, resume: $0)
+                }
+            }
             if let clean = session.repCount, let rejected = session.rejectedCount {
                 worker.counts[session.key] = (clean, rejected)
                 lastCounts[session.key] = (session.run, clean, rejected)
@@ -536,7 +550,11 @@ public struct CoordinatorCore: Sendable {
         actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
         actions.append(
             .assign(
-                WorkerAssignment(epoch: epoch, sessions: sessions, stopped: stoppedRuns[name] ?? [:]),
+                WorkerAssignment(
+                    epoch: epoch, sessions: sessions, stopped: stoppedRuns[name] ?? [:],
+                    resumes: resumes.filter { key, given in
+                        sessions.contains { $0.key == key && $0.run == given.run }
+                    }),
                 worker: name, to: worker.peer))
         worker.lastSent = sessions
         worker.lastSentAt = now

@@ -118,15 +118,21 @@ public final class PublishJournal {
     ///   - resumable: `false` for a live source, whose next run is never the same stream.
     ///   - newStream: A new stream to start now (a worker that cannot rebuild what it published
     ///     starts a new run mid-way); the topics' earlier writers are flushed and replaced.
+    ///   - continuing: The stream to take when the stored identity does not resume (none
+    ///     stored, another session), instead of a new random one: a run another worker began,
+    ///     rebuilt here from its first pose with the same numbers. Never a stream this state
+    ///     directory ended.
     ///   - publisher: The publisher of the topics.
     @discardableResult
     public func attach(
         _ topics: [Topic], identity key: String, session: String, resumable: Bool = true,
-        newStream: StreamID? = nil, to publisher: BusPublisher
+        newStream: StreamID? = nil, continuing: StreamID? = nil, to publisher: BusPublisher
     ) throws(PublishJournalError) -> Attached {
         let stored = try identities.load(key)
+        let given = continuing.flatMap { $0 == stored?.stream ? nil : $0 }
         var (identity, resumed) = StreamIdentity.resolve(
-            stored: stored, session: session, newSession: newSession || !resumable)
+            stored: stored, session: session, newSession: newSession || !resumable,
+            random: { given ?? .random() })
         if let newStream {
             (identity, resumed) = (StreamIdentity(stream: newStream, session: session), false)
         }

@@ -42,3 +42,23 @@ public struct PoseSegment: Hashable, Sendable, Codable, CustomStringConvertible 
         skipped.first { $0.upperBound > sequence }
     }
 }
+
+extension PoseSegment {
+    /// A run's segments from its first pose (`history`) brought up to the feed's (`recent`),
+    /// which begin later when a checkpoint's restore pruned them: the history's segments
+    /// before the feed's first stream are kept, that stream's segment keeps the earlier first
+    /// pose and every hole given up on either side, and the feed's later segments follow. A feed
+    /// whose first stream the history does not have (a new run) is taken as it is.
+    public static func history(_ history: [PoseSegment], extendedBy recent: [PoseSegment]) -> [PoseSegment] {
+        guard let head = recent.first, let index = history.lastIndex(where: { $0.stream == head.stream })
+        else {
+            return recent
+        }
+        var merged = history[index]
+        merged.first = min(merged.first, head.first)
+        merged.last = head.last
+        for range in head.skipped where !merged.skipped.contains(range) { merged.skipped.append(range) }
+        merged.skipped.sort { $0.lowerBound < $1.lowerBound }
+        return Array(history[..<index]) + [merged] + recent.dropFirst()
+    }
+}

@@ -528,14 +528,61 @@ struct PoolTakeoverIntegrationTests {
         #expect(end.contains(#""sequence":"0"},"lastPose""#), "\(end)")
         ingest.signal(SIGTERM)
     }
+
+    /// A worker of another box (its own state directory: none of the killed worker's journal,
+    /// checkpoints or session starts) takes the session over: it rebuilds the run from its
+    /// first pose, as the killed worker reported it to the coordinator, on the run's stream, so
+    /// a consumer following it from the beginning gets every event of `kinesia analyze` once,
+    /// and the run's end is the whole run's.
+    @Test func aKilledWorkersSessionGoesOnOnAWorkerOfAnotherBoxExactlyOnce() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let source = "sim:squat,seed=2,reps=6"
+        let site = try await Self.startTakeoverSite(
+            topology, source: source, speed: 2, secondState: topology.directory + "/other-box")
+        let (coordinator, first, second, expected, listener, ingest) = (
+            site.coordinator, site.first, site.second, site.expected, site.listener, site.ingest
+        )
+        defer { ingest.signal(SIGTERM) }
+        try await Task.sleep(for: .seconds(3))
+        first.signal(SIGKILL)
+        _ = await first.waitForExit()
+        #expect(
+            await coordinator.waitForError(
+                containing: "cam0/left (run 1) goes to worker w2", timeout: .seconds(10)),
+            "\(coordinator.diagnostics)")
+        #expect(
+            await second.waitForError(containing: "the run goes on from another worker on stream"),
+            "\(second.diagnostics)")
+        #expect(second.errorText.contains("rebuilt from its first pose"), "\(second.diagnostics)")
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "every event once, in order, across the takeover by another box")
+        let runs = try await topology.startListener(
+            "runs", ["session/cam0/left/", "--from", "beginning", "--format", "json", "--count", "2"])
+        #expect(await runs.waitForIdleOutput(lines: 1, quiet: .milliseconds(500)), "\(runs.diagnostics)")
+        let stop = try await ControlPlaneIntegrationTests.session(topology, "stop", ["stop", "cam0/left"])
+        #expect(stop.status == 0, "\(stop)")
+        #expect(await runs.waitForExit(timeout: .seconds(30)) == 0, "\(runs.diagnostics)")
+        #expect(runs.outputLines.count == 2, "the run started once and ended once: \(runs.outputLines)")
+        let end = runs.outputLines.last ?? ""
+        let summary = try await Oracle.run(source: source, exercise: "squat", side: "left").summary
+        #expect(end.contains(#""type":"runEnded","run":"1""#), "\(runs.outputLines)")
+        #expect(end.contains("," + Oracle.reps(ofSummary: summary) + ",\"faults\":{"), "\(end) \(summary)")
+        #expect(end.contains(#""sequence":"0"},"lastPose""#), "\(end)")
+    }
 }
 
 extension PoolTakeoverIntegrationTests {
     /// A site for a takeover: the coordinator, `w1` hosting `cam0/left` (squat), `w2` joined
     /// after with room for one session, a listener following the session's events from the
     /// beginning until it has every event `kinesia analyze` finds in `source`, and the camera's
-    /// ingest publishing `source` at `speed` (journaled, serving replay after its end).
-    static func startTakeoverSite(_ topology: Topology, source: String, speed: Int) async throws -> (
+    /// ingest publishing `source` at `speed` (journaled, serving replay after its end). With
+    /// `secondState`, `w2` keeps its state there (a worker of another box: nothing of `w1`'s
+    /// state directory is its).
+    static func startTakeoverSite(
+        _ topology: Topology, source: String, speed: Int, secondState: String? = nil
+    ) async throws -> (
         coordinator: KinesiaProcess, first: KinesiaProcess, second: KinesiaProcess, expected: [String],
         listener: KinesiaProcess, ingest: KinesiaProcess
     ) {
@@ -544,7 +591,11 @@ extension PoolTakeoverIntegrationTests {
         try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
         // The second worker joins after the placement, with room for one session.
         let second = try topology.start(
-            "w2", ["worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state", state])
+            "w2",
+            [
+                "worker", "--pool", "default", "--name", "w2", "--capacity", "1", "--state",
+                secondState ?? state,
+            ])
         #expect(
             await coordinator.waitForError(containing: "worker w2 joined pool default"),
             "\(coordinator.diagnostics)")

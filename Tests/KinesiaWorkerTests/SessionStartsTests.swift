@@ -145,3 +145,33 @@ struct SessionStartsTests {
         #expect(try restarted.load(camera: "cam0", sessions: sessions) == expected)
     }
 }
+
+/// A run's segments from its first pose, brought up to what the feed records (pruned by a
+/// checkpoint's restore, a new pose stream, a hole given up).
+struct PoseSegmentHistoryTests {
+    @Test func aPrunedFeedKeepsTheRunsFirstPoseAndEveryHole() {
+        let history = [
+            PoseSegment(stream: StreamID(1), first: 0, last: 40, skipped: [3..<4]),
+            PoseSegment(stream: StreamID(2), first: 0, skipped: [5..<6]),
+        ]
+        // Restored from a checkpoint at pose 30 of stream 2, then a hole, then a new stream.
+        let recent = [
+            PoseSegment(stream: StreamID(2), first: 30, last: 90, skipped: [50..<52]),
+            PoseSegment(stream: StreamID(3), first: 0),
+        ]
+        #expect(
+            PoseSegment.history(history, extendedBy: recent) == [
+                PoseSegment(stream: StreamID(1), first: 0, last: 40, skipped: [3..<4]),
+                PoseSegment(stream: StreamID(2), first: 0, last: 90, skipped: [5..<6, 50..<52]),
+                PoseSegment(stream: StreamID(3), first: 0),
+            ])
+    }
+
+    @Test func aFeedOfAnotherRunIsTakenAsItIs() {
+        let history = [PoseSegment(stream: StreamID(1), first: 0)]
+        let recent = [PoseSegment(stream: StreamID(9), first: 12)]
+        #expect(PoseSegment.history(history, extendedBy: recent) == recent)
+        #expect(PoseSegment.history([], extendedBy: recent) == recent)
+        #expect(PoseSegment.history(history, extendedBy: []) == [])
+    }
+}

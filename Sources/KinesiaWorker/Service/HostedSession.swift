@@ -17,6 +17,7 @@ final class HostedSession: Sendable {
     private let live = Atomic<Bool>(false)
     private let ending = Mutex<RunRecord.RunEnd.Reason?>(nil)
     private let latestCounts = Mutex<(repCount: Int, rejectedCount: Int)?>(nil)
+    private let latestResume = Mutex<(resume: RunResume?, version: UInt64)>((nil, 0))
 
     /// Starts `service` on a new thread, its sockets in `context` (the pool worker's).
     init(plan: SessionPlan, service: WorkerService, context: ZMQContext) {
@@ -28,6 +29,9 @@ final class HostedSession: Sendable {
                     until: token,
                     ready: { live.store(true, ordering: .releasing) },
                     progress: { counts in latestCounts.withLock { $0 = counts[plan.key.description] } },
+                    resumed: { resumes in
+                        latestResume.withLock { $0 = (resumes[plan.key.description], $0.version &+ 1) }
+                    },
                     runEnd: { ending.withLock { $0 } },
                     context: context)
             } catch {
@@ -45,6 +49,10 @@ final class HostedSession: Sendable {
 
     /// Its clean and rejected reps, as its service last told (`nil`: not yet, or analytics).
     var counts: (repCount: Int, rejectedCount: Int)? { latestCounts.withLock { $0 } }
+
+    /// Where its run goes on, as its service last told (`nil`: not yet, no journal, or too many
+    /// holes to tell), and how many times it told (a report goes out at once when it changes).
+    var resume: (resume: RunResume?, version: UInt64) { latestResume.withLock { $0 } }
 
     /// Whether its service has returned (stopped, or failed).
     var hasEnded: Bool { ended.load(ordering: .acquiring) }

@@ -112,6 +112,7 @@ public struct PoolWorkerService: Sendable {
         var failed: [SessionKey: (run: UInt64, at: Duration)] = [:]
         var desired: [SessionPlan] = []
         var stoppedRuns: [SessionKey: UInt64] = [:]
+        var resumes: [SessionKey: RunResume] = [:]
         var epoch: UInt64 = 0
         // Its lease: sessions start only while it holds, and stop by themselves once it lapsed.
         var lease = WorkerLease()
@@ -145,15 +146,20 @@ public struct PoolWorkerService: Sendable {
             }
             return min(configuration.reportInterval, .milliseconds(250))
         }
-        // The sessions last reported live: a session that becomes live is reported at once.
+        // The sessions last reported live: a session that becomes live is reported at once; and
+        // so is a run whose resume changed (its first pose, a hole given up): a worker on another
+        // box rebuilds it from the coordinator's latest.
         var reportedLive: Set<SessionKey> = []
+        var reportedResumes: [SessionKey: UInt64] = [:]
+        func resumeVersions() -> [SessionKey: UInt64] { hosted.mapValues { $0.resume.version } }
         func report() {
             reportedLive = Set(hosted.filter { $0.value.isLive }.keys)
+            reportedResumes = resumeVersions()
             let stillStopping = stopping.filter { $0.reported && !$0.session.hasEnded }.map(\.session)
             let running = (hosted.values.filter(\.isLive) + stillStopping).map {
                 WorkerReport.Running(
                     key: $0.plan.key, run: $0.plan.run, repCount: $0.counts?.repCount,
-                    rejectedCount: $0.counts?.rejectedCount)
+                    rejectedCount: $0.counts?.rejectedCount, resume: $0.resume.resume)
             }.sorted { $0.key < $1.key }
             estimate.add(ProcessorUsage.sample(), at: elapsed.now, sessions: hosted.count)
             let message = ControlMessage.workerReport(
@@ -226,7 +232,8 @@ public struct PoolWorkerService: Sendable {
                     log.warning("session \(plan.key) not started: \(configuration.capacity) sessions already")
                     continue
                 }
-                hosted[plan.key] = start(plan, context: zmq, fencing: (fence, epoch))
+                hosted[plan.key] = start(
+                    plan, resume: resumes[plan.key], context: zmq, fencing: (fence, epoch))
                 counters["sessionsStarted", default: 0] += 1
                 changed = true
             }
@@ -261,6 +268,7 @@ public struct PoolWorkerService: Sendable {
             let stopped = stopping.contains { $0.session.hasEnded || elapsed.now >= $0.until }
             if elapsed.now >= nextReport || stopped
                 || Set(hosted.filter({ $0.value.isLive }).keys) != reportedLive
+                || resumeVersions() != reportedResumes
             {
                 if reconcile() { log.debug("sessions: \(hosted.keys.sorted().map(\.description))") }
                 report()
@@ -302,6 +310,8 @@ public struct PoolWorkerService: Sendable {
             epoch = assignment.epoch
             desired = assignment.sessions.filter { $0.pool == configuration.pool }
             stoppedRuns = assignment.stopped
+            resumes = [:]
+            for plan in desired { resumes[plan.key] = assignment.resume(of: plan) }
             _ = reconcile()
             report()
             nextReport = elapsed.now + reportInterval()
@@ -317,7 +327,8 @@ public struct PoolWorkerService: Sendable {
 
     /// Starts `plan`'s own worker service.
     private func start(
-        _ plan: SessionPlan, context: ZMQContext, fencing: (fence: SessionFence, epoch: UInt64)
+        _ plan: SessionPlan, resume: RunResume?, context: ZMQContext,
+        fencing: (fence: SessionFence, epoch: UInt64)
     ) -> HostedSession {
         let analysis: WorkerSession.Analysis =
             switch plan.analysis {
@@ -334,7 +345,8 @@ public struct PoolWorkerService: Sendable {
             WorkerService.Configuration(
                 process: process, sessions: [session], snapshotRate: configuration.snapshotRate,
                 journal: configuration.journal, holeWait: configuration.holeWait,
-                environment: configuration.environment, plans: [plan], fencing: fencing),
+                environment: configuration.environment, plans: [plan], fencing: fencing,
+                resumes: resume.map { [plan.key: $0] } ?? [:]),
             log: log)
         log.info(
             "session \(plan.key) (run \(plan.run), \(plan.exercise.id) \(plan.analysis.rawValue)"

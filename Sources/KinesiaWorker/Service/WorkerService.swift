@@ -56,14 +56,19 @@ public struct WorkerService: Sendable {
         /// ending no run), and a journal whose lock the holder of an older epoch still holds
         /// is taken from it (``PublishJournal/fencingEpoch``).
         public var fencing: (fence: SessionFence, epoch: UInt64)?
+        /// Where the runs of ``plans`` go on, as the coordinator last heard it from the worker
+        /// that ran them: a run this state directory knows less of (another box ran it) is
+        /// rebuilt from its first pose on its stream (``RunResume``).
+        public var resumes: [SessionKey: RunResume]
 
         /// A configuration.
         public init(
             process: BusProcessIdentity, sessions: [WorkerSession], snapshotRate: Double = 15,
             journal: JournalOptions, holeWait: Duration = .milliseconds(500),
             environment: [String: String], plans: [SessionPlan] = [],
-            fencing: (fence: SessionFence, epoch: UInt64)? = nil
+            fencing: (fence: SessionFence, epoch: UInt64)? = nil, resumes: [SessionKey: RunResume] = [:]
         ) {
+            self.resumes = resumes
             self.process = process
             self.sessions = sessions
             self.snapshotRate = snapshotRate
@@ -101,6 +106,10 @@ public struct WorkerService: Sendable {
     ///   - progress: Told, about once a second, each session's clean and rejected reps (none
     ///     for an analytics session), by `camera/name`, when the sessions have plans (a pool
     ///     worker reports them).
+    ///   - resumed: Told where each run of a session with a plan goes on (by `camera/name`),
+    ///     before `ready` and at once whenever it changes (a first pose, a new pose stream, a
+    ///     hole given up), so that a worker on another box can rebuild it; a run with more holes
+    ///     than ``RunResume/maximumSkipped`` is left out.
     ///   - runEnd: Asked at the stop: why the runs of the sessions with a plan end (`nil`: they
     ///     do not, the worker only stops; a `runEnded` is published and their streams end
     ///     otherwise).
@@ -112,6 +121,7 @@ public struct WorkerService: Sendable {
     public func run(
         until stop: StopToken, ready: @Sendable () -> Void = {},
         progress: @Sendable ([String: (repCount: Int, rejectedCount: Int)]) -> Void = { _ in },
+        resumed: @Sendable ([String: RunResume]) -> Void = { _ in },
         runEnd: @Sendable () -> RunRecord.RunEnd.Reason? = { nil }, context: ZMQContext? = nil
     ) throws {
         let zmq = try context ?? ZMQContext()
@@ -132,7 +142,8 @@ public struct WorkerService: Sendable {
             ? nil
             : Self.journal(
                 specs, plans: plans, options: configuration.journal, bus: bus, publisher: publisher,
-                environment: configuration.environment, fencingEpoch: configuration.fencing?.epoch, log: log)
+                environment: configuration.environment, fencingEpoch: configuration.fencing?.epoch,
+                resumes: configuration.resumes, log: log)
         let journal = state?.journal
         var core = try WorkerCore(
             sessions: specs, snapshotRate: configuration.snapshotRate,
@@ -238,6 +249,26 @@ public struct WorkerService: Sendable {
         var actions: [WorkerCore.Action] = []
         actions.reserveCapacity(64)
 
+        // Where each planned run goes on, told to the pool worker (its reports carry it).
+        func tellResumes() {
+            guard let state, !plans.isEmpty else { return }
+            var resumes: [String: RunResume] = [:]
+            for plan in plans {
+                let camera = plan.key.camera
+                guard let index = state.namesByCamera[camera]?.firstIndex(of: plan.key.name) else { continue }
+                let history = state.history[camera] ?? []
+                guard history.reduce(0, { $0 + $1.skipped.count }) <= RunResume.maximumSkipped else {
+                    continue
+                }
+                resumes[plan.key.description] = RunResume(
+                    stream: state.streams(camera)[index].rawValue,
+                    segments: history.map {
+                        RunResume.Segment(
+                            stream: $0.stream.rawValue, first: $0.first, last: $0.last, skipped: $0.skipped)
+                    })
+            }
+            resumed(resumes)
+        }
         func perform() {
             for action in actions {
                 switch action {
@@ -249,17 +280,22 @@ public struct WorkerService: Sendable {
                     log.notice(notice.description)
                 case .record(let camera, let segments):
                     // Before anything the pose causes is published; where the run began is
-                    // kept however a checkpoint prunes the segments.
-                    if state?.origins[camera] == nil, let first = segments.first {
-                        state?.origins[camera] = (first.stream, first.first)
+                    // kept however a checkpoint prunes the segments, and so is every segment
+                    // since (a worker on another box rebuilds the run from them).
+                    guard state != nil else { break }
+                    if state!.origins[camera] == nil, let first = segments.first {
+                        state!.origins[camera] = (first.stream, first.first)
                     }
+                    let history = PoseSegment.history(state!.history[camera] ?? [], extendedBy: segments)
+                    state!.history[camera] = history
                     do {
-                        try state?.starts.save(
-                            camera: camera, sessions: state!.streams(camera), segments: segments,
+                        try state!.starts.save(
+                            camera: camera, sessions: state!.streams(camera), segments: history,
                             origin: state!.origins[camera])
                     } catch {
                         log.error("\(error)")
                     }
+                    tellResumes()
                 case .recordSkip(let camera, let stream, let sequences):
                     // Before what the poses after the hole cause is published: a rebuild gives
                     // the hole up too.
@@ -270,6 +306,13 @@ public struct WorkerService: Sendable {
                     } catch {
                         log.error("\(error)")
                     }
+                    if let index = state?.history[camera]?.lastIndex(where: { $0.stream == stream }),
+                        state?.history[camera]?[index].skipped.contains(sequences) == false
+                    {
+                        state?.history[camera]?[index].skipped.append(sequences)
+                        state?.history[camera]?[index].skipped.sort { $0.lowerBound < $1.lowerBound }
+                    }
+                    tellResumes()
                 case .newRun(let camera, let session, let stream):
                     // Before anything the new run publishes: its streams are journaled anew.
                     guard state != nil,
@@ -285,6 +328,7 @@ public struct WorkerService: Sendable {
                             newStream: stream, to: publisher)
                         for topic in topics { replay?.source.setCurrent(stream, for: topic) }
                         state!.setStream(stream, camera: camera, session: session)
+                        state!.history[camera] = []
                         log.error("session \(camera)/\(session): new run on stream \(stream)")
                     } catch {
                         log.error("session \(camera)/\(session): cannot journal its new run: \(error)")
@@ -444,6 +488,7 @@ public struct WorkerService: Sendable {
                 announce(.baselineStarted(run: plan.run, key: plan.key, reps: reps))
             }
         }
+        tellResumes()
         ready()
         while !stop.isRequested {
             // A pool worker's session tells its counts (a worker of --session flags has no one
@@ -591,7 +636,10 @@ public struct WorkerService: Sendable {
     private static func restoreCheckpoints(
         _ core: inout WorkerCore, state: State, publisher: BusPublisher, log: Logger
     ) throws {
-        for camera in core.cameras where state.segments[camera].map({ !$0.isEmpty }) ?? false {
+        for camera in core.cameras
+        where state.segments[camera].map({ !$0.isEmpty }) ?? false
+            && !state.rebuiltFromFirstPose.contains(camera)
+        {
             let found = state.checkpoints.newest(camera: camera, sessions: state.streams(camera)) {
                 payload -> WorkerCore.CameraCheckpoint? in
                 guard
@@ -641,6 +689,12 @@ public struct WorkerService: Sendable {
         var resumedRuns: Set<SessionKey>
         /// Each camera's first pose analysed by its sessions (where their runs began).
         var origins: [String: (stream: StreamID, sequence: UInt64)] = [:]
+        /// Each camera's segments from its sessions' first pose, with every hole given up
+        /// (what the starts file keeps, and a worker on another box rebuilds from).
+        var history: [String: [PoseSegment]] = [:]
+        /// The cameras whose runs another worker's resume rebuilds from their first pose: their
+        /// checkpoints here know less than it, and are not restored.
+        var rebuiltFromFirstPose: Set<String> = []
 
         func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
 
@@ -656,7 +710,8 @@ public struct WorkerService: Sendable {
     /// exercise and side (and thresholds), new otherwise.
     private static func journal(
         _ specs: [WorkerSession], plans: [SessionPlan], options: JournalOptions, bus: BusAddress,
-        publisher: BusPublisher, environment: [String: String], fencingEpoch: UInt64?, log: Logger
+        publisher: BusPublisher, environment: [String: String], fencingEpoch: UInt64?,
+        resumes: [SessionKey: RunResume], log: Logger
     ) throws -> State {
         let journal = try PublishJournal(
             options: options, environment: environment, bus: bus.description, log: log)
@@ -670,16 +725,21 @@ public struct WorkerService: Sendable {
         var namesByCamera: [String: [String]] = [:]
         var resumedByCamera: [String: Bool] = [:]
         var resumedRuns: Set<SessionKey> = []
+        // The runs given with a resume whose stream this worker publishes on (resumed here, or
+        // taken from the resume).
+        var givenByCamera: [String: RunResume] = [:]
         for spec in specs {
             let event = try Topic.event(camera: spec.camera, session: spec.name)
             let snapshot = try Topic.snapshot(camera: spec.camera, session: spec.name)
             // A session with a plan announces its run on its own stream's session topic.
             let key = plans.first { $0.key.camera == spec.camera && $0.key.name == spec.name }?.key
             let runs = key == nil ? [] : [try Topic.session(camera: spec.camera, session: spec.name)]
+            let given = key.flatMap { resumes[$0] }
             let attached = try journal.attach(
                 [event, snapshot] + runs, identity: "session+\(spec.camera)+\(spec.name)",
-                session: spec.identity, to: publisher)
+                session: spec.identity, continuing: given.map { StreamID($0.stream) }, to: publisher)
             if let key, attached.resumed { resumedRuns.insert(key) }
+            if let given, attached.stream.rawValue == given.stream { givenByCamera[spec.camera] = given }
             let last = attached.lastSequences[event].map { "after event #\($0)" } ?? "with no event yet"
             log.info(
                 attached.resumed
@@ -713,12 +773,43 @@ public struct WorkerService: Sendable {
                 )
             }
         }
+        // A run another worker went on with: rebuilt from its first pose as that worker told
+        // it, unless this state directory knows as much (the same box: its checkpoints then).
+        var rebuilt: Set<String> = []
+        for (camera, given) in givenByCamera {
+            let local = RunResume(
+                stream: given.stream,
+                segments: (segments[camera] ?? []).map {
+                    RunResume.Segment(
+                        stream: $0.stream.rawValue, first: $0.first, last: $0.last, skipped: $0.skipped)
+                })
+            if resumedByCamera[camera] == true, local.covers(given) { continue }
+            let taken = given.segments.map {
+                PoseSegment(stream: StreamID($0.stream), first: $0.first, last: $0.last, skipped: $0.skipped)
+            }
+            segments[camera] = taken
+            origins[camera] = taken.first.map { ($0.stream, $0.first) }
+            rebuilt.insert(camera)
+            if !taken.isEmpty {
+                try starts.save(
+                    camera: camera, sessions: streamsByCamera[camera] ?? [], segments: taken,
+                    origin: origins[camera])
+            }
+            log.info(
+                "\(camera): the run goes on from another worker on stream \(StreamID(given.stream)): "
+                    + (taken.isEmpty
+                        ? "no pose analysed yet"
+                        : "rebuilt from its first pose, \(taken.map(\.description).joined(separator: ", "))"))
+        }
         log.info("journaling in \(journal.stateDirectory) (fsync \(options.fsync))")
-        return State(
+        var state = State(
             journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory),
             identities: identities,
             segments: segments, starts: starts, current: current,
             streamsByCamera: streamsByCamera, namesByCamera: namesByCamera, resumedRuns: resumedRuns,
             origins: origins)
+        state.history = segments
+        state.rebuiltFromFirstPose = rebuilt
+        return state
     }
 }
