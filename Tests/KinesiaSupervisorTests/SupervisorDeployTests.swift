@@ -10,14 +10,14 @@ struct SupervisorDeployTests {
     static let systemdDirectory = PackagePaths.url("deploy/systemd")
 
     static let unitNames = [
-        "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
-        "kinesia.target", "kinesia-workers.target",
+        "kinesia-broker.service", "kinesia-coordinator.service", "kinesia-ingest@.service",
+        "kinesia-worker@.service", "kinesia-up.service", "kinesia.target", "kinesia-workers.target",
     ]
 
     /// What `systemd-analyze verify` is given: templates as one instance each.
     static let verifiedNames = [
-        "kinesia-broker.service", "kinesia-ingest@cam0.service", "kinesia-worker@sides.service",
-        "kinesia-up.service", "kinesia.target", "kinesia-workers.target",
+        "kinesia-broker.service", "kinesia-coordinator.service", "kinesia-ingest@cam0.service",
+        "kinesia-worker@sides.service", "kinesia-up.service", "kinesia.target", "kinesia-workers.target",
     ]
 
     static let systemdAnalyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first {
@@ -77,7 +77,8 @@ struct SupervisorDeployTests {
     }
 
     @Test(arguments: [
-        "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
+        "kinesia-broker.service", "kinesia-coordinator.service", "kinesia-ingest@.service",
+        "kinesia-worker@.service", "kinesia-up.service",
     ])
     func everyServiceRunsAsKinesiaWithAPrivateBusAndAGracefulStop(_ name: String) throws {
         let lines = Set(try Self.unit(name).split(separator: "\n").map(String.init))
@@ -94,7 +95,8 @@ struct SupervisorDeployTests {
     }
 
     @Test(arguments: [
-        "kinesia-broker.service", "kinesia-ingest@.service", "kinesia-worker@.service", "kinesia-up.service",
+        "kinesia-broker.service", "kinesia-coordinator.service", "kinesia-ingest@.service",
+        "kinesia-worker@.service", "kinesia-up.service",
     ])
     func everyServiceBoundsItsFileDescriptorsAndItsMemory(_ name: String) throws {
         let lines = try Self.unit(name).split(separator: "\n").map(String.init)
