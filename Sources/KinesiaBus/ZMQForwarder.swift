@@ -13,6 +13,13 @@ import Synchronization
 /// metadata, `nil` for a peer without one) and returns `0` to forward, or a slot number
 /// (`1..<dropSlotCount`) under which the drop is counted.
 ///
+/// With `fencesEpochs`, a message of three frames whose last is an epoch frame (`4b 45` and a
+/// UInt64: a pool worker's session, wire format section 16) is judged by ``StreamEpochs`` on
+/// its payload's stream id: below the highest epoch forwarded on that stream it is dropped
+/// (``ForwarderStatistics/staleEpochs``), otherwise it is forwarded without that frame, so
+/// subscribers always receive `[topic, payload]`. To read that last frame the forwarder holds
+/// the first two (moved, not copied) until it arrives; every other message goes on as before.
+///
 /// It reads in batches (`ZMQ_DONTWAIT` until the socket is empty, at most 1024 messages per
 /// side and turn) into one reused `zmq_msg_t`, so forwarding allocates nothing in Swift: the
 /// cost per message is libzmq's, as in `zmq_proxy`, plus the filter.
@@ -57,8 +64,12 @@ public final class ZMQForwarder: Sendable {
     ///   - frontend: An XSUB (publishers connect to it).
     ///   - backend: An XPUB (subscribers connect to it).
     ///   - filter: Judges each message from the frontend; `nil` forwards everything.
+    ///   - fencesEpochs: Whether epoch frames are read, judged and taken off (see the type).
     /// - Throws: ``ZMQError/closed`` if a socket was closed.
-    public init(frontend: sending ZMQSocket, backend: sending ZMQSocket, filter: Filter? = nil)
+    public init(
+        frontend: sending ZMQSocket, backend: sending ZMQSocket, filter: Filter? = nil,
+        fencesEpochs: Bool = false
+    )
         throws(ZMQError)
     {
         guard !frontend.isClosed, !backend.isClosed else { throw ZMQError.closed }
@@ -71,7 +82,9 @@ public final class ZMQForwarder: Sendable {
         group.enter()
         let thread = Thread {
             let (frontend, backend) = work.take()
-            let error = Self.run(frontend: frontend, backend: backend, filter: filter, shared: shared)
+            let error = Self.run(
+                frontend: frontend, backend: backend, filter: filter, fencesEpochs: fencesEpochs,
+                shared: shared)
             frontend.close()
             backend.close()
             shared.ending.withLock { $0 = error }
@@ -111,20 +124,26 @@ public final class ZMQForwarder: Sendable {
 
     // MARK: - The loop
 
-    private static func run(frontend: ZMQSocket, backend: ZMQSocket, filter: Filter?, shared: Shared)
+    private static func run(
+        frontend: ZMQSocket, backend: ZMQSocket, filter: Filter?, fencesEpochs: Bool, shared: Shared
+    )
         -> ZMQError?
     {
         guard let front = frontend.handle, let back = backend.handle else { return .closed }
-        let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
-        zmq_msg_init(message)
+        // The frame being read, then the topic and the payload held while an epoch frame may
+        // follow them.
+        let messages = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 3)
+        for index in 0..<3 { zmq_msg_init(messages + index) }
         let items = UnsafeMutablePointer<zmq_pollitem_t>.allocate(capacity: 2)
         defer {
-            zmq_msg_close(message)
-            message.deallocate()
+            for index in 0..<3 { zmq_msg_close(messages + index) }
+            messages.deallocate()
             items.deallocate()
         }
         var local = ForwarderStatistics()
-        var loop = Loop(front: front, back: back, message: message, filter: filter)
+        var loop = Loop(
+            front: front, back: back, message: messages, heldTopic: messages + 1, heldPayload: messages + 2,
+            filter: filter, epochs: fencesEpochs ? StreamEpochs() : nil)
         while !shared.stopping.isSet {
             items[0] = zmq_pollitem_t(socket: front, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
             items[1] = zmq_pollitem_t(socket: back, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
@@ -150,7 +169,10 @@ public final class ZMQForwarder: Sendable {
         let front: UnsafeMutableRawPointer
         let back: UnsafeMutableRawPointer
         let message: UnsafeMutablePointer<zmq_msg_t>
+        let heldTopic: UnsafeMutablePointer<zmq_msg_t>
+        let heldPayload: UnsafeMutablePointer<zmq_msg_t>
         let filter: Filter?
+        var epochs: StreamEpochs?
 
         /// Receives one frame without waiting: its size, or `nil` when none is there.
         @inline(__always)
@@ -167,7 +189,14 @@ public final class ZMQForwarder: Sendable {
 
         @inline(__always)
         func send(_ socket: UnsafeMutableRawPointer, more: Bool) throws(ZMQError) {
-            while zmq_msg_send(message, socket, more ? ZMQ_SNDMORE : 0) < 0 {
+            try send(message, to: socket, more: more)
+        }
+
+        @inline(__always)
+        func send(
+            _ frame: UnsafeMutablePointer<zmq_msg_t>, to socket: UnsafeMutableRawPointer, more: Bool
+        ) throws(ZMQError) {
+            while zmq_msg_send(frame, socket, more ? ZMQ_SNDMORE : 0) < 0 {
                 let error = ZMQError.last()
                 if error == .interrupted { continue }
                 throw error
@@ -207,6 +236,17 @@ public final class ZMQForwarder: Sendable {
                     continue
                 }
                 var more = hasMore
+                if more, epochs != nil {
+                    switch try judgeEpoch(&statistics) {
+                    case .done(let judged):
+                        bytes += judged
+                        statistics.publishedBytes &+= bytes
+                        continue
+                    case .rest(let judged):
+                        bytes += judged
+                        more = hasMore
+                    }
+                }
                 try send(back, more: more)
                 while more {
                     guard let next = try receive(front, wait: true) else { break }
@@ -218,6 +258,69 @@ public final class ZMQForwarder: Sendable {
                 statistics.delivered &+= 1
                 statistics.deliveredBytes &+= bytes
             }
+        }
+
+        /// What ``judgeEpoch(_:)`` did with a message whose topic frame is in ``message``.
+        enum EpochJudgement {
+            /// The message was forwarded (stripped of its epoch frame) or dropped as stale;
+            /// these bytes were read after the topic.
+            case done(Int)
+            /// Not a message with an epoch frame: the frames before the one in ``message``
+            /// were sent with more to come; ``message`` is to be sent next, then the rest.
+            case rest(Int)
+        }
+
+        /// Reads the frames after a topic (in ``message``, with more to come): a payload and an
+        /// epoch frame, and nothing after them, is judged by ``epochs`` and forwarded without
+        /// the epoch frame (`[topic, payload]`) or dropped; anything else is left to be sent on
+        /// as it is.
+        mutating func judgeEpoch(_ statistics: inout ForwarderStatistics) throws(ZMQError) -> EpochJudgement {
+            zmq_msg_move(heldTopic, message)
+            guard let payloadSize = try receive(front, wait: true) else {
+                zmq_msg_move(message, heldTopic)
+                return .rest(0)
+            }
+            let topicSize = zmq_msg_size(heldTopic)
+            guard hasMore else {
+                try send(heldTopic, to: back, more: true)
+                try send(back, more: false)
+                statistics.delivered &+= 1
+                statistics.deliveredBytes &+= topicSize &+ payloadSize
+                return .done(payloadSize)
+            }
+            zmq_msg_move(heldPayload, message)
+            guard let lastSize = try receive(front, wait: true) else {
+                try send(heldTopic, to: back, more: true)
+                zmq_msg_move(message, heldPayload)
+                return .rest(payloadSize)
+            }
+            let epoch =
+                hasMore
+                ? nil
+                : StreamEpochs.epoch(
+                    inFrame: UnsafeRawBufferPointer(start: zmq_msg_data(message), count: lastSize))
+            let stream = StreamEpochs.stream(
+                ofPayload: UnsafeRawBufferPointer(start: zmq_msg_data(heldPayload), count: payloadSize))
+            guard let epoch, let stream else {
+                try send(heldTopic, to: back, more: true)
+                try send(heldPayload, to: back, more: true)
+                return .rest(payloadSize + lastSize)
+            }
+            guard epochs!.admit(stream: stream, epoch: epoch) else {
+                statistics.staleEpochs &+= 1
+                zmq_msg_close(heldTopic)
+                zmq_msg_init(heldTopic)
+                zmq_msg_close(heldPayload)
+                zmq_msg_init(heldPayload)
+                return .done(payloadSize + lastSize)
+            }
+            try send(heldTopic, to: back, more: true)
+            try send(heldPayload, to: back, more: false)
+            statistics.epochsForwarded &+= 1
+            statistics.epochStreamsForgotten = epochs!.forgotten
+            statistics.delivered &+= 1
+            statistics.deliveredBytes &+= topicSize &+ payloadSize
+            return .done(payloadSize + lastSize)
         }
 
         /// Subscriptions up to the publishers, one batch.
@@ -258,6 +361,12 @@ public struct ForwarderStatistics: Hashable, Sendable {
     public var subscriptionsForwarded = 0
     /// Messages from subscribers that were not subscriptions, dropped.
     public var upstreamDropped = 0
+    /// Messages with an epoch frame forwarded (without it): a pool worker's session's.
+    public var epochsForwarded = 0
+    /// Messages dropped because their epoch was below one forwarded before on their stream.
+    public var staleEpochs = 0
+    /// How many times the epochs of every stream were forgotten (``StreamEpochs/capacity``).
+    public var epochStreamsForgotten = 0
     /// Messages dropped by the filter, per slot (`dropped[0]` is unused).
     public var dropped = [Int](repeating: 0, count: ZMQForwarder.dropSlotCount)
 
@@ -273,6 +382,9 @@ public struct ForwarderStatistics: Hashable, Sendable {
         subscriptions = other.subscriptions
         subscriptionsForwarded = other.subscriptionsForwarded
         upstreamDropped = other.upstreamDropped
+        epochsForwarded = other.epochsForwarded
+        staleEpochs = other.staleEpochs
+        epochStreamsForgotten = other.epochStreamsForgotten
         for index in dropped.indices { dropped[index] = other.dropped[index] }
     }
 }

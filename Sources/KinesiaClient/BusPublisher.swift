@@ -38,8 +38,23 @@ public final class BusPublisher {
     /// journaled is what was published, and before it was).
     public var beforeSend: ((_ topic: Topic, _ header: WireHeader, _ frames: [[UInt8]]) -> Void)?
 
+    /// The epoch of the assignment this publisher's messages are sent under (a pool worker's
+    /// session), or `nil`. When set, every event, snapshot and run record (kinds 2, 3 and 5) is
+    /// sent with a third frame, ``EpochFrame``, after its payload: the broker refuses one below
+    /// an epoch it already forwarded on the stream, and forwards the others without that frame
+    /// (wire format, section 16). Poses and health reports never carry it, and ``beforeSend``
+    /// (the journal) sees only `[topic, payload]`.
+    public var epoch: UInt64? {
+        didSet { epochFrame = epoch.map(EpochFrame.encode) ?? [] }
+    }
+
     private var encoder: WireEncoder
     private var frames: [[UInt8]] = [[], []]
+    private var epochFrame: [UInt8] = []
+    /// `[topic, payload, epoch]` while a message with an epoch is sent: the first two swapped
+    /// in from ``frames`` and back, never copied.
+    private var framesWithEpoch: [[UInt8]] = [[], [], []]
+    private var lastCarriesEpoch = false
     private var subscriptions: [[UInt8]: Int] = [:]
     private var incoming: [[UInt8]] = []
 
@@ -162,19 +177,41 @@ public final class BusPublisher {
     /// - Throws: ``BusPublishError/socket(_:)``.
     public func resend() throws(BusPublishError) -> Bool {
         if waitsForSubscribers { readSubscriptions() }
-        do {
-            return try socket.trySend(frames)
-        } catch {
-            throw .socket(error)
-        }
+        return try transmit()
     }
 
     private func send(_ topic: Topic, _ header: WireHeader) throws(BusPublishError) -> Bool {
         lastHeader = header
+        lastCarriesEpoch = !epochFrame.isEmpty && Self.carriesEpoch(header.kind)
         beforeSend?(topic, header, frames)
         if waitsForSubscribers { readSubscriptions() }
+        return try transmit()
+    }
+
+    /// Whether messages of `kind` carry the ``epoch``: a session's (events, snapshots, runs).
+    private static func carriesEpoch(_ kind: PayloadKind) -> Bool {
+        kind == .event || kind == .snapshot || kind == .session
+    }
+
+    /// Sends the last message encoded, with the epoch frame when it carries one.
+    private func transmit() throws(BusPublishError) -> Bool {
+        guard lastCarriesEpoch else {
+            do {
+                return try socket.trySend(frames)
+            } catch {
+                throw .socket(error)
+            }
+        }
+        swap(&frames[0], &framesWithEpoch[0])
+        swap(&frames[1], &framesWithEpoch[1])
+        swap(&epochFrame, &framesWithEpoch[2])
+        defer {
+            swap(&frames[0], &framesWithEpoch[0])
+            swap(&frames[1], &framesWithEpoch[1])
+            swap(&epochFrame, &framesWithEpoch[2])
+        }
         do {
-            return try socket.trySend(frames)
+            return try socket.trySend(framesWithEpoch)
         } catch {
             throw .socket(error)
         }

@@ -43,6 +43,14 @@ struct FencedWorkerIntegrationTests {
         #expect(!first.errorText.contains("run 1 ended"), "\(first.diagnostics)")
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
+        // The session's messages carried their epoch to the broker, which took it off (the
+        // listener above read two frames); w1 sent nothing stale for it to refuse.
+        let health = try await topology.startListener("broker-health", ["health/broker/"])
+        #expect(await health.waitForOutputLines(1, timeout: .seconds(5)), "\(health.diagnostics)")
+        let counters = health.outputLines.first?.split(separator: " ") ?? []
+        let epochs = counters.first { $0.hasPrefix("epochs=") }.flatMap { Int($0.dropFirst("epochs=".count)) }
+        #expect((epochs ?? 0) > 0, "\(health.output)")
+        #expect(counters.contains("refused.staleEpoch=0"), "\(health.output)")
     }
 
     /// A second process that reports under the name of a live worker is not taken for its

@@ -220,9 +220,13 @@ package struct BrokerService: Sendable {
                 try frontend.bind(bus.publisherEndpoint)
                 try backend.bind(bus.subscriberEndpoint)
             }
-            let forwarder = try ZMQForwarder(frontend: frontend, backend: backend) { topic, userID in
-                BrokerAdmission.verdict(topic: topic, userID: userID)
-            }
+            // Pool workers' sessions send the epoch of their assignment after each message: one
+            // below what a stream already had comes from a fenced holder and is refused; the
+            // others go on without it, so subscribers get [topic, payload] (wire format, 16).
+            let forwarder = try ZMQForwarder(
+                frontend: frontend, backend: backend,
+                filter: { topic, userID in BrokerAdmission.verdict(topic: topic, userID: userID) },
+                fencesEpochs: true)
             return (forwarder, monitors!)
         } catch .addressInUse {
             monitors?.0.close()
@@ -287,6 +291,11 @@ package struct BrokerService: Sendable {
             "subscriptions": statistics.subscriptions,
             "subscriptionsForwarded": statistics.subscriptionsForwarded,
         ]
+        counters["epochs"] = statistics.epochsForwarded
+        counters["refused.staleEpoch"] = statistics.staleEpochs
+        if statistics.epochStreamsForgotten > 0 {
+            counters["epochs.forgotten"] = statistics.epochStreamsForgotten
+        }
         if statistics.upstreamDropped > 0 {
             counters["dropped.subscriber.upstream"] = statistics.upstreamDropped
         }

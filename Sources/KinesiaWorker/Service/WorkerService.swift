@@ -131,6 +131,9 @@ public struct WorkerService: Sendable {
         let publisher = try BusPublisher(
             context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
         defer { publisher.close() }
+        // A pool worker's session sends its assignment's epoch with every event, snapshot and
+        // run record: the broker refuses them once a newer holder published on the stream.
+        publisher.epoch = configuration.fencing?.epoch
         // Each session's events and snapshots are journaled before they are published, on a
         // stream that survives restarts (a new one with --new-session); the journal is served
         // through replay, and poses are analysed exactly once and in order (PoseFeed): a
