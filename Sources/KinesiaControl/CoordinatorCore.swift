@@ -98,6 +98,9 @@ public struct CoordinatorCore: Sendable {
         case rememberRequest(ControlAnswer)
         /// Tell the operator (a log line).
         case notice(String)
+        /// Count a part of a message refused under `counter` on `health/coordinator/`, and say
+        /// why (a warning).
+        case refuse(counter: String, reason: String)
         /// Announce the end of a run no live worker hosts (a stop or a reset while its worker
         /// is gone), on its session's topic, so that no run stays open for ever: its counts as
         /// last reported, no reps (the coordinator does not read the run's journal).
@@ -432,6 +435,20 @@ public struct CoordinatorCore: Sendable {
         if stoppedRuns[report.worker]?.isEmpty == true { stoppedRuns[report.worker] = nil }
         worker.counts = [:]
         for session in report.sessions {
+            // A session another worker holds is not this one's to tell of (a worker paused past
+            // its lease and back, or a report that lags behind an assignment, an old epoch; a
+            // forged one): its counts and resume are refused; it is sent its assignment again,
+            // which stops it there.
+            if let holder = placement[session.key], holder != report.worker,
+                !(move.map { $0.key == session.key && $0.from == report.worker } ?? false)
+            {
+                actions.append(
+                    .refuse(
+                        counter: "refused.claim",
+                        reason: "worker \(report.worker) (epoch \(report.epoch)) reports \(session.key) "
+                            + "(run \(session.run)), which worker \(holder) holds: not taken"))
+                continue
+            }
             // The worker that reports a session at its run is the one that runs it (a worker
             // paused past its lease reports nothing of its sessions; one handing a session over
             // reports it until it has let it go): its word is the latest. A run it tells no

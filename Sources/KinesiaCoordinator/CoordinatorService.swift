@@ -194,7 +194,7 @@ public struct CoordinatorService: Sendable {
             let changes = actions.filter {
                 switch $0 {
                 case .savePlan, .removePlan, .saveCounters, .rememberRequest: true
-                case .answer, .assign, .grantLease, .notice, .announceRunEnd: false
+                case .answer, .assign, .grantLease, .notice, .refuse, .announceRunEnd: false
                 }
             }
             if !changes.isEmpty {
@@ -208,7 +208,7 @@ public struct CoordinatorService: Sendable {
                                 try store.save(nextRun: nextRun, epoch: epoch)
                             case .rememberRequest(let answer):
                                 try store.remember(answer, limit: configuration.core.rememberedAnswers)
-                            case .answer, .assign, .grantLease, .notice, .announceRunEnd: break
+                            case .answer, .assign, .grantLease, .notice, .refuse, .announceRunEnd: break
                             }
                         }
                     }
@@ -242,6 +242,8 @@ public struct CoordinatorService: Sendable {
                     }
                 case .notice(let text):
                     log.notice(text)
+                case .refuse(let counter, let reason):
+                    refuse(counter, reason)
                 }
             }
             actions.removeAll(keepingCapacity: true)

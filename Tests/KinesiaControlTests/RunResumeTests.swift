@@ -122,4 +122,44 @@ struct RunResumeTests {
         let (without, _) = try Self.takeover(after: [Self.resume, nil])
         #expect(without.resumes.isEmpty)
     }
+
+    /// A report of a session another worker holds (a worker back after its sessions were taken
+    /// over, a report that lagged behind an assignment, a forged one) is refused and counted:
+    /// its counts and resume are not taken, and the worker is told its assignment again.
+    @Test func aReportOfASessionAnotherWorkerHoldsIsRefusedAndItsResumeNotTaken() throws {
+        var harness = CoordinatorCoreTests.Harness()
+        _ = try harness.report("w1")
+        _ = harness.send(try CoordinatorCoreTests.request("r1", .start(CoordinatorCoreTests.plan("cam0/left"))))
+        let key = try SessionKey(parsing: "cam0/left")
+        _ = try harness.report("w1", [("cam0/left", 1)])
+        _ = try harness.report("w2")
+        harness.now = .seconds(2)
+        _ = try harness.report("w2")
+        _ = harness.tick(to: .seconds(4))
+        _ = try harness.report("w2", [("cam0/left", 1)])
+        // w1 comes back and tells of the session it no longer holds, at its old epoch.
+        var stale: [CoordinatorCore.Action] = []
+        harness.core.receive(
+            WorkerReport(
+                worker: "w1", pool: "default", capacity: 8,
+                sessions: [
+                    WorkerReport.Running(key: key, run: 1, repCount: 99, rejectedCount: 9, resume: Self.resume)
+                ], epoch: 1),
+            from: Array("w1".utf8), now: .seconds(4), into: &stale)
+        #expect(
+            stale.contains {
+                if case .refuse("refused.claim", let reason) = $0 {
+                    reason.contains("worker w1 (epoch 1) reports cam0/left (run 1), which worker w2 holds")
+                } else {
+                    false
+                }
+            }, "\(stale)")
+        let status = try #require(harness.core.statuses.first { $0.plan.key == key })
+        #expect(status.worker == "w2" && status.repCount != 99, "\(status)")
+        // w1 is told its assignment again: without the session, which stops it there.
+        let told = stale.compactMap { action -> WorkerAssignment? in
+            if case .assign(let assignment, "w1", _) = action { assignment } else { nil }
+        }
+        #expect(told.allSatisfy { $0.sessions.isEmpty && $0.resumes.isEmpty })
+    }
 }
