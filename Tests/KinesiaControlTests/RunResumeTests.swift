@@ -129,7 +129,8 @@ struct RunResumeTests {
     @Test func aReportOfASessionAnotherWorkerHoldsIsRefusedAndItsResumeNotTaken() throws {
         var harness = CoordinatorCoreTests.Harness()
         _ = try harness.report("w1")
-        _ = harness.send(try CoordinatorCoreTests.request("r1", .start(CoordinatorCoreTests.plan("cam0/left"))))
+        _ = harness.send(
+            try CoordinatorCoreTests.request("r1", .start(CoordinatorCoreTests.plan("cam0/left"))))
         let key = try SessionKey(parsing: "cam0/left")
         _ = try harness.report("w1", [("cam0/left", 1)])
         _ = try harness.report("w2")
@@ -143,7 +144,8 @@ struct RunResumeTests {
             WorkerReport(
                 worker: "w1", pool: "default", capacity: 8,
                 sessions: [
-                    WorkerReport.Running(key: key, run: 1, repCount: 99, rejectedCount: 9, resume: Self.resume)
+                    WorkerReport.Running(
+                        key: key, run: 1, repCount: 99, rejectedCount: 9, resume: Self.resume)
                 ], epoch: 1),
             from: Array("w1".utf8), now: .seconds(4), into: &stale)
         #expect(
