@@ -8,7 +8,9 @@ publishing (as a clinic's site is). Also the coordinator's rate of answers to a 
 requests from one client (requests in flight, no waiting between them). And takeover: with two
 pool workers and a camera whose poses are journaled, the session's worker is killed (kill -9)
 again and again; the time from each kill to the first new snapshot of the session, from the
-other worker (the lease, the placement, the rebuild from checkpoint and pose journal).
+other worker (the lease, the placement, the rebuild from checkpoint and pose journal); and the
+same with two workers that each keep a state directory of their own, as on two boxes (the
+rebuild from the run's first pose, as the killed worker reported it: "takeover across boxes").
 
     .venv/bin/python scripts/bench_control.py [--rounds N] [--no-build]
 
@@ -57,27 +59,31 @@ def joined(directory, count):
     raise RuntimeError("a pool worker did not join")
 
 
-def takeover_times(kills, client, workers, start, bus, state, directory):
-    """A pool of two workers and a camera whose poses are journaled; the session's worker is
-    killed (kill -9) `kills` times, each time restarted as a new process after its session went
-    elsewhere. Each figure is the time from the kill to the first snapshot of the session newer
-    than any before it: the other worker answering live (the lease, the placement, the rebuild
-    from the checkpoint and the pose journal)."""
+def takeover_times(kills, client, workers, start, bus, states, directory, joins, camera="cam1"):
+    """A pool of two workers (`states`: each one's state directory by name; the first already
+    runs) and a camera whose poses are journaled; the session's worker is killed (kill -9)
+    `kills` times, each time restarted as a new process after its session went elsewhere. Each
+    figure is the time from the kill to the first snapshot of the session newer than any before
+    it: the other worker answering live (the lease, the placement, the rebuild from the
+    checkpoint and the pose journal; with state directories of their own, as on two boxes, the
+    rebuild from the run's first pose). Returns the times and the number of joins so far."""
     from kinesia.wire import decode_message
     import zmq
 
-    start("ingest-cam1", "ingest", "--camera", "cam1", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
-          "--state", state)
-    workers["w2"] = start("w2", "worker", "--pool", "default", "--name", "w2", "--state", state)
-    joins = 2
+    (first, first_state), (second, second_state) = states.items()
+    session = f"{camera}/left"
+    start(f"ingest-{camera}", "ingest", "--camera", camera, "--source", "sim:squat", "--loop", "--wait-seconds",
+          "0", "--state", os.path.join(directory, f"camera-{camera}"))
+    workers[second] = start(second, "worker", "--pool", "default", "--name", second, "--state", second_state)
+    joins += 1
     joined(directory, joins)
-    answer = client.start("cam1/left", exercise="squat", side="left")
+    answer = client.start(session, exercise="squat", side="left")
     if answer.outcome not in ("started", "notConfirmed"):
-        raise RuntimeError(f"cam1/left not started: {answer.message}")
+        raise RuntimeError(f"{session} not started: {answer.message}")
     host = answer.worker
     snapshots = zmq.Context.instance().socket(zmq.SUB)
     snapshots.setsockopt(zmq.LINGER, 0)
-    snapshots.setsockopt(zmq.SUBSCRIBE, b"snapshot/cam1/left/")
+    snapshots.setsockopt(zmq.SUBSCRIBE, f"snapshot/{session}/".encode())
     snapshots.connect(f"ipc://{bus}/sub.sock")
     newest = -1
 
@@ -97,7 +103,7 @@ def takeover_times(kills, client, workers, start, bus, state, directory):
                     first_newer = time.monotonic()
 
     if read(time.monotonic() + 30) is None:
-        raise RuntimeError("cam1/left publishes no snapshot")
+        raise RuntimeError(f"{session} publishes no snapshot")
     times = []
     for _ in range(kills):
         read(time.monotonic() + 1.0)
@@ -108,15 +114,16 @@ def takeover_times(kills, client, workers, start, bus, state, directory):
         read(time.monotonic() + 0.05)  # what the killed worker sent before it died
         answered = read(began + 30)
         if answered is None:
-            raise RuntimeError(f"cam1/left not answered within 30 s of the kill of {host}")
+            raise RuntimeError(f"{session} not answered within 30 s of the kill of {host}")
         times.append(answered - began)
-        other = "w2" if host == "w1" else "w1"
-        workers[host] = start(host, "worker", "--pool", "default", "--name", host, "--state", state)
+        other = second if host == first else first
+        workers[host] = start(host, "worker", "--pool", "default", "--name", host, "--state", states[host])
         joins += 1
         joined(directory, joins)
         host = other
     snapshots.close()
-    return times
+    client.stop(session)
+    return times, joins
 
 
 def main():
@@ -216,8 +223,20 @@ def main():
         print(json.dumps({"bench": "control", "command": "list flood", "sent": args.flood, "answered": answered,
                           "answers_per_s": round(answered / seconds)}), flush=True)
         if args.takeovers > 0:
-            takeovers = takeover_times(args.takeovers, client, workers, start, bus, state, directory)
+            takeovers, joins = takeover_times(
+                args.takeovers, client, workers, start, bus, {"w1": state, "w2": state}, directory, 1)
             print(json.dumps(summary("takeover", takeovers) | {"kills": args.takeovers}), flush=True)
+            # The same across boxes: two more workers, each with a state directory of its own;
+            # the first two stop, so that the session goes between these two only.
+            for name in ("w1", "w2"):
+                workers[name].terminate()
+                workers[name].wait(10)
+            boxes = {name: os.path.join(directory, f"box-{name}") for name in ("b1", "b2")}
+            workers["b1"] = start("b1", "worker", "--pool", "default", "--name", "b1", "--state", boxes["b1"])
+            joined(directory, joins + 1)
+            across, _ = takeover_times(
+                args.takeovers, client, workers, start, bus, boxes, directory, joins + 1, camera="cam2")
+            print(json.dumps(summary("takeover across boxes", across) | {"kills": args.takeovers}), flush=True)
         print(json.dumps({"summary": "control", "outcomes": outcomes, "runs_not_announced": unannounced,
                           "coordinator_running": coordinator.poll() is None}), flush=True)
     finally:
