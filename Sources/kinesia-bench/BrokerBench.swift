@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// - `zmq_proxy`: libzmq's proxy (``ZMQProxy``), no security: what the broker did before;
 /// - `forwarder`: the broker's own loop (``ZMQForwarder`` with the rights filter of
-///   `kinesia broker`) and its ZAP handler (NULL mechanism with a ZAP domain, as over IPC);
+///   `kinesia broker`, reading epoch frames as it does) and its ZAP handler (NULL mechanism with a ZAP domain, as over IPC);
 /// - `zmq_proxy_curve`: libzmq's proxy with CURVE on both sides (no ZAP handler);
 /// - `forwarder_curve`: the broker as it runs on a TCP bus with keys: CURVE, ZAP, rights.
 ///
@@ -66,9 +66,11 @@ enum BrokerBench {
         let proxy: ZMQProxy?
         let forwarder: ZMQForwarder?
         if own {
-            forwarder = try ZMQForwarder(frontend: frontend, backend: backend) { topic, userID in
-                BrokerAdmission.verdict(topic: topic, userID: userID)
-            }
+            // As `kinesia broker` runs it: the rights filter, and epoch frames read and judged.
+            forwarder = try ZMQForwarder(
+                frontend: frontend, backend: backend,
+                filter: { topic, userID in BrokerAdmission.verdict(topic: topic, userID: userID) },
+                fencesEpochs: true)
             proxy = nil
         } else {
             proxy = try ZMQProxy(frontend: frontend, backend: backend)
