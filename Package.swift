@@ -300,7 +300,8 @@ let package = Package(
             exclude: ["Fixtures", "Python"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "KinesiaBusTests", dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion"],
+            name: "KinesiaBusTests",
+            dependencies: ["KinesiaBus", "KinesiaWire", "KinesiaMotion", "KinesiaTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaClientTests",

@@ -1,4 +1,5 @@
 import KinesiaBus
+import KinesiaTestSupport
 import Testing
 
 struct StreamEpochsTests {
@@ -39,7 +40,7 @@ struct StreamEpochsTests {
     /// highest admitted before it on its stream, and every refused one has.
     @Test(arguments: 1...20)
     func noAdmittedMessageIsBelowAnEpochAdmittedBeforeOnItsStream(seed: UInt64) {
-        var random = SplitMix(seed)
+        var random = SplitMix64(seed: seed)
         var epochs = StreamEpochs()
         var highest: [UInt64: UInt64] = [:]
         for _ in 0..<500 {
@@ -67,17 +68,4 @@ struct StreamEpochsTests {
 /// `epochs.admit(stream:epoch:)` (a mutating call cannot be written inside `#expect`).
 private func admit(_ epochs: inout StreamEpochs, _ stream: UInt64, epoch: UInt64) -> Bool {
     epochs.admit(stream: stream, epoch: epoch)
-}
-
-/// A small deterministic generator (SplitMix64).
-private struct SplitMix {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

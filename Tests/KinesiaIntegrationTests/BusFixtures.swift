@@ -181,3 +181,21 @@ struct BusSource: Sendable, CustomStringConvertible {
             exercise: "ankleDorsiflexion"),
     ]
 }
+
+/// The README's Python consumer, `scripts/examples/listen_events.py` (pyzmq, `[topic, payload]`),
+/// as a process of a test.
+enum PythonExample {
+    /// Starts it on `topology`'s bus, unbuffered, its standard output and error in files of the
+    /// topology's directory: the process and the two paths.
+    static func startListener(on topology: Topology) throws -> (TestProcess, output: String, errors: String) {
+        let output = topology.directory + "/example.out"
+        let errors = topology.directory + "/example.err"
+        var environment = ProcessInfo.processInfo.environment
+        environment["PYTHONUNBUFFERED"] = "1"
+        let example = try TestProcess(
+            executable: try PackagePaths.python(),
+            arguments: [PackagePaths.path("scripts/examples/listen_events.py"), "--bus", topology.bus],
+            environment: environment, standardOutput: output, standardError: errors)
+        return (example, output, errors)
+    }
+}

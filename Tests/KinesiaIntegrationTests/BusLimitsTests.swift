@@ -76,14 +76,7 @@ struct BusLimitsTests {
         let topology = try Topology()
         defer { topology.tearDown() }
         _ = try await topology.startBroker()
-        let output = topology.directory + "/example.out"
-        let errors = topology.directory + "/example.err"
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONUNBUFFERED"] = "1"
-        let example = try TestProcess(
-            executable: try PackagePaths.python(),
-            arguments: [PackagePaths.path("scripts/examples/listen_events.py"), "--bus", topology.bus],
-            environment: environment, standardOutput: output, standardError: errors)
+        let (example, output, errors) = try PythonExample.startListener(on: topology)
         defer { _ = example.send(SIGKILL) }
 
         let context = try ZMQContext()

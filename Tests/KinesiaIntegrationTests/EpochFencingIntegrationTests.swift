@@ -20,14 +20,7 @@ struct EpochFencingIntegrationTests {
         defer { topology.tearDown() }
         _ = try await topology.startBroker()
         let listener = try await topology.startListener("listen", ["event/"])
-        let output = topology.directory + "/example.out"
-        let errors = topology.directory + "/example.err"
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONUNBUFFERED"] = "1"
-        let example = try TestProcess(
-            executable: try PackagePaths.python(),
-            arguments: [PackagePaths.path("scripts/examples/listen_events.py"), "--bus", topology.bus],
-            environment: environment, standardOutput: output, standardError: errors)
+        let (example, output, errors) = try PythonExample.startListener(on: topology)
         defer { _ = example.send(SIGKILL) }
 
         let context = try ZMQContext()
