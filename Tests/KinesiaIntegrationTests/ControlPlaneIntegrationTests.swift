@@ -524,6 +524,10 @@ struct PoolTakeoverIntegrationTests {
         #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
         #expect(received == expected, "every event once, in order, across the takeover")
+        // The coordinator answered every report in time: no session went on without it.
+        for process in [first, second] {
+            #expect(!process.errorText.contains("did not confirm the run's resume"), "\(process.diagnostics)")
+        }
         let list = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"])
         #expect(list.output.contains("cam0/left") && list.output.contains("w2"), "\(list.output)")
         // The run's end, told by w2, is the whole run's: from the camera's first pose, with
@@ -541,6 +545,55 @@ struct PoolTakeoverIntegrationTests {
         #expect(end.contains(#""type":"runEnded","run":"1""#), "\(runs.outputLines)")
         #expect(end.contains("," + Oracle.reps(ofSummary: summary) + ",\"faults\":{"), "\(end) \(summary)")
         #expect(end.contains(#""sequence":"0"},"lastPose""#), "\(end)")
+    }
+}
+
+/// A pool session tells the coordinator its run's first pose before it publishes what the pose
+/// causes (so a worker of another box never rebuilds the run from less than was published), but
+/// waits for it at most `WorkerService.resumeWait`: with the coordinator paused at that moment,
+/// the session says so and goes on live, and nothing is lost.
+@Suite(.serialized, .tags(.process))
+struct ResumeBarrierIntegrationTests {
+    @Test func aRunsFirstPoseWaitsForTheCoordinatorAtMostItsBound() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let source = "sim:squat,seed=2,reps=3"
+        let state = topology.directory + "/state"
+        // A lease of 10 s: the coordinator's pause below stays well within it.
+        _ = try await topology.startBroker()
+        let coordinator = try topology.start(
+            "coordinator", ["coordinator", "--state", state, "--lease", "10"])
+        #expect(await coordinator.waitForError(containing: "coordinating on"), "\(coordinator.diagnostics)")
+        let worker = try topology.start(
+            "w1", ["worker", "--pool", "default", "--name", "w1", "--state", state])
+        #expect(
+            await coordinator.waitForError(containing: "worker w1 joined pool default"),
+            "\(coordinator.diagnostics)")
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
+        #expect(await worker.waitForError(containing: "hosting cam0/left"), "\(worker.diagnostics)")
+        let expected = Oracle.inRun(
+            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
+        let listener = try await topology.startListener(
+            "listen",
+            [
+                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        // Paused for less than the lease: the worker keeps its session, but no report is granted
+        // while the run's first pose arrives.
+        coordinator.signal(SIGSTOP)
+        let ingest = try topology.start(
+            "ingest", ["ingest", "--camera", "cam0", "--source", source, "--speed", "2", "--state", state])
+        defer { ingest.signal(SIGTERM) }
+        #expect(
+            await worker.waitForError(containing: "did not confirm the run's resume within 0.25 seconds"),
+            "\(worker.diagnostics)")
+        try await Task.sleep(for: .milliseconds(500))
+        coordinator.signal(SIGCONT)
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "every event once, in order")
+        #expect(!worker.errorText.contains("lease lapsed"), "\(worker.diagnostics)")
     }
 }
 

@@ -18,6 +18,8 @@ final class HostedSession: Sendable {
     private let ending = Mutex<RunRecord.RunEnd.Reason?>(nil)
     private let latestCounts = Mutex<(repCount: Int, rejectedCount: Int)?>(nil)
     private let latestResume = Mutex<(resume: RunResume?, version: UInt64)>((nil, 0))
+    /// Whether the coordinator has its run's latest resume.
+    let resumeKept = ResumeAcknowledgement()
 
     /// Starts `service` on a new thread, its sockets in `context` (the pool worker's).
     init(plan: SessionPlan, service: WorkerService, context: ZMQContext) {
@@ -30,8 +32,12 @@ final class HostedSession: Sendable {
                     ready: { live.store(true, ordering: .releasing) },
                     progress: { counts in latestCounts.withLock { $0 = counts[plan.key.description] } },
                     resumed: { resumes in
-                        latestResume.withLock { $0 = (resumes[plan.key.description], $0.version &+ 1) }
+                        // The resume and its version together: a report never carries an older
+                        // resume under a newer version (its grant would release a wait too soon).
+                        let version = resumeKept.told()
+                        latestResume.withLock { $0 = (resumes[plan.key.description], version) }
                     },
+                    resumeKept: { bound in resumeKept.wait(within: bound) },
                     runEnd: { ending.withLock { $0 } },
                     context: context)
             } catch {

@@ -152,6 +152,10 @@ public struct PoolWorkerService: Sendable {
         var reportedLive: Set<SessionKey> = []
         var reportedResumes: [SessionKey: UInt64] = [:]
         func resumeVersions() -> [SessionKey: UInt64] { hosted.mapValues { $0.resume.version } }
+        // The resume versions each report carried: its grant tells the sessions the
+        // coordinator has them (a session waits for that, boundedly, before it publishes what a
+        // new first pose or a hole given up causes).
+        var carried: [(report: UInt64, versions: [SessionKey: UInt64])] = []
         func report() {
             reportedLive = Set(hosted.filter { $0.value.isLive }.keys)
             reportedResumes = resumeVersions()
@@ -162,13 +166,16 @@ public struct PoolWorkerService: Sendable {
                     rejectedCount: $0.counts?.rejectedCount, resume: $0.resume.resume)
             }.sorted { $0.key < $1.key }
             estimate.add(ProcessorUsage.sample(), at: elapsed.now, sessions: hosted.count)
+            let number = lease.reportSent(at: elapsed.now)
             let message = ControlMessage.workerReport(
                 WorkerReport(
                     worker: name, pool: configuration.pool,
                     capacity: estimate.capacity(sessions: hosted.count),
                     sessions: running,
-                    epoch: epoch, number: lease.reportSent(at: elapsed.now)))
+                    epoch: epoch, number: number))
             _ = try? control.trySend([message.encoded()])
+            carried.append((number, reportedResumes))
+            if carried.count > 64 { carried.removeFirst(carried.count - 64) }
         }
         func collectStopped() -> Bool {
             var changed = false
@@ -281,11 +288,17 @@ public struct PoolWorkerService: Sendable {
                 }
             }
             // A session starting is confirmed as soon as it is live: looked at every 5 ms.
-            let starting = hosted.values.contains { !$0.isLive && !$0.hasEnded } || !stopping.isEmpty
+            let starting =
+                hosted.values.contains { (!$0.isLive && !$0.hasEnded) || $0.resumeKept.awaits }
+                || !stopping.isEmpty
             let wait = min(.milliseconds(starting ? 5 : 100), max(.zero, nextReport - elapsed.now))
             guard let frames = try control.receive(timeout: wait) else { continue }
             let message = frames.count == 1 ? try? ControlMessage(decoding: frames[0]) : nil
             if case .lease(let grant)? = message {
+                for entry in carried where entry.report == grant.report {
+                    for (key, version) in entry.versions { hosted[key]?.resumeKept.acknowledge(version) }
+                }
+                carried.removeAll { $0.report <= grant.report }
                 if lease.granted(grant) {
                     fence.hold(until: lease.heldUntil)
                     awaitingGrant = false

@@ -110,6 +110,10 @@ public struct WorkerService: Sendable {
     ///     before `ready` and at once whenever it changes (a first pose, a new pose stream, a
     ///     hole given up), so that a worker on another box can rebuild it; a run with more holes
     ///     than ``RunResume/maximumSkipped`` is left out.
+    ///   - resumeKept: Waits at most the duration given until the coordinator has the resume
+    ///     last told (whether it has): called after a run's first pose or a hole given up,
+    ///     before what it causes is published, so that a worker of another box that takes the
+    ///     run over knows of it.
     ///   - runEnd: Asked at the stop: why the runs of the sessions with a plan end (`nil`: they
     ///     do not, the worker only stops; a `runEnded` is published and their streams end
     ///     otherwise).
@@ -122,6 +126,7 @@ public struct WorkerService: Sendable {
         until stop: StopToken, ready: @Sendable () -> Void = {},
         progress: @Sendable ([String: (repCount: Int, rejectedCount: Int)]) -> Void = { _ in },
         resumed: @Sendable ([String: RunResume]) -> Void = { _ in },
+        resumeKept: @Sendable (Duration) -> Bool = { _ in true },
         runEnd: @Sendable () -> RunRecord.RunEnd.Reason? = { nil }, context: ZMQContext? = nil
     ) throws {
         let zmq = try context ?? ZMQContext()
@@ -272,6 +277,20 @@ public struct WorkerService: Sendable {
             }
             resumed(resumes)
         }
+        // A run's first pose, a new pose stream or a hole given up is told before what it
+        // causes is published: at most `resumeWait`, then it goes on (live first).
+        var resumesNotKept = 0
+        func awaitResumeKept() {
+            guard !plans.isEmpty, state != nil else { return }
+            if !resumeKept(Self.resumeWait) {
+                resumesNotKept += 1
+                if resumesNotKept <= 10 || resumesNotKept % 1000 == 0 {
+                    log.warning(
+                        "the coordinator did not confirm the run's resume within \(Self.resumeWait): going on "
+                            + "(a worker of another box taking the run over now would not know this change)")
+                }
+            }
+        }
         func perform() {
             for action in actions {
                 switch action {
@@ -299,6 +318,7 @@ public struct WorkerService: Sendable {
                         log.error("\(error)")
                     }
                     tellResumes()
+                    awaitResumeKept()
                 case .recordSkip(let camera, let stream, let sequences):
                     // Before what the poses after the hole cause is published: a rebuild gives
                     // the hole up too.
@@ -316,6 +336,7 @@ public struct WorkerService: Sendable {
                         state?.history[camera]?[index].skipped.sort { $0.lowerBound < $1.lowerBound }
                     }
                     tellResumes()
+                    awaitResumeKept()
                 case .newRun(let camera, let session, let stream):
                     // Before anything the new run publishes: its streams are journaled anew.
                     guard state != nil,
@@ -452,6 +473,7 @@ public struct WorkerService: Sendable {
                 values["checkpoints"] = state!.journal.completedJobs("checkpoint")
                 values["checkpointErrors"] = checkpointErrors
             }
+            if !plans.isEmpty, state != nil { values["resumesNotKept"] = resumesNotKept }
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
             if let replay {
                 values.merge(replay.server.counters) { own, _ in own }
@@ -627,6 +649,12 @@ public struct WorkerService: Sendable {
             log.warning("\(topic): the run's reps cannot be read from its journal: \(error)")
         }
     }
+
+    /// The longest a pool session waits, after a run's first pose or a hole given up, for the
+    /// coordinator to have the run's resume before it publishes what follows: a report's round
+    /// trip (the pool worker reports at once), with room for a loaded machine. Past it, the
+    /// session goes on.
+    public static let resumeWait: Duration = .milliseconds(250)
 
     /// How often each camera's sessions are checkpointed, about: a restarted worker replays at
     /// most this much of the camera's poses (plus the time it was down).
