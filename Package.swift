@@ -359,8 +359,8 @@ let package = Package(
         .testTarget(
             name: "KinesiaCoordinatorTests",
             dependencies: [
-                "KinesiaCoordinator", "KinesiaClient", "KinesiaService", "KinesiaSystem",
-                "KinesiaTestSupport",
+                "KinesiaCoordinator", "KinesiaClient", "KinesiaService", "KinesiaSystem", "KinesiaStore",
+                "KinesiaControl", "KinesiaTestSupport",
             ],
             swiftSettings: strictSettings),
         .testTarget(

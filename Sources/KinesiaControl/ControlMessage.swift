@@ -142,6 +142,32 @@ public enum ControlMessage: Hashable, Sendable {
         }
     }
 
+    /// A run's resume alone, as the JSON object the coordinator keeps:
+    /// `{"run":"N","stream":...,"segments":[...]}`.
+    public static func encoded(_ given: WorkerAssignment.GivenResume) -> [UInt8] {
+        Array(("{\"run\":\"\(given.run)\"," + resumeFields(given.resume) + "}").utf8)
+    }
+
+    /// Reads a resume that ``encoded(_:)-(WorkerAssignment.GivenResume)`` wrote.
+    ///
+    /// - Throws: ``ControlError/malformed(_:)``.
+    public static func givenResume(decoding bytes: [UInt8]) throws(ControlError) -> WorkerAssignment.GivenResume {
+        do {
+            let fields = try JSONFields(try JSONParser.parse(bytes: bytes), what: "a run's resume")
+            try fields.rejectUnknownKeys(allowed: ["run", "stream", "segments"])
+            return WorkerAssignment.GivenResume(run: try number(fields, "run"), resume: try resume(fields))
+        } catch let error as JSONShapeError {
+            let field = JSONPathComponent.describe(error.path)
+            throw .malformed((field.isEmpty ? "" : field + ": ") + error.message)
+        } catch let error as JSONSyntaxError {
+            throw .malformed("not JSON: \(error.message)")
+        } catch let error as ControlError {
+            throw error
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
     /// `,"repCount":N,"rejectedCount":N` when the counts are known, else nothing.
     static func countFields(_ repCount: Int?, _ rejectedCount: Int?) -> String {
         guard let repCount, let rejectedCount else { return "" }

@@ -92,6 +92,10 @@ public struct CoordinatorCore: Sendable {
         case removePlan(SessionKey)
         /// Keep the next run number and the last epoch durably, before what follows.
         case saveCounters(nextRun: UInt64, epoch: UInt64)
+        /// Keep a run's latest resume durably (`nil`: forget it), before what follows: the grant
+        /// that follows tells the worker the coordinator has it, and a restarted coordinator
+        /// gives it to the worker that takes the session over.
+        case saveResume(SessionKey, WorkerAssignment.GivenResume?)
         /// Keep the request id of a command that changed the desired state, with the answer it
         /// gets once done, durably and with the change (one transaction): a coordinator
         /// restarted before or after answering does it only once when it is sent again.
@@ -145,9 +149,9 @@ public struct CoordinatorCore: Sendable {
     /// Each session's counts as last reported, with the run they are of.
     private var lastCounts: [SessionKey: (run: UInt64, clean: Int, rejected: Int)] = [:]
     /// Where each run goes on, as the worker it is placed on last reported it: given with the
-    /// session to the next worker (another box rebuilds it from there). In memory: after a
-    /// restart, the workers' next reports tell it again.
-    private var resumes: [SessionKey: WorkerAssignment.GivenResume] = [:]
+    /// session to the next worker (another box rebuilds it from there). Kept durably
+    /// (``Action/saveResume(_:_:)``), so a restarted coordinator still has it.
+    private var resumes: [SessionKey: WorkerAssignment.GivenResume]
     private var workers: [String: Worker] = [:]
     private var pending: [Pending] = []
     private var answers: [String: ControlAnswer] = [:]
@@ -190,9 +194,11 @@ public struct CoordinatorCore: Sendable {
     /// the answers of the commands it did (``Action/rememberRequest(_:)``, oldest first).
     public init(
         plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, now: Duration,
-        configuration: Configuration = Configuration(), answers: [ControlAnswer] = []
+        configuration: Configuration = Configuration(), answers: [ControlAnswer] = [],
+        resumes: [SessionKey: WorkerAssignment.GivenResume] = [:]
     ) {
         self.configuration = configuration
+        self.resumes = resumes.filter { key, given in plans.contains { $0.key == key && $0.run == given.run } }
         self.plans = Dictionary(plans.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
         self.nextRun = max(nextRun, (plans.map(\.run).max() ?? 0) + 1)
         self.epoch = epoch
@@ -280,12 +286,12 @@ public struct CoordinatorCore: Sendable {
         _ key: SessionKey, request: ControlRequest, peer: Peer, now: Duration, into actions: inout [Action]
     ) {
         cancelMove(of: key, now: now, into: &actions)
-        resumes[key] = nil
         guard let plan = plans.removeValue(forKey: key) else {
             answer(notRunning(key, request), to: [peer], into: &actions)
             return
         }
         actions.append(.removePlan(key))
+        resumes[key] = nil
         let done = ControlAnswer(
             id: request.id, outcome: .stopped,
             message: "\(key) stopped (run \(plan.run)" + (placement[key].map { " on worker \($0))" } ?? ")"),
@@ -454,8 +460,10 @@ public struct CoordinatorCore: Sendable {
             // reports it until it has let it go): its word is the latest. A run it tells no
             // resume of (too many holes) is rebuilt nowhere else.
             if plans[session.key]?.run == session.run {
-                resumes[session.key] = session.resume.map {
-                    WorkerAssignment.GivenResume(run: session.run, resume: $0)
+                let given = session.resume.map { WorkerAssignment.GivenResume(run: session.run, resume: $0) }
+                if resumes[session.key] != given {
+                    resumes[session.key] = given
+                    actions.append(.saveResume(session.key, given))
                 }
             }
             if let clean = session.repCount, let rejected = session.rejectedCount {

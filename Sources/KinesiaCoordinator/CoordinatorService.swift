@@ -83,7 +83,7 @@ public struct CoordinatorService: Sendable {
         let kept:
             (
                 plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, answers: [ControlAnswer],
-                unreadable: [String]
+                resumes: [SessionKey: WorkerAssignment.GivenResume], unreadable: [String]
             )
         let databasePath = configuration.stateDirectory + "/coordinator.db"
         do throws(SQLiteError) {
@@ -96,7 +96,7 @@ public struct CoordinatorService: Sendable {
         for message in kept.unreadable { log.error(message) }
         var core = CoordinatorCore(
             plans: kept.plans, nextRun: kept.nextRun, epoch: kept.epoch, now: elapsed.now,
-            configuration: configuration.core, answers: kept.answers)
+            configuration: configuration.core, answers: kept.answers, resumes: kept.resumes)
 
         func onBus<Value: ~Copyable>(_ body: () throws(ZMQError) -> Value) throws(CoordinatorError) -> Value {
             try CoordinatorError.catching({ (error: ZMQError) in .bus(bus.description, error) }, body)
@@ -193,7 +193,7 @@ public struct CoordinatorService: Sendable {
             // What the message changed is kept first, in one transaction, then sent.
             let changes = actions.filter {
                 switch $0 {
-                case .savePlan, .removePlan, .saveCounters, .rememberRequest: true
+                case .savePlan, .removePlan, .saveCounters, .saveResume, .rememberRequest: true
                 case .answer, .assign, .grantLease, .notice, .refuse, .announceRunEnd: false
                 }
             }
@@ -206,6 +206,7 @@ public struct CoordinatorService: Sendable {
                             case .removePlan(let key): try store.remove(key)
                             case .saveCounters(let nextRun, let epoch):
                                 try store.save(nextRun: nextRun, epoch: epoch)
+                            case .saveResume(let key, let given): try store.save(given, of: key)
                             case .rememberRequest(let answer):
                                 try store.remember(answer, limit: configuration.core.rememberedAnswers)
                             case .answer, .assign, .grantLease, .notice, .refuse, .announceRunEnd: break
@@ -229,7 +230,7 @@ public struct CoordinatorService: Sendable {
                 case .grantLease(let grant, let peer):
                     counters["leasesGranted", default: 0] += 1
                     _ = try? router.trySend([peer, ControlMessage.lease(grant).encoded()])
-                case .savePlan, .removePlan, .saveCounters, .rememberRequest:
+                case .savePlan, .removePlan, .saveCounters, .saveResume, .rememberRequest:
                     break  // kept above
                 case .announceRunEnd(let end):
                     // On the session's own topic, as its worker would have announced it.

@@ -2,8 +2,9 @@ import KinesiaControl
 import KinesiaStore
 
 /// The coordinator's desired state, kept in SQLite (`STATE/coordinator.db`): every session
-/// plan with its run, the next run number, the last assignment epoch, and the request ids of
-/// the last commands done with their answers. The changes a message makes are one transaction
+/// plan with its run, the next run number, the last assignment epoch, the latest resume of each
+/// run (where it goes on, for a worker of another box), and the request ids of the last
+/// commands done with their answers. The changes a message makes are one transaction
 /// (``transaction(_:)``), committed before the coordinator sends what follows from them, so
 /// that a coordinator killed and restarted brings the same sessions back, never reuses a run
 /// number, never sends an epoch lower than one already sent, and does a command sent again
@@ -25,6 +26,7 @@ final class CoordinatorStore {
             PRAGMA synchronous=FULL;
             CREATE TABLE IF NOT EXISTS plans (session TEXT PRIMARY KEY, plan TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS resumes (session TEXT PRIMARY KEY, resume TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS requests (
                 position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, answer TEXT NOT NULL);
             """)
@@ -33,7 +35,8 @@ final class CoordinatorStore {
     /// What was kept: the plans that read back, the counters, and a message for each plan
     /// that does not (passed over, never trusted).
     func load() throws(SQLiteError) -> (
-        plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, answers: [ControlAnswer], unreadable: [String]
+        plans: [SessionPlan], nextRun: UInt64, epoch: UInt64, answers: [ControlAnswer],
+        resumes: [SessionKey: WorkerAssignment.GivenResume], unreadable: [String]
     ) {
         var plans: [SessionPlan] = []
         var unreadable: [String] = []
@@ -65,7 +68,20 @@ final class CoordinatorStore {
             }
             answers.append(answer)
         }
-        return (plans, max(1, try counter("nextRun")), try counter("epoch"), answers, unreadable)
+        var resumes: [SessionKey: WorkerAssignment.GivenResume] = [:]
+        let stored = try database.prepare("SELECT session, resume FROM resumes ORDER BY session").rows {
+            ($0.text(0), $0.text(1))
+        }
+        for (session, text) in stored {
+            guard let key = try? SessionKey(parsing: session),
+                let given = try? ControlMessage.givenResume(decoding: Array(text.utf8))
+            else {
+                unreadable.append("the resume of \(session)'s run does not read back: passed over")
+                continue
+            }
+            resumes[key] = given
+        }
+        return (plans, max(1, try counter("nextRun")), try counter("epoch"), answers, resumes, unreadable)
     }
 
     /// Keeps the answer of a command done (its request id), and the last `limit` of them only.
@@ -97,9 +113,21 @@ final class CoordinatorStore {
         ])
     }
 
-    /// Forgets the plan of `key`.
+    /// Forgets the plan of `key`, and its run's resume.
     func remove(_ key: SessionKey) throws(SQLiteError) {
         try database.prepare("DELETE FROM plans WHERE session = ?").run([.text(key.description)])
+        try database.prepare("DELETE FROM resumes WHERE session = ?").run([.text(key.description)])
+    }
+
+    /// Keeps the latest resume of `key`'s run (`nil`: forgets it).
+    func save(_ given: WorkerAssignment.GivenResume?, of key: SessionKey) throws(SQLiteError) {
+        guard let given else {
+            try database.prepare("DELETE FROM resumes WHERE session = ?").run([.text(key.description)])
+            return
+        }
+        try database.prepare("INSERT OR REPLACE INTO resumes (session, resume) VALUES (?, ?)").run([
+            .text(key.description), .text(String(decoding: ControlMessage.encoded(given), as: UTF8.self)),
+        ])
     }
 
     /// Keeps the counters.
