@@ -151,7 +151,9 @@ public enum ControlMessage: Hashable, Sendable {
     /// Reads a resume that ``encoded(_:)-(WorkerAssignment.GivenResume)`` wrote.
     ///
     /// - Throws: ``ControlError/malformed(_:)``.
-    public static func givenResume(decoding bytes: [UInt8]) throws(ControlError) -> WorkerAssignment.GivenResume {
+    public static func givenResume(decoding bytes: [UInt8]) throws(ControlError)
+        -> WorkerAssignment.GivenResume
+    {
         do {
             let fields = try JSONFields(try JSONParser.parse(bytes: bytes), what: "a run's resume")
             try fields.rejectUnknownKeys(allowed: ["run", "stream", "segments"])

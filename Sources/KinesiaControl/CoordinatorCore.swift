@@ -198,7 +198,8 @@ public struct CoordinatorCore: Sendable {
         resumes: [SessionKey: WorkerAssignment.GivenResume] = [:]
     ) {
         self.configuration = configuration
-        self.resumes = resumes.filter { key, given in plans.contains { $0.key == key && $0.run == given.run } }
+        self.resumes = resumes.filter { key, given in plans.contains { $0.key == key && $0.run == given.run }
+        }
         self.plans = Dictionary(plans.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
         self.nextRun = max(nextRun, (plans.map(\.run).max() ?? 0) + 1)
         self.epoch = epoch
