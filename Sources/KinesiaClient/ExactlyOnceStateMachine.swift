@@ -82,16 +82,14 @@ public struct ExactlyOnceStateMachine<Message> {
     ///     for this long is reported lost.
     ///   - maximumRetries: Requests in a row without an answer after which the server is taken
     ///     for gone: the hole is reported lost (counted in `serverGone`) until the stream is
-    ///     announced again. Ten at the 3 s timeout: 30 s, longer than a pool session is without
-    ///     a server when its worker dies or the coordinator is away for a few seconds (the lease,
-    ///     the takeover, the rebuild); a silent server holds back only its own stream.
+    ///     announced again.
     ///   - maximumInFlight: Batches asked for at once per stream (the client's credit): a long
     ///     catch-up is limited by the server's reading of its journal, not by round trips. Three
     ///     batches of 256 and their ends fit in the replay sockets' high-water mark (1,028).
     public init(
         start: ReplayStart, cursor: ReplayCursor = ReplayCursor(), accepts: [TopicPrefix] = [.everything],
         maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-        announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 10, maximumInFlight: Int = 3
+        announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3
     ) {
         self.start = start
         self.cursor = cursor

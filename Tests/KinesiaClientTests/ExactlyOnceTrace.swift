@@ -45,8 +45,6 @@ struct ExactlyOnceTraceScenario {
     static let endpoint = "ipc:///tmp/bus/replay/worker.sock"
     static let requestTimeout = 3_000
     static let announcementTimeout = 5_000
-    /// The traces were made with 3 (the default before it was 10): they keep it.
-    static let maximumRetries = 3
 
     static let all: [ExactlyOnceTraceScenario] = [
         .init(name: "lossy live path, from the beginning", seed: 1),
@@ -81,8 +79,7 @@ struct ExactlyOnceTraceScenario {
         var machine = ExactlyOnceStateMachine<String>(
             start: start, cursor: cursorPositions, accepts: [.kind(.event)],
             maximumBuffered: maximumBuffered, requestTimeout: .milliseconds(Self.requestTimeout),
-            announcementTimeout: .milliseconds(Self.announcementTimeout), maximumRetries: Self.maximumRetries,
-            maximumInFlight: maximumInFlight)
+            announcementTimeout: .milliseconds(Self.announcementTimeout), maximumInFlight: maximumInFlight)
         var trace = ExactlyOnceTrace(scenario: self)
         var published = Array(repeating: UInt64(0), count: streams)
         // (arrival ms, order, stream, sequence) and (answer ms, order, request)
@@ -271,13 +268,12 @@ struct ExactlyOnceTrace {
             let key = scenario.key(index)
             return "[\(Self.quoted(key.topic.description)),\"\(key.stream)\",\(scenario.cursor[index]!)]"
         }.joined(separator: ",")
-        config += "],\"accepts\":[\"event/\"],\"maximumBuffered\":\(scenario.maximumBuffered)"
-        config += ",\"requestTimeout\":\(ExactlyOnceTraceScenario.requestTimeout)"
-        config += ",\"announcementTimeout\":\(ExactlyOnceTraceScenario.announcementTimeout)"
-        let retries: Int = ExactlyOnceTraceScenario.maximumRetries
-        config += ",\"maximumRetries\":\(retries),\"maximumInFlight\":\(scenario.maximumInFlight)"
         config +=
-            ",\"counters\":{"
+            "],\"accepts\":[\"event/\"],\"maximumBuffered\":\(scenario.maximumBuffered)"
+            + ",\"requestTimeout\":\(ExactlyOnceTraceScenario.requestTimeout)"
+            + ",\"announcementTimeout\":\(ExactlyOnceTraceScenario.announcementTimeout)"
+            + ",\"maximumRetries\":3,\"maximumInFlight\":\(scenario.maximumInFlight)"
+            + ",\"counters\":{"
             + counters.keys.sorted().map { "\(Self.quoted($0)):\(counters[$0]!)" }.joined(separator: ",")
             + "},\"steps\":["
         lines.append(config)

@@ -65,15 +65,14 @@ class ExactlyOnce:
     Time is any number that grows (seconds of time.monotonic(), or milliseconds), in the unit
     of `request_timeout` and `announcement_timeout`. Up to `max_in_flight` requests are under
     way per stream (the client's credit); `max_retries` requests in a row without an answer
-    give the server up (counted in `serverGone`; ten at the 3 s timeout, as the Swift machine:
-    30 s, longer than a pool session is without a server while it is taken over). The committed traces of
+    give the server up (counted in `serverGone`). The committed traces of
     Tests/KinesiaClientTests/Fixtures/exactly-once-traces.json are replayed by
     tests/test_exactly_once_traces.py: every action equals the Swift machine's."""
 
     def __init__(self, start: str | int = "now", cursor: Mapping[Key, int] | None = None,
                  accepts: Iterable[str] = ("",), max_buffered: int = 4096,
                  request_timeout: float = 3.0, announcement_timeout: float = 5.0,
-                 max_retries: int = 10, max_in_flight: int = 3) -> None:
+                 max_retries: int = 3, max_in_flight: int = 3) -> None:
         self.start, self.accepts = start, tuple(accepts)
         self.cursor = dict(cursor or {})
         self.max_buffered = max(1, max_buffered)
