@@ -597,6 +597,49 @@ struct ResumeBarrierIntegrationTests {
     }
 }
 
+/// A consumer that starts while a session has no server (the coordinator away past the lease:
+/// the worker stopped the session, its replay server with it) still gets every event of the run
+/// once the session goes on: a stream without a server is waited for, not given up at once.
+@Suite(.serialized, .tags(.process))
+struct ConsumerDuringCoordinatorPauseTests {
+    @Test func aConsumerStartedWhileTheCoordinatorIsAwayGetsEveryEventOnce() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let source = "sim:squat,seed=2,reps=6"
+        let state = topology.directory + "/state"
+        let (coordinator, worker) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
+        try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
+        #expect(await worker.waitForError(containing: "hosting cam0/left"), "\(worker.diagnostics)")
+        let expected = Oracle.inRun(
+            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
+        let ingest = try topology.start(
+            "ingest",
+            [
+                "ingest", "--camera", "cam0", "--source", source, "--speed", "2", "--keep-serving", "--state",
+                state,
+            ])
+        defer { ingest.signal(SIGTERM) }
+        try await Task.sleep(for: .seconds(3))
+        // Away past the lease: the worker stops the session (its replay server too).
+        coordinator.signal(SIGSTOP)
+        #expect(
+            await worker.waitForError(containing: "lease lapsed", timeout: .seconds(10)),
+            "\(worker.diagnostics)")
+        let listener = try await topology.startListener(
+            "listen",
+            [
+                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        try await Task.sleep(for: .seconds(6))
+        coordinator.signal(SIGCONT)
+        #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
+        let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
+        #expect(received == expected, "every event once, in order")
+        #expect(!listener.errorText.contains("cannot be had"), "\(listener.diagnostics)")
+    }
+}
+
 extension PoolTakeoverIntegrationTests {
     /// A site for a takeover: the coordinator, `w1` hosting `cam0/left` (squat), `w2` joined
     /// after with room for one session, a listener following the session's events from the
