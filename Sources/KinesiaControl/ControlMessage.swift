@@ -126,10 +126,19 @@ public enum ControlMessage: Hashable, Sendable {
     ///
     /// - Throws: ``ControlError``, as ``init(decoding:)``.
     public static func plan(decoding bytes: [UInt8]) throws(ControlError) -> SessionPlan {
-        do {
-            let fields = try JSONFields(try JSONParser.parse(bytes: bytes), what: "a session plan")
+        try decodingObject(bytes, what: "a session plan") { fields in
             try fields.rejectUnknownKeys(allowed: planKeys)
             return try plan(fields)
+        }
+    }
+
+    /// Reads `bytes` as one JSON object (`what` names it in errors) with `read`, its errors as
+    /// ``ControlError/malformed(_:)`` (a ``ControlError`` as it is).
+    private static func decodingObject<Value>(
+        _ bytes: [UInt8], what: String, _ read: (JSONFields) throws -> Value
+    ) throws(ControlError) -> Value {
+        do {
+            return try read(try JSONFields(try JSONParser.parse(bytes: bytes), what: what))
         } catch let error as JSONShapeError {
             let field = JSONPathComponent.describe(error.path)
             throw .malformed((field.isEmpty ? "" : field + ": ") + error.message)
@@ -154,19 +163,9 @@ public enum ControlMessage: Hashable, Sendable {
     public static func givenResume(decoding bytes: [UInt8]) throws(ControlError)
         -> WorkerAssignment.GivenResume
     {
-        do {
-            let fields = try JSONFields(try JSONParser.parse(bytes: bytes), what: "a run's resume")
+        try decodingObject(bytes, what: "a run's resume") { fields in
             try fields.rejectUnknownKeys(allowed: ["run", "stream", "segments"])
             return WorkerAssignment.GivenResume(run: try number(fields, "run"), resume: try resume(fields))
-        } catch let error as JSONShapeError {
-            let field = JSONPathComponent.describe(error.path)
-            throw .malformed((field.isEmpty ? "" : field + ": ") + error.message)
-        } catch let error as JSONSyntaxError {
-            throw .malformed("not JSON: \(error.message)")
-        } catch let error as ControlError {
-            throw error
-        } catch {
-            throw .malformed("\(error)")
         }
     }
 

@@ -14,12 +14,14 @@ import Testing
 struct ControlPlaneIntegrationTests {
     static let simulation = "sim:squat,seed=3,reps=3"
 
-    /// Starts the coordinator and one pool worker, and waits until the worker has reported.
-    static func startSite(_ topology: Topology, state: String) async throws -> (
+    /// Starts the coordinator (with `lease` seconds, or its default) and one pool worker, and
+    /// waits until the worker has reported.
+    static func startSite(_ topology: Topology, state: String, lease: Int? = nil) async throws -> (
         KinesiaProcess, KinesiaProcess
     ) {
         _ = try await topology.startBroker()
-        let coordinator = try topology.start("coordinator", ["coordinator", "--state", state])
+        let coordinator = try topology.start(
+            "coordinator", ["coordinator", "--state", state] + (lease.map { ["--lease", String($0)] } ?? []))
         #expect(await coordinator.waitForError(containing: "coordinating on"), "\(coordinator.diagnostics)")
         let worker = try topology.start(
             "w1", ["worker", "--pool", "default", "--name", "w1", "--state", state])
@@ -560,15 +562,8 @@ struct ResumeBarrierIntegrationTests {
         let source = "sim:squat,seed=2,reps=3"
         let state = topology.directory + "/state"
         // A lease of 10 s: the coordinator's pause below stays well within it.
-        _ = try await topology.startBroker()
-        let coordinator = try topology.start(
-            "coordinator", ["coordinator", "--state", state, "--lease", "10"])
-        #expect(await coordinator.waitForError(containing: "coordinating on"), "\(coordinator.diagnostics)")
-        let worker = try topology.start(
-            "w1", ["worker", "--pool", "default", "--name", "w1", "--state", state])
-        #expect(
-            await coordinator.waitForError(containing: "worker w1 joined pool default"),
-            "\(coordinator.diagnostics)")
+        let (coordinator, worker) = try await ControlPlaneIntegrationTests.startSite(
+            topology, state: state, lease: 10)
         try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
         #expect(await worker.waitForError(containing: "hosting cam0/left"), "\(worker.diagnostics)")
         let expected = Oracle.inRun(
