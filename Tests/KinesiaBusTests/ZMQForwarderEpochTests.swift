@@ -14,22 +14,9 @@ struct ZMQForwarderEpochTests {
     }
 
     @Test func aStaleEpochIsDroppedAndCountedAndTheOthersArriveWithoutTheirEpochFrame() throws {
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let name = UUID().uuidString
-        let frontend = try ZMQSocket(.xsub, context: context)
-        let backend = try ZMQSocket(.xpub, context: context)
-        _ = try frontend.bind("inproc://front-\(name)")
-        _ = try backend.bind("inproc://back-\(name)")
-        let forwarder = try ZMQForwarder(frontend: frontend, backend: backend, fencesEpochs: true)
-        defer { forwarder.stop() }
-        let publisher = try ZMQSocket(.pub, context: context)
-        defer { publisher.close() }
-        let subscriber = try ZMQSocket(.sub, context: context)
-        defer { subscriber.close() }
-        try subscriber.subscribe("")
-        try publisher.connect("inproc://front-\(name)")
-        try subscriber.connect("inproc://back-\(name)")
+        let site = try ForwarderSite(fencesEpochs: true)
+        defer { site.close() }
+        let (forwarder, publisher, subscriber) = (site.forwarder, site.publisher, site.subscriber)
 
         let topic = bytes("event/cam0/left/")
         let warmUp = [topic, Self.payload(stream: 9, sequence: 0)]
@@ -70,23 +57,42 @@ struct ZMQForwarderEpochTests {
     }
 
     @Test func withoutFencingAnEpochFrameIsForwardedLikeAnyFrame() throws {
-        let context = try ZMQContext()
-        defer { context.terminate() }
+        let site = try ForwarderSite(fencesEpochs: false)
+        defer { site.close() }
+        let (publisher, subscriber) = (site.publisher, site.subscriber)
+        let message = [bytes("event/cam0/left/"), Self.payload(stream: 1, sequence: 0), EpochFrame.encode(3)]
+        #expect(try publishUntilReceived(message, publisher: publisher, subscriber: subscriber) == message)
+    }
+}
+
+/// A forwarder between an XSUB and an XPUB on inproc endpoints of their own, a PUB connected to
+/// its front and a SUB (every topic) to its back.
+private struct ForwarderSite {
+    let context: ZMQContext
+    let forwarder: ZMQForwarder
+    let publisher: ZMQSocket
+    let subscriber: ZMQSocket
+
+    init(fencesEpochs: Bool) throws {
+        context = try ZMQContext()
         let name = UUID().uuidString
         let frontend = try ZMQSocket(.xsub, context: context)
         let backend = try ZMQSocket(.xpub, context: context)
         _ = try frontend.bind("inproc://front-\(name)")
         _ = try backend.bind("inproc://back-\(name)")
-        let forwarder = try ZMQForwarder(frontend: frontend, backend: backend)
-        defer { forwarder.stop() }
-        let publisher = try ZMQSocket(.pub, context: context)
-        defer { publisher.close() }
-        let subscriber = try ZMQSocket(.sub, context: context)
-        defer { subscriber.close() }
+        forwarder = try ZMQForwarder(frontend: frontend, backend: backend, fencesEpochs: fencesEpochs)
+        publisher = try ZMQSocket(.pub, context: context)
+        subscriber = try ZMQSocket(.sub, context: context)
         try subscriber.subscribe("")
         try publisher.connect("inproc://front-\(name)")
         try subscriber.connect("inproc://back-\(name)")
-        let message = [bytes("event/cam0/left/"), Self.payload(stream: 1, sequence: 0), EpochFrame.encode(3)]
-        #expect(try publishUntilReceived(message, publisher: publisher, subscriber: subscriber) == message)
+    }
+
+    /// Closes the sockets, stops the forwarder, ends the context.
+    func close() {
+        publisher.close()
+        subscriber.close()
+        forwarder.stop()
+        context.terminate()
     }
 }
