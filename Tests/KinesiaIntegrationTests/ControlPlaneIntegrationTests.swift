@@ -561,9 +561,10 @@ struct ResumeBarrierIntegrationTests {
         defer { topology.tearDown() }
         let source = "sim:squat,seed=2,reps=3"
         let state = topology.directory + "/state"
-        // A lease of 10 s: the coordinator's pause below stays well within it.
+        // A lease of 60 s: the coordinator's pause below (until the ingest's first pose has come and
+        // gone, however loaded the machine) stays well within it.
         let (coordinator, worker) = try await ControlPlaneIntegrationTests.startSite(
-            topology, state: state, lease: 10)
+            topology, state: state, lease: 60)
         try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
         #expect(await worker.waitForError(containing: "hosting cam0/left"), "\(worker.diagnostics)")
         let expected = Oracle.inRun(

@@ -8,7 +8,7 @@ import Testing
 /// regression fails within seconds instead of hanging the run.
 @MainActor
 // A guard against a hang, not a timing: its tests run on the cooperative pool the whole test
-// process shares (two threads here), so the minute it counts includes the queueing.
+// process shares (two threads here), so the time it counts includes the queueing.
 @Suite(.timeLimit(.minutes(3)))
 struct MotionSessionTests {
     /// Two reps (one clean, one with a fault), with visibility and setup changes.

@@ -108,7 +108,7 @@ final class ChangeCounter: Sendable {
 
 @MainActor
 // A guard against a hang, not a timing: its tests run on the cooperative pool the whole test
-// process shares (two threads here), so the minute it counts includes the queueing.
+// process shares (two threads here), so the time it counts includes the queueing.
 @Suite(.timeLimit(.minutes(3)))
 struct SeedContractTests {
     /// A front-view session: the patient walks in, does a clean rep, a rep with the trunk
