@@ -5,9 +5,9 @@ import KinesiaSystem
 ///
 /// A reader may follow a stream that a writer (in this process or another) is appending to:
 /// ``refresh()`` looks again at the last segment (and for new segments), and
-/// ``entries(from:limit:)`` refreshes when asked past what it knows. An incomplete record at the
-/// very end is a write still under way (or a torn tail the next writer will cut): it is not
-/// read, and not counted as damage.
+/// ``entries(from:limit:)`` refreshes when what it knows cannot fill the batch asked for. An
+/// incomplete record at the very end is a write still under way (or a torn tail the next writer
+/// will cut): it is not read, and not counted as damage.
 ///
 /// Damage is skipped, never served: a damaged range between good records (a flipped byte, a
 /// file overwritten in the middle), a segment without a valid header, or a torn record at the
@@ -178,9 +178,13 @@ public final class JournalReader {
     ///   are skipped (counted in ``damagedRanges``).
     /// - Throws: ``JournalError`` when a segment cannot be read.
     public func entries(from: UInt64, limit: Int) throws(JournalError) -> [JournalEntry] {
-        if lastSequence.map({ from > $0 }) ?? true { try refresh() }
         var result: [JournalEntry] = []
         guard limit > 0 else { return result }
+        // Looked again when what it knows cannot fill the batch (a writer may have gone on
+        // since): a batch is as long as what is written, not as what the last look found.
+        if lastSequence.map({ from > $0 || $0 - from < UInt64(limit) - 1 }) ?? true {
+            try refresh()
+        }
         // The segment that may hold `from`: the last whose first sequence is not above it.
         var index = max(0, (segments.lastIndex { $0.firstSequence <= from }) ?? 0)
         while index < segments.count, result.count < limit {

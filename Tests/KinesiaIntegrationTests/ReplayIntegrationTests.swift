@@ -102,13 +102,18 @@ struct ReplayIntegrationTests {
         let segment = try #require(
             files.first { $0.contains("event+\(Self.source.camera)+left/") && $0.hasSuffix(".journal") },
             "\(files)")
-        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state + "/" + segment)))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state + "/" + segment)))
         let scan = bytes.withUnsafeBytes { SegmentScan($0) }
         let left = "event/\(Self.source.camera)/left/"
         #expect(scan.records.count == expected[left]?.count)
         let damaged = scan.records[scan.records.count / 2]
-        bytes[damaged.offset + damaged.size - 2] ^= 0x5A
-        try Data(bytes).write(to: URL(fileURLWithPath: state + "/" + segment))
+        // One byte flipped in place, as a bad block does (never a rewrite of the whole file,
+        // which would empty it for a moment under the worker's reader).
+        let flipped = damaged.offset + damaged.size - 2
+        let handle = try #require(FileHandle(forUpdatingAtPath: state + "/" + segment))
+        try handle.seek(toOffset: UInt64(flipped))
+        try handle.write(contentsOf: [bytes[flipped] ^ 0x5A])
+        try handle.close()
 
         let listener = try await topology.startListener(
             "late", ["event/", "--from", "beginning", "--format", "json"])

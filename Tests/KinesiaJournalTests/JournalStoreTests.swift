@@ -455,6 +455,24 @@ struct JournalStoreTests {
         }
     }
 
+    /// A reader that last looked when the stream held one record is asked for a batch that its
+    /// view cannot fill: it looks again, so a replay batch is as long as what is journaled
+    /// (not what the reader knew), whatever the time of its last look.
+    @Test func aBatchLongerThanWhatTheReaderKnowsIsReadFromWhatIsWrittenNow() throws {
+        try withStore { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            try writer.append(sequence: 0, frames: JournalFixtures.frames(0))
+            let reader = try store.openReader(for: JournalFixtures.stream)
+            #expect(reader.lastSequence == 0)
+            for sequence in 1...8 as ClosedRange<UInt64> {
+                try writer.append(sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            #expect(try reader.entries(from: 0, limit: 2).map(\.sequence) == [0, 1])
+            #expect(try reader.entries(from: 0, limit: 256).map(\.sequence) == Array(0...8))
+            #expect(reader.lastSequence == 8)
+        }
+    }
+
     /// A full disk (ENOSPC after a partial write): the writer cuts what it wrote, stops, and
     /// refuses every later record without touching the file.
     @Test(arguments: [ENOSPC, EDQUOT])
