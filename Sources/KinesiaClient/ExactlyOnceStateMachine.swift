@@ -80,6 +80,8 @@ public struct ExactlyOnceStateMachine<Message> {
     ///   - requestTimeout: A request without an answer for this long is sent again.
     ///   - announcementTimeout: A hole in a stream whose publisher announced no replay endpoint
     ///     for this long is reported lost.
+    ///   - takeoverTimeout: How long a hole in a stream said to be moving to another process
+    ///     (``moving(_:now:)``) waits for that process's announcement instead.
     ///   - maximumRetries: Requests in a row without an answer after which the server is taken
     ///     for gone: the hole is reported lost (counted in `serverGone`) until the stream is
     ///     announced again.
@@ -89,14 +91,16 @@ public struct ExactlyOnceStateMachine<Message> {
     public init(
         start: ReplayStart, cursor: ReplayCursor = ReplayCursor(), accepts: [TopicPrefix] = [.everything],
         maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-        announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3
+        announcementTimeout: Duration = .seconds(5), takeoverTimeout: Duration = .seconds(30),
+        maximumRetries: Int = 3, maximumInFlight: Int = 3
     ) {
         self.start = start
         self.cursor = cursor
         self.accepts = accepts
         policy = OrderedDelivery.Policy(
             maximumBuffered: maximumBuffered, requestTimeout: requestTimeout,
-            announcementTimeout: announcementTimeout, maximumRetries: maximumRetries,
+            announcementTimeout: announcementTimeout, takeoverTimeout: takeoverTimeout,
+            maximumRetries: maximumRetries,
             maximumInFlight: maximumInFlight)
     }
 
@@ -157,6 +161,17 @@ public struct ExactlyOnceStateMachine<Message> {
             }
         }
         return actions
+    }
+
+    /// A publisher's heartbeat said these streams go on in another process (``MovingStream``: a
+    /// pool session moved, or fenced at its worker's lease lapse): a hole in one of them that no
+    /// replay endpoint is known for waits for the taker's announcement
+    /// (``OrderedDelivery/moving(now:)``). Streams not followed are not followed for it.
+    public mutating func moving(_ moved: [MovingStream], now: Duration) {
+        for stream in moved {
+            let key = ReplayStreamKey(topic: stream.topic, stream: stream.stream)
+            streams[key]?.moving(now: now)
+        }
     }
 
     /// The passing of time: requests without an answer are sent again; holes in streams whose

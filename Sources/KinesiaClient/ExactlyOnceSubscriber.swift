@@ -289,6 +289,7 @@ public final class ExactlyOnceSubscriber {
                 if let announcement = report.replay, asksForReplay {
                     try perform(machine.announced(announcement, now: now()))
                 }
+                if !report.moving.isEmpty, asksForReplay { machine.moving(report.moving, now: now()) }
                 if wantsHealth { ready.append(.health(message)) }
                 return
             }

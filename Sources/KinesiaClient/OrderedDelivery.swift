@@ -71,6 +71,10 @@ public struct OrderedDelivery<Message> {
         public var requestTimeout: Duration
         /// A hole in a stream whose publisher announced no replay endpoint for this long is lost.
         public var announcementTimeout: Duration
+        /// How long a hole in a stream said to be moving to another process (``moving(now:)``)
+        /// waits for that process's announcement, from when it was said, when no endpoint is
+        /// known: a takeover's time (the coordinator's lease, its absence, a rebuild).
+        public var takeoverTimeout: Duration
         /// Requests in a row without an answer after which the server is taken for gone: the
         /// hole is lost (counted in `serverGone`) until the stream is announced again.
         public var maximumRetries: Int
@@ -86,12 +90,14 @@ public struct OrderedDelivery<Message> {
         /// A policy; every value has the exactly-once consumer's default.
         public init(
             maximumBuffered: Int = 4096, requestTimeout: Duration = .seconds(3),
-            announcementTimeout: Duration = .seconds(5), maximumRetries: Int = 3, maximumInFlight: Int = 3,
+            announcementTimeout: Duration = .seconds(5), takeoverTimeout: Duration = .seconds(30),
+            maximumRetries: Int = 3, maximumInFlight: Int = 3,
             holeWait: Duration? = nil, asksAgainBeforeLosingHeld: Bool = false
         ) {
             self.maximumBuffered = Swift.max(1, maximumBuffered)
             self.requestTimeout = requestTimeout
             self.announcementTimeout = announcementTimeout
+            self.takeoverTimeout = takeoverTimeout
             self.maximumRetries = Swift.max(1, maximumRetries)
             self.maximumInFlight = Swift.max(1, maximumInFlight)
             self.holeWait = holeWait.map { Swift.max(.zero, $0) }
@@ -178,6 +184,9 @@ public struct OrderedDelivery<Message> {
     /// (``Policy/asksAgainBeforeLosingHeld``).
     private var askedAgainAt: UInt64?
     private var unknownToServer = false
+    /// When its publisher said the stream moves to another process, while no endpoint was
+    /// known (``moving(now:)``); cleared by an announcement.
+    private var movingSince: Duration?
     /// Whether a message was dropped for lack of room since the last request was sent (a
     /// replayed one among them, maybe: the batch cannot tell what the server skipped).
     private var deferredWhileAsking = false
@@ -217,7 +226,7 @@ public struct OrderedDelivery<Message> {
             if let wait = policy.holeWait {
                 consider(since + wait)
             } else if endpoint == nil {
-                consider(since + policy.announcementTimeout)
+                consider(announcementDeadline(holeSince: since))
             }
         }
         if let wait = policy.holeWait, let since = tailSince { consider(since + wait) }
@@ -384,6 +393,7 @@ public struct OrderedDelivery<Message> {
         numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
         self.endpoint = endpoint
+        movingSince = nil
         announcedLast = Swift.max(announcedLast ?? last, last)
         guard let next else { return }
         if followedNow || !buffer.isEmpty {
@@ -400,6 +410,25 @@ public struct OrderedDelivery<Message> {
         } else {
             suspectedTail = nil
         }
+    }
+
+    /// The stream's publisher said it no longer serves the stream, which goes on in another
+    /// process (a pool session moved or fenced: ``MovingStream``). When no replay endpoint is
+    /// known for it (the stream was seen live, never announced), a hole in it waits for the
+    /// taker's announcement up to ``Policy/takeoverTimeout`` from now, instead of being taken
+    /// for a hole of a publisher that serves no replay after ``Policy/announcementTimeout``.
+    /// A stream with a known endpoint is not changed (its requests go on, or are retried).
+    public mutating func moving(now: Duration) {
+        guard endpoint == nil, movingSince == nil else { return }
+        movingSince = now
+    }
+
+    /// When a hole first seen at `since`, in a stream with no known endpoint, is given up: after
+    /// the announcement's wait, or the takeover's when the stream was said to be moving.
+    private func announcementDeadline(holeSince since: Duration) -> Duration {
+        let unannounced = since + policy.announcementTimeout
+        guard let moving = movingSince else { return unannounced }
+        return Swift.max(unannounced, moving + policy.takeoverTimeout)
     }
 
     /// The passing of time: requests without an answer are sent again (or, after
@@ -424,8 +453,9 @@ public struct OrderedDelivery<Message> {
             }
         }
         if endpoint == nil, policy.holeWait == nil, let since = holeSince,
-            now - since >= policy.announcementTimeout
+            now >= announcementDeadline(holeSince: since)
         {
+            movingSince = nil
             skipHole(now: now, into: &actions)
         }
         guard let wait = policy.holeWait else { return }

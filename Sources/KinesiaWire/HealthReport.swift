@@ -27,11 +27,15 @@ public struct HealthReport: Hashable, Sendable {
     /// it holds (the heartbeat that lets a receiver see a loss at the end of a quiet stream);
     /// `nil` for a process that serves no replay (`"replay"` is then absent from the JSON).
     public var replay: ReplayAnnouncement?
+    /// Streams the process published and no longer serves because they go on in another
+    /// process (a pool session moved, or fenced at a lease's lapse): at most
+    /// ``MovingStream/maximumPerReport`` (`"moving"`, absent when empty).
+    public var moving: [MovingStream]
 
     /// Creates a report.
     public init(
         process: String, role: String, pid: Int, uptime: Double, counters: [String: Int],
-        replay: ReplayAnnouncement? = nil
+        replay: ReplayAnnouncement? = nil, moving: [MovingStream] = []
     ) {
         self.process = process
         self.role = role
@@ -39,6 +43,7 @@ public struct HealthReport: Hashable, Sendable {
         self.uptime = uptime
         self.counters = counters
         self.replay = replay
+        self.moving = moving
     }
 
     /// The largest counter a report carries exactly: 2^53 - 1, the largest whole number every
@@ -61,7 +66,16 @@ public struct HealthReport: Hashable, Sendable {
             JSONWriter.appendString(name, to: &out)
             out += ":" + String(Self.clampedCounter(counters[name]!))
         }
-        out += "},\"pid\":" + String(pid) + ",\"process\":"
+        out += "}"
+        if !moving.isEmpty {
+            out += ",\"moving\":["
+            for (index, stream) in moving.prefix(MovingStream.maximumPerReport).enumerated() {
+                if index > 0 { out += "," }
+                stream.appendJSON(to: &out)
+            }
+            out += "]"
+        }
+        out += ",\"pid\":" + String(pid) + ",\"process\":"
         JSONWriter.appendString(process, to: &out)
         if let replay {
             out += ",\"replay\":"
@@ -96,7 +110,7 @@ public struct HealthReport: Hashable, Sendable {
             self.init(
                 process: try fields.string("process"), role: try fields.string("role"),
                 pid: try fields.integer("pid"), uptime: try fields.number("uptime"), counters: counters,
-                replay: replay)
+                replay: replay, moving: try MovingStream.list(in: fields))
         } catch let error as JSONSyntaxError {
             throw .invalidJSON(error.description)
         } catch let error as JSONShapeError {

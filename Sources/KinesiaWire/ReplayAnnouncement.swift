@@ -101,22 +101,14 @@ public struct ReplayAnnouncement: Hashable, Sendable {
         var streams: [ReplayStreamInfo] = []
         for (index, value) in try fields.array("streams").enumerated() {
             let item = try JSONFields(value, what: "a stream", path: fields.path("streams") + [.index(index)])
-            let topicText = try item.string("topic")
-            let streamText = try item.string("stream")
+            let (topic, stream) = try item.topicAndStream()
             let first = try item.integer("first")
             let last = try item.integer("last")
-            guard let topic = try? Topic(parsing: topicText) else {
-                throw item.error("topic", "\"topic\" is not a valid topic")
-            }
-            guard streamText.utf8.count == 16, let raw = UInt64(streamText, radix: 16), raw != 0 else {
-                throw item.error("stream", "\"stream\" must be 16 hexadecimal digits, not all zero")
-            }
             guard first >= 0, last >= 0 else {
                 throw item.error("first", "sequence numbers are never negative")
             }
             streams.append(
-                ReplayStreamInfo(
-                    topic: topic, stream: StreamID(raw), first: UInt64(first), last: UInt64(last)))
+                ReplayStreamInfo(topic: topic, stream: stream, first: UInt64(first), last: UInt64(last)))
         }
         self.init(endpoint: endpoint, streams: streams)
     }

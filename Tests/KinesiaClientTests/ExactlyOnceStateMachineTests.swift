@@ -238,6 +238,47 @@ struct ExactlyOnceStateMachineTests {
         #expect(Self.delivered(actions) == [4])
     }
 
+    /// A consumer started as a pool session's worker stopped (its lease lapsed): it saw #4 live
+    /// and never an announcement; the worker says the stream is moving. The hole waits for the
+    /// taker (30 s from that word, not 5 s from the hole), whose announcement fills it.
+    @Test func aHoleInAStreamSaidToBeMovingWaitsForTheTakersAnnouncement() throws {
+        var machine = Machine(
+            start: .beginning, announcementTimeout: .seconds(5), takeoverTimeout: .seconds(30))
+        _ = Self.live(&machine, 4, at: .zero)
+        machine.moving([MovingStream(topic: Self.topic, stream: Self.stream)], now: .seconds(1))
+        #expect(Self.lost(machine.tick(now: .seconds(6))).isEmpty)
+        #expect(Self.lost(machine.tick(now: .seconds(30))).isEmpty)
+        // The taker announces the stream: the hole is asked of it, and filled.
+        let request = try #require(
+            Self.requests(machine.announced(Self.announcement(last: 4), now: .seconds(30))).first)
+        #expect(request.from == 0)
+        let actions = Self.replay(&machine, 0...3, for: request, last: 4)
+        #expect(Self.delivered(actions) == [0, 1, 2, 3, 4])
+        #expect(machine.counters["lost"] == nil)
+    }
+
+    /// The takeover's wait is bounded: no taker within it, the hole is lost; a word about
+    /// another stream changes nothing.
+    @Test func aStreamSaidToBeMovingThatNobodyTakesOverLosesItsHoleAfterTheTakeoverTimeout() {
+        var machine = Machine(
+            start: .beginning, announcementTimeout: .seconds(5), takeoverTimeout: .seconds(30))
+        _ = Self.live(&machine, 4, at: .zero)
+        let other = MovingStream(topic: Self.topic, stream: StreamID(0x99))
+        machine.moving([other], now: .seconds(1))
+        machine.moving([MovingStream(topic: Self.topic, stream: Self.stream)], now: .seconds(2))
+        // Said again later: the wait still counts from the first word.
+        machine.moving([MovingStream(topic: Self.topic, stream: Self.stream)], now: .seconds(20))
+        #expect(Self.lost(machine.tick(now: .seconds(31))).isEmpty)
+        let actions = machine.tick(now: .seconds(32))
+        #expect(Self.lost(actions) == [0..<4])
+        #expect(Self.delivered(actions) == [4])
+
+        // A word about a stream that was never seen follows nothing.
+        var fresh = Machine(start: .beginning)
+        fresh.moving([other], now: .zero)
+        #expect(fresh.positions.isEmpty)
+    }
+
     @Test func aSecondHoleHeldByAStreamGoneQuietIsGivenUpAfterItsOwnWait() {
         // 0, then 2 and 4 held: two holes, and nothing more comes to start the second's wait.
         var machine = Machine(start: .now, announcementTimeout: .seconds(3))

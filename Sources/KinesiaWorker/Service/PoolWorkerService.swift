@@ -113,6 +113,8 @@ public struct PoolWorkerService: Sendable {
         var desired: [SessionPlan] = []
         var stoppedRuns: [SessionKey: UInt64] = [:]
         var resumes: [SessionKey: RunResume] = [:]
+        // Sessions stopped without ending their runs: their streams are announced as moving.
+        var moving = MovingSessions()
         var epoch: UInt64 = 0
         // Its lease: sessions start only while it holds, and stop by themselves once it lapsed.
         var lease = WorkerLease()
@@ -223,6 +225,9 @@ public struct PoolWorkerService: Sendable {
                             stoppedRuns[key] == session.plan.run ? .stopped : nil
                         }
                     session.requestStop(endingRun: ending)
+                    if ending == nil {
+                        moving.handedOver(key, resume: session.resume.resume, at: elapsed.now)
+                    }
                     stopping.append((session, elapsed.now + .seconds(3), true))
                 }
                 hosted[key] = nil
@@ -241,6 +246,7 @@ public struct PoolWorkerService: Sendable {
                 }
                 hosted[plan.key] = start(
                     plan, resume: resumes[plan.key], context: zmq, fencing: (fence, epoch))
+                moving.hostedAgain(plan.key)
                 counters["sessionsStarted", default: 0] += 1
                 changed = true
             }
@@ -264,13 +270,16 @@ public struct PoolWorkerService: Sendable {
                 fence.hold(until: nil)
                 awaitingGrant = true
                 desired = []
-                for session in hosted.values {
+                for (key, session) in hosted {
                     session.requestStop()
+                    moving.handedOver(key, resume: session.resume.resume, at: elapsed.now)
                     stopping.append((session, elapsed.now + .seconds(3), false))
                 }
                 hosted = [:]
                 nextReport = elapsed.now
             }
+            let movingNow = moving.streams(at: elapsed.now)
+            health.moving = { movingNow }
             health.publishIfDue(counters: healthCounters, via: publisher)
             let stopped = stopping.contains { $0.session.hasEnded || elapsed.now >= $0.until }
             if elapsed.now >= nextReport || stopped
