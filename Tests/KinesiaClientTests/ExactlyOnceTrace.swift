@@ -34,6 +34,10 @@ struct ExactlyOnceTraceScenario {
     var unknownStream: Int? = nil
     /// Whether the publisher announces a replay endpoint.
     var announces = true
+    /// A stream that moves to another publisher (a pool session taken over): from the first
+    /// time (ms) the old one says every 500 ms that its streams are moving, and announces
+    /// nothing; from the second the taker announces them.
+    var moves: (saidFrom: Int, takenOverAt: Int)? = nil
     var maximumBuffered = 16
     var maximumInFlight = 3
     /// When the consumer starts (ms): what is published before, it gets only by replay.
@@ -45,6 +49,7 @@ struct ExactlyOnceTraceScenario {
     static let endpoint = "ipc:///tmp/bus/replay/worker.sock"
     static let requestTimeout = 3_000
     static let announcementTimeout = 5_000
+    static let takeoverTimeout = 30_000
 
     static let all: [ExactlyOnceTraceScenario] = [
         .init(name: "lossy live path, from the beginning", seed: 1),
@@ -56,6 +61,7 @@ struct ExactlyOnceTraceScenario {
         .init(name: "server silent for 10 s", seed: 7, silent: 300..<10_300),
         .init(name: "a stream unknown to the server", seed: 8, unknownStream: 1),
         .init(name: "no replay endpoint", seed: 9, announces: false),
+        .init(name: "a stream moving to another worker", seed: 13, dropPercent: 25, moves: (500, 9_000)),
         .init(
             name: "small buffer, one batch in flight", seed: 10, dropPercent: 30, maximumBuffered: 4,
             maximumInFlight: 1),
@@ -79,7 +85,8 @@ struct ExactlyOnceTraceScenario {
         var machine = ExactlyOnceStateMachine<String>(
             start: start, cursor: cursorPositions, accepts: [.kind(.event)],
             maximumBuffered: maximumBuffered, requestTimeout: .milliseconds(Self.requestTimeout),
-            announcementTimeout: .milliseconds(Self.announcementTimeout), maximumInFlight: maximumInFlight)
+            announcementTimeout: .milliseconds(Self.announcementTimeout),
+            takeoverTimeout: .milliseconds(Self.takeoverTimeout), maximumInFlight: maximumInFlight)
         var trace = ExactlyOnceTrace(scenario: self)
         var published = Array(repeating: UInt64(0), count: streams)
         // (arrival ms, order, stream, sequence) and (answer ms, order, request)
@@ -191,7 +198,13 @@ struct ExactlyOnceTraceScenario {
                 answers.removeFirst()
                 answer(first.request)
             }
-            if announces, now >= joinAt, now % 500 == 0 {
+            if let moves, now >= moves.saidFrom, now < moves.takenOverAt, now % 500 == 0 {
+                let moved = (0..<streams).map { MovingStream(topic: topic($0), stream: stream($0)) }
+                machine.moving(moved, now: .milliseconds(now))
+                trace.steps.append(.init(now: now, input: .moving(moved), actions: []))
+            }
+            let announcing = announces && (moves.map { now >= $0.takenOverAt } ?? true)
+            if announcing, now >= joinAt, now % 500 == 0 {
                 let infos = (0..<streams).filter { published[$0] > 0 }.map {
                     ReplayStreamInfo(
                         topic: topic($0), stream: stream($0), first: retainedFrom, last: published[$0] - 1)
@@ -218,6 +231,7 @@ struct ExactlyOnceTrace {
         case ended(ReplayBatchEnd)
         case failed(ReplayFailure)
         case announced(ReplayAnnouncement)
+        case moving([MovingStream])
         case tick
     }
 
@@ -272,6 +286,7 @@ struct ExactlyOnceTrace {
             "],\"accepts\":[\"event/\"],\"maximumBuffered\":\(scenario.maximumBuffered)"
             + ",\"requestTimeout\":\(ExactlyOnceTraceScenario.requestTimeout)"
             + ",\"announcementTimeout\":\(ExactlyOnceTraceScenario.announcementTimeout)"
+            + ",\"takeoverTimeout\":\(ExactlyOnceTraceScenario.takeoverTimeout)"
             + ",\"maximumRetries\":3,\"maximumInFlight\":\(scenario.maximumInFlight)"
             + ",\"counters\":{"
             + counters.keys.sorted().map { "\(Self.quoted($0)):\(counters[$0]!)" }.joined(separator: ",")
@@ -301,6 +316,11 @@ struct ExactlyOnceTrace {
                 + announcement.streams.map {
                     "[\(Self.quoted($0.topic.description)),\"\($0.stream)\",\($0.first),\($0.last)]"
                 }.joined(separator: ",") + "]]"
+        case .moving(let streams):
+            return "[\"moving\",["
+                + streams.map { "[\(Self.quoted($0.topic.description)),\"\($0.stream)\"]" }.joined(
+                    separator: ",")
+                + "]]"
         case .tick:
             return "[\"tick\"]"
         }

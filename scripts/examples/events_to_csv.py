@@ -36,7 +36,7 @@ import sys
 import time
 
 from kinesia.exactly_once import ExactlyOnce
-from kinesia.replay import ReplayError, replay_announcement
+from kinesia.replay import ReplayError, moving_streams, replay_announcement
 from kinesia.wire import WireError, decode_analytics, decode_message, make_topic, parse_topic
 from listen_events import subscriber_endpoint
 from listen_exactly_once import replay_actions, send_replay_request
@@ -530,6 +530,7 @@ def main():
                     # On a CURVE bus the endpoint announced is never connected to: requests
                     # go to the broker's replay port (see perform).
                     perform(machine.announced(announcement, now))
+                machine.moving(moving_streams(message["json"]), now)
             elif message["topic"].startswith(prefix) and message["header"]["kind"] == "event":
                 load(message["topic"])
                 key = (message["topic"], message["header"]["stream_id"])

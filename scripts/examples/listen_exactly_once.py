@@ -24,7 +24,7 @@ import time
 
 from kinesia.exactly_once import ExactlyOnce
 from kinesia.replay import (ReplayError, decode_replay_reply, encode_replay_request,
-                            replay_announcement)
+                            moving_streams, replay_announcement)
 from kinesia.wire import WireError, decode_message
 from listen_events import subscriber_endpoint
 
@@ -161,6 +161,7 @@ def main():
                     announcement = replay_announcement(message["json"])
                     if announcement:
                         perform(machine.announced(announcement, now), now)
+                    machine.moving(moving_streams(message["json"]), now)
                 elif message["topic"].startswith(args.prefix):
                     key = (message["topic"], message["header"]["stream_id"])
                     perform(machine.received(key, message["header"]["sequence"], message, True, now), now)

@@ -48,6 +48,7 @@ class _Stream(TypedDict):
     server_last: Optional[int]
     unanswered: int
     hole_since: Optional[float]
+    moving_since: Optional[float]
     unknown: bool
     deferred_while_asking: bool
 
@@ -72,11 +73,13 @@ class ExactlyOnce:
     def __init__(self, start: str | int = "now", cursor: Mapping[Key, int] | None = None,
                  accepts: Iterable[str] = ("",), max_buffered: int = 4096,
                  request_timeout: float = 3.0, announcement_timeout: float = 5.0,
-                 max_retries: int = 3, max_in_flight: int = 3) -> None:
+                 max_retries: int = 3, max_in_flight: int = 3,
+                 takeover_timeout: float = 30.0) -> None:
         self.start, self.accepts = start, tuple(accepts)
         self.cursor = dict(cursor or {})
         self.max_buffered = max(1, max_buffered)
         self.request_timeout, self.announcement_timeout = request_timeout, announcement_timeout
+        self.takeover_timeout = takeover_timeout
         self.max_retries = max(1, max_retries)
         self.max_in_flight = max(1, max_in_flight)
         self.streams: dict[Key, _Stream] = {}
@@ -109,7 +112,8 @@ class ExactlyOnce:
         return {"next": next_, "exhausted": self.cursor.get(key) == MAX_SEQUENCE, "buffer": {},
                 "endpoint": None, "last": None, "suspect": None, "pending": [],
                 "requested_end": None, "server_last": None, "unanswered": 0,
-                "hole_since": None, "unknown": False, "deferred_while_asking": False}
+                "hole_since": None, "moving_since": None, "unknown": False,
+                "deferred_while_asking": False}
 
     def _deliver(self, key: Key, state: _Stream, sequence: int, message: Any,
                  out: list[Action]) -> None:
@@ -308,6 +312,7 @@ class ExactlyOnce:
                 self.streams[key] = self._new(key, self._first(key, announced_last=info["last"]))
             state = self.streams[key]
             state["endpoint"] = announcement["endpoint"]
+            state["moving_since"] = None
             state["last"] = (info["last"] if state["last"] is None
                              else max(state["last"], info["last"]))
             if is_new or state["buffer"]:
@@ -322,6 +327,24 @@ class ExactlyOnce:
             else:
                 state["suspect"] = None
         return out
+
+    def moving(self, streams: Iterable[Mapping[str, Any]], now: float) -> None:
+        """A publisher's heartbeat said these streams (its "moving" field) go on in another
+        process: a pool session moved, or fenced at its worker's lease lapse. A hole in one of
+        them with no replay endpoint known waits for the taker's announcement up to
+        `takeover_timeout` from the first such word, instead of `announcement_timeout`. Streams
+        not followed, and streams with a known endpoint, are not changed."""
+        for info in streams:
+            state = self.streams.get((info["topic"], info["stream"]))
+            if state is not None and state["endpoint"] is None and state["moving_since"] is None:
+                state["moving_since"] = now
+
+    def _announcement_deadline(self, state: _Stream) -> float:
+        assert state["hole_since"] is not None
+        unannounced = state["hole_since"] + self.announcement_timeout
+        if state["moving_since"] is None:
+            return unannounced
+        return max(unannounced, state["moving_since"] + self.takeover_timeout)
 
     def tick(self, now: float) -> list[Action]:
         """The passing of time: requests without an answer are sent again (the server is given
@@ -348,6 +371,7 @@ class ExactlyOnce:
                     self._count("retries")
                     self._request_if_behind(key, state, now, out)
             if (state["endpoint"] is None and state["hole_since"] is not None
-                    and now - state["hole_since"] >= self.announcement_timeout):
+                    and now >= self._announcement_deadline(state)):
+                state["moving_since"] = None
                 self._skip_hole(key, state, now, out)
         return out

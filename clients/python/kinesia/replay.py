@@ -162,3 +162,11 @@ def replay_announcement(health_json_text: str | bytes) -> Any:
     than one report holds sends one report per page of streams (wire-format section 11): merge
     what each page says, per stream, as ExactlyOnce.announced does."""
     return json.loads(health_json_text).get("replay")
+
+
+def moving_streams(health_json_text: str | bytes) -> list[Any]:
+    """The "moving" field of a health report: [{"topic", "stream"}], the streams a pool worker
+    stopped without ending their runs (moved to another worker, or fenced at its lease's lapse),
+    for ExactlyOnce.moving; empty when there is none (wire-format section 11)."""
+    moving = json.loads(health_json_text).get("moving") or []
+    return list(moving) if isinstance(moving, list) else []

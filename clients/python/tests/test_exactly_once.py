@@ -75,6 +75,30 @@ class ExactlyOnceTests(unittest.TestCase):
         self.assertEqual(machine.tick(6.0), [])
         self.assertEqual(machine.tick(7.0), [("lost", KEY, 3, 4), ("deliver", KEY, 4, b"m4")])
 
+    def test_a_hole_in_a_stream_said_to_be_moving_waits_for_the_takers_announcement(self) -> None:
+        # As the Swift machine's test of the same name: seen live, never announced, moving.
+        machine = ExactlyOnce(start="beginning", announcement_timeout=5.0, takeover_timeout=30.0)
+        machine.received(KEY, 4, b"m4", True, 0.0)
+        machine.moving([{"topic": TOPIC, "stream": STREAM}], 1.0)
+        self.assertEqual(machine.tick(6.0), [])
+        self.assertEqual(machine.tick(30.0), [])
+        (request,) = machine.announced(announcement(4), 30.0)
+        self.assertEqual(request[2]["from"], 0)
+        actions = [a for s in range(4) for a in machine.received(KEY, s, b"m", False, 30.1)]
+        self.assertEqual(delivered(actions), [0, 1, 2, 3, 4])
+
+    def test_a_stream_said_to_be_moving_that_nobody_takes_over_loses_its_hole(self) -> None:
+        machine = ExactlyOnce(start="beginning", announcement_timeout=5.0, takeover_timeout=30.0)
+        machine.received(KEY, 4, b"m4", True, 0.0)
+        machine.moving([{"topic": TOPIC, "stream": "0000000000000099"}], 1.0)
+        machine.moving([{"topic": TOPIC, "stream": STREAM}], 2.0)
+        machine.moving([{"topic": TOPIC, "stream": STREAM}], 20.0)
+        self.assertEqual(machine.tick(31.0), [])
+        self.assertEqual(machine.tick(32.0), [("lost", KEY, 0, 4), ("deliver", KEY, 4, b"m4")])
+        fresh = ExactlyOnce(start="beginning")
+        fresh.moving([{"topic": TOPIC, "stream": STREAM}], 0.0)
+        self.assertEqual(fresh.positions, {})
+
     def test_a_cursor_resumes_after_the_last_delivered(self) -> None:
         machine = ExactlyOnce(start="beginning", cursor={KEY: 41}, accepts=("event/",))
         (request,) = machine.announced(announcement(50), 0.0)

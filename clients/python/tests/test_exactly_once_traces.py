@@ -48,6 +48,10 @@ def replay(machine: ExactlyOnce, now: int, step: list[Any]) -> list[Action]:
         return machine.announced({"endpoint": endpoint, "streams": [
             {"topic": topic, "stream": stream, "first": first, "last": last}
             for topic, stream, first, last in streams]}, now)
+    if kind == "moving":
+        _, streams = step
+        machine.moving([{"topic": topic, "stream": stream} for topic, stream in streams], now)
+        return []
     assert kind == "tick", kind
     return machine.tick(now)
 
@@ -65,6 +69,7 @@ class ExactlyOnceTraceTests(unittest.TestCase):
                 accepts=tuple(trace["accepts"]), max_buffered=trace["maximumBuffered"],
                 request_timeout=trace["requestTimeout"],
                 announcement_timeout=trace["announcementTimeout"],
+                takeover_timeout=trace["takeoverTimeout"],
                 max_retries=trace["maximumRetries"], max_in_flight=trace["maximumInFlight"])
             for index, (now, step, expected) in enumerate(trace["steps"]):
                 actions = [action_json(action) for action in replay(machine, now, step)]

@@ -11,7 +11,7 @@ import unittest
 from kinesia import fixtures
 from kinesia.replay import (REPLAY_MAX_BATCH, ReplayError, decode_replay_reply,
                             decode_replay_request, encode_replay_reply, encode_replay_request,
-                            replay_announcement)
+                            moving_streams, replay_announcement)
 
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests",
                        "KinesiaWireTests", "Fixtures", "replay.json")
@@ -57,6 +57,13 @@ class ReplayFrameTests(unittest.TestCase):
         self.assertEqual(replay_announcement('{"process":"w","replay":' +
                                              str(replay).replace("'", '"') + "}"), replay)
         self.assertIsNone(replay_announcement('{"process":"w"}'))
+
+    def test_the_moving_streams_are_the_moving_field_of_a_health_report(self) -> None:
+        moving = [{"stream": STREAM, "topic": "event/cam7/left/"}]
+        self.assertEqual(moving_streams('{"process":"w","moving":' + str(moving).replace("'", '"') + "}"),
+                         moving)
+        self.assertEqual(moving_streams('{"process":"w"}'), [])
+        self.assertEqual(moving_streams('{"process":"w","moving":{"a":1}}'), [])
 
 
 if __name__ == "__main__":
