@@ -615,12 +615,21 @@ struct ConsumerDuringCoordinatorPauseTests {
                 state,
             ])
         defer { ingest.signal(SIGTERM) }
+        let health = try HealthWatch(bus: topology.bus)
         try await Task.sleep(for: .seconds(3))
         // Away past the lease: the worker stops the session (its replay server too).
         coordinator.signal(SIGSTOP)
         #expect(
             await worker.waitForError(containing: "lease lapsed", timeout: .seconds(10)),
             "\(worker.diagnostics)")
+        // And says, in its own report, that the session's streams are moving (a consumer that
+        // saw one of its events live waits for the taker's announcement).
+        let moving = await health.wait(for: "w1", timeout: .seconds(5)) {
+            $0.moving.map(\.topic.string) == [
+                "event/cam0/left/", "snapshot/cam0/left/", "session/cam0/left/",
+            ]
+        }
+        #expect(moving != nil, "\(String(describing: health.latest["w1"]))")
         let listener = try await topology.startListener(
             "listen",
             [

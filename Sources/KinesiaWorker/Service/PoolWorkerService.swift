@@ -22,6 +22,10 @@ import KinesiaSystem
 /// worker. A new run is a new stream of events (the run is part of the session's identity);
 /// the same run after a restart resumes its stream from its checkpoint.
 ///
+/// A session stopped without ending its run has its streams announced as moving for 10 s in the
+/// worker's own health report (``MovingSessions``): a consumer that saw one of its events live,
+/// and never a heartbeat naming its stream, waits for the worker that takes the run over.
+///
 /// A session whose service fails (its state directory unusable...) is reported gone, and tried
 /// again after 5 s while the coordinator still gives it. Its own `health/<name>/` report counts
 /// the sessions hosted, the assignments applied and refused, and the failures.
