@@ -5,6 +5,7 @@ import KinesiaMotion
 public import KinesiaPublishJournal
 public import KinesiaService
 import KinesiaSystem
+import KinesiaWire
 
 /// A pool worker (`kinesia worker --pool NAME`): takes its sessions from the coordinator at
 /// runtime.
@@ -119,6 +120,7 @@ public struct PoolWorkerService: Sendable {
         var resumes: [SessionKey: RunResume] = [:]
         // Sessions stopped without ending their runs: their streams are announced as moving.
         var moving = MovingSessions()
+        var reportedMoving: [MovingStream] = []
         var epoch: UInt64 = 0
         // Its lease: sessions start only while it holds, and stop by themselves once it lapsed.
         var lease = WorkerLease()
@@ -284,7 +286,14 @@ public struct PoolWorkerService: Sendable {
             }
             let movingNow = moving.streams(at: elapsed.now)
             health.moving = { movingNow }
-            health.publishIfDue(counters: healthCounters, via: publisher)
+            if movingNow != reportedMoving {
+                // Said at once: a consumer that saw a stopped session's event live must hear it
+                // before this worker, maybe about to die, is gone.
+                reportedMoving = movingNow
+                health.publish(counters: healthCounters(), via: publisher)
+            } else {
+                health.publishIfDue(counters: healthCounters, via: publisher)
+            }
             let stopped = stopping.contains { $0.session.hasEnded || elapsed.now >= $0.until }
             if elapsed.now >= nextReport || stopped
                 || Set(hosted.filter({ $0.value.isLive }).keys) != reportedLive
