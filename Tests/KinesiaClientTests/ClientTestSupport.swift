@@ -2,8 +2,10 @@ import Foundation
 import KinesiaBus
 import KinesiaClient
 import KinesiaMotion
+import KinesiaSystem
 import KinesiaWire
 import Synchronization
+import Testing
 
 /// Wire messages as a worker sends them, for the decoding tests.
 enum Sent {
@@ -139,4 +141,40 @@ final class Count: Sendable {
     func increment() { raw.add(1, ordering: .sequentiallyConsistent) }
 
     var value: Int { raw.load(ordering: .sequentiallyConsistent) }
+}
+
+/// A stand-in broker, six `holdStarted` events of one stream of `event/<camera>/left/` (their
+/// frames, and a replay source holding them), and an exactly-once subscriber of `event/` from
+/// the beginning whose decisions are timed on a manual clock. Close it with ``close()``.
+final class ManualClockSubscriberSite {
+    let broker: FakeBroker
+    let topic: Topic
+    let source = InMemoryReplaySource()
+    private(set) var published: [[[UInt8]]] = []
+    let context: ZMQContext
+    let clock = ManualClock()
+    let subscriber: ExactlyOnceSubscriber
+
+    init(camera: String = "cam0") async throws {
+        broker = try FakeBroker()
+        topic = try Topic.event(camera: camera, session: "left")
+        var encoder = WireEncoder(streamID: Sent.stream)
+        var payload: [UInt8] = []
+        for index in 0..<6 {
+            try encoder.encode(
+                json: Array("{\"type\":\"holdStarted\",\"t\":\(index)}".utf8), on: topic, into: &payload)
+            published.append([topic.bytes, payload])
+            source.append(
+                topic: topic, stream: Sent.stream, sequence: UInt64(index), frames: published[index])
+        }
+        context = try ZMQContext()
+        subscriber = try ExactlyOnceSubscriber(
+            context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning, clock: clock)
+        #expect(try await broker.waitUntil { $0.subscriptions.contains("event/") })
+    }
+
+    func close() {
+        subscriber.close()
+        context.terminate()
+    }
 }

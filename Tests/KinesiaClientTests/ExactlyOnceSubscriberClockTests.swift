@@ -13,30 +13,16 @@ import Testing
 struct ExactlyOnceSubscriberClockTests {
     @Test(.timeLimit(.minutes(1)))
     func aServerThatNeverAnswersIsGivenUpOnTheSubscribersClock() async throws {
-        let broker = try FakeBroker()
-        let topic = try Topic.event(camera: "cam0", session: "left")
-        let source = InMemoryReplaySource()
-        var encoder = WireEncoder(streamID: Sent.stream)
+        let site = try await ManualClockSubscriberSite()
+        defer { site.close() }
+        let (broker, source, published, clock, subscriber) = (
+            site.broker, site.source, site.published, site.clock, site.subscriber
+        )
         var payload: [UInt8] = []
-        var published: [[[UInt8]]] = []
-        for index in 0..<6 {
-            try encoder.encode(
-                json: Array("{\"type\":\"holdStarted\",\"t\":\(index)}".utf8), on: topic, into: &payload)
-            published.append([topic.bytes, payload])
-            source.append(
-                topic: topic, stream: Sent.stream, sequence: UInt64(index), frames: published[index])
-        }
-        let context = try ZMQContext()
-        defer { context.terminate() }
         // A replay endpoint that takes every request and answers none.
-        let silent = try ZMQSocket(.router, context: context, linger: .zero)
+        let silent = try ZMQSocket(.router, context: site.context, linger: .zero)
         defer { silent.close() }
         let endpoint = try silent.bind("ipc://\(broker.directory)/silent.sock")
-        let clock = ManualClock()
-        let subscriber = try ExactlyOnceSubscriber(
-            context: context, bus: broker.bus, topics: [.kind(.event)], from: .beginning, clock: clock)
-        defer { subscriber.close() }
-        #expect(try await broker.waitUntil { $0.subscriptions.contains("event/") })
 
         let health = try Topic.health(process: "worker")
         let report = HealthReport(
