@@ -356,6 +356,10 @@ public struct OrderedDelivery<Message> {
         case .notRetained:
             skip(to: failure.first, into: &actions)
             requestIfBehind(now: now, numbers: &numbers, into: &actions)
+        case .unknownStream where movingSince != nil:
+            // Not served while it moves (the broker forgot its old server, the taker has not
+            // announced it yet): the taker's announcement is waited for.
+            endpoint = nil
         case .unknownStream, .malformedRequest, .unsupportedVersion, .notAllowed:
             unknownToServer = true
             skipHole(now: now, into: &actions)
@@ -417,10 +421,13 @@ public struct OrderedDelivery<Message> {
     /// known for it (the stream was seen live, never announced), a hole in it waits for the
     /// taker's announcement up to ``Policy/takeoverTimeout`` from now, instead of being taken
     /// for a hole of a publisher that serves no replay after ``Policy/announcementTimeout``.
-    /// A stream with a known endpoint is not changed (its requests go on, or are retried).
+    /// A stream with a known endpoint asks it on; if its server stops answering, or says it
+    /// does not know the stream, the hole waits for the taker's announcement the same way
+    /// instead of being lost. The wait counts from the first word since the last announcement.
     public mutating func moving(now: Duration) {
-        guard endpoint == nil, movingSince == nil else { return }
+        guard movingSince == nil else { return }
         movingSince = now
+        unknownToServer = false
     }
 
     /// When a hole first seen at `since`, in a stream with no known endpoint, is given up: after
@@ -446,7 +453,8 @@ public struct OrderedDelivery<Message> {
                 counters.serverGone.addSaturating(1)
                 unanswered = 0
                 endpoint = nil
-                skipHole(now: now, into: &actions)
+                // A stream said to be moving waits for its taker's announcement instead.
+                if movingSince == nil { skipHole(now: now, into: &actions) }
             } else {
                 counters.retries.addSaturating(1)
                 requestIfBehind(now: now, numbers: &numbers, into: &actions)

@@ -257,6 +257,53 @@ struct ExactlyOnceStateMachineTests {
         #expect(machine.counters["lost"] == nil)
     }
 
+    /// A stream whose endpoint is known (the broker's replay port over CURVE): said to be moving,
+    /// the broker answers `unknownStream` (it forgot the old server; the taker has not served
+    /// it yet): the hole waits for the taker's announcement instead of being lost, and is
+    /// asked of it then. Without the word, the same answer loses it at once.
+    @Test func anUnknownStreamWhileItMovesWaitsForTheTaker() throws {
+        func held(said: Bool) throws -> (Machine, ReplayRequest, [Range<UInt64>]) {
+            var machine = Machine(start: .beginning, takeoverTimeout: .seconds(30))
+            let first = try #require(
+                Self.requests(machine.announced(Self.announcement(last: 3), now: .zero)).first)
+            _ = Self.replay(&machine, 0...3, for: first, last: 3)
+            let request = try #require(Self.requests(Self.live(&machine, 8, at: .seconds(1))).first)
+            if said {
+                machine.moving([MovingStream(topic: Self.topic, stream: Self.stream)], now: .seconds(1))
+            }
+            let failure = ReplayFailure(
+                requestID: request.requestID, code: .unknownStream, stream: Self.stream, first: 0, last: 0,
+                message: "no replay server holds it")
+            let lost = Self.lost(machine.replayFailed(failure, now: .seconds(3)))
+            return (machine, request, lost)
+        }
+        #expect(try held(said: false).2 == [4..<8])
+        var (machine, _, lost) = try held(said: true)
+        #expect(lost.isEmpty)
+        #expect(Self.lost(machine.tick(now: .seconds(20))).isEmpty)
+        let again = try #require(
+            Self.requests(machine.announced(Self.announcement(last: 8), now: .seconds(21))).first)
+        #expect(again.from == 4)
+        #expect(Self.delivered(Self.replay(&machine, 4...7, for: again, last: 8)) == [4, 5, 6, 7, 8])
+        #expect(machine.counters["lost"] == nil)
+    }
+
+    /// A known server that stops answering while its stream moves is not taken for a loss: the
+    /// hole waits for the taker up to the takeover's bound, then is lost.
+    @Test func aSilentServerOfAMovingStreamWaitsForTheTakerThenGivesUp() throws {
+        var machine = Machine(start: .beginning, takeoverTimeout: .seconds(30))
+        _ = Self.live(&machine, 4, at: .zero)
+        _ = try #require(Self.requests(machine.announced(Self.announcement(last: 4), now: .zero)).first)
+        machine.moving([MovingStream(topic: Self.topic, stream: Self.stream)], now: .seconds(1))
+        var lost: [Range<UInt64>] = []
+        for second in stride(from: 3, through: 30, by: 3) {
+            lost += Self.lost(machine.tick(now: .seconds(second)))
+        }
+        #expect(machine.counters["serverGone"] == 1)
+        #expect(lost.isEmpty, "three unanswered requests, and still waiting for the taker")
+        #expect(Self.lost(machine.tick(now: .seconds(31))) == [0..<4])
+    }
+
     /// The takeover's wait is bounded: no taker within it, the hole is lost; a word about
     /// another stream changes nothing.
     @Test func aStreamSaidToBeMovingThatNobodyTakesOverLosesItsHoleAfterTheTakeoverTimeout() {

@@ -295,6 +295,9 @@ class ExactlyOnce:
         if failure["code"] == "notRetained":
             self._skip(key, state, failure["first"], out)
             self._request_if_behind(key, state, now, out)
+        elif failure["code"] == "unknownStream" and state["moving_since"] is not None:
+            # Not served while it moves: the taker's announcement is waited for.
+            state["endpoint"] = None
         else:
             state["unknown"] = True
             self._skip_hole(key, state, now, out)
@@ -332,12 +335,14 @@ class ExactlyOnce:
         """A publisher's heartbeat said these streams (its "moving" field) go on in another
         process: a pool session moved, or fenced at its worker's lease lapse. A hole in one of
         them with no replay endpoint known waits for the taker's announcement up to
-        `takeover_timeout` from the first such word, instead of `announcement_timeout`. Streams
-        not followed, and streams with a known endpoint, are not changed."""
+        `takeover_timeout` from the first such word, instead of `announcement_timeout`; one with
+        a known endpoint asks it on, and waits the same way if its server stops answering or
+        says it does not know the stream. Streams not followed are not changed."""
         for info in streams:
             state = self.streams.get((info["topic"], info["stream"]))
-            if state is not None and state["endpoint"] is None and state["moving_since"] is None:
+            if state is not None and state["moving_since"] is None:
                 state["moving_since"] = now
+                state["unknown"] = False
 
     def _announcement_deadline(self, state: _Stream) -> float:
         assert state["hole_since"] is not None
@@ -366,7 +371,8 @@ class ExactlyOnce:
                     self._count("serverGone")
                     state["unanswered"] = 0
                     state["endpoint"] = None
-                    self._skip_hole(key, state, now, out)
+                    if state["moving_since"] is None:  # a moving stream waits for its taker
+                        self._skip_hole(key, state, now, out)
                 else:
                     self._count("retries")
                     self._request_if_behind(key, state, now, out)

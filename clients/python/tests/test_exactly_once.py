@@ -99,6 +99,39 @@ class ExactlyOnceTests(unittest.TestCase):
         fresh.moving([{"topic": TOPIC, "stream": STREAM}], 0.0)
         self.assertEqual(fresh.positions, {})
 
+    def test_an_unknown_stream_while_it_moves_waits_for_the_taker(self) -> None:
+        def held(said: bool) -> tuple[ExactlyOnce, list[Action]]:
+            machine = ExactlyOnce(start="beginning", takeover_timeout=30.0)
+            (first,) = machine.announced(announcement(3), 0.0)
+            for s in range(4):
+                machine.received(KEY, s, b"m", False, 0.0)
+            machine.replay_ended({"request_id": first[2]["request_id"], "first": 0, "last": 3,
+                                  "next": 4, "count": 4}, 0.0)
+            (request,) = machine.received(KEY, 8, b"m8", True, 1.0)
+            if said:
+                machine.moving([{"topic": TOPIC, "stream": STREAM}], 1.0)
+            failure = {"request_id": request[2]["request_id"], "code": "unknownStream",
+                       "first": 0, "last": 0}
+            return machine, machine.replay_failed(failure, 3.0)
+        self.assertEqual(held(False)[1][0], ("lost", KEY, 4, 8))
+        machine, actions = held(True)
+        self.assertEqual(actions, [])
+        self.assertEqual(machine.tick(20.0), [])
+        (again,) = machine.announced(announcement(8), 21.0)
+        self.assertEqual(again[2]["from"], 4)
+        replayed = [a for s in range(4, 8) for a in machine.received(KEY, s, b"m", False, 21.1)]
+        self.assertEqual(delivered(replayed), [4, 5, 6, 7, 8])
+
+    def test_a_silent_server_of_a_moving_stream_waits_for_the_taker_then_gives_up(self) -> None:
+        machine = ExactlyOnce(start="beginning", takeover_timeout=30.0)
+        machine.received(KEY, 4, b"m4", True, 0.0)
+        machine.announced(announcement(4), 0.0)
+        machine.moving([{"topic": TOPIC, "stream": STREAM}], 1.0)
+        lost = [a for t in range(3, 31, 3) for a in machine.tick(float(t)) if a[0] == "lost"]
+        self.assertEqual(machine.counters.get("serverGone"), 1)
+        self.assertEqual(lost, [])
+        self.assertEqual(machine.tick(31.0)[0], ("lost", KEY, 0, 4))
+
     def test_a_cursor_resumes_after_the_last_delivered(self) -> None:
         machine = ExactlyOnce(start="beginning", cursor={KEY: 41}, accepts=("event/",))
         (request,) = machine.announced(announcement(50), 0.0)
