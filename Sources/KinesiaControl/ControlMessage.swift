@@ -44,6 +44,7 @@ public enum ControlMessage: Hashable, Sendable {
             case .start(var plan):
                 plan.run = 0
                 plan.baselineReps = nil
+                plan.beginsAtStreamStart = false
                 out += "," + Self.planFields(plan)
             case .stop(let key), .reset(let key): out += ",\"session\":" + JSONWriter.string(key.description)
             case .baseline(let key, let reps):
@@ -260,6 +261,7 @@ public enum ControlMessage: Hashable, Sendable {
         if let worker = plan.worker { out += ",\"worker\":" + JSONWriter.string(worker) }
         if plan.run != 0 { out += ",\"run\":\"\(plan.run)\"" }
         if let reps = plan.baselineReps { out += ",\"baselineReps\":\(reps)" }
+        if plan.beginsAtStreamStart { out += ",\"fromStreamStart\":true" }
         return out
     }
 
@@ -303,9 +305,12 @@ public enum ControlMessage: Hashable, Sendable {
         let command: ControlRequest.Command
         switch try fields.string("command") {
         case "start":
-            // The run is the coordinator's to give, and so is a baseline (`baseline`).
+            // The run is the coordinator's to give, and so are a baseline (`baseline`) and where
+            // the run begins (whether an ingest is heard publishing the camera).
             try fields.rejectUnknownKeys(
-                allowed: planKeys.subtracting(["run", "baselineReps"]).union(["type", "id", "command"]))
+                allowed: planKeys.subtracting(["run", "baselineReps", "fromStreamStart"]).union([
+                    "type", "id", "command",
+                ]))
             command = .start(try plan(fields))
         case "stop":
             try fields.rejectUnknownKeys(allowed: ["type", "id", "command", "session"])
@@ -437,6 +442,7 @@ public enum ControlMessage: Hashable, Sendable {
 
     private static let planKeys: Set<String> = [
         "session", "exercise", "exerciseFile", "side", "patient", "pool", "worker", "run", "baselineReps",
+        "fromStreamStart",
     ]
 
     private static func plan(_ fields: JSONFields) throws -> SessionPlan {
@@ -451,7 +457,8 @@ public enum ControlMessage: Hashable, Sendable {
             pool: fields.has("pool") ? try fields.string("pool") : SessionPlan.defaultPool,
             worker: fields.has("worker") ? try fields.string("worker") : nil,
             run: fields.has("run") ? try number(fields, "run") : 0,
-            baselineReps: fields.has("baselineReps") ? try fields.integer("baselineReps") : nil)
+            baselineReps: fields.has("baselineReps") ? try fields.integer("baselineReps") : nil,
+            beginsAtStreamStart: fields.has("fromStreamStart") ? try fields.bool("fromStreamStart") : false)
         guard plan.exercise.id == id else {
             throw fields.error(
                 "exercise", "\(id.debugDescription) differs from the exercise file's \(plan.exercise.id)")

@@ -265,14 +265,16 @@ public struct CoordinatorCore: Sendable {
         }
         var plan = requested
         plan.run = takeRun()
+        // Started all the same (a camera may come after its sessions), and said: the run then
+        // begins at the camera's first pose, whichever worker hosts it when that pose comes.
+        plan.beginsAtStreamStart = publishing[key.camera].map { now - $0 > Self.publishingFor } ?? true
         plans[key] = plan
         placement[key] = worker
         actions.append(.savePlan(plan))
         actions.append(.saveCounters(nextRun: nextRun, epoch: epoch))
         send(to: worker, now: now, into: &actions)
-        // Started all the same (a camera may come after its sessions), and said.
         let quiet =
-            publishing[key.camera].map { now - $0 > Self.publishingFor } ?? true
+            plan.beginsAtStreamStart
             ? "; no ingest is heard publishing \(key.camera): the run begins at its first pose" : ""
         expect(
             .running(key, run: plan.run), worker: worker, request: request, peer: peer, now: now,
@@ -320,6 +322,9 @@ public struct CoordinatorCore: Sendable {
         let ended = plan.run
         endIfUnhosted(plan, reason: .reset, worker: placement[key], into: &actions)
         plan.run = takeRun()
+        // A new run begins at the first pose its worker receives (its camera's stream, heard or
+        // not, may hold poses of the run that ended).
+        plan.beginsAtStreamStart = false
         // Told in the plan, the record and the answer: the exercise's number when none is given.
         plan.baselineReps = baseline.map { $0 ?? plan.exercise.sessionRules.baselineReps }
         plans[key] = plan

@@ -53,6 +53,13 @@ public struct SessionPlan: Hashable, Sendable {
     /// `kinesia session baseline` starts such a run; a reset or a restart of the worker does not
     /// begin another.
     public var baselineReps: Int?
+    /// Whether the run begins at the first pose of its camera's stream (the first its ingest's
+    /// journal still holds), whichever worker hosts it before its first pose is known: the
+    /// coordinator heard no ingest publishing the camera when the session started (a camera
+    /// started after its sessions). `false`: the run begins at the first pose its worker
+    /// receives. Told in assignments and kept in `coordinator.db` as `"fromStreamStart":true`;
+    /// a plan without it (an older coordinator's) is `false`.
+    public var beginsAtStreamStart: Bool
 
     /// The most reps a baseline may ask for.
     public static let maximumBaselineReps = 100
@@ -63,7 +70,8 @@ public struct SessionPlan: Hashable, Sendable {
     ///   worker or patient reference that is not a valid name.
     public init(
         key: SessionKey, exerciseFile: String, analysis: Analysis, patient: String? = nil,
-        pool: String = defaultPool, worker: String? = nil, run: UInt64 = 0, baselineReps: Int? = nil
+        pool: String = defaultPool, worker: String? = nil, run: UInt64 = 0, baselineReps: Int? = nil,
+        beginsAtStreamStart: Bool = false
     ) throws(ControlError) {
         do {
             exercise = try ExerciseFile.parse(Array(exerciseFile.utf8), file: "the exercise")
@@ -84,6 +92,7 @@ public struct SessionPlan: Hashable, Sendable {
         self.worker = worker
         self.run = run
         self.baselineReps = baselineReps
+        self.beginsAtStreamStart = beginsAtStreamStart
     }
 
     /// Refuses a baseline of fewer than 1 or more than ``maximumBaselineReps`` reps.

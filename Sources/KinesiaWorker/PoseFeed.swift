@@ -11,6 +11,12 @@ public import KinesiaWire
 /// - **New session** (no segments): the first pose received live starts it; the feed answers
 ///   ``Output/record(_:)`` (the state directory must keep the segment before anything the
 ///   pose causes is published), then ``Output/analyse(stream:sequence:pose:opensStream:)``.
+/// - **New session from the stream's start** (no segments, `beginsAtStreamStart`: its run began
+///   before its camera published): the first live pose is held, and the stream is replayed from
+///   its first pose that its server still holds (from 0; a server that no longer holds it
+///   answers the first it holds) up to the held pose; the segment is recorded at the first pose
+///   analysed, before it. When no server answers, the run begins at the held pose, as a new
+///   session's.
 /// - **Resumed session** (segments from the state directory): live poses are held (up to
 ///   `maximumHeld`; beyond that they are fetched again later) while the recorded segments are
 ///   replayed from their first pose (``Output/request(_:)``), skipping the holes the live run
@@ -137,6 +143,12 @@ public struct PoseFeed<Pose> {
     /// that came while the current one waits for a hole.
     private var held: [Held] = []
     private let maximumHeld: Int
+    /// Whether a new session begins at the first pose its stream's server holds, not at the
+    /// first live pose.
+    public let beginsAtStreamStart: Bool
+    /// While replaying a new session's stream from its start: the first pose to analyse is not
+    /// known yet, and nothing is recorded until it is.
+    private var findingStreamStart = false
     private var ownDuplicates = 0
     private var ownDeferred = 0
     private var rebuildReplayed = 0
@@ -162,14 +174,17 @@ public struct PoseFeed<Pose> {
     /// A feed for a new session (`segments` empty) or one to resume (its recorded segments).
     /// - Parameters:
     ///   - segments: What the state directory kept; empty for a new session.
+    ///   - beginsAtStreamStart: For a new session: it begins at the first pose of the first
+    ///     stream it receives (replayed from its server), not at the first pose received live.
     ///   - maximumHeld: The most live poses held while replaying.
     ///   - holeWait: How long a live hole is waited for, at most.
     ///   - maximumRetries: Unanswered requests in a row after which a rebuild gives up.
     public init(
-        segments: [PoseSegment] = [], maximumHeld: Int = 50_000, holeWait: Duration = defaultHoleWait,
-        maximumRetries: Int = 3
+        segments: [PoseSegment] = [], beginsAtStreamStart: Bool = false, maximumHeld: Int = 50_000,
+        holeWait: Duration = defaultHoleWait, maximumRetries: Int = 3
     ) {
         self.segments = segments
+        self.beginsAtStreamStart = beginsAtStreamStart && segments.isEmpty
         self.maximumHeld = max(1, maximumHeld)
         self.holeWait = max(.zero, holeWait)
         self.maximumRetries = max(1, maximumRetries)
@@ -252,6 +267,14 @@ public struct PoseFeed<Pose> {
 
     private mutating func live(_ pose: Held, now: Duration, into out: inout [Output]) {
         switch phase {
+        case .new where beginsAtStreamStart && pose.sequence > 0:
+            // The poses before it are replayed first; where the run begins is recorded once the
+            // replay finds the first pose the server holds.
+            segments = [PoseSegment(stream: pose.stream, first: 0)]
+            findingStreamStart = true
+            phase = .catchingUp(segment: 0, next: 0)
+            hold(pose)
+            advance(into: &out, askingMore: true, now: now)
         case .new:
             segments = [PoseSegment(stream: pose.stream, first: pose.sequence)]
             out.append(.record(segments))
@@ -341,6 +364,7 @@ public struct PoseFeed<Pose> {
             guard segments[segment].stream == stream, sequence == next, !exhausted else { break }
             unanswered = 0
             exhausted = sequence == .max
+            foundStreamStart(at: sequence, into: &out)
             out.append(
                 .analyse(
                     stream: stream, sequence: sequence, pose: pose,
@@ -544,7 +568,9 @@ public struct PoseFeed<Pose> {
         unanswered = 0
         if let first, first > next, first <= (segments[segment].last ?? .max) {
             let stream = segments[segment].stream
-            declareLost(stream, next..<first, into: &out)
+            // Before the stream's start is found, poses the server no longer holds are not the
+            // run's: it begins at the first one it holds.
+            if !findingStreamStart { declareLost(stream, next..<first, into: &out) }
             phase = .catchingUp(segment: segment, next: first)
             advance(into: &out, askingMore: true, now: now)
             return
@@ -624,7 +650,7 @@ public struct PoseFeed<Pose> {
             skipToHeld(stream, from: next, to: firstHeld, now: now, into: &out)
             return
         }
-        out.append(.unavailable(stream: stream, from: next))
+        if !findingStreamStart { out.append(.unavailable(stream: stream, from: next)) }
         goLive(next: next, now: now, into: &out)
     }
 
@@ -633,7 +659,7 @@ public struct PoseFeed<Pose> {
     private mutating func skipToHeld(
         _ stream: StreamID, from next: UInt64, to target: UInt64, now: Duration, into out: inout [Output]
     ) {
-        if target > next { declareLost(stream, next..<target, into: &out) }
+        if target > next, !findingStreamStart { declareLost(stream, next..<target, into: &out) }
         goLive(next: max(next, target), now: now, into: &out)
     }
 
@@ -667,10 +693,20 @@ public struct PoseFeed<Pose> {
         }
     }
 
+    /// While looking for the stream's start: the run begins at pose `sequence`, recorded before
+    /// it is analysed.
+    private mutating func foundStreamStart(at sequence: UInt64, into out: inout [Output]) {
+        guard findingStreamStart else { return }
+        findingStreamStart = false
+        segments[0].first = sequence
+        out.append(.record(segments))
+    }
+
     /// Live from `next` on the last segment's stream: the held poses go through ``live``'s
     /// rules, in the order they arrived (a hole among them is waited for from the arrival of
     /// the pose after it, so no pose waits longer than ``holeWait`` in all).
     private mutating func goLive(next: UInt64, now: Duration, into out: inout [Output]) {
+        foundStreamStart(at: next, into: &out)
         pending = nil
         retriedHole = nil
         isRebuilding = false

@@ -303,10 +303,14 @@ public struct WorkerCore: Sendable {
     ///     once and in order (``receiveLive(_:on:header:into:)`` and the replay calls), and
     ///     the dictionary gives each camera's recorded pose segments (a camera without any
     ///     starts new sessions at its first pose; call ``start(into:)`` once first).
+    ///   - beginningAtStreamStart: The cameras without recorded segments whose new sessions
+    ///     begin at the first pose of their camera's stream, replayed, instead of the first
+    ///     received live (runs started before their camera published; ``PoseFeed``).
     /// - Throws: ``TopicError`` when a camera or session name cannot make a topic.
     public init(
         sessions: [WorkerSession], snapshotRate: Double, identities: [SessionIdentity]? = nil,
-        resume: [String: [PoseSegment]]? = nil, holeWait: Duration = PoseFeed<FlatPose>.defaultHoleWait,
+        resume: [String: [PoseSegment]]? = nil, beginningAtStreamStart: Set<String> = [],
+        holeWait: Duration = PoseFeed<FlatPose>.defaultHoleWait,
         newStream: @escaping @Sendable () -> StreamID = { .random() }
     ) throws(TopicError) {
         self.sessions = sessions
@@ -334,7 +338,9 @@ public struct WorkerCore: Sendable {
             for camera in cameras {
                 ordered[camera] = Camera(
                     topic: try Topic.pose(camera: camera), sessions: byCamera[camera] ?? [],
-                    feed: PoseFeed(segments: resume[camera] ?? [], holeWait: holeWait))
+                    feed: PoseFeed(
+                        segments: resume[camera] ?? [],
+                        beginsAtStreamStart: beginningAtStreamStart.contains(camera), holeWait: holeWait))
             }
             self.ordered = ordered
         }

@@ -8,6 +8,29 @@ import Testing
 struct ControlMessageTests {
     static let kneeFile = #"{"exercise":"kneeExtension","reps":{"start":40,"end":25,"minPeak":70}}"#
 
+    /// A plan whose run begins at its camera's stream's first pose says so, as the coordinator
+    /// keeps it and sends it; a plan kept before the field existed reads as one that does not;
+    /// a start request cannot ask for it (the coordinator decides).
+    @Test func whereARunBeginsIsKeptWithItsPlanAndAnOldPlanReadsWithout() throws {
+        var plan = try SessionPlan(
+            key: SessionKey(parsing: "cam0/left"), exerciseFile: SessionPlan.catalogExercise("squat"),
+            analysis: .left, run: 7)
+        let old = String(decoding: ControlMessage.encoded(plan), as: UTF8.self)
+        #expect(!old.contains("fromStreamStart"))
+        #expect(try ControlMessage.plan(decoding: Array(old.utf8)).beginsAtStreamStart == false)
+        plan.beginsAtStreamStart = true
+        let kept = ControlMessage.encoded(plan)
+        #expect(String(decoding: kept, as: UTF8.self).hasSuffix(#","fromStreamStart":true}"#))
+        #expect(try ControlMessage.plan(decoding: kept) == plan)
+        let assignment = ControlMessage.assignment(WorkerAssignment(epoch: 2, sessions: [plan]))
+        #expect(try ControlMessage(decoding: assignment.encoded()) == assignment)
+        let start = ControlMessage.request(try ControlRequest(id: "r1", command: .start(plan)))
+        #expect(!String(decoding: start.encoded(), as: UTF8.self).contains("fromStreamStart"))
+        let asked =
+            #"{"type":"request","id":"r1","command":"start","session":"cam0/left","exercise":"squat","side":"left","fromStreamStart":true}"#
+        #expect(throws: ControlError.self) { try ControlMessage(decoding: Array(asked.utf8)) }
+    }
+
     static func messages() throws -> [ControlMessage] {
         let plan = try SessionPlan(
             key: SessionKey(parsing: "cam0/left"), exerciseFile: kneeFile, analysis: .left, patient: "p-17",

@@ -242,6 +242,37 @@ struct CoordinatorCoreTests {
                 "no ingest is heard publishing cam0: the run begins at its first pose") == true)
     }
 
+    /// A run started while no ingest is heard publishing its camera begins at the camera's
+    /// stream's first pose: its plan says so, as kept and as sent to the worker, and so does the
+    /// plan given to a taker; a run started while one is heard does not, nor does a reset's run.
+    @Test func aStartForACameraNobodyPublishesBeginsAtTheStreamsStart() throws {
+        var harness = Harness()
+        _ = try harness.report("w1")
+        harness.core.cameraPublishes("cam0", now: .zero)
+        let heard = harness.send(try Self.request("r1", .start(Self.plan("cam0/left"))))
+        let quiet = harness.send(try Self.request("r2", .start(Self.plan("cam9/left"))))
+        func sent(_ actions: [Action]) -> [String: Bool] {
+            var flags: [String: Bool] = [:]
+            for case .assign(let assignment, _, _) in actions {
+                for plan in assignment.sessions { flags[plan.key.description] = plan.beginsAtStreamStart }
+            }
+            return flags
+        }
+        func kept(_ actions: [Action]) -> [Bool] {
+            actions.compactMap { if case .savePlan(let plan) = $0 { plan.beginsAtStreamStart } else { nil } }
+        }
+        #expect(kept(heard) == [false] && kept(quiet) == [true])
+        #expect(sent(quiet) == ["cam0/left": false, "cam9/left": true])
+        // Its worker gone, the taker is given the same plan.
+        _ = try harness.report("w1", [("cam0/left", 1), ("cam9/left", 2)])
+        harness.now = .milliseconds(3500)
+        let taken = try harness.report("w2") + harness.tick(to: .seconds(4))
+        #expect(sent(taken) == ["cam0/left": false, "cam9/left": true], "\(taken)")
+        // A reset's run begins at the first pose its worker receives.
+        let reset = harness.send(try Self.request("r3", .reset(SessionKey(parsing: "cam9/left"))))
+        #expect(kept(reset) == [false] && sent(reset)["cam9/left"] == false)
+    }
+
     /// A run stopped (or reset) while no live worker hosts it is ended by the coordinator, with
     /// its counts as last reported: no run stays open for ever. One a live worker hosts is ended
     /// by that worker.

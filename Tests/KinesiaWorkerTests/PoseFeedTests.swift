@@ -465,6 +465,74 @@ import Testing
         #expect(feed.isCatchingUp == false)
         #expect(feed.position?.next == 1)
     }
+
+    /// A run begun before its camera published begins at the first pose of the camera's
+    /// stream, not at the first received live: the poses before it are replayed first, and the
+    /// segment is recorded at the first pose analysed, before it.
+    @Test func aRunBegunBeforeItsCameraPublishedBeginsAtTheStreamsFirstPose() {
+        var feed = Feed(beginsAtStreamStart: true)
+        var log = Log()
+        #expect(feed.start().isEmpty)
+        log.live(75...76, of: stream, into: &feed)
+        #expect(log.analysed.isEmpty && log.records.isEmpty, "nothing is the run's before its first pose")
+        #expect(
+            log.requests == [PoseReplayRequest(stream: stream, from: 0, through: 74, waitsForServer: true)])
+        #expect(feed.isCatchingUp)
+        let first = feed.replayed(stream: stream, sequence: 0, pose: pose(stream, 0))
+        guard case .record(let segments) = first.first else {
+            Issue.record("the first output must be the record, got \(first)")
+            return
+        }
+        #expect(segments == [PoseSegment(stream: stream, first: 0)])
+        log.take(first)
+        for sequence: UInt64 in 1...74 {
+            log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+        }
+        log.live(77...77, of: stream, into: &feed)
+        #expect(log.analysed == names(stream, 0...77), "the replay, then the held live poses, none twice")
+        #expect(log.records.count == 1 && log.lost.isEmpty)
+        #expect(feed.isCatchingUp == false)
+    }
+
+    /// A server that no longer holds the stream's first poses: the run begins at the first it
+    /// holds, and the poses before it are not the run's (not lost).
+    @Test func aRunBegunBeforeItsCameraPublishedBeginsAtTheFirstPoseTheServerHolds() {
+        var feed = Feed(beginsAtStreamStart: true)
+        var log = Log()
+        log.live(75...75, of: stream, into: &feed)
+        log.take(feed.replayFailed(stream: stream, first: 40, id: log.lastID))
+        #expect(log.lost.isEmpty && log.records.isEmpty)
+        #expect(
+            log.requests.last
+                == PoseReplayRequest(stream: stream, from: 40, through: 74, waitsForServer: true))
+        for sequence: UInt64 in 40...74 {
+            log.take(feed.replayed(stream: stream, sequence: sequence, pose: pose(stream, sequence)))
+        }
+        #expect(log.records == [[PoseSegment(stream: stream, first: 40)]])
+        #expect(log.analysed == names(stream, 40...75))
+    }
+
+    /// With no server for the stream, the run begins at the pose held, as a new session's; a
+    /// first live pose numbered 0 is the stream's first, with nothing to replay.
+    @Test func aRunBegunBeforeItsCameraPublishedWithNoServerBeginsAtItsFirstLivePose() {
+        var feed = Feed(beginsAtStreamStart: true)
+        var log = Log()
+        log.live(75...75, of: stream, into: &feed)
+        log.take(feed.replayFailed(stream: stream, first: nil, id: log.lastID))
+        #expect(log.records == [[PoseSegment(stream: stream, first: 75)]])
+        #expect(log.analysed == [pose(stream, 75)])
+        #expect(log.lost.isEmpty && log.unavailable.isEmpty)
+
+        var fromZero = Feed(beginsAtStreamStart: true)
+        var started = Log()
+        started.live(0...1, of: stream, into: &fromZero)
+        #expect(started.requests.isEmpty && started.analysed == names(stream, 0...1))
+        #expect(started.records == [[PoseSegment(stream: stream, first: 0)]])
+
+        // A resumed session (segments recorded) begins where they say.
+        let resumed = Feed(segments: [PoseSegment(stream: stream, first: 9)], beginsAtStreamStart: true)
+        #expect(resumed.beginsAtStreamStart == false)
+    }
 }
 
 extension PoseFeed {

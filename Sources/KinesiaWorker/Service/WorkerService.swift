@@ -157,7 +157,8 @@ public struct WorkerService: Sendable {
             sessions: specs, snapshotRate: configuration.snapshotRate,
             identities: state?.identities
                 ?? specs.map { _ in WorkerCore.SessionIdentity(stream: publisher.streamID) },
-            resume: state?.segments, holeWait: configuration.holeWait)
+            resume: state?.segments, beginningAtStreamStart: state?.beginningAtStreamStart ?? [],
+            holeWait: configuration.holeWait)
         if let state { try Self.restoreCheckpoints(&core, state: state, publisher: publisher, log: log) }
         let subscriber = try BusSubscriber(
             context: zmq, bus: bus,
@@ -726,6 +727,11 @@ public struct WorkerService: Sendable {
         /// The cameras whose runs another worker's resume rebuilds from their first pose: their
         /// checkpoints here know less than it, and are not restored.
         var rebuiltFromFirstPose: Set<String> = []
+        /// The cameras whose runs began before their camera published
+        /// (``SessionPlan/beginsAtStreamStart``) and of which no first pose is known, here or in
+        /// the coordinator's resume: they begin at the first pose of the camera's stream,
+        /// replayed from its ingest's journal, not at the first pose received live.
+        var beginningAtStreamStart: Set<String> = []
 
         func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
 
@@ -841,6 +847,12 @@ public struct WorkerService: Sendable {
             origins: origins)
         state.history = segments
         state.rebuiltFromFirstPose = rebuilt
+        for plan in plans where plan.beginsAtStreamStart && (segments[plan.key.camera] ?? []).isEmpty {
+            state.beginningAtStreamStart.insert(plan.key.camera)
+            log.info(
+                "\(plan.key): no first pose known yet, and its run began before \(plan.key.camera) published: "
+                    + "it begins at the first pose of the camera's stream")
+        }
         return state
     }
 }
