@@ -42,6 +42,22 @@ struct ControlPlaneIntegrationTests {
             "\(started)")
     }
 
+    /// The events `kinesia analyze` finds in `source` for `cam0/left` (squat), in run 1, and a
+    /// listener that follows the session from the beginning until it has as many.
+    static func listenToRunOne(_ topology: Topology, source: String) async throws -> (
+        expected: [String], listener: KinesiaProcess
+    ) {
+        let expected = Oracle.inRun(
+            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
+        let listener = try await topology.startListener(
+            "listen",
+            [
+                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
+                String(expected.count),
+            ])
+        return (expected, listener)
+    }
+
     /// Runs `kinesia session ARGUMENTS` to its end: its exit status, standard output and error.
     static func session(_ topology: Topology, _ name: String, _ arguments: [String]) async throws -> (
         status: Int32?, output: String, error: String
@@ -567,14 +583,8 @@ struct ResumeBarrierIntegrationTests {
             topology, state: state, lease: 60)
         try await ControlPlaneIntegrationTests.startLeftOnW1(topology)
         #expect(await worker.waitForError(containing: "hosting cam0/left"), "\(worker.diagnostics)")
-        let expected = Oracle.inRun(
-            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
-        let listener = try await topology.startListener(
-            "listen",
-            [
-                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
-                String(expected.count),
-            ])
+        let (expected, listener) = try await ControlPlaneIntegrationTests.listenToRunOne(
+            topology, source: source)
         // Paused for less than the lease: the worker keeps its session, but no report is granted
         // while the run's first pose arrives.
         coordinator.signal(SIGSTOP)
@@ -671,14 +681,8 @@ extension PoolTakeoverIntegrationTests {
         #expect(
             await coordinator.waitForError(containing: "worker w2 joined pool default"),
             "\(coordinator.diagnostics)")
-        let expected = Oracle.inRun(
-            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
-        let listener = try await topology.startListener(
-            "listen",
-            [
-                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
-                String(expected.count),
-            ])
+        let (expected, listener) = try await ControlPlaneIntegrationTests.listenToRunOne(
+            topology, source: source)
         let ingest = try topology.start(
             "ingest",
             [

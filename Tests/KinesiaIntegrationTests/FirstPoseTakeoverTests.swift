@@ -29,14 +29,8 @@ struct FirstPoseTakeoverTests {
         #expect(
             await coordinator.waitForError(containing: "worker w2 joined pool default"),
             "\(coordinator.diagnostics)")
-        let expected = Oracle.inRun(
-            try await Oracle.events(source: source, exercise: "squat", side: "left"), 1)
-        let listener = try await topology.startListener(
-            "listen",
-            [
-                "event/cam0/left/", "--from", "beginning", "--format", "json", "--count",
-                String(expected.count),
-            ])
+        let (expected, listener) = try await ControlPlaneIntegrationTests.listenToRunOne(
+            topology, source: source)
         // Paused before it analysed (or told the coordinator) any pose of its run.
         first.signal(SIGSTOP)
         let ingest = try topology.start(
