@@ -398,6 +398,9 @@ public struct OrderedDelivery<Message> {
     ) {
         self.endpoint = endpoint
         movingSince = nil
+        // Announced as served: a server that did not know the stream before (another process
+        // serves it now: a taker, a restarted worker) is asked again at the next hole.
+        unknownToServer = false
         announcedLast = Swift.max(announcedLast ?? last, last)
         guard let next else { return }
         if followedNow || !buffer.isEmpty {

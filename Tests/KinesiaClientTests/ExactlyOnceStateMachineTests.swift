@@ -184,6 +184,14 @@ struct ExactlyOnceStateMachineTests {
         let after = machine.replayFailed(failure, now: .zero)
         #expect(Self.lost(after) == [1..<5])
         #expect(Self.delivered(after) == [5])
+        // Not known to that server: the next hole is lost at once, without asking...
+        #expect(Self.lost(Self.live(&machine, 7, at: .seconds(1))) == [6..<7])
+        // ...until the stream is announced as served again (a taker, a restarted worker): the
+        // next hole is asked for, and filled.
+        _ = machine.announced(Self.announcement(last: 7), now: .seconds(2))
+        let asked = try #require(Self.requests(Self.live(&machine, 9, at: .seconds(3))).first)
+        #expect(asked.from == 8)
+        #expect(Self.delivered(Self.replay(&machine, 8...8, for: asked, last: 9)) == [8, 9])
     }
 
     @Test func anUnansweredRequestIsSentAgainAfterTheTimeout() throws {

@@ -316,6 +316,7 @@ class ExactlyOnce:
             state = self.streams[key]
             state["endpoint"] = announcement["endpoint"]
             state["moving_since"] = None
+            state["unknown"] = False  # announced as served: asked again at the next hole
             state["last"] = (info["last"] if state["last"] is None
                              else max(state["last"], info["last"]))
             if is_new or state["buffer"]:

@@ -132,6 +132,19 @@ class ExactlyOnceTests(unittest.TestCase):
         self.assertEqual(lost, [])
         self.assertEqual(machine.tick(31.0)[0], ("lost", KEY, 0, 4))
 
+    def test_a_stream_unknown_to_its_server_is_asked_again_once_announced_again(self) -> None:
+        machine = ExactlyOnce(start="now")
+        machine.received(KEY, 0, b"m0", True, 0.0)
+        machine.announced(announcement(0), 0.0)
+        (request,) = machine.received(KEY, 5, b"m5", True, 0.0)
+        failure = {"request_id": request[2]["request_id"], "code": "unknownStream", "first": 0,
+                   "last": 0}
+        self.assertEqual(machine.replay_failed(failure, 0.0)[0], ("lost", KEY, 1, 5))
+        self.assertEqual(machine.received(KEY, 7, b"m7", True, 1.0)[0], ("lost", KEY, 6, 7))
+        machine.announced(announcement(7), 2.0)
+        (asked,) = machine.received(KEY, 9, b"m9", True, 3.0)
+        self.assertEqual(asked[2]["from"], 8)
+
     def test_a_cursor_resumes_after_the_last_delivered(self) -> None:
         machine = ExactlyOnce(start="beginning", cursor={KEY: 41}, accepts=("event/",))
         (request,) = machine.announced(announcement(50), 0.0)
