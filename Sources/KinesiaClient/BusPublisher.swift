@@ -9,7 +9,11 @@ public import KinesiaWire
 ///
 /// Two modes:
 /// - a plain PUB (workers, the broker's own health): sends never wait; at the high-water mark
-///   libzmq drops, and the receivers see the gap in the sequence numbers;
+///   libzmq drops, and the receivers see the gap in the sequence numbers. One made with a
+///   `connectionTimeout` (a worker, a pool session) is an XPUB without `ZMQ_XPUB_NODROP`, sending
+///   as a PUB does, so that it can see the subscriptions the broker forwards on connection
+///   arrive before its first message (a session's run start, which a PUB would drop before
+///   them, and which live consumers never get again);
 /// - ``waitsForSubscribers``: an XPUB with `ZMQ_XPUB_NODROP` (ingest). It sees the
 ///   subscriptions that the broker forwards upstream, so it can wait until someone subscribes
 ///   (``waitForSubscriber(to:timeout:isCancelled:clock:)``), and a send that would exceed the
@@ -77,7 +81,8 @@ public final class BusPublisher {
     ) throws(ZMQError) {
         encoder = WireEncoder(streamID: streamID)
         self.waitsForSubscribers = waitsForSubscribers
-        socket = try ZMQSocket(waitsForSubscribers ? .xpub : .pub, context: context, linger: linger)
+        socket = try ZMQSocket(
+            waitsForSubscribers || connectionTimeout != nil ? .xpub : .pub, context: context, linger: linger)
         try socket.set(.sendHighWaterMark, highWaterMark)
         // Subscriptions are the only frames a publisher receives: none is larger than a topic,
         // but nothing larger than a valid message is ever stored.
@@ -91,8 +96,14 @@ public final class BusPublisher {
             let monitor = try socket.monitor([.handshakeSucceeded])
             defer { monitor.close() }
             try socket.connect(bus.publisherEndpoint)
+            let clock = ContinuousClock()
+            let connected = clock.now
             _ = try monitor.next(.handshakeSucceeded, timeout: connectionTimeout)
             try socket.stopMonitoring()
+            if !waitsForSubscribers {
+                let left = connectionTimeout - (clock.now - connected)
+                try awaitForwardedSubscriptions(within: max(.zero, min(left, Self.subscriptionWait)))
+            }
         } else {
             try socket.connect(bus.publisherEndpoint)
         }
@@ -218,6 +229,25 @@ public final class BusPublisher {
     }
 
     // MARK: - Subscriptions (XPUB only)
+
+    /// How long a publisher made with a `connectionTimeout` waits, after its handshake, for the
+    /// broker's first forwarded subscription (none comes when nobody subscribes at all).
+    public static let subscriptionWait: Duration = .milliseconds(250)
+
+    /// Waits at most `wait` for the first subscription the broker forwards, then reads what
+    /// else of that batch has come within 10 ms.
+    private func awaitForwardedSubscriptions(within wait: Duration) throws(ZMQError) {
+        guard try socket.receive(timeout: wait) != nil else { return }
+        while try socket.receive(timeout: .milliseconds(10)) != nil {}
+    }
+
+    /// Reads and forgets the subscription messages queued on a publisher made with a
+    /// `connectionTimeout` (an XPUB that keeps none: libzmq queues each new one for the
+    /// application until read). ``HealthPublisher`` calls it at each report.
+    public func discardSubscriptions() {
+        guard !waitsForSubscribers, socket.type == .xpub else { return }
+        while (try? socket.tryReceive(into: &incoming)) == true {}
+    }
 
     /// Reads the subscription messages waiting on an XPUB socket (never waits).
     public func readSubscriptions() {

@@ -160,6 +160,9 @@ public struct HealthPublisher {
     /// - Returns: What became of the report.
     @discardableResult
     public mutating func publish(counters: [String: Int], via publisher: BusPublisher) -> Outcome {
+        // What the broker forwarded since the last report, read and forgotten (a publisher that
+        // watches for its first subscriptions keeps none).
+        publisher.discardSubscriptions()
         last = elapsed.now
         var worst: Outcome = .sent
         for report in reports(counters: counters) {
