@@ -9,11 +9,11 @@ public import KinesiaWire
 ///
 /// Two modes:
 /// - a plain PUB (workers, the broker's own health): sends never wait; at the high-water mark
-///   libzmq drops, and the receivers see the gap in the sequence numbers. One made with a
-///   `connectionTimeout` (a worker, a pool session) is an XPUB without `ZMQ_XPUB_NODROP`, sending
-///   as a PUB does, so that it can see the subscriptions the broker forwards on connection
-///   arrive before its first message (a session's run start, which a PUB would drop before
-///   them, and which live consumers never get again);
+///   libzmq drops, and the receivers see the gap in the sequence numbers. One made with
+///   `awaitsForwardedSubscriptions` (a pool session, whose first message, its run's start, goes
+///   out at once) is an XPUB without `ZMQ_XPUB_NODROP`, sending as a PUB does, so that it can
+///   see the subscriptions the broker forwards on connection arrive before its first message
+///   (a PUB drops what it sends before them, and live consumers never get it again);
 /// - ``waitsForSubscribers``: an XPUB with `ZMQ_XPUB_NODROP` (ingest). It sees the
 ///   subscriptions that the broker forwards upstream, so it can wait until someone subscribes
 ///   (``waitForSubscriber(to:timeout:isCancelled:clock:)``), and a send that would exceed the
@@ -70,6 +70,9 @@ public final class BusPublisher {
     ///   - highWaterMark: `ZMQ_SNDHWM`.
     ///   - linger: How long closing keeps unsent messages.
     ///   - streamID: The stream id (random by default).
+    ///   - awaitsForwardedSubscriptions: With a `connectionTimeout`: an XPUB (see the type) that
+    ///     also waits, at most ``subscriptionWait`` after its handshake, for the subscriptions
+    ///     the broker forwards on connection.
     ///   - connectionTimeout: When set, waits at most this long for the connection to the
     ///     broker (ZMTP handshake) before returning, so that the subscriptions the broker
     ///     forwards on connection arrive before the first message (a worker uses it).
@@ -77,12 +80,14 @@ public final class BusPublisher {
     public init(
         context: ZMQContext, bus: BusAddress, waitsForSubscribers: Bool = false,
         highWaterMark: Int32 = defaultHighWaterMark, linger: Duration = .milliseconds(500),
-        streamID: StreamID = .random(), connectionTimeout: Duration? = nil
+        streamID: StreamID = .random(), connectionTimeout: Duration? = nil,
+        awaitsForwardedSubscriptions: Bool = false
     ) throws(ZMQError) {
         encoder = WireEncoder(streamID: streamID)
         self.waitsForSubscribers = waitsForSubscribers
         socket = try ZMQSocket(
-            waitsForSubscribers || connectionTimeout != nil ? .xpub : .pub, context: context, linger: linger)
+            waitsForSubscribers || (awaitsForwardedSubscriptions && connectionTimeout != nil) ? .xpub : .pub,
+            context: context, linger: linger)
         try socket.set(.sendHighWaterMark, highWaterMark)
         // Subscriptions are the only frames a publisher receives: none is larger than a topic,
         // but nothing larger than a valid message is ever stored.
@@ -100,7 +105,7 @@ public final class BusPublisher {
             let connected = clock.now
             _ = try monitor.next(.handshakeSucceeded, timeout: connectionTimeout)
             try socket.stopMonitoring()
-            if !waitsForSubscribers {
+            if awaitsForwardedSubscriptions, !waitsForSubscribers {
                 let left = connectionTimeout - (clock.now - connected)
                 try awaitForwardedSubscriptions(within: max(.zero, min(left, Self.subscriptionWait)))
             }
@@ -230,7 +235,7 @@ public final class BusPublisher {
 
     // MARK: - Subscriptions (XPUB only)
 
-    /// How long a publisher made with a `connectionTimeout` waits, after its handshake, for the
+    /// How long a publisher made with `awaitsForwardedSubscriptions` waits, after its handshake, for the
     /// broker's first forwarded subscription (none comes when nobody subscribes at all).
     public static let subscriptionWait: Duration = .milliseconds(250)
 
@@ -241,8 +246,8 @@ public final class BusPublisher {
         while try socket.receive(timeout: .milliseconds(10)) != nil {}
     }
 
-    /// Reads and forgets the subscription messages queued on a publisher made with a
-    /// `connectionTimeout` (an XPUB that keeps none: libzmq queues each new one for the
+    /// Reads and forgets the subscription messages queued on a publisher made with
+    /// `awaitsForwardedSubscriptions` (an XPUB that keeps none: libzmq queues each new one for the
     /// application until read). ``HealthPublisher`` calls it at each report.
     public func discardSubscriptions() {
         guard !waitsForSubscribers, socket.type == .xpub else { return }

@@ -5,10 +5,11 @@ import KinesiaTestSupport
 import KinesiaWire
 import Testing
 
-/// A worker's publisher (made with a connection timeout) sends its first message only once the
-/// subscriptions the real broker forwards on connection have reached it: a session's first
-/// message (its run's start, which live consumers such as the voice never get again) is not
-/// dropped, as a PUB drops what it sends before them.
+/// A pool session's publisher (made to await the broker's forwarded subscriptions) sends its
+/// first message only once the subscriptions the real broker forwards on connection have
+/// reached it: a session's first message (its run's start, which live consumers such as the
+/// voice never get again) is not dropped, as a PUB drops what it sends before them (2 of 20
+/// here without the wait).
 @Suite(.serialized, .tags(.process))
 struct PublisherFirstMessageTests {
     @Test func theFirstMessageOfANewPublisherReachesASubscriberEveryTime() async throws {
@@ -27,7 +28,8 @@ struct PublisherFirstMessageTests {
         for round in 0..<20 {
             let began = ContinuousClock.now
             let publisher = try BusPublisher(
-                context: context, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+                context: context, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2),
+                awaitsForwardedSubscriptions: true)
             durations.append(ContinuousClock.now - began)
             try publisher.publish(json: Array("{\"type\":\"runStarted\"}".utf8), kind: .session, on: topic)
             var got = false

@@ -133,8 +133,11 @@ public struct WorkerService: Sendable {
         defer { if context == nil { zmq.terminate() } }
         let specs = configuration.sessions
         let bus = configuration.process.bus
+        // A pool session's first message (its run's start) goes out at once: the broker's
+        // forwarded subscriptions are awaited before it (a PUB drops what comes before them).
         let publisher = try BusPublisher(
-            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2))
+            context: zmq, bus: bus, linger: .seconds(1), connectionTimeout: .seconds(2),
+            awaitsForwardedSubscriptions: !configuration.plans.isEmpty)
         defer { publisher.close() }
         // A pool worker's session sends its assignment's epoch with every event, snapshot and
         // run record: the broker refuses them once a newer holder published on the stream.
