@@ -3,7 +3,7 @@ import Testing
 
 /// `kinesia session` when nothing answers: a clear error within the timeout asked for.
 struct SessionCommandTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func noCoordinatorIsAnErrorThatSaysWhereItAskedAndHowLong() async throws {
         let bus = NSTemporaryDirectory() + "kinesia-session-options-\(UUID().uuidString)"
         try FileManager.default.createDirectory(

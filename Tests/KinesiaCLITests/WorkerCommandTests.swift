@@ -5,7 +5,7 @@ import Testing
 struct WorkerCommandTests {
     /// A pool worker with a relative state directory would start, then fail every session it
     /// is given: it is refused at once, as the coordinator and a worker of `--session` flags are.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aPoolWorkerWithARelativeStateDirectoryIsAUsageError() async throws {
         let bus = NSTemporaryDirectory() + "kinesia-worker-options-\(UUID().uuidString)"
         try FileManager.default.createDirectory(

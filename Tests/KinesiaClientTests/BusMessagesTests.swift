@@ -8,7 +8,7 @@ import Testing
 /// ``BusMessages`` over a real socket, against a stand-in broker in this process: values in
 /// order, gaps and malformed messages as values, and a consumer that stops frees its socket.
 struct BusMessagesTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func messagesGapsAndMalformedFramesComeInOrderAsValues() async throws {
         let broker = try FakeBroker()
         let topic = try Topic.event(camera: "cam0", session: "left")
@@ -64,7 +64,7 @@ struct BusMessagesTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func cancellingTheConsumerEndsTheSequenceAndClosesTheSocket() async throws {
         let broker = try FakeBroker()
         let finished = Flag()
@@ -88,7 +88,7 @@ struct BusMessagesTests {
         #expect(try await broker.waitUntil { _ in finished.isSet })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func leavingTheLoopClosesTheSocket() async throws {
         let broker = try FakeBroker()
         let finished = Flag()
@@ -104,7 +104,7 @@ struct BusMessagesTests {
         #expect(try await broker.waitUntil { _ in finished.isSet })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func breakingOutOfAForLoopClosesTheSocket() async throws {
         let broker = try FakeBroker()
         let finished = Flag()

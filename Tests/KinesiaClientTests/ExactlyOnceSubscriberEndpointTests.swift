@@ -11,7 +11,7 @@ import Testing
 struct ExactlyOnceSubscriberEndpointTests {
     /// Three publishers, room for two endpoints: the least recently used is closed for the
     /// third, and every stream is delivered whole from the beginning.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func moreEndpointsThanTheLimitAreAllServedByClosingTheLeastRecentlyUsed() async throws {
         let broker = try FakeBroker()
         let context = try ZMQContext()
@@ -78,7 +78,7 @@ struct ExactlyOnceSubscriberEndpointTests {
 
     /// An endpoint that cannot be used is said (counted, told) and its hole reported lost,
     /// not asked for again for ever.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anUnusableEndpointIsCountedToldAndItsHoleReportedLost() async throws {
         let broker = try FakeBroker()
         let context = try ZMQContext()

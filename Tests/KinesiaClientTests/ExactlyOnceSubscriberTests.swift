@@ -33,7 +33,7 @@ struct ExactlyOnceSubscriberTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aLossyLiveStreamIsDeliveredWholeOnceAndInOrderThroughReplay() async throws {
         let broker = try FakeBroker()
         let topic = try Topic.event(camera: "cam0", session: "left")
@@ -97,7 +97,7 @@ struct ExactlyOnceSubscriberTests {
     /// A server at its connection cap refuses the subscriber's handshake, and libzmq never
     /// retries a refused handshake: the subscriber opens its DEALER again once it goes
     /// unanswered, and gets everything when the server has room (issue 19, item 8).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aSubscriberRefusedAtAFullServerConnectsAgainAndGetsEverything() async throws {
         let broker = try FakeBroker()
         let topic = try Topic.event(camera: "cam0", session: "left")

@@ -88,7 +88,7 @@ import Testing
         }
     }
 
-    @Test(.tags(.process), .timeLimit(.minutes(1)))
+    @Test(.tags(.process), .timeLimit(.minutes(3)))
     func thePythonPortMakesTheSameActionsFromTheSameInputs() throws {
         let run = try TestProcess.run(
             try PackagePaths.python(),

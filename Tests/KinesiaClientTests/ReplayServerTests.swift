@@ -177,7 +177,7 @@ struct ReplayServerTests {
 /// The connections beyond a server's cap, refused at their handshake (issue 19, item 8: a
 /// refused DEALER used to be disconnected after it was accepted and came back every 100 ms).
 struct ReplayGateTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func clientsBeyondTheCapAreRefusedOnceAndDoNotComeBackWhileThoseAdmittedAreServed() async throws {
         try await offCooperativePool {
             let directory = BusAddressTests.temporaryDirectory()

@@ -12,7 +12,7 @@ struct SerialAudioOutputClockTests {
     static let slowPlayer = AudioPlayer(
         name: "sh", executable: "/bin/sh", arguments: ["-c", "sleep 0.5"], environment: [:], output: "test")
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anUtteranceQueuedPastItsDeadlineOnTheOutputsClockIsSkippedAndCountedLate() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "kinesia-audio-\(UUID().uuidString.prefix(8))"

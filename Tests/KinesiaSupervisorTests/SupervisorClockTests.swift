@@ -6,7 +6,7 @@ import Testing
 
 /// The supervisor's back-off timed on a manual clock, with a real child: a restart waits for
 /// the supervisor's clock, never for the wall clock, so a minute of back-off takes no time.
-@Suite(.timeLimit(.minutes(1)), .tags(.process))
+@Suite(.timeLimit(.minutes(3)), .tags(.process))
 struct SupervisorClockTests {
     typealias Log = SupervisorProcessTests.EventLog
 

@@ -8,7 +8,7 @@ import Testing
 @testable import KinesiaSupervisor
 
 /// The supervisor with real processes: `/bin/sh` scripts as the executable override.
-@Suite(.timeLimit(.minutes(1)), .tags(.process))
+@Suite(.timeLimit(.minutes(3)), .tags(.process))
 struct SupervisorProcessTests {
     /// Collects the supervisor's events as they happen.
     final class EventLog: Sendable {
@@ -275,7 +275,7 @@ struct SupervisorProcessTests {
 }
 
 /// ``ChildProcess``: what a child gets from `posix_spawn`.
-@Suite(.timeLimit(.minutes(1)), .tags(.process))
+@Suite(.timeLimit(.minutes(3)), .tags(.process))
 struct SupervisorChildProcessTests {
     /// Launches `/bin/sh -c script` and returns the handle and its events.
     static func launch(_ script: String) -> (ChildProcess, Mailbox<ChildProcess.Event>) {
@@ -375,7 +375,7 @@ struct SignalStreamTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func deliversARealSignalAndRestoresTheDefaultAfterEachStream() async {
         #expect(Self.disposition(SIGUSR1) == 0)  // SIG_DFL: the signal would end the process
         for _ in 0..<20 {
@@ -419,7 +419,7 @@ struct SignalStreamTests {
     /// libdispatch's workers, or threads they started), the thread reading the signal pipe
     /// included, as it inherits its creator's mask; a signal sent to that thread alone is
     /// delivered all the same, and blocked there again once nobody watches it.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aSignalForTheReadingThreadAloneIsDeliveredWhateverTheMaskItInherited() async throws {
         // SIGURG is ignored by default: a stray one cannot end the test process.
         let urgent = ProcessSignal(rawValue: SIGURG)
@@ -444,7 +444,7 @@ struct SignalStreamTests {
         #expect(blockedAgain, "the reading thread's mask for SIGURG is not its creator's again")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func deliversEachSignalToEveryStreamThatWatchesIt() async {
         let first = SignalStream([.user2])
         let second = SignalStream([.user2, .hangup])

@@ -6,7 +6,7 @@ import Testing
 @testable import KinesiaSupervisor
 
 /// `kinesia up` as a real process, stopped by real signals.
-@Suite(.timeLimit(.minutes(1)), .tags(.process))
+@Suite(.timeLimit(.minutes(3)), .tags(.process))
 struct SupervisorUpCommandTests {
 
     typealias Scratch = SupervisorProcessTests.Scratch

@@ -5,7 +5,7 @@ import Testing
 /// does, and its exactly-once state machine against a simulated lossy bus and replay server.
 @Suite(.tags(.process))
 struct PythonReplayTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func pythonReadsAndWritesEveryReplayVectorAsSwiftDoes() throws {
         let vectors = PackagePaths.path("Tests/KinesiaWireTests/Fixtures/replay.json")
         let run = try Python.run(Python.fixtures, ["check-replay", vectors])
@@ -13,7 +13,7 @@ struct PythonReplayTests {
         #expect(run.output == "16 replay vectors ok\n")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func pythonsExactlyOnceMachineDeliversEveryMessageOnceInOrderOverALossyBus() throws {
         let run = try Python.run([PackagePaths.path("Tests/KinesiaWireTests/Python/replay_driver.py")], [])
         #expect(run.status == 0, "\(run.output)\(run.error)")
