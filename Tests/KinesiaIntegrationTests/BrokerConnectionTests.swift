@@ -10,9 +10,15 @@ import Testing
 @Suite(.tags(.process), .serialized)
 struct BrokerConnectionTests {
     /// A TCP port on 127.0.0.1 whose next port is free too (the broker binds PORT and PORT+1).
+    ///
+    /// Chosen below Linux's ephemeral range (32768-60999), where no outgoing connection takes
+    /// its local port: an ephemeral port found free was taken, in a CI run, by another test's
+    /// connection before the broker bound it ("address already in use").
     static func freePortPair() throws -> Int {
         for _ in 0..<50 {
-            let first = try bindEphemeral()
+            let base = Int.random(in: 10_000..<32_000)
+            guard let firstDescriptor = try? bind(port: base) else { continue }
+            let first = (descriptor: firstDescriptor, port: base)
             defer { close(first.descriptor) }
             guard let second = try? bind(port: first.port + 1) else { continue }
             close(second)
@@ -25,22 +31,6 @@ struct BrokerConnectionTests {
             return first.port
         }
         throw POSIXError(.EADDRINUSE)
-    }
-
-    private static func bindEphemeral() throws -> (descriptor: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw POSIXError(.EADDRINUSE)
-        }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     private static func bind(port: Int) throws -> Int32 {
