@@ -109,9 +109,9 @@ public struct HealthPublisher {
     public var replay: (() -> ReplayAnnouncement)?
 
     /// The streams the process published that go on in another process now (a pool worker's
-    /// sessions moved or fenced): read at every report and sent in its `"moving"` field
+    /// sessions moved or fenced): sent in every report's `"moving"` field
     /// (``MovingStream``), so that a consumer holding a hole in one waits for the taker.
-    public var moving: (() -> [MovingStream])?
+    public var moving: [MovingStream] = []
 
     /// Seconds since this value was made (the process's start, near enough).
     public var uptime: Double { elapsed.seconds }
@@ -122,7 +122,7 @@ public struct HealthPublisher {
         if failures > 0 { counters[Self.failuresCounterName] = failures }
         return HealthReport(
             process: process, role: role, pid: Int(ProcessIdentity.id), uptime: uptime, counters: counters,
-            replay: replay?(), moving: moving?() ?? [])
+            replay: replay?(), moving: moving)
     }
 
     /// The reports of one interval: one per page of the replay announcement (one report when

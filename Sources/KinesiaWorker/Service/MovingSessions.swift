@@ -11,7 +11,7 @@ import KinesiaWire
 /// ```swift
 /// var moving = MovingSessions()
 /// moving.handedOver(key, resume: session.resume.resume, at: now)
-/// health.moving = { [streams = moving.streams(at: now)] in streams }
+/// health.moving = moving.streams(at: now)
 /// ```
 struct MovingSessions {
     /// How long a session's streams are announced once it stopped: a consumer needs to hear it

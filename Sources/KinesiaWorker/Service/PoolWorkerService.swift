@@ -120,7 +120,6 @@ public struct PoolWorkerService: Sendable {
         var resumes: [SessionKey: RunResume] = [:]
         // Sessions stopped without ending their runs: their streams are announced as moving.
         var moving = MovingSessions()
-        var reportedMoving: [MovingStream] = []
         var epoch: UInt64 = 0
         // Its lease: sessions start only while it holds, and stop by themselves once it lapsed.
         var lease = WorkerLease()
@@ -285,11 +284,10 @@ public struct PoolWorkerService: Sendable {
                 nextReport = elapsed.now
             }
             let movingNow = moving.streams(at: elapsed.now)
-            health.moving = { movingNow }
-            if movingNow != reportedMoving {
+            if movingNow != health.moving {
                 // Said at once: a consumer that saw a stopped session's event live must hear it
                 // before this worker, maybe about to die, is gone.
-                reportedMoving = movingNow
+                health.moving = movingNow
                 health.publish(counters: healthCounters(), via: publisher)
             } else {
                 health.publishIfDue(counters: healthCounters, via: publisher)
