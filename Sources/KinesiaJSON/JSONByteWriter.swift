@@ -92,20 +92,6 @@ package enum JSONByteWriter {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// A JSON array of raw values, in the order given (most often none: `[]`). Inlinable, so
-    /// that a caller's module compiles it for its own type (called generically, it would look
-    /// up its array type's metadata at run time, on every snapshot).
-    @inlinable
-    package static func appendNames<Value: RawRepresentable<String>>(_ values: [Value], to out: inout [UInt8])
-    {
-        out.append(UInt8(ascii: "["))
-        for index in values.indices {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            appendString(values[index].rawValue, to: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-    }
-
     /// What `write(to:)` writes into: the bytes of the text it is given.
     private struct ByteSink: TextOutputStream {
         var bytes: [UInt8] = []
