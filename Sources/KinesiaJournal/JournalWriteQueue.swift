@@ -45,11 +45,22 @@ public final class JournalWriteQueue: @unchecked Sendable {
         case job(label: String, description: String)
     }
 
-    private enum Job {
-        /// A record whose frames are `bytes` of the batch's byte buffer, laid out as a record
-        /// holds them (``JournalRecord/appendFrames(_:to:)``).
-        case append(JournalWriter, sequence: UInt64, bytes: Range<Int>)
-        case run(label: String, body: () throws -> Void)
+    /// A record handed over: its writer's slot and frames `start..<end` of the batch's byte
+    /// buffer, laid out as a record holds them (``JournalRecord/appendFrames(_:to:)``). Plain
+    /// values: handing one over counts no reference and hashes nothing.
+    private struct QueuedRecord {
+        var slot: Int
+        var sequence: UInt64
+        var start: Int
+        var end: Int
+    }
+
+    /// A job queued behind the records handed over before it (`afterRecords` of them, in the
+    /// same batch).
+    private struct QueuedRun {
+        var afterRecords: Int
+        var label: String
+        var body: () throws -> Void
     }
 
     /// How often the thread writes what was handed over.
@@ -59,8 +70,9 @@ public final class JournalWriteQueue: @unchecked Sendable {
 
     /// Guards the queue, the counts and the failures; signals the thread and the waiters.
     private let condition = NSCondition()
-    private var jobs: [Job] = []
-    /// The frames of the queued records (``Job/append(_:sequence:bytes:)``).
+    private var records: [QueuedRecord] = []
+    private var runs: [QueuedRun] = []
+    /// The frames of the queued records (``QueuedRecord``).
     private var jobBytes: [UInt8] = []
     private var queued = 0
     private var done = 0
@@ -72,12 +84,19 @@ public final class JournalWriteQueue: @unchecked Sendable {
     private var completedJobs: [String: Int] = [:]
     private var writtenThrough: [ObjectIdentifier: UInt64] = [:]
     private var writerReports: [ObjectIdentifier: WriterReport] = [:]
-    private var handedOver: [ObjectIdentifier: UInt64] = [:]
+    /// The last sequence number handed over, by slot.
+    private var handedOverBySlot: [UInt64?] = []
+    /// The slot of each registered writer (read by the writer-based calls).
+    private var slotOfWriter: [ObjectIdentifier: Int] = [:]
 
     /// Guards the writers (held by the thread for a batch).
     private let writersLock = NSLock()
     private var writers: [ObjectIdentifier: JournalWriter] = [:]
-    private var failed: Set<ObjectIdentifier> = []
+    /// The registered writers by slot (`nil`: unregistered). Slots are never reused: a record
+    /// queued for a writer unregistered since is dropped, never written by another.
+    private var slotWriters: [JournalWriter?] = []
+    /// The slots whose writer failed (later records to it are refused silently).
+    private var failedSlots: [Bool] = []
     private var thread: Thread?
     /// The batches' time, counted from the queue's start.
     private let elapsed: ElapsedClock
@@ -107,7 +126,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
 
     /// The last sequence number of `writer` handed over (`nil`: none yet).
     public func handedOver(_ writer: JournalWriter) -> UInt64? {
-        condition.withLock { handedOver[ObjectIdentifier(writer)] }
+        condition.withLock { slotOfWriter[ObjectIdentifier(writer)].flatMap { handedOverBySlot[$0] } }
     }
 
     /// The last sequence number of `writer` that the thread has written (`nil`: none yet).
@@ -144,32 +163,47 @@ public final class JournalWriteQueue: @unchecked Sendable {
     /// Makes `writer` the thread's to write and sync (call inside ``withWriters(_:)``); it
     /// gathers its records (``JournalWriter/writesBehind``). What it already holds counts as
     /// handed over and written.
-    public func register(_ writer: JournalWriter) {
+    ///
+    /// - Returns: The writer's slot, to hand its records over by (``append(slot:sequence:frames:)``).
+    @discardableResult
+    public func register(_ writer: JournalWriter) -> Int {
         let id = ObjectIdentifier(writer)
         writer.writesBehind = true
         writers[id] = writer
+        let slot = slotWriters.count
+        slotWriters.append(writer)
+        failedSlots.append(false)
         let report = WriterReport(writer)
         condition.withLock {
-            handedOver[id] = writer.lastSequence
+            handedOverBySlot.append(writer.lastSequence)
+            slotOfWriter[id] = slot
             writtenThrough[id] = writer.lastSequence
             writerReports[id] = report
         }
+        return slot
     }
 
     /// Takes `writer` back from the thread (call inside ``withWriters(_:)``, after ``drain()``).
     public func unregister(_ writer: JournalWriter) {
         let id = ObjectIdentifier(writer)
         writers[id] = nil
-        failed.remove(id)
-        condition.withLock {
+        let slot = condition.withLock {
             writtenThrough[id] = nil
-            handedOver[id] = nil
             writerReports[id] = nil
+            return slotOfWriter.removeValue(forKey: id)
         }
+        if let slot { slotWriters[slot] = nil }
     }
 
     /// Hands over one record of a registered writer.
     public func append(_ writer: JournalWriter, sequence: UInt64, frames: [[UInt8]]) {
+        guard let slot = condition.withLock({ slotOfWriter[ObjectIdentifier(writer)] }) else { return }
+        append(slot: slot, sequence: sequence, frames: frames)
+    }
+
+    /// Hands over one record of the writer registered in `slot` (``register(_:)``): a lock, the
+    /// frames' bytes copied, no lookup. A slot unregistered since is dropped by the thread.
+    public func append(slot: Int, sequence: UInt64, frames: [[UInt8]]) {
         condition.lock()
         while jobBytes.count > limitBytes, !ended {
             waitCount += 1
@@ -177,8 +211,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
         }
         let start = jobBytes.count
         JournalRecord.appendFrames(frames, to: &jobBytes)
-        jobs.append(.append(writer, sequence: sequence, bytes: start..<jobBytes.count))
-        handedOver[ObjectIdentifier(writer)] = sequence
+        records.append(QueuedRecord(slot: slot, sequence: sequence, start: start, end: jobBytes.count))
+        handedOverBySlot[slot] = sequence
         queued += 1
         condition.unlock()
     }
@@ -188,7 +222,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
     /// An error it throws is a ``Failure/job(label:description:)``.
     public func run(label: String, _ body: @escaping () throws -> Void) {
         condition.lock()
-        jobs.append(.run(label: label, body: body))
+        runs.append(QueuedRun(afterRecords: records.count, label: label, body: body))
         queued += 1
         condition.unlock()
     }
@@ -204,6 +238,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
     }
 
     /// Runs `body` while the thread is not using the writers.
+    @discardableResult
     public func withWriters<Result, Thrown: Error>(_ body: () throws(Thrown) -> Result) throws(Thrown)
         -> Result
     {
@@ -226,7 +261,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
     /// more it gathered may be written (a batch already under way finishes).
     public func abandon() {
         condition.lock()
-        jobs.removeAll()
+        records.removeAll()
+        runs.removeAll()
         jobBytes.removeAll()
         condition.unlock()
         stop()
@@ -242,13 +278,15 @@ public final class JournalWriteQueue: @unchecked Sendable {
         // The thread's closure holds the queue: without this the two would keep each other,
         // and the writers with them, for the life of the process.
         thread = nil
-        writersLock.withLock { writers = [:] }
+        writersLock.withLock {
+            writers = [:]
+            slotWriters = []
+        }
     }
 
     /// The thread's batches, the first due at the end of `first`.
     private func loop(first: TimedWait) {
-        var batch: [Job] = []
-        var batchBytes: [UInt8] = []
+        var batch = Batch()
         var reports: [ObjectIdentifier: WriterReport] = [:]
         var wait = first
         while true {
@@ -259,8 +297,9 @@ public final class JournalWriteQueue: @unchecked Sendable {
                 // interval), then the clock is read again (a manual clock moves with no wake-up).
                 _ = condition.wait(until: Date(timeIntervalSinceNow: remaining.seconds))
             }
-            swap(&batch, &jobs)
-            swap(&batchBytes, &jobBytes)
+            swap(&batch.records, &records)
+            swap(&batch.runs, &runs)
+            swap(&batch.bytes, &jobBytes)
             let finishing = stopping
             condition.broadcast()
             condition.unlock()
@@ -269,85 +308,117 @@ public final class JournalWriteQueue: @unchecked Sendable {
             var completed: [String: Int] = [:]
             var wrote: [ObjectIdentifier: UInt64] = [:]
             writersLock.lock()
-            perform(batch, bytes: batchBytes, failures: &found, completed: &completed, wrote: &wrote)
+            perform(batch, failures: &found, completed: &completed, wrote: &wrote)
             reports.removeAll(keepingCapacity: true)
             for (id, writer) in writers { reports[id] = WriterReport(writer) }
             writersLock.unlock()
 
             condition.lock()
-            done += batch.count
+            done += batch.records.count + batch.runs.count
             failures += found
             completedJobs.merge(completed, uniquingKeysWith: +)
             writtenThrough.merge(wrote) { _, new in new }
             // A writer unregistered since the batch keeps no report.
             for (id, report) in reports where writerReports[id] != nil { writerReports[id] = report }
-            if finishing, jobs.isEmpty { ended = true }
+            if finishing, records.isEmpty, runs.isEmpty { ended = true }
             // The next batch is due an interval from here (fixed before anyone sees this one).
             wait = TimedWait(limit: interval, startedAt: elapsed.now)
             condition.broadcast()
             condition.unlock()
-            batch.removeAll(keepingCapacity: true)
-            batchBytes.removeAll(keepingCapacity: true)
+            batch.records.removeAll(keepingCapacity: true)
+            batch.runs.removeAll(keepingCapacity: true)
+            batch.bytes.removeAll(keepingCapacity: true)
             if finishing, ended { return }
         }
+    }
+
+    /// What the thread takes from the queue at once.
+    private struct Batch {
+        var records: [QueuedRecord] = []
+        var runs: [QueuedRun] = []
+        var bytes: [UInt8] = []
     }
 
     /// One batch: records gathered into their writers' batches, each batch written before a job
     /// that follows it and at the end, then the syncs that are due.
     private func perform(
-        _ batch: [Job], bytes: [UInt8], failures: inout [Failure], completed: inout [String: Int],
+        _ batch: Batch, failures: inout [Failure], completed: inout [String: Int],
         wrote: inout [ObjectIdentifier: UInt64]
     ) {
-        var touched: [ObjectIdentifier: JournalWriter] = [:]
+        var touched: [Int] = []
+        var isTouched = [Bool](repeating: false, count: slotWriters.count)
         func writeTouched() {
-            for (id, writer) in touched {
+            for slot in touched {
+                isTouched[slot] = false
+                guard let writer = slotWriters[slot] else { continue }
                 do {
                     if writer.hasPending { try writer.writePending() }
-                    if let last = writer.lastSequence { wrote[id] = last }
+                    if let last = writer.lastSequence { wrote[ObjectIdentifier(writer)] = last }
                 } catch {
-                    fail(writer, error, into: &failures)
+                    fail(slot, writer, error, into: &failures)
                 }
             }
             touched.removeAll(keepingCapacity: true)
         }
-        for job in batch {
-            switch job {
-            case .append(let writer, let sequence, let range):
-                let id = ObjectIdentifier(writer)
-                guard !failed.contains(id) else { continue }
-                let appended = bytes.withUnsafeBytes { all -> Result<Void, JournalError> in
-                    do throws(JournalError) {
-                        try writer.append(
-                            sequence: sequence, encodedFrames: UnsafeRawBufferPointer(rebasing: all[range]))
-                        return .success(())
-                    } catch {
-                        return .failure(error)
+        func run(_ job: QueuedRun) {
+            writeTouched()
+            do {
+                try job.body()
+                completed[job.label, default: 0] += 1
+            } catch {
+                failures.append(.job(label: job.label, description: String(describing: error)))
+            }
+        }
+        var nextRun = 0
+        batch.bytes.withUnsafeBytes { all in
+            for (index, record) in batch.records.enumerated() {
+                while nextRun < batch.runs.count, batch.runs[nextRun].afterRecords <= index {
+                    run(batch.runs[nextRun])
+                    nextRun += 1
+                }
+                let slot = record.slot
+                guard slot < slotWriters.count, !failedSlots[slot], let writer = slotWriters[slot] else {
+                    continue
+                }
+                do throws(JournalError) {
+                    try writer.append(
+                        sequence: record.sequence,
+                        encodedFrames: UnsafeRawBufferPointer(rebasing: all[record.start..<record.end]))
+                    if !isTouched[slot] {
+                        isTouched[slot] = true
+                        touched.append(slot)
                     }
-                }
-                do {
-                    try appended.get()
-                    touched[id] = writer
                 } catch {
-                    fail(writer, error, into: &failures)
-                }
-            case .run(let label, let body):
-                writeTouched()
-                do {
-                    try body()
-                    completed[label, default: 0] += 1
-                } catch {
-                    failures.append(.job(label: label, description: String(describing: error)))
+                    fail(slot, writer, error, into: &failures)
                 }
             }
         }
+        while nextRun < batch.runs.count {
+            run(batch.runs[nextRun])
+            nextRun += 1
+        }
         writeTouched()
         for writer in writers.values where writer.stopReason == nil {
-            do { try writer.syncIfDue() } catch { fail(writer, error, into: &failures) }
+            do {
+                try writer.syncIfDue()
+            } catch {
+                fail(slotOfWriterUnderWritersLock(writer), writer, error, into: &failures)
+            }
         }
     }
 
-    private func fail(_ writer: JournalWriter, _ error: JournalError, into failures: inout [Failure]) {
-        guard failed.insert(ObjectIdentifier(writer)).inserted else { return }
+    /// The slot of a registered `writer` (the thread, under the writers' lock).
+    private func slotOfWriterUnderWritersLock(_ writer: JournalWriter) -> Int? {
+        slotWriters.firstIndex { $0 === writer }
+    }
+
+    private func fail(
+        _ slot: Int?, _ writer: JournalWriter, _ error: JournalError, into failures: inout [Failure]
+    ) {
+        if let slot {
+            guard !failedSlots[slot] else { return }
+            failedSlots[slot] = true
+        }
         failures.append(.writer(writer, error))
     }
 }

@@ -54,6 +54,9 @@ public final class PublishJournal {
     private var queue: JournalWriteQueue?
     /// With ``writesBehind``: the topics whose writer stopped (as the queue reported).
     private var stoppedTopics: Set<Topic> = []
+    /// With ``writesBehind``: each attached topic's slot in the queue (its records are handed
+    /// over by it: one lookup, no reference counted).
+    private var slotOfTopic: [Topic: Int] = [:]
     /// Streams taken from the holder of an older assignment (``fencingEpoch``).
     private var streamsFenced = 0
 
@@ -143,6 +146,7 @@ public final class PublishJournal {
         if writesBehind, queue == nil { queue = JournalWriteQueue(interval: Self.writeBehind) }
         queue?.drain()
         for topic in topics {
+            slotOfTopic[topic] = nil
             guard let old = writers.removeValue(forKey: topic) else { continue }
             if let queue {
                 _ = try? queue.withWriters { () throws(JournalError) in
@@ -192,7 +196,7 @@ public final class PublishJournal {
             writer.groupSync = groupSync
             writer.writesBehind = writesBehind
             writer.syncsInGroup = groupSync != nil
-            if let queue { queue.withWriters { queue.register(writer) } }
+            if let queue { slotOfTopic[topic] = queue.withWriters { queue.register(writer) } }
             // The segments before the last are checked by the replay server's readers when they
             // are first read (``JournalReplaySource/damageFound``), not here: reading every
             // segment of every stream at start would make a restart as slow as the journal is
@@ -335,12 +339,13 @@ public final class PublishJournal {
 
     /// Journals one message (a topic that is not attached is not journaled).
     public func record(topic: Topic, sequence: UInt64, frames: [[UInt8]]) {
-        guard let writer = writers[topic] else { return }
         if let queue {
+            guard let slot = slotOfTopic[topic] else { return }
             guard stoppedTopics.isEmpty || !stoppedTopics.contains(topic) else { return }
-            queue.append(writer, sequence: sequence, frames: frames)
+            queue.append(slot: slot, sequence: sequence, frames: frames)
             return
         }
+        guard let writer = writers[topic] else { return }
         guard writer.stopReason == nil else { return }
         do {
             try writer.append(sequence: sequence, frames: frames)

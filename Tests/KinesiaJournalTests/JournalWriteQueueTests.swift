@@ -37,6 +37,40 @@ struct JournalWriteQueueTests {
         }
     }
 
+    /// What a publisher hands over by slot (``JournalWriteQueue/append(slot:sequence:frames:)``):
+    /// two writers' records interleaved each land in their own journal, in order; a record still
+    /// queued for a writer taken back is dropped, never written by the writer registered after it.
+    @Test func recordsHandedOverBySlotGoToTheirOwnWriterAndNeverToALaterOne() throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
+            let first = try store.openWriter(for: JournalFixtures.stream)
+            let second = try store.openWriter(for: other)
+            let queue = JournalWriteQueue(interval: .seconds(60))
+            let (a, b) = queue.withWriters { (queue.register(first), queue.register(second)) }
+            #expect(a != b)
+            for sequence: UInt64 in 0..<50 {
+                queue.append(slot: a, sequence: sequence, frames: JournalFixtures.frames(sequence))
+                queue.append(slot: b, sequence: 100 + sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.drain()
+            #expect(
+                try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                    == Array(0..<50))
+            #expect(try store.openReader(for: other).allEntries().map(\.sequence) == Array(100..<150))
+            #expect(queue.handedOver(second) == 149)
+
+            queue.append(slot: b, sequence: 150, frames: JournalFixtures.frames(150))
+            queue.withWriters { queue.unregister(second) }
+            second.close()
+            let reopened = try store.openWriter(for: other)
+            let c = queue.withWriters { queue.register(reopened) }
+            #expect(c != b, "a slot is never given to another writer")
+            queue.append(slot: c, sequence: 151, frames: JournalFixtures.frames(151))
+            queue.stop()
+            #expect(try store.openReader(for: other).allEntries().map(\.sequence) == Array(100..<150) + [151])
+            #expect(queue.takeFailures().isEmpty)
+        }
+    }
+
     /// A pool worker makes a queue for each run's service: a stopped queue, and the writers it
     /// held, are freed with the service (its thread held the queue, and the queue its thread).
     @Test func aStoppedQueueAndItsWritersAreFreed() throws {
