@@ -188,6 +188,8 @@ public enum PoseCodec {
         flat.timestamp = timestamp
         flat.imageSize = imageSize
         flat.removeAll()
+        // Read once a pose: a global's every read checks its lazy initialisation (a call).
+        let joints = jointsByIndex
 
         try need(offset + 1, payload)
         let pointCount = Int(payload[offset])
@@ -196,7 +198,7 @@ public enum PoseCodec {
         try need(offset + pointCount * pointEntrySize, payload)
         var seen: UInt32 = 0
         for _ in 0..<pointCount {
-            let joint = try joint(at: offset, payload, seen: &seen)
+            let joint = try joint(at: offset, payload, joints, seen: &seen)
             let x = payload.readFloat64(at: offset + 1)
             let y = payload.readFloat64(at: offset + 9)
             guard x.isFinite else { throw .nonFinite(.x(joint)) }
@@ -212,7 +214,7 @@ public enum PoseCodec {
         try need(offset + confidenceCount * confidenceEntrySize, payload)
         seen = 0
         for _ in 0..<confidenceCount {
-            let joint = try joint(at: offset, payload, seen: &seen)
+            let joint = try joint(at: offset, payload, joints, seen: &seen)
             let value = payload.readFloat64(at: offset + 1)
             guard value.isFinite else { throw .nonFinite(.confidence(joint)) }
             flat.setConfidence(value, for: joint)
@@ -245,12 +247,12 @@ public enum PoseCodec {
     }
 
     @inline(__always)
-    private static func joint(at offset: Int, _ payload: UnsafeRawBufferPointer, seen: inout UInt32)
-        throws(WireError) -> Joint
-    {
+    private static func joint(
+        at offset: Int, _ payload: UnsafeRawBufferPointer, _ joints: [Joint], seen: inout UInt32
+    ) throws(WireError) -> Joint {
         let index = payload[offset]
         guard index < jointCount else { throw .unknownJoint(index: index) }
-        let joint = jointsByIndex[Int(index)]
+        let joint = joints[Int(index)]
         let bit = UInt32(1) << UInt32(index)
         guard seen & bit == 0 else { throw .duplicateJoint(joint) }
         seen |= bit
