@@ -77,6 +77,9 @@ public final class BrokerReplayLink: ReplayServing {
 
     deinit { socket.close() }
 
+    /// Always: its announcements to the broker are timed.
+    public var hasWorkWithoutRequests: Bool { true }
+
     /// Tells the broker the streams served when it is due, then answers the requests waiting
     /// (at most `budget`).
     /// - Returns: The requests answered.
@@ -144,6 +147,10 @@ public protocol ReplayServing: AnyObject {
     func serve(from source: some ReplaySource, budget: Int) throws(ZMQError) -> Int
     /// Closes the sockets.
     func close()
+    /// Whether ``serve(from:budget:)`` has work even while no request waits (clients whose idle
+    /// time expires, an announcement due): a loop that polls ``socket`` calls it then, and
+    /// otherwise only when the poll found the socket readable.
+    var hasWorkWithoutRequests: Bool { get }
 }
 
 extension ReplayServing {
@@ -154,4 +161,7 @@ extension ReplayServing {
     }
 }
 
-extension ReplayServer: ReplayServing {}
+extension ReplayServer: ReplayServing {
+    /// While clients are answered: their idle time expires.
+    public var hasWorkWithoutRequests: Bool { admission.clients > 0 }
+}

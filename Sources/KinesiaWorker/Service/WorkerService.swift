@@ -535,22 +535,32 @@ public struct WorkerService: Sendable {
             checkpointIfDue()
             var poller = Poller()
             poller.add(subscriber.socket, for: .readable)
+            let replayItem = poller.count
             if let replay { poller.add(replay.server.socket, for: .readable) }
+            let announcementsItem = poller.count
             if let announcements { poller.add(announcements.socket, for: .readable) }
+            let repliesItems = poller.count
             for socket in poseReplay.sockets { poller.add(socket, for: .readable) }
             // Never later than the end of the wait for a hole in the live poses.
             var timeout = Duration.milliseconds(100)
             if let deadline = core.deadline {
                 timeout = max(.zero, min(timeout, deadline - (elapsed.now)))
             }
-            _ = try poller.poll(timeout: timeout)
+            let ready = try poller.poll(timeout: timeout)
             if let fence, !fence.holds { fenced = true }
             if fenced { break }
             core.tick(now: elapsed.now, into: &actions)
             perform()
-            if let replay { try replay.server.serve(from: replay.source) }
-            while let announcements, let next = try announcements.tryReceive() { handle(next) }
-            handleReplies()
+            // Only the sockets the poll found readable are read (each look at a socket is two
+            // system calls, on the way of the next live pose); the replay server also when it
+            // answers clients (their idle time expires).
+            if let replay, ready[replayItem].contains(.readable) || replay.server.hasWorkWithoutRequests {
+                try replay.server.serve(from: replay.source)
+            }
+            if announcements != nil, ready[announcementsItem].contains(.readable) {
+                while let announcements, let next = try announcements.tryReceive() { handle(next) }
+            }
+            if ready[repliesItems...].contains(where: { $0.contains(.readable) }) { handleReplies() }
             // Drain what is already there before looking at the clock again.
             var burst = 0
             while burst < 10_000, try subscriber.tryReceive(flatPose: handlePose, other: handle) {
