@@ -345,7 +345,10 @@ def run_e2e(args):
 FAILURES = []
 
 
-def throughput_step(impl, workers, cameras, rate, seconds):
+def throughput_step(impl, workers, cameras, rate, seconds, warmup=0.0):
+    """One step: `rate` poses/s for `seconds` to fresh workers; with `warmup`, a fifth of the
+    rate for that long first (the workers' files made, their first checkpoints written: a
+    worker's first seconds cost more than its steady state), counted for loss, not for CPU."""
     bus = Bus()
     try:
         groups = split(cameras, workers)
@@ -358,6 +361,14 @@ def throughput_step(impl, workers, cameras, rate, seconds):
             # "kinesia" is as deployed (journaling on); "kinesia-no-journal" the same without.
             processes = [swift_worker(bus, group, f"worker{w}", journal=impl == "kinesia")
                          for w, group in enumerate(groups)]
+        warm_sent = 0
+        if warmup:
+            warm = subprocess.run([BENCH, "blast", "--bus", bus.dir, "--cameras", str(cameras),
+                                   "--rate", str(max(1000, rate // 5)), "--seconds", str(warmup)],
+                                  check=True, capture_output=True, text=True, timeout=warmup + 60)
+            warm_sent = json.loads(warm.stdout.strip().splitlines()[-1])["sent"]
+            time.sleep(0.3)
+        ticks_before = sum(cpu_ticks(p) for p in processes)
         blast = subprocess.run([BENCH, "blast", "--bus", bus.dir, "--cameras", str(cameras),
                                 "--rate", str(rate), "--seconds", str(seconds)],
                                check=True, capture_output=True, text=True, timeout=seconds + 60)
@@ -366,6 +377,7 @@ def throughput_step(impl, workers, cameras, rate, seconds):
         # queued: steps are long enough that the queues (about 40,000 poses between the
         # generator and a worker) are a small part of what is sent.
         time.sleep(0.2)
+        worker_ticks = sum(cpu_ticks(p) for p in processes) - ticks_before
         bus.stop(processes, timeout=10)
         if impl == "pool":
             # A pool worker runs each session in a service of its own, with its own subscriber:
@@ -376,16 +388,46 @@ def throughput_step(impl, workers, cameras, rate, seconds):
             counts = [bus.stopped_counts(p) for p in processes]
             received = sum(c["poses"] for c in counts if c)
         missing = sum(c["missing"] for c in counts if c)
-        lost = max(0, sent["sent"] - received)
+        lost = max(0, warm_sent + sent["sent"] - received)
         return {"impl": impl, "bench": "throughput-step", "workers": workers, "cameras": cameras,
                 "rate_offered": rate, "rate_sent": sent["rate_sent"], "sent": sent["sent"],
                 "received": received, "missing": missing, "lost": lost,
-                "blocked": sent["blocked"], "seconds": sent["seconds"],
-                "received_per_s": round(received / sent["seconds"]),
+                "blocked": sent["blocked"], "seconds": sent["seconds"], "worker_cpu_ticks": worker_ticks,
+                "received_per_s": round((received - warm_sent) / sent["seconds"]),
                 "ok": lost == 0 and missing == 0 and None not in counts
                 and sent["rate_sent"] >= 0.97 * rate}
     finally:
         bus.close()
+
+
+def cpu_ticks(process):
+    """The CPU time a process has used (user and system, in clock ticks), 0 once it ended."""
+    try:
+        with open(f"/proc/{process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def journal_cpu(rate, seconds, rounds):
+    """The journal's cost as CPU: one worker, 64 cameras, at a rate both sustain, journaling on
+    and off alternated `rounds` times, each after a warm-up; the worker's CPU ticks for the
+    same poses, and their ratio. Less noisy than the ramps' ratio, where one lost burst moves a
+    figure by a step."""
+    ticks = {"kinesia": [], "kinesia-no-journal": []}
+    lossless = True
+    for round_index in range(rounds):
+        for impl in ticks:
+            step = throughput_step(impl, 1, 64, rate, seconds, warmup=3.0)
+            step.update({"bench": "throughput-cpu", "round": round_index})
+            emit(step)
+            ticks[impl].append(step["worker_cpu_ticks"])
+            lossless = lossless and step["ok"]
+    on, off = statistics.median(ticks["kinesia"]), statistics.median(ticks["kinesia-no-journal"])
+    return {"journal_cpu_rate": rate, "journal_cpu_ticks": ticks["kinesia"],
+            "no_journal_cpu_ticks": ticks["kinesia-no-journal"], "journal_cpu_lossless": lossless,
+            "journal_cpu_ratio": round(on / off, 3) if off else None}
 
 
 def ramp(impl, workers, cameras, seconds, start, bisect_steps):
@@ -468,12 +510,22 @@ def run_throughput(args):
             emit(result)
             results.setdefault(("kinesia", workers), []).append(result)
             if workers == 1 and args.journal_cost:
-                say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Swift worker, no journal")
-                result = ramp("kinesia-no-journal", 1, 64, args.step_seconds, args.start_rate, args.bisect)
-                result.update({"impl": "kinesia-no-journal", "bench": "throughput", "workers": 1,
-                               "round": round_index})
-                emit(result)
-                results.setdefault(("kinesia-no-journal", 1), []).append(result)
+                # The journal's cost in lossless rate: ramps with and without it, alternated
+                # (a single pair of ramps differs by a step of chance: one lost burst).
+                for pair in range(args.journal_ramps if round_index == 0 else 1):
+                    if pair > 0:
+                        say(f"throughput: 1 Swift worker, journal pair {pair + 1}/{args.journal_ramps}")
+                        result = ramp("kinesia", 1, 64, args.step_seconds, args.start_rate, args.bisect)
+                        result.update({"impl": "kinesia", "bench": "throughput", "workers": 1,
+                                       "round": round_index, "pair": pair})
+                        emit(result)
+                        results.setdefault(("kinesia", 1), []).append(result)
+                    say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Swift worker, no journal")
+                    result = ramp("kinesia-no-journal", 1, 64, args.step_seconds, args.start_rate, args.bisect)
+                    result.update({"impl": "kinesia-no-journal", "bench": "throughput", "workers": 1,
+                                   "round": round_index, "pair": pair})
+                    emit(result)
+                    results.setdefault(("kinesia-no-journal", 1), []).append(result)
         if args.pool:
             # Pools: the sessions placed by the coordinator on 1 or 2 pool workers, against one
             # worker with the same sessions by --session, at 16 cameras (a pool worker's default
@@ -509,6 +561,10 @@ def run_throughput(args):
     bare = summary.get("kinesia-no-journal_1w_max_lossless_rate")
     if one and bare:
         summary["journal_throughput_ratio"] = round(one / bare, 3)
+    if args.journal_cost and args.journal_cpu_rounds:
+        say(f"throughput: the journal's CPU at {args.journal_cpu_rate} poses/s, "
+            f"{args.journal_cpu_rounds} alternated runs each")
+        summary.update(journal_cpu(args.journal_cpu_rate, args.step_seconds, args.journal_cpu_rounds))
     python = summary.get("python_1w_max_lossless_rate")
     if one and python:
         summary["kinesia_over_python"] = round(one / python, 2)
@@ -528,6 +584,13 @@ def main():
     parser.add_argument("--step-seconds", type=float, help="blast time per throughput step")
     parser.add_argument("--start-rate", type=int, default=25_000)
     parser.add_argument("--bisect", type=int, help="bisection steps after the first loss")
+    parser.add_argument("--journal-ramps", type=int,
+                        help="ramps of one worker with and without the journal, alternated (3; 1 with --quick)")
+    parser.add_argument("--journal-cpu-rounds", type=int,
+                        help="fixed-rate runs of one worker with and without the journal, alternated, "
+                             "for the journal's CPU ratio (3; 1 with --quick; 0: none)")
+    parser.add_argument("--journal-cpu-rate", type=int, default=100_000,
+                        help="the fixed rate of those runs, poses/s")
     parser.add_argument("--no-journal-cost", dest="journal_cost", action="store_false",
                         help="skip the e2e runs without journaling (the journal's latency cost)")
     parser.add_argument("--skip-e2e", action="store_true")
@@ -540,6 +603,9 @@ def main():
     args.seconds = args.seconds or (5.0 if args.quick else 12.0)
     args.step_seconds = args.step_seconds or (2.0 if args.quick else 5.0)
     args.bisect = args.bisect if args.bisect is not None else (0 if args.quick else 2)
+    args.journal_ramps = args.journal_ramps or (1 if args.quick else 3)
+    args.journal_cpu_rounds = (args.journal_cpu_rounds if args.journal_cpu_rounds is not None
+                               else (1 if args.quick else 3))
     args.cameras = [int(c) for c in args.cameras.split(",")]
     args.workers = [int(w) for w in args.workers.split(",")]
 
