@@ -14,6 +14,14 @@ public struct ElapsedClock: Sendable {
 
     /// Starts counting now on `clock`.
     public init(_ clock: some Clock<Duration>) {
+        if let continuous = clock as? ContinuousClock {
+            // The process's clock read without going through `Clock` generically (each read
+            // looked its instant's type up at run time: loops read it once a message).
+            let origin = ContinuousClock.now
+            read = { origin.duration(to: ContinuousClock.now) }
+            sleeper = { try await continuous.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+            return
+        }
         let origin = clock.now
         read = { origin.duration(to: clock.now) }
         sleeper = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
