@@ -598,7 +598,14 @@ def main():
     parser.add_argument("--no-pool", dest="pool", action="store_false",
                         help="skip the pool workers' throughput (16 cameras, 1 and 2 pool workers)")
     parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--binaries", help="the directory of the kinesia and kinesia-bench to measure "
+                        "(another commit's release build, for a comparison; implies --no-build)")
     args = parser.parse_args()
+    if args.binaries:
+        global KINESIA, BENCH
+        KINESIA = os.path.join(os.path.abspath(args.binaries), "kinesia")
+        BENCH = os.path.join(os.path.abspath(args.binaries), "kinesia-bench")
+        args.no_build = True
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.seconds = args.seconds or (5.0 if args.quick else 12.0)
     args.step_seconds = args.step_seconds or (2.0 if args.quick else 5.0)
