@@ -651,6 +651,8 @@ struct StopAfterFirstPoseIntegrationTests {
         // once or twice; before the mend, every run but a lucky one missed it.
         let missed = worker.errorText.components(separatedBy: "did not confirm the run's resume").count - 1
         #expect(missed <= 2, "\(missed) of \(2 * rounds) runs waited out their bound: \(worker.diagnostics)")
+        // A run that ended before its first event has no reps: its end says so, with no warning.
+        #expect(!worker.errorText.contains("cannot be read from its journal"), "\(worker.diagnostics)")
     }
 }
 

@@ -630,7 +630,8 @@ public struct WorkerService: Sendable {
 
     /// Adds to a run's end its reps, faults and baseline, read from the events the run published
     /// (its event journal, from its first event: a worker restarted during the run, from a
-    /// checkpoint or not, tells the whole run). Nothing is added when the journal cannot be read.
+    /// checkpoint or not, tells the whole run). A run that journaled no event has none; nothing is
+    /// added when the journal cannot be read.
     private static func summarize(_ end: inout RunRecord.RunEnd, state: State, log: Logger) {
         guard let topic = try? Topic.event(camera: end.key.camera, session: end.key.name),
             let stream = state.current[topic]
@@ -659,6 +660,10 @@ public struct WorkerService: Sendable {
             end.reps = reps
             end.faults = faults
             end.baseline = baseline
+        } catch .notAJournal {
+            // No segment: the run journaled no event (stopped or reset before its first).
+            end.reps = []
+            end.faults = [:]
         } catch {
             log.warning("\(topic): the run's reps cannot be read from its journal: \(error)")
         }
