@@ -52,7 +52,7 @@ public import KinesiaWire
 ///   the core numbers them itself, per topic from 0, in the order the analysis finds them. So
 ///   the same poses give the same events with the same sequence numbers.
 /// - **Restart without loss or repeat** (the worker was given its state, see
-///   ``init(sessions:snapshotRate:identities:resume:)``): poses go through a ``PoseFeed`` per
+///   ``init(sessions:snapshotRate:identities:resume:beginningAtStreamStart:holeWait:newStream:)``): poses go through a ``PoseFeed`` per
 ///   camera, which replays each session's recorded pose segments from their start before it
 ///   joins the live poses, and fills every gap through replay before analysing further. The
 ///   regenerated events and snapshots whose sequence number is not above the last the session
@@ -242,7 +242,7 @@ public struct WorkerCore: Sendable {
     }
 
     /// One camera's poses in order, when the worker restarts without loss (see
-    /// ``init(sessions:snapshotRate:identities:resume:)``).
+    /// ``init(sessions:snapshotRate:identities:resume:beginningAtStreamStart:holeWait:newStream:)``).
     struct Camera {
         let topic: Topic
         /// The indices of the camera's sessions in ``hosted``.
