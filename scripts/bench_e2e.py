@@ -512,20 +512,19 @@ def run_throughput(args):
             if workers == 1 and args.journal_cost:
                 # The journal's cost in lossless rate: ramps with and without it, alternated
                 # (a single pair of ramps differs by a step of chance: one lost burst).
+                def journal_ramp(impl, pair):
+                    result = ramp(impl, 1, 64, args.step_seconds, args.start_rate, args.bisect)
+                    result.update({"impl": impl, "bench": "throughput", "workers": 1,
+                                   "round": round_index, "pair": pair})
+                    emit(result)
+                    results.setdefault((impl, 1), []).append(result)
+
                 for pair in range(args.journal_ramps if round_index == 0 else 1):
                     if pair > 0:
                         say(f"throughput: 1 Swift worker, journal pair {pair + 1}/{args.journal_ramps}")
-                        result = ramp("kinesia", 1, 64, args.step_seconds, args.start_rate, args.bisect)
-                        result.update({"impl": "kinesia", "bench": "throughput", "workers": 1,
-                                       "round": round_index, "pair": pair})
-                        emit(result)
-                        results.setdefault(("kinesia", 1), []).append(result)
+                        journal_ramp("kinesia", pair)
                     say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Swift worker, no journal")
-                    result = ramp("kinesia-no-journal", 1, 64, args.step_seconds, args.start_rate, args.bisect)
-                    result.update({"impl": "kinesia-no-journal", "bench": "throughput", "workers": 1,
-                                   "round": round_index, "pair": pair})
-                    emit(result)
-                    results.setdefault(("kinesia-no-journal", 1), []).append(result)
+                    journal_ramp("kinesia-no-journal", pair)
         if args.pool:
             # Pools: the sessions placed by the coordinator on 1 or 2 pool workers, against one
             # worker with the same sessions by --session, at 16 cameras (a pool worker's default

@@ -195,7 +195,9 @@ public final class JournalWriteQueue: @unchecked Sendable {
         if let slot { slotWriters[slot] = nil }
     }
 
-    /// Hands over one record of a registered writer.
+    /// Hands over one record of a registered writer (``append(slot:sequence:frames:)`` without
+    /// knowing its slot: one lookup more). A writer not registered, or taken back, has nothing
+    /// queued, as a slot taken back has nothing written.
     public func append(_ writer: JournalWriter, sequence: UInt64, frames: [[UInt8]]) {
         guard let slot = condition.withLock({ slotOfWriter[ObjectIdentifier(writer)] }) else { return }
         append(slot: slot, sequence: sequence, frames: frames)

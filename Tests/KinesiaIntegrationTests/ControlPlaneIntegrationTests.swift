@@ -58,6 +58,15 @@ struct ControlPlaneIntegrationTests {
         return (expected, listener)
     }
 
+    /// Starts an ingest of `cam0` publishing squats in a loop at once (no wait for a subscriber),
+    /// with `journal`'s flags (`--state DIR` or `--no-journal`).
+    static func startLoopingIngest(_ topology: Topology, _ journal: [String]) throws -> KinesiaProcess {
+        try topology.start(
+            "ingest",
+            ["ingest", "--camera", "cam0", "--source", "sim:squat", "--loop", "--wait-seconds", "0"] + journal
+        )
+    }
+
     /// Runs `kinesia session ARGUMENTS` to its end: its exit status, standard output and error.
     static func session(_ topology: Topology, _ name: String, _ arguments: [String]) async throws -> (
         status: Int32?, output: String, error: String
@@ -396,12 +405,7 @@ struct PoolWorkerDayTests {
         defer { topology.tearDown() }
         let state = topology.directory + "/state"
         let (_, worker) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
-        let ingest = try topology.start(
-            "ingest",
-            [
-                "ingest", "--camera", "cam0", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
-                "--state", state,
-            ])
+        let ingest = try ControlPlaneIntegrationTests.startLoopingIngest(topology, ["--state", state])
         func descriptors() -> Int {
             ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker.pid)/fd")) ?? []).count
         }
@@ -617,12 +621,7 @@ struct StopAfterFirstPoseIntegrationTests {
         defer { topology.tearDown() }
         let state = topology.directory + "/state"
         let (_, worker) = try await ControlPlaneIntegrationTests.startSite(topology, state: state)
-        let ingest = try topology.start(
-            "ingest",
-            [
-                "ingest", "--camera", "cam0", "--source", "sim:squat", "--loop", "--wait-seconds", "0",
-                "--no-journal",
-            ])
+        let ingest = try ControlPlaneIntegrationTests.startLoopingIngest(topology, ["--no-journal"])
         defer { ingest.signal(SIGTERM) }
         #expect(await ingest.waitForError(containing: "publishing"), "\(ingest.diagnostics)")
         let rounds = 6

@@ -61,6 +61,8 @@ struct JournalWriteQueueTests {
             queue.append(slot: b, sequence: 150, frames: JournalFixtures.frames(150))
             queue.withWriters { queue.unregister(second) }
             second.close()
+            // Taken back: handed over by the writer itself, nothing is queued either.
+            queue.append(second, sequence: 152, frames: JournalFixtures.frames(152))
             let reopened = try store.openWriter(for: other)
             let c = queue.withWriters { queue.register(reopened) }
             #expect(c != b, "a slot is never given to another writer")
