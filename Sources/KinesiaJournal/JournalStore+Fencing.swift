@@ -47,6 +47,13 @@ extension JournalStore {
         return (writer, fenced, leftBehind)
     }
 
+    /// The epoch of the assignment whose holder last took `stream` (``openWriter(for:epoch:)``),
+    /// `nil` when none did or its holder file does not read: a holder that finds a newer epoch
+    /// there has lost the stream to another.
+    public func holderEpoch(of stream: JournalStream) -> UInt64? {
+        Self.holderEpoch(at: path(of: stream))
+    }
+
     /// The epoch in the holder file of the stream directory at `path`, if it reads.
     static func holderEpoch(at path: String) -> UInt64? {
         guard let file = try? FileDescriptor.open(path + "/" + holderName, .read),

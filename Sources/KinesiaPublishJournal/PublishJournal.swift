@@ -67,6 +67,16 @@ public final class PublishJournal {
     /// lock refuses the stream.
     public var fencingEpoch: UInt64?
 
+    /// Whether this journal's holder still has the right to its streams (a pool worker's
+    /// session: its worker's lease); `nil`: always. A writer that fails once its holder has lost
+    /// that right (its streams fenced away by a newer holder: a worker paused past its lease,
+    /// back) ends no stream: the streams are the newer holder's, which journals them on. Marking
+    /// them ended in the state directory, which the holders share, would make the newer holder's
+    /// next start begin a new stream in the middle of a run (counted in `streamsLost`).
+    public var holdsStreams: (@Sendable () -> Bool)?
+    /// Streams whose writer failed after another holder took them (``holdsStreams``).
+    private var streamsLost = 0
+
     /// Opens the state directory (made owner-only when missing; refused when others may write
     /// it) and its journal store.
     ///
@@ -131,6 +141,9 @@ public final class PublishJournal {
         _ topics: [Topic], identity key: String, session: String, resumable: Bool = true,
         newStream: StreamID? = nil, continuing: StreamID? = nil, to publisher: BusPublisher
     ) throws(PublishJournalError) -> Attached {
+        if holdsStreams?() == false {
+            throw .unusable("journal of \(key): its holder's lease lapsed (its streams may be another's now)")
+        }
         let stored = try identities.load(key)
         let given = continuing.flatMap { $0 == stored?.stream ? nil : $0 }
         var (identity, resumed) = StreamIdentity.resolve(
@@ -397,7 +410,7 @@ public final class PublishJournal {
             tellWriterDamage(topic, writer)
         }
         for writer in writers.values { writer.close() }
-        guard ended else { return }
+        guard ended, holdsStreams?() ?? true else { return }
         for (key, var identity) in keys {
             identity.ended = true
             do { try identities.save(identity, as: key) } catch { log.warning("\(error)") }
@@ -431,7 +444,10 @@ public final class PublishJournal {
             "journalStopped": 0, "journalRecovered": recovered, "journalCutBytes": cutBytes,
             "journalErrors": errors.values.reduce(0, +), "streamsEnded": streamsEnded,
         ]
-        if fencingEpoch != nil { values["streamsFenced"] = streamsFenced }
+        if fencingEpoch != nil {
+            values["streamsFenced"] = streamsFenced
+            values["streamsLost"] = streamsLost
+        }
         if let groupSync {
             values["journalSyncs"] = groupSync.syncs
             values["journalSyncFailures"] = groupSync.syncFailures
@@ -463,6 +479,12 @@ public final class PublishJournal {
     }
 
     private func failed(_ topic: Topic, _ error: JournalError) {
+        if let holder = newerHolder(of: topic) {
+            streamsLost += 1
+            log.warning(
+                "journal of \(topic) stopped: \(error); the stream is \(holder)'s now: it goes on there")
+            return
+        }
         errors[error.code, default: 0] += 1
         log.error(
             "journal of \(topic) stopped: \(error); publishing goes on without it (restart to journal again)")
@@ -477,5 +499,20 @@ public final class PublishJournal {
         } catch {
             log.error("\(error): the next start may resume a stream whose last numbers were not journaled")
         }
+    }
+
+    /// The holder that took `topic`'s stream from this one, named, when one did: the stream's
+    /// holder file names a newer epoch than ``fencingEpoch``, or this journal's holder no longer
+    /// holds (``holdsStreams``).
+    private func newerHolder(of topic: Topic) -> String? {
+        guard let fencingEpoch, let key = keyOfTopic[topic], let stream = keys[key]?.stream else {
+            return nil
+        }
+        if let holder = store.holderEpoch(of: JournalStream(topic: topic, streamID: stream)),
+            holder > fencingEpoch
+        {
+            return "the holder of epoch \(holder)"
+        }
+        return holdsStreams?() == false ? "another holder (this one's lease lapsed)" : nil
     }
 }

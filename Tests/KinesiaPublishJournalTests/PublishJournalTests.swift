@@ -111,4 +111,82 @@ import Testing
         journal.finish(ended: false)
         #expect(journal.healthCounters["journalRecords"] == 1)
     }
+
+    /// A pool worker paused past its lease comes back while another worker journals its
+    /// sessions' streams: its writers, fenced away, fail. That must end nothing: marking the
+    /// stream ended in the state directory the holders share made the taker's next start begin
+    /// a new stream in the middle of a run (the short chaos run with pools, seed 556823193,
+    /// lost events so).
+    @Test(arguments: [true, false])
+    func aWriterFailingAfterItsStreamWasTakenEndsNothing(takerHolds: Bool) throws {
+        var template = Array("/tmp/kinesia-journal.XXXXXX".utf8CString)
+        #expect(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil })
+        let state = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        var options = JournalOptions()
+        options.state = state
+        let text = CapturedText()
+        let log = Logger(label: "test", sink: text)
+        let zmq = try ZMQContext()
+        defer { zmq.terminate() }
+        let bus = try BusAddress(parsing: state + "/no-bus")
+        let topic = try Topic.event(camera: "cam0", session: "left")
+        func journal(epoch: UInt64, holds: (@Sendable () -> Bool)? = nil) throws -> PublishJournal {
+            let journal = try PublishJournal(options: options, environment: [:], bus: "b", log: log)
+            journal.fencingEpoch = epoch
+            journal.holdsStreams = holds
+            return journal
+        }
+
+        let lease = LeaseFlag()
+        let paused = try journal(epoch: 3, holds: { lease.holds })
+        let pausedPublisher = try BusPublisher(context: zmq, bus: bus, linger: .zero)
+        defer { pausedPublisher.close() }
+        let attached = try paused.attach(
+            [topic], identity: "session+cam0+left", session: "s", to: pausedPublisher)
+        paused.install(on: pausedPublisher)
+        for index in 0..<3 {
+            _ = try pausedPublisher.publish(json: #"{"n":\#(index)}"#, kind: .event, on: topic)
+        }
+        lease.lapse()
+
+        // With a taker: it fences the paused holder's stream (its holder file names epoch 5);
+        // without one yet: only the paused holder's own lease says it lost the right.
+        let takerPublisher = try BusPublisher(context: zmq, bus: bus, linger: .zero)
+        defer { takerPublisher.close() }
+        let taker = takerHolds ? try journal(epoch: 5) : nil
+        if let taker {
+            let took = try taker.attach(
+                [topic], identity: "session+cam0+left", session: "s", to: takerPublisher)
+            #expect(took.resumed && took.stream == attached.stream && took.lastSequences[topic] == 2)
+            taker.install(on: takerPublisher)
+            _ = try takerPublisher.publish(json: #"{"n":3}"#, kind: .event, on: topic)
+        }
+        // The paused holder, back: its writer fails (here, a full disk).
+        paused.writer(of: topic)?.writeFunction = { _, _, _ in (0, Errno(rawValue: ENOSPC)) }
+        _ = try pausedPublisher.publish(json: #"{"n":3}"#, kind: .event, on: topic)
+        #expect(paused.healthCounters["streamsLost"] == 1)
+        #expect(paused.healthCounters["streamsEnded"] == 0)
+        #expect(!text.text.contains("will not be resumed"), "\(text.text)")
+        #expect(text.text.contains("it goes on there"), "\(text.text)")
+        paused.finish(ended: false)
+        taker?.finish(ended: false)
+
+        // The next holder resumes the same stream after the last record journaled.
+        let next = try journal(epoch: 7)
+        let nextPublisher = try BusPublisher(context: zmq, bus: bus, linger: .zero)
+        defer { nextPublisher.close() }
+        let resumed = try next.attach([topic], identity: "session+cam0+left", session: "s", to: nextPublisher)
+        #expect(resumed.resumed)
+        #expect(resumed.stream == attached.stream)
+        #expect(resumed.lastSequences[topic] == (takerHolds ? 3 : 2))
+        next.finish(ended: false)
+    }
+}
+
+/// A pool worker's lease, as its sessions read it.
+private final class LeaseFlag: Sendable {
+    private let value = Atomic(true)
+    var holds: Bool { value.load(ordering: .relaxed) }
+    func lapse() { value.store(false, ordering: .relaxed) }
 }

@@ -153,7 +153,7 @@ public struct WorkerService: Sendable {
             ? nil
             : Self.journal(
                 specs, plans: plans, options: configuration.journal, bus: bus, publisher: publisher,
-                environment: configuration.environment, fencingEpoch: configuration.fencing?.epoch,
+                environment: configuration.environment, fencing: configuration.fencing,
                 resumes: configuration.resumes, log: log)
         let journal = state?.journal
         var core = try WorkerCore(
@@ -221,12 +221,22 @@ public struct WorkerService: Sendable {
             }
         }
         let elapsed = startClock()
+        // A pool worker's lease: once it lapsed, nothing more is published, and nothing more is
+        // kept in the state directory, which another holder may have now (checked on the
+        // session's own clock: a worker resumed after a pause finds it closed, whatever its
+        // control loop has read yet). A lapse is for good.
+        let fence = configuration.fencing?.fence
+        var fenced = false
+        func holdsLease() -> Bool {
+            if !fenced, let fence, !fence.holds { fenced = true }
+            return !fenced
+        }
         // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
         // turn of the loop (one small file written and renamed: no sync on the live loop).
         var checkpointTurn = 0
         var checkpointed: [String: (poses: Int, at: Duration)] = [:]
         func checkpointIfDue() {
-            guard let state, !core.cameras.isEmpty else { return }
+            guard let state, !core.cameras.isEmpty, holdsLease() else { return }
             let camera = core.cameras[checkpointTurn % core.cameras.count]
             checkpointTurn &+= 1
             let now = elapsed.now
@@ -247,6 +257,8 @@ public struct WorkerService: Sendable {
             let files = state.checkpoints
             let streams = state.streams(camera)
             state.journal.afterRecordsWritten(label: "checkpoint") {
+                // Not after a lapse: the checkpoint would count records another holder lacks.
+                guard fence?.holds ?? true else { return }
                 try files.save(payload, camera: camera, sessions: streams)
             } failure: { description in
                 checkpointFailed(description)
@@ -308,7 +320,7 @@ public struct WorkerService: Sendable {
                     // Before anything the pose causes is published; where the run began is
                     // kept however a checkpoint prunes the segments, and so is every segment
                     // since (a worker on another box rebuilds the run from them).
-                    guard state != nil else { break }
+                    guard state != nil, holdsLease() else { break }
                     if state!.origins[camera] == nil, let first = segments.first {
                         state!.origins[camera] = (first.stream, first.first)
                     }
@@ -326,6 +338,7 @@ public struct WorkerService: Sendable {
                 case .recordSkip(let camera, let stream, let sequences):
                     // Before what the poses after the hole cause is published: a rebuild gives
                     // the hole up too.
+                    guard holdsLease() else { break }
                     do {
                         try state?.starts.appendSkip(
                             camera: camera, sessions: state!.streams(camera), stream: stream,
@@ -343,7 +356,7 @@ public struct WorkerService: Sendable {
                     awaitResumeKept()
                 case .newRun(let camera, let session, let stream):
                     // Before anything the new run publishes: its streams are journaled anew.
-                    guard state != nil,
+                    guard state != nil, holdsLease(),
                         let spec = specs.first(where: { $0.camera == camera && $0.name == session })
                     else { break }
                     do {
@@ -444,15 +457,8 @@ public struct WorkerService: Sendable {
             }
         }
 
-        // A pool worker's lease: once it lapsed, nothing more goes out (checked before every
-        // message, on the session's own clock: a worker resumed after a pause finds it closed).
-        let fence = configuration.fencing?.fence
-        var fenced = false
         func send(_ publication: WorkerCore.Publication) -> WorkerCore.PublishOutcome {
-            if let fence, fenced || !fence.holds {
-                fenced = true
-                return .failed(reason: "fenced")
-            }
+            guard holdsLease() else { return .failed(reason: "fenced") }
             do throws(BusPublishError) {
                 let queued = try publisher.publish(
                     json: publication.bytes, kind: publication.kind, on: publication.topic)
@@ -496,10 +502,7 @@ public struct WorkerService: Sendable {
         core.start(now: elapsed.now, into: &actions)
         perform()
         func announce(_ record: RunRecord) {
-            if let fence, fenced || !fence.holds {
-                fenced = true
-                return
-            }
+            guard holdsLease() else { return }
             guard let topic = try? Topic.session(camera: record.key.camera, session: record.key.name) else {
                 return
             }
@@ -519,7 +522,7 @@ public struct WorkerService: Sendable {
         }
         tellResumes()
         ready()
-        while !stop.isRequested {
+        while !stop.isRequested, holdsLease() {
             // A pool worker's session tells its counts (a worker of --session flags has no one
             // to tell: nothing is computed).
             if health.publishIfDue(counters: counters, via: publisher), !plans.isEmpty {
@@ -547,8 +550,7 @@ public struct WorkerService: Sendable {
                 timeout = max(.zero, min(timeout, deadline - (elapsed.now)))
             }
             let ready = try poller.poll(timeout: timeout)
-            if let fence, !fence.holds { fenced = true }
-            if fenced { break }
+            guard holdsLease() else { break }
             core.tick(now: elapsed.now, into: &actions)
             perform()
             // Only the sockets the poll found readable are read (each look at a socket is two
@@ -569,7 +571,10 @@ public struct WorkerService: Sendable {
             core.tick(now: elapsed.now, into: &actions)
             perform()
         }
-        if fenced {
+        // A stop asked for after the lease lapsed (the pool worker's loop, resumed from a pause,
+        // may ask before this thread looked) is a lapse too: nothing of the graceful stop may
+        // touch what another holder now has.
+        if !holdsLease() {
             // Its worker's lease lapsed: the coordinator may have given the sessions to another
             // worker, which rebuilds them from the journal and checkpoints. Nothing more is
             // published, no run ends; what was journaled before stays.
@@ -765,12 +770,16 @@ public struct WorkerService: Sendable {
     /// exercise and side (and thresholds), new otherwise.
     private static func journal(
         _ specs: [WorkerSession], plans: [SessionPlan], options: JournalOptions, bus: BusAddress,
-        publisher: BusPublisher, environment: [String: String], fencingEpoch: UInt64?,
+        publisher: BusPublisher, environment: [String: String],
+        fencing: (fence: SessionFence, epoch: UInt64)?,
         resumes: [SessionKey: RunResume], log: Logger
     ) throws -> State {
         let journal = try PublishJournal(
             options: options, environment: environment, bus: bus.description, log: log)
-        journal.fencingEpoch = fencingEpoch
+        journal.fencingEpoch = fencing?.epoch
+        // Once the worker's lease lapsed, a failing writer ends no stream: another holder may
+        // have taken them.
+        if let fence = fencing?.fence { journal.holdsStreams = { fence.holds } }
         // A worker publishes the same events again after a kill -9 (the rebuild regenerates
         // them, same numbers, same bytes): its journal writes in batches.
         journal.writesBehind = true
