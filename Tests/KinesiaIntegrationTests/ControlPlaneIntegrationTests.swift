@@ -608,11 +608,14 @@ struct ResumeBarrierIntegrationTests {
 }
 
 /// A run stopped or reset at once after it started, while its camera publishes (a physiotherapist
-/// who pressed start by mistake): each command is answered as asked, and a run that ended before
-/// its first event ends with no reps, not a warning that its event journal cannot be read.
+/// who pressed start by mistake): the run's first pose is told to the coordinator while the
+/// session is already stopping, and the grant of the report that carried it releases the
+/// session's wait. Before, a stopping session's resume was reported but never acknowledged: each
+/// such run waited out its whole bound (`WorkerService.resumeWait`, 250 ms), said so in a
+/// warning, and the stop or reset answered that much later (280 ms against 13 ms).
 @Suite(.serialized, .tags(.process))
 struct StopAfterFirstPoseIntegrationTests {
-    @Test func aRunStoppedOrResetJustAfterItStartedIsAnsweredAndEndsWithoutAWarning() async throws {
+    @Test func aRunStoppedOrResetJustAfterItsFirstPoseHasItsResumeKept() async throws {
         let python = try PackagePaths.python()
         let topology = try Topology()
         defer { topology.tearDown() }
@@ -642,6 +645,11 @@ struct StopAfterFirstPoseIntegrationTests {
             TestProcess.readFile(output).split(separator: "\n")
                 == Array(repeating: "started reset stopped", count: rounds), "\(TestProcess.readFile(errors))"
         )
+        // 12 runs, each stopped (by the reset or the stop) within moments of its first pose. The
+        // bound is a live-first bound, not an expectation: a machine loaded enough may miss it
+        // once or twice; before the mend, every run but a lucky one missed it.
+        let missed = worker.errorText.components(separatedBy: "did not confirm the run's resume").count - 1
+        #expect(missed <= 2, "\(missed) of \(2 * rounds) runs waited out their bound: \(worker.diagnostics)")
         // A run that ended before its first event has no reps: its end says so, with no warning.
         #expect(!worker.errorText.contains("cannot be read from its journal"), "\(worker.diagnostics)")
     }

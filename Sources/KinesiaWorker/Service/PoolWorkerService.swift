@@ -157,20 +157,36 @@ public struct PoolWorkerService: Sendable {
         // so is a run whose resume changed (its first pose, a hole given up): a worker on another
         // box rebuilds it from the coordinator's latest.
         var reportedLive: Set<SessionKey> = []
-        var reportedResumes: [SessionKey: UInt64] = [:]
-        func resumeVersions() -> [SessionKey: UInt64] { hosted.mapValues { $0.resume.version } }
+        var reportedResumes: [ObjectIdentifier: UInt64] = [:]
+        // The sessions a report carries, with their resumes: the live ones and those still
+        // stopping that are reported at their run. A grant acknowledges exactly these (a session
+        // stopped or reset just after its run's first pose waits for its resume to be kept: left
+        // out, it waited its whole bound, and the stop or reset as long).
+        func reportedSessions() -> [HostedSession] {
+            hosted.values.filter(\.isLive)
+                + stopping.filter { $0.reported && !$0.session.hasEnded }.map(\.session)
+        }
+        func resumeVersions() -> [ObjectIdentifier: UInt64] {
+            Dictionary(
+                reportedSessions().map { (ObjectIdentifier($0), $0.resume.version) },
+                uniquingKeysWith: { first, _ in first })
+        }
         // The resume versions each report carried: its grant tells the sessions the
         // coordinator has them (a session waits for that, boundedly, before it publishes what a
         // new first pose or a hole given up causes).
-        var carried: [(report: UInt64, versions: [SessionKey: UInt64])] = []
+        var carried: [(report: UInt64, versions: [(session: HostedSession, version: UInt64)])] = []
         func report() {
             reportedLive = Set(hosted.filter { $0.value.isLive }.keys)
-            reportedResumes = resumeVersions()
-            let stillStopping = stopping.filter { $0.reported && !$0.session.hasEnded }.map(\.session)
-            let running = (hosted.values.filter(\.isLive) + stillStopping).map {
+            // Each resume read once with its version: a grant never acknowledges a version newer
+            // than the resume the report carried.
+            let reported = reportedSessions().map { (session: $0, resume: $0.resume) }
+            reportedResumes = Dictionary(
+                reported.map { (ObjectIdentifier($0.session), $0.resume.version) },
+                uniquingKeysWith: { first, _ in first })
+            let running = reported.map { session, resume in
                 WorkerReport.Running(
-                    key: $0.plan.key, run: $0.plan.run, repCount: $0.counts?.repCount,
-                    rejectedCount: $0.counts?.rejectedCount, resume: $0.resume.resume)
+                    key: session.plan.key, run: session.plan.run, repCount: session.counts?.repCount,
+                    rejectedCount: session.counts?.rejectedCount, resume: resume.resume)
             }.sorted { $0.key < $1.key }
             estimate.add(ProcessorUsage.sample(), at: elapsed.now, sessions: hosted.count)
             let number = lease.reportSent(at: elapsed.now)
@@ -181,7 +197,7 @@ public struct PoolWorkerService: Sendable {
                     sessions: running,
                     epoch: epoch, number: number))
             _ = try? control.trySend([message.encoded()])
-            carried.append((number, reportedResumes))
+            carried.append((number, reported.map { ($0.session, $0.resume.version) }))
             if carried.count > 64 { carried.removeFirst(carried.count - 64) }
         }
         func collectStopped() -> Bool {
@@ -316,7 +332,7 @@ public struct PoolWorkerService: Sendable {
             let message = frames.count == 1 ? try? ControlMessage(decoding: frames[0]) : nil
             if case .lease(let grant)? = message {
                 for entry in carried where entry.report == grant.report {
-                    for (key, version) in entry.versions { hosted[key]?.resumeKept.acknowledge(version) }
+                    for (session, version) in entry.versions { session.resumeKept.acknowledge(version) }
                 }
                 carried.removeAll { $0.report <= grant.report }
                 if lease.granted(grant) {
