@@ -393,7 +393,8 @@ let package = Package(
             name: "KinesiaWorkerTests",
             dependencies: [
                 "KinesiaWorker", "KinesiaMotion", "KinesiaWire", "KinesiaBus", "KinesiaClient",
-                "KinesiaSystem", "KinesiaSimulation", "KinesiaAnalytics",
+                "KinesiaSystem", "KinesiaSimulation", "KinesiaAnalytics", "KinesiaControl",
+                "KinesiaPublishJournal", "KinesiaService",
             ],
             swiftSettings: strictSettings),
         .testTarget(
