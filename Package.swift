@@ -68,7 +68,7 @@ let package = Package(
             providers: [.apt(["libzmq3-dev"])]),
         // A safe Swift API over libzmq sockets.
         .target(
-            name: "KinesiaBus", dependencies: ["CZeroMQ"],
+            name: "KinesiaBus", dependencies: ["CZeroMQ", "KinesiaSystem"],
             swiftSettings: strictSettings),
         // What an application needs on the bus: its address, publishers, subscribers, health
         // reports, and the typed messages of the bus as an AsyncSequence.

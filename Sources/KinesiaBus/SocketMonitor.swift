@@ -1,6 +1,7 @@
 import CZeroMQ
 import Dispatch
 import Foundation
+import KinesiaSystem
 import Synchronization
 
 /// Reads the events of one socket's monitor (`zmq_socket_monitor`) on the calling thread.
@@ -199,7 +200,7 @@ public final class SocketEventStream: Sendable {
         let work = Transfer((monitor, wakeReceiver))
         let group = finished
         group.enter()
-        let thread = Thread {
+        let thread = Thread.named("kinesia.monitor") {
             let (monitor, wakeReceiver) = work.take()
             SocketEventStream.run(monitor: monitor, wakeReceiver: wakeReceiver, continuation: continuation)
             monitor.close()
@@ -208,7 +209,6 @@ public final class SocketEventStream: Sendable {
             continuation.finish()
             group.leave()
         }
-        thread.name = "kinesia.monitor"
         thread.start()
     }
 

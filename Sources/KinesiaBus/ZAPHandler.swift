@@ -1,6 +1,7 @@
 import CZeroMQ
 import Dispatch
 import Foundation
+import KinesiaSystem
 import Synchronization
 
 /// One authentication request from libzmq (ZAP, RFC 27): who is connecting, over what, with
@@ -112,7 +113,7 @@ public final class ZAPHandler: Sendable {
         let group = finished
         let stopping = stopping
         group.enter()
-        let thread = Thread {
+        let thread = Thread.named("kinesia.zap") {
             let socket = work.take()
             var frames: [[UInt8]] = []
             while !stopping.isSet {
@@ -133,7 +134,6 @@ public final class ZAPHandler: Sendable {
             socket.close()
             group.leave()
         }
-        thread.name = "kinesia.zap"
         thread.start()
     }
 

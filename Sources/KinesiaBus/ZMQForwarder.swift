@@ -1,6 +1,7 @@
 import CZeroMQ
 import Dispatch
 import Foundation
+import KinesiaSystem
 import Synchronization
 
 /// An XSUB/XPUB forwarder on its own thread, like `zmq_proxy`, that judges every message by its
@@ -80,7 +81,7 @@ public final class ZMQForwarder: Sendable {
         let work = Transfer((frontend, backend))
         let group = finished
         group.enter()
-        let thread = Thread {
+        let thread = Thread.named("kinesia.forwarder") {
             let (frontend, backend) = work.take()
             let error = Self.run(
                 frontend: frontend, backend: backend, filter: filter, fencesEpochs: fencesEpochs,
@@ -91,7 +92,6 @@ public final class ZMQForwarder: Sendable {
             shared.running.store(false, ordering: .releasing)
             group.leave()
         }
-        thread.name = "kinesia.forwarder"
         thread.start()
     }
 

@@ -1,6 +1,7 @@
 import CZeroMQ
 import Dispatch
 import Foundation
+import KinesiaSystem
 import Synchronization
 
 /// A libzmq proxy (`zmq_proxy_steerable`) running on its own thread: typically the XSUB
@@ -71,7 +72,7 @@ public final class ZMQProxy: Sendable {
         let work = Transfer((frontend, backend, capture, controlReceiver))
         let group = finished
         group.enter()
-        let thread = Thread {
+        let thread = Thread.named("kinesia.proxy") {
             let (frontend, backend, capture, controlReceiver) = work.take()
             let error = Self.run(
                 frontend: frontend, backend: backend, capture: capture, control: controlReceiver)
@@ -86,7 +87,6 @@ public final class ZMQProxy: Sendable {
             }
             group.leave()
         }
-        thread.name = "kinesia.proxy"
         thread.start()
     }
 

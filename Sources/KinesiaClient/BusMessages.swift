@@ -1,5 +1,6 @@
 import Foundation
 public import KinesiaBus
+import KinesiaSystem
 public import KinesiaWire
 import Synchronization
 
@@ -109,12 +110,10 @@ public struct BusMessages: AsyncSequence, Sendable {
         let bus = bus
         let topics = topics
         let finished = receiverFinished
-        let thread = Thread {
+        Thread.named("kinesia-bus-messages") {
             receiver.run(bus: bus, topics: topics, continuation: continuation)
             finished?()
-        }
-        thread.name = "kinesia-bus-messages"
-        thread.start()
+        }.start()
         return Iterator(messages: stream.makeAsyncIterator(), receiver: receiver, failure: nil)
     }
 

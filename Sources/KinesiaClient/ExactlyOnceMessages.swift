@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import KinesiaBus
+import KinesiaSystem
 public import KinesiaWire
 import Synchronization
 
@@ -91,9 +92,7 @@ public struct ExactlyOnceMessages: AsyncSequence, Sendable {
         let receiver = ExactlyOnceReceiver(context: context, room: bufferLimit)
         continuation.onTermination = { _ in receiver.stop() }
         let settings = self
-        let thread = Thread { receiver.run(settings, continuation: continuation) }
-        thread.name = "kinesia-exactly-once"
-        thread.start()
+        Thread.named("kinesia-exactly-once") { receiver.run(settings, continuation: continuation) }.start()
         return Iterator(messages: stream.makeAsyncIterator(), receiver: receiver, failure: nil)
     }
 

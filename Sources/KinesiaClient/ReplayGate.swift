@@ -64,7 +64,7 @@ final class ReplayGate: Sendable {
         let shared = shared
         finished.enter()
         let group = finished
-        let thread = Thread {
+        let thread = Thread.named("kinesia.replay-gate") {
             defer { group.leave() }
             let zap: ZMQSocket
             let monitor: SocketMonitor
@@ -98,7 +98,6 @@ final class ReplayGate: Sendable {
                 waker = nil
             }
         }
-        thread.name = "kinesia.replay-gate"
         thread.start()
         ready.wait()
         if let error = failure.withLock({ $0 }) {

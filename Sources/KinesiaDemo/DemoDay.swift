@@ -183,7 +183,7 @@ public struct DemoDay: Sendable {
         let cameraStop = StopToken()
         let finished = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        let thread = Thread {
+        let thread = Thread.named("kinesia.demo.camera") {
             do {
                 try service.run(until: cameraStop)
             } catch {
@@ -191,7 +191,6 @@ public struct DemoDay: Sendable {
             }
             finished.signal()
         }
-        thread.name = "kinesia.demo.camera"
         thread.start()
         let playing = DemoWait(limit: .seconds(double: secondsEach), startedAt: clock.now)
         started()

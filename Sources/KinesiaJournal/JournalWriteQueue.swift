@@ -115,8 +115,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
         self.limitBytes = limitBytes
         elapsed = ElapsedClock(clock)
         let first = TimedWait(limit: interval, startedAt: elapsed.now)
-        let thread = Thread { [self] in loop(first: first) }
-        thread.name = "kinesia.journal-write"
+        let thread = Thread.named("kinesia.journal-write") { [self] in loop(first: first) }
         self.thread = thread
         thread.start()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KinesiaSystem
 
 /// Runs a blocking body on a thread of its own and awaits its result: libzmq sockets block and
 /// stay on the thread that made them, so a loop over them never runs on the cooperative pool.
@@ -13,11 +14,9 @@ public enum DedicatedThread {
     ) async throws(Failure) -> Result {
         let outcome = await withCheckedContinuation {
             (continuation: CheckedContinuation<Swift.Result<Result, Failure>, Never>) in
-            let thread = Thread {
+            Thread.named(name) {
                 continuation.resume(returning: Swift.Result { () throws(Failure) -> Result in try body() })
-            }
-            thread.name = name
-            thread.start()
+            }.start()
         }
         return try outcome.get()
     }

@@ -220,9 +220,7 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     private func start(_ spawn: ProcessSpawn, name: String, onEvent: @escaping @Sendable (Event) -> Void) {
-        let thread = Thread { self.spawnAndWait(spawn, onEvent: onEvent) }
-        thread.name = name
-        thread.start()
+        Thread.named(name) { self.spawnAndWait(spawn, onEvent: onEvent) }.start()
     }
 
     private func update(_ new: State) {

@@ -2,6 +2,7 @@ import Foundation
 import KinesiaBus
 import KinesiaControl
 import KinesiaService
+import KinesiaSystem
 import Synchronization
 
 /// One session a pool worker hosts: its plan, and the ``WorkerService`` that analyses it on a
@@ -25,7 +26,7 @@ final class HostedSession: Sendable {
     init(plan: SessionPlan, service: WorkerService, context: ZMQContext) {
         self.plan = plan
         // The thread holds the session until its service returns.
-        let thread = Thread { [self] in
+        let thread = Thread.named("\(plan.key)") { [self] in
             do {
                 try service.run(
                     until: token,
@@ -46,7 +47,6 @@ final class HostedSession: Sendable {
             ended.store(true, ordering: .releasing)
             finished.signal()
         }
-        thread.name = "session \(plan.key)"
         thread.start()
     }
 
