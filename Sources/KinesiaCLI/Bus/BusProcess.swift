@@ -11,10 +11,12 @@ enum BusProcess {
     /// Runs `body` as a service (a ``BlockingService`` under a ``ServiceRunner``), logging on
     /// the command's logger and flushing its outputs before a forced exit.
     ///
-    /// - Parameter beforeForcedExit: Called before a second SIGINT ends the process, to undo
-    ///   what must not outlive it (`kinesia watch` shows the terminal's cursor again).
+    /// - Parameters:
+    ///   - thread: The loop's thread's name (`top -H`, `perf`): the command's.
+    ///   - beforeForcedExit: Called before a second SIGINT ends the process, to undo what must
+    ///     not outlive it (`kinesia watch` shows the terminal's cursor again).
     static func run<Result: Sendable>(
-        context: CommandContext, beforeForcedExit: @escaping @Sendable () -> Void = {},
+        context: CommandContext, thread: String, beforeForcedExit: @escaping @Sendable () -> Void = {},
         _ body: @escaping @Sendable (StopToken) throws -> Result
     ) async throws -> Result {
         let runner = ServiceRunner(
@@ -24,7 +26,7 @@ enum BusProcess {
                 context.standardOutput.flush()
                 context.standardError.flush()
             }))
-        return try await runner.run(BlockingService(body))
+        return try await runner.run(BlockingService(threadName: "kinesia.\(thread)", body))
     }
 
     /// The process name: `--name`, else `KINESIA_PROCESS_NAME` (set by `kinesia up`), else

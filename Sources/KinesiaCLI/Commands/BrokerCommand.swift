@@ -72,6 +72,6 @@ public struct BrokerCommand: ParsableCommand {
         let service = BrokerService(
             BrokerService.Configuration(bus: bus, security: mode, name: name, highWaterMark: highWaterMark),
             log: context.logger)
-        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+        try await BusProcess.run(context: context, thread: "broker") { stop in try service.run(until: stop) }
     }
 }

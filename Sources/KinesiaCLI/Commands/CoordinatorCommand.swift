@@ -90,6 +90,8 @@ public struct CoordinatorCommand: ParsableCommand {
                 process: BusProcessIdentity(bus: bus, name: name, insecure: mode == .insecure),
                 stateDirectory: stateDirectory, core: .init(lease: lease, startGrace: lease), security: mode),
             log: context.logger)
-        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+        try await BusProcess.run(context: context, thread: "coordinator") { stop in
+            try service.run(until: stop)
+        }
     }
 }

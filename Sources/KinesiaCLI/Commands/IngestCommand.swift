@@ -154,7 +154,7 @@ public struct IngestCommand: ParsableCommand {
                 speed: speed, waitSeconds: waitSeconds, source: source, loop: loop, journal: journal,
                 keepServing: keepServing, environment: context.environment),
             source: poses, log: log)
-        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+        try await BusProcess.run(context: context, thread: "ingest") { stop in try service.run(until: stop) }
     }
 }
 

@@ -149,7 +149,7 @@ public struct ListenCommand: ParsableCommand {
             configuration: .init(
                 bus: bus, mode: mode, format: format, count: count, idle: idle.map { .seconds(double: $0) }),
             logger: context.logger, output: context.standardOutput)
-        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+        try await BusProcess.run(context: context, thread: "listen") { stop in try service.run(until: stop) }
     }
 }
 

@@ -120,6 +120,6 @@ public struct RecordCommand: ParsableCommand {
                 cameras: cameras,
                 from: from.replayStart, snapshotInterval: snapshotInterval),
             log: context.logger)
-        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+        try await BusProcess.run(context: context, thread: "record") { stop in try service.run(until: stop) }
     }
 }

@@ -49,7 +49,7 @@ public struct StatusCommand: ParsableCommand {
     public func run(context: CommandContext) async throws {
         let (bus, _) = try BusProcess.bus(bus, security: security, role: .consumer, context: context)
         let wait = Duration.seconds(double: self.wait)
-        let reports = try await BusProcess.run(context: context) { stop in
+        let reports = try await BusProcess.run(context: context, thread: "status") { stop in
             try HealthCollector.collect(bus: bus, for: wait) { stop.isRequested }
         }
         guard !reports.isEmpty else {

@@ -100,7 +100,8 @@ public struct WatchCommand: ParsableCommand {
         let output = context.standardOutput
         // Control-C twice must not leave the terminal without its cursor.
         _ = try await BusProcess.run(
-            context: context, beforeForcedExit: { if redraw { output.write(Terminal.leave) } }
+            context: context, thread: "watch",
+            beforeForcedExit: { if redraw { output.write(Terminal.leave) } }
         ) { stop in
             try view.run(stop: stop, context: context)
         }

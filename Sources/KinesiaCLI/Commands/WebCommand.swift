@@ -223,7 +223,7 @@ public struct WebCommand: ParsableCommand {
                 tokens: directory, limits: limits, database: database, tls: tls),
             log: context.logger)
         do {
-            try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+            try await BusProcess.run(context: context, thread: "web") { stop in try service.run(until: stop) }
         } catch let error as WebServiceError {
             switch error {
             case .server, .tokens: throw CLIError.failure("kinesia web: \(error)")

@@ -163,7 +163,9 @@ public struct WorkerCommand: ParsableCommand {
                     capacity: capacity, snapshotRate: rate, journal: journalOptions, holeWait: holeWait,
                     environment: context.environment),
                 log: context.logger)
-            try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+            try await BusProcess.run(context: context, thread: "pool-worker") { stop in
+                try service.run(until: stop)
+            }
             return
         }
         let service = WorkerService(
@@ -172,6 +174,6 @@ public struct WorkerCommand: ParsableCommand {
                 snapshotRate: rate,
                 journal: journalOptions, holeWait: holeWait, environment: context.environment),
             log: context.logger)
-        try await BusProcess.run(context: context) { stop in try service.run(until: stop) }
+        try await BusProcess.run(context: context, thread: "worker") { stop in try service.run(until: stop) }
     }
 }
