@@ -236,7 +236,7 @@ public struct WorkerService: Sendable {
         var checkpointTurn = 0
         var checkpointed: [String: (poses: Int, at: Duration)] = [:]
         func checkpointIfDue() {
-            guard let state, !core.cameras.isEmpty, holdsLease() else { return }
+            guard let state, !core.cameras.isEmpty else { return }
             let camera = core.cameras[checkpointTurn % core.cameras.count]
             checkpointTurn &+= 1
             let now = elapsed.now
