@@ -396,6 +396,17 @@ public struct OrderedDelivery<Message> {
         endpoint: String, last: UInt64, followedNow: Bool = false, now: Duration,
         numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
+        // Another server serves the stream now (a pool session's taker, a worker restarted at
+        // another endpoint): what was asked of the old one, which may never answer (paused,
+        // fenced, dead), is asked of the new one at once, with retries of its own. Counting the
+        // old server's silence against the new one lost holes the journal still held.
+        let askAgain = !pending.isEmpty && self.endpoint.map { $0 != endpoint } == true
+        if let previous = self.endpoint, previous != endpoint {
+            if askAgain { counters.retries.addSaturating(1) }
+            pending = []
+            requestedEnd = nil
+            unanswered = 0
+        }
         self.endpoint = endpoint
         movingSince = nil
         // Announced as served: a server that did not know the stream before (another process
@@ -403,7 +414,7 @@ public struct OrderedDelivery<Message> {
         unknownToServer = false
         announcedLast = Swift.max(announcedLast ?? last, last)
         guard let next else { return }
-        if followedNow || !buffer.isEmpty {
+        if followedNow || !buffer.isEmpty || askAgain {
             requestIfBehind(now: now, numbers: &numbers, into: &actions)
         } else if last >= next {
             // Behind an idle stream: ask when a later heartbeat still says so (the live

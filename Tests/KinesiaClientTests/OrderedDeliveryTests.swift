@@ -102,6 +102,44 @@ import Testing
         #expect(stream.counters.serverGone == 1 && stream.counters.retries == 1 && stream.counters.lost == 1)
     }
 
+    /// A pool worker paused with its sessions (their taker announces the streams from another
+    /// endpoint) or a worker restarted elsewhere: the old server's silence is not counted
+    /// against the new one. Found by the long chaos run with pools: a consumer lost holes the
+    /// taker's journal held, its third unanswered request falling just after the taker's
+    /// announcement.
+    @Test func aHoleAskedOfASilentServerIsAskedOfTheStreamsNewServerAtOnceWithRetriesOfItsOwn() {
+        let taker = "ipc:///tmp/bus/replay/pool2-cam0.left.sock"
+        var stream = Delivery(next: 0, policy: .init(requestTimeout: .seconds(3), maximumRetries: 3))
+        var log = Log()
+        log.run { stream.announced(endpoint: endpoint, last: 0, now: .zero, numbers: &$0, into: &$1) }
+        receive(&stream, 0, &log)
+        receive(&stream, 3, at: .seconds(1), &log)
+        log.run { stream.tick(now: .seconds(4), numbers: &$0, into: &$1) }
+        log.run { stream.tick(now: .seconds(7), numbers: &$0, into: &$1) }
+        #expect(log.lines == ["0", "ask 1+2 #1", "ask 1+2 #2", "ask 1+2 #3"], "the old server never answers")
+        log.run { stream.announced(endpoint: taker, last: 3, now: .seconds(8), numbers: &$0, into: &$1) }
+        #expect(log.lines.last == "ask 1+2 #4", "asked of the new server at once")
+        #expect(!stream.isPending(3) && stream.isPending(4))
+        guard case .request(let asked, _, _, _)? = log.actions.last else {
+            Issue.record("no request")
+            return
+        }
+        #expect(asked == taker)
+        log.run { stream.tick(now: .seconds(10), numbers: &$0, into: &$1) }
+        #expect(!log.lines.contains { $0.hasPrefix("lost") }, "the old server's silence is not the taker's")
+        receive(&stream, 1, live: false, at: .seconds(10), &log)
+        receive(&stream, 2, live: false, at: .seconds(10), &log)
+        log.run {
+            stream.replayEnded(
+                end(4, first: 1, last: 3, next: 3, count: 2), now: .seconds(10), numbers: &$0, into: &$1)
+        }
+        #expect(log.lines.suffix(3) == ["1", "2", "3"])
+        #expect(stream.counters.lost == 0 && stream.counters.serverGone == 0)
+        // The same announcement again (its next heartbeat) changes nothing.
+        log.run { stream.announced(endpoint: taker, last: 3, now: .seconds(11), numbers: &$0, into: &$1) }
+        #expect(log.actions.isEmpty)
+    }
+
     @Test func aHoleInAStreamNobodyServesIsLostAfterTheAnnouncementTimeout() {
         var stream = Delivery(next: 0, policy: .init(announcementTimeout: .seconds(5)))
         var log = Log()

@@ -314,12 +314,25 @@ class ExactlyOnce:
             if is_new:
                 self.streams[key] = self._new(key, self._first(key, announced_last=info["last"]))
             state = self.streams[key]
+            ask_again = False
+            if state["endpoint"] is not None and state["endpoint"] != announcement["endpoint"]:
+                # Another server serves the stream now (a taker, a worker restarted elsewhere):
+                # what was asked of the old one is asked of the new one at once, with retries
+                # of its own.
+                ask_again = bool(state["pending"])
+                if ask_again:
+                    self._count("retries")
+                for pending in state["pending"]:
+                    self.requests.pop(pending["request_id"], None)
+                state["pending"] = []
+                state["requested_end"] = None
+                state["unanswered"] = 0
             state["endpoint"] = announcement["endpoint"]
             state["moving_since"] = None
             state["unknown"] = False  # announced as served: asked again at the next hole
             state["last"] = (info["last"] if state["last"] is None
                              else max(state["last"], info["last"]))
-            if is_new or state["buffer"]:
+            if is_new or state["buffer"] or ask_again:
                 self._request_if_behind(key, state, now, out)
             elif info["last"] >= state["next"]:
                 # Behind an idle stream: ask when the next heartbeat still says so.

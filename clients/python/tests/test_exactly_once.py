@@ -14,8 +14,8 @@ KEY = (TOPIC, STREAM)
 ENDPOINT = "ipc:///tmp/bus/replay/worker.sock"
 
 
-def announcement(last: int, first: int = 0) -> dict[str, Any]:
-    return {"endpoint": ENDPOINT,
+def announcement(last: int, first: int = 0, endpoint: str = ENDPOINT) -> dict[str, Any]:
+    return {"endpoint": endpoint,
             "streams": [{"topic": TOPIC, "stream": STREAM, "first": first, "last": last}]}
 
 
@@ -144,6 +144,22 @@ class ExactlyOnceTests(unittest.TestCase):
         machine.announced(announcement(7), 2.0)
         (asked,) = machine.received(KEY, 9, b"m9", True, 3.0)
         self.assertEqual(asked[2]["from"], 8)
+
+    def test_a_hole_asked_of_a_silent_server_is_asked_of_the_new_one_with_its_own_retries(
+            self) -> None:
+        taker = "ipc:///tmp/bus/replay/pool2-cam0.left.sock"
+        machine = ExactlyOnce(start="beginning", request_timeout=3.0, max_retries=3)
+        machine.announced(announcement(0), 0.0)
+        machine.received(KEY, 0, b"m0", True, 0.0)
+        machine.received(KEY, 3, b"m3", True, 1.0)
+        self.assertEqual([a[0] for t in (4.0, 7.0) for a in machine.tick(t)], ["request", "request"])
+        (asked,) = machine.announced(announcement(3, endpoint=taker), 8.0)
+        self.assertEqual((asked[1], asked[2]["from"], asked[2]["limit"]), (taker, 1, 2))
+        self.assertEqual(machine.tick(10.0), [], "the old server's silence is not the new one's")
+        machine.received(KEY, 1, b"m1", False, 10.0)
+        self.assertEqual(delivered(machine.received(KEY, 2, b"m2", False, 10.0)), [2, 3])
+        self.assertNotIn("lost", machine.counters)
+        self.assertEqual(machine.announced(announcement(3, endpoint=taker), 11.0), [])
 
     def test_a_cursor_resumes_after_the_last_delivered(self) -> None:
         machine = ExactlyOnce(start="beginning", cursor={KEY: 41}, accepts=("event/",))
