@@ -83,8 +83,9 @@ public struct ExactlyOnceStateMachine<Message> {
     ///   - takeoverTimeout: How long a hole in a stream said to be moving to another process
     ///     (``moving(_:now:)``) waits for that process's announcement instead.
     ///   - maximumRetries: Requests in a row without an answer after which the server is taken
-    ///     for gone: the hole is reported lost (counted in `serverGone`) until the stream is
-    ///     announced again.
+    ///     for gone (counted in `serverGone`): the hole waits for another announcement of the
+    ///     stream (a pool worker's taker, a restarted worker) up to `takeoverTimeout` from the
+    ///     first such silence, then is reported lost.
     ///   - maximumInFlight: Batches asked for at once per stream (the client's credit): a long
     ///     catch-up is limited by the server's reading of its journal, not by round trips. Three
     ///     batches of 256 and their ends fit in the replay sockets' high-water mark (1,028).

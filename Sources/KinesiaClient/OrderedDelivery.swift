@@ -75,8 +75,10 @@ public struct OrderedDelivery<Message> {
         /// waits for that process's announcement, from when it was said, when no endpoint is
         /// known: a takeover's time (the coordinator's lease, its absence, a rebuild).
         public var takeoverTimeout: Duration
-        /// Requests in a row without an answer after which the server is taken for gone: the
-        /// hole is lost (counted in `serverGone`) until the stream is announced again.
+        /// Requests in a row without an answer after which the server is taken for gone
+        /// (counted in `serverGone`): without a ``holeWait`` the hole waits for another
+        /// announcement of the stream up to ``takeoverTimeout`` from the first such silence,
+        /// then is lost; with one, it is lost at once.
         public var maximumRetries: Int
         /// Batches asked for at once (the consumer's credit).
         public var maximumInFlight: Int
@@ -187,6 +189,10 @@ public struct OrderedDelivery<Message> {
     /// When its publisher said the stream moves to another process, while no endpoint was
     /// known (``moving(now:)``); cleared by an announcement.
     private var movingSince: Duration?
+    /// When a server was first taken for gone with no answer from any server since (an
+    /// exactly-once stream waits for another announcement up to ``Policy/takeoverTimeout`` from
+    /// then, however often a silent server is announced again).
+    private var goneSince: Duration?
     /// Whether a message was dropped for lack of room since the last request was sent (a
     /// replayed one among them, maybe: the batch cannot tell what the server skipped).
     private var deferredWhileAsking = false
@@ -311,6 +317,7 @@ public struct OrderedDelivery<Message> {
         }
         if pending.isEmpty { requestedEnd = nil }
         unanswered = 0
+        goneSince = nil
         // The server's word on what it holds wins over any announcement (a forged heartbeat
         // with a `last` it cannot serve must not have the stream asked for again and again).
         announcedLast = end.last
@@ -352,6 +359,7 @@ public struct OrderedDelivery<Message> {
         pending.removeAll { $0.id == failure.requestID }
         if pending.isEmpty { requestedEnd = nil }
         unanswered = 0
+        goneSince = nil
         switch failure.code {
         case .notRetained:
             skip(to: failure.first, into: &actions)
@@ -467,8 +475,20 @@ public struct OrderedDelivery<Message> {
                 counters.serverGone.addSaturating(1)
                 unanswered = 0
                 endpoint = nil
-                // A stream said to be moving waits for its taker's announcement instead.
-                if movingSince == nil { skipHole(now: now, into: &actions) }
+                // A stream said to be moving waits for its taker's announcement instead. So
+                // does an exactly-once stream (no hole wait) for a takeover's time from the
+                // first silence: a pool worker paused or killed says nothing, and its taker
+                // announces the stream from another endpoint seconds later (its coordinator's
+                // lease, maybe a coordinator away, the rebuild). Its journal holds the hole.
+                if movingSince == nil {
+                    if policy.holeWait == nil, now - (goneSince ?? now) < policy.takeoverTimeout {
+                        goneSince = goneSince ?? now
+                        movingSince = now
+                    } else {
+                        goneSince = nil
+                        skipHole(now: now, into: &actions)
+                    }
+                }
             } else {
                 counters.retries.addSaturating(1)
                 requestIfBehind(now: now, numbers: &numbers, into: &actions)
@@ -478,6 +498,7 @@ public struct OrderedDelivery<Message> {
             now >= announcementDeadline(holeSince: since)
         {
             movingSince = nil
+            goneSince = nil
             skipHole(now: now, into: &actions)
         }
         guard let wait = policy.holeWait else { return }

@@ -79,7 +79,7 @@ import Testing
         #expect(log.lines == ["ask 0+256 #1", "ask 0+256 #2"])
     }
 
-    @Test func anUnansweredRequestIsSentAgainThenTheServerIsTakenForGoneAndTheHoleIsLost() {
+    @Test func anUnansweredRequestIsSentAgainThenTheServerIsTakenForGoneAndTheHoleLostAfterATakeover() {
         var stream = Delivery(next: 0, policy: .init(requestTimeout: .seconds(3), maximumRetries: 2))
         var log = Log()
         log.run { stream.announced(endpoint: endpoint, last: 0, now: .zero, numbers: &$0, into: &$1) }
@@ -98,8 +98,49 @@ import Testing
         }
         #expect(log.lines.last == "0", "a replayed message is delivered whichever request brought it")
         log.run { stream.tick(now: .seconds(6), numbers: &$0, into: &$1) }
-        #expect(log.lines.suffix(2) == ["lost 1..<2", "2"], "after two unanswered requests the hole is lost")
+        #expect(stream.counters.serverGone == 1, "taken for gone after two unanswered requests")
+        // Exactly once: another server may announce the stream within a takeover's time (30 s).
+        log.run { stream.tick(now: .milliseconds(35_999), numbers: &$0, into: &$1) }
+        #expect(log.lines.last == "0")
+        log.run { stream.tick(now: .seconds(36), numbers: &$0, into: &$1) }
+        #expect(log.lines.suffix(2) == ["lost 1..<2", "2"], "nobody announced it: the hole is lost")
         #expect(stream.counters.serverGone == 1 && stream.counters.retries == 1 && stream.counters.lost == 1)
+    }
+
+    /// Live first: a consumer with a hole wait loses the hole of a server taken for gone at once.
+    @Test func aLiveFirstStreamLosesTheHoleOfAServerTakenForGoneAtOnce() {
+        var stream = Delivery(
+            next: 0,
+            policy: .init(requestTimeout: .seconds(3), maximumRetries: 2, holeWait: .seconds(60)))
+        var log = Log()
+        log.run { stream.announced(endpoint: endpoint, last: 0, now: .zero, numbers: &$0, into: &$1) }
+        receive(&stream, 2, &log)
+        log.run { stream.tick(now: .seconds(3), numbers: &$0, into: &$1) }
+        log.run { stream.tick(now: .seconds(6), numbers: &$0, into: &$1) }
+        #expect(log.lines.suffix(2) == ["lost 0..<2", "2"])
+    }
+
+    /// A server announced again and again that never answers is waited for a takeover's time
+    /// from its first silence, not from each announcement: the stream does not stall for ever.
+    @Test func aSilentServerAnnouncedAgainAndAgainIsGivenUpATakeoverAfterItsFirstSilence() {
+        var stream = Delivery(
+            next: 0,
+            policy: .init(requestTimeout: .seconds(1), takeoverTimeout: .seconds(10), maximumRetries: 2))
+        var log = Log()
+        log.run { stream.announced(endpoint: endpoint, last: 0, now: .zero, numbers: &$0, into: &$1) }
+        receive(&stream, 3, &log)
+        var lostAt: Int?
+        for second in 1...30 {
+            log.run {
+                stream.announced(endpoint: endpoint, last: 3, now: .seconds(second), numbers: &$0, into: &$1)
+            }
+            log.run { stream.tick(now: .seconds(second), numbers: &$0, into: &$1) }
+            if lostAt == nil, log.lines.contains("lost 0..<3") { lostAt = second }
+        }
+        // Taken for gone at 2 s, then every 2 s after an announcement; given up at the first
+        // silence from 12 s (10 s after the first).
+        #expect(lostAt.map { (12...14).contains($0) } == true, "lost at \(String(describing: lostAt))")
+        #expect(log.lines.contains("3"))
     }
 
     /// A pool worker paused with its sessions (their taker announces the streams from another

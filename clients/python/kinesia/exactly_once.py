@@ -49,6 +49,7 @@ class _Stream(TypedDict):
     unanswered: int
     hole_since: Optional[float]
     moving_since: Optional[float]
+    gone_since: Optional[float]
     unknown: bool
     deferred_while_asking: bool
 
@@ -66,7 +67,9 @@ class ExactlyOnce:
     Time is any number that grows (seconds of time.monotonic(), or milliseconds), in the unit
     of `request_timeout` and `announcement_timeout`. Up to `max_in_flight` requests are under
     way per stream (the client's credit); `max_retries` requests in a row without an answer
-    give the server up (counted in `serverGone`). The committed traces of
+    give the server up (counted in `serverGone`), and the hole waits for another announcement of
+    the stream (a pool worker's taker) up to `takeover_timeout` from the first silence before it
+    is reported lost. The committed traces of
     Tests/KinesiaClientTests/Fixtures/exactly-once-traces.json are replayed by
     tests/test_exactly_once_traces.py: every action equals the Swift machine's."""
 
@@ -112,7 +115,7 @@ class ExactlyOnce:
         return {"next": next_, "exhausted": self.cursor.get(key) == MAX_SEQUENCE, "buffer": {},
                 "endpoint": None, "last": None, "suspect": None, "pending": [],
                 "requested_end": None, "server_last": None, "unanswered": 0,
-                "hole_since": None, "moving_since": None, "unknown": False,
+                "hole_since": None, "moving_since": None, "gone_since": None, "unknown": False,
                 "deferred_while_asking": False}
 
     def _deliver(self, key: Key, state: _Stream, sequence: int, message: Any,
@@ -202,6 +205,7 @@ class ExactlyOnce:
         if not state["pending"]:
             state["requested_end"] = None
         state["unanswered"] = 0
+        state["gone_since"] = None
 
     def received(self, key: Key, sequence: int, message: Any, live: bool,
                  now: float) -> list[Action]:
@@ -259,6 +263,7 @@ class ExactlyOnce:
             state["pending"] = []
             state["requested_end"] = None
             state["unanswered"] = 0
+            state["gone_since"] = None
         else:
             self._answered(state, end["request_id"])
         # The server's word on what it holds wins over any announcement.
@@ -385,13 +390,23 @@ class ExactlyOnce:
                     self._count("serverGone")
                     state["unanswered"] = 0
                     state["endpoint"] = None
-                    if state["moving_since"] is None:  # a moving stream waits for its taker
-                        self._skip_hole(key, state, now, out)
+                    # A moving stream waits for its taker; so does any stream for a takeover's
+                    # time from the first silence (a pool worker paused or killed says
+                    # nothing; its taker announces the stream from another endpoint).
+                    if state["moving_since"] is None:
+                        gone_since = state["gone_since"] if state["gone_since"] is not None else now
+                        if now - gone_since < self.takeover_timeout:
+                            state["gone_since"] = gone_since
+                            state["moving_since"] = now
+                        else:
+                            state["gone_since"] = None
+                            self._skip_hole(key, state, now, out)
                 else:
                     self._count("retries")
                     self._request_if_behind(key, state, now, out)
             if (state["endpoint"] is None and state["hole_since"] is not None
                     and now >= self._announcement_deadline(state)):
                 state["moving_since"] = None
+                state["gone_since"] = None
                 self._skip_hole(key, state, now, out)
         return out
