@@ -408,8 +408,9 @@ public struct OrderedDelivery<Message> {
         // another endpoint): what was asked of the old one, which may never answer (paused,
         // fenced, dead), is asked of the new one at once, with retries of its own. Counting the
         // old server's silence against the new one lost holes the journal still held.
-        let askAgain = !pending.isEmpty && self.endpoint.map { $0 != endpoint } == true
-        if let previous = self.endpoint, previous != endpoint {
+        let moved = self.endpoint.map { $0 != endpoint } ?? false
+        let askAgain = moved && !pending.isEmpty
+        if moved {
             if askAgain { counters.retries.addSaturating(1) }
             pending = []
             requestedEnd = nil

@@ -83,18 +83,19 @@ enum ProbeBench {
 
     /// The kind of `topic` and the bytes of its camera (the second segment), read in place.
     static func parse(topic: [UInt8]) -> (kind: Kind, camera: Range<Int>)? {
-        guard let kind = topic.first.flatMap({ Self.kinds[$0] }),
-            let slash = topic.firstIndex(of: UInt8(ascii: "/"))
-        else { return nil }
+        let kind: Kind
+        switch topic.first {
+        case UInt8(ascii: "p"): kind = .pose
+        case UInt8(ascii: "s"): kind = .snapshot
+        case UInt8(ascii: "e"): kind = .event
+        default: return nil
+        }
+        guard let slash = topic.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let start = slash + 1
         let end = topic[start...].firstIndex(of: UInt8(ascii: "/")) ?? topic.count
         guard end > start else { return nil }
         return (kind, start..<end)
     }
-
-    private static let kinds: [UInt8: Kind] = [
-        UInt8(ascii: "p"): .pose, UInt8(ascii: "s"): .snapshot, UInt8(ascii: "e"): .event,
-    ]
 
     /// FNV-1a over `bytes`: the probe's key for a topic or a camera (a few hundred of them: a
     /// collision is out of reach), so that no message makes a `String`.
