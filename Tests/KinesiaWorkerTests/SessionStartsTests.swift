@@ -30,6 +30,30 @@ struct SessionStartsTests {
         #expect(try starts.load(camera: "cam1", sessions: left) == [])
     }
 
+    /// The live loop saves a camera's starts without a device flush (a write and a rename) and
+    /// leaves the flush to the journal's thread: what it saved reads back at once, the flush
+    /// of a camera with no record does nothing, and a flush that cannot be done says where.
+    @Test func startsSavedWithoutAFlushReadBackAndAreFlushedApart() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let sessions = [StreamID(0x1111)]
+        let poses = StreamID(0xABCD)
+        let starts = try SessionStarts(state: state)
+        try starts.save(
+            camera: "cam0", sessions: sessions, segments: [PoseSegment(stream: poses, first: 3)],
+            synced: false)
+        #expect(try starts.load(camera: "cam0", sessions: sessions) == [PoseSegment(stream: poses, first: 3)])
+        let name = SessionStarts.fileName(camera: "cam0", sessions: sessions)
+        #expect(FileManager.default.fileExists(atPath: starts.directory + "/" + name))
+        #expect(!FileManager.default.fileExists(atPath: starts.directory + "/" + name + ".new"))
+        try SessionStarts.sync(in: starts.directory, camera: "cam0", sessions: sessions)
+        try SessionStarts.sync(in: starts.directory, camera: "cam1", sessions: sessions)
+        try FileManager.default.removeItem(atPath: state)
+        #expect(throws: WorkerStateError.self) {
+            try SessionStarts.sync(in: starts.directory, camera: "cam0", sessions: sessions)
+        }
+    }
+
     /// Where the sessions' run began is kept however the segments are pruned (a checkpoint
     /// replaces them with the one it resumes from); a file without it gives its first segment.
     @Test func theRunsFirstPoseOutlivesThePrunedSegments() throws {

@@ -130,6 +130,25 @@ struct SessionStarts {
         }
     }
 
+    /// Forces the record of `camera`'s `sessions` and its name to the device (what
+    /// ``save(camera:sessions:segments:origin:synced:)`` left to the journal's thread); nothing
+    /// when there is no record.
+    /// Static, of the `directory` of a ``SessionStarts``: the journal's thread holds no
+    /// starts (the live thread's `.skipped` descriptors are its own).
+    static func sync(in directory: String, camera: String, sessions: [StreamID]) throws(WorkerStateError) {
+        do {
+            let opened = try PrivateDirectory.open(directory, creating: false)
+            let name = Self.fileName(camera: camera, sessions: sessions)
+            guard try opened.checkEntry(name) != nil else { return }
+            let file = try opened.openFile(name, .read)
+            try file.synchronizeData()
+            try file.close()
+            try opened.descriptor.synchronize()
+        } catch {
+            throw WorkerStateError("cannot sync where \(camera)'s sessions started in \(directory): \(error)")
+        }
+    }
+
     /// A sequence number: a decimal string (every `UInt64`) or, as earlier versions wrote it,
     /// a whole non-negative number; `nil` otherwise.
     private static func sequence(_ value: JSONValue) -> UInt64? {
@@ -173,10 +192,15 @@ struct SessionStarts {
         }
     }
 
-    /// Records `segments` for `camera`'s `sessions`.
+    /// Records `segments` for `camera`'s `sessions`: the file written whole and renamed over
+    /// the last, so a kill leaves one or the other; forced to the device before the rename
+    /// when `synced`. The live loop passes `false` and has the sync run on
+    /// the journal's thread, ahead of the records of what the pose causes (``sync(in:camera:sessions:)``): a camera's first
+    /// pose then costs a write and a rename, not a device flush (64 cameras starting at once
+    /// held the live loop for their 64 flushes, longer than the broker queues poses).
     func save(
         camera: String, sessions: [StreamID], segments: [PoseSegment],
-        origin: (stream: StreamID, sequence: UInt64)? = nil
+        origin: (stream: StreamID, sequence: UInt64)? = nil, synced: Bool = true
     ) throws(WorkerStateError) {
         var json = "{"
         if let origin {
@@ -200,7 +224,7 @@ struct SessionStarts {
             let temporary = name + ".new"
             let file = try opened.openFile(temporary, .write.creating.truncating)
             try file.write(Array(json.utf8), at: 0)
-            try file.synchronizeData()
+            if synced { try file.synchronizeData() }
             try file.close()
             try opened.descriptor.renameEntry(temporary, to: name)
             // The appended holes are in the file now.

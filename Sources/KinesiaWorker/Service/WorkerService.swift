@@ -328,10 +328,22 @@ public struct WorkerService: Sendable {
                     }
                     let history = PoseSegment.history(state!.history[camera] ?? [], extendedBy: segments)
                     state!.history[camera] = history
+                    // Written now (a kill keeps it: it is in the page cache before anything the
+                    // pose causes is published); forced to the device by the journal's thread
+                    // before it writes the records of what the pose causes, so a power cut
+                    // never keeps those without it, and no flush holds the live loop.
+                    let starts = state!.starts
+                    let directory = starts.directory
+                    let streams = state!.streams(camera)
                     do {
-                        try state!.starts.save(
-                            camera: camera, sessions: state!.streams(camera), segments: history,
-                            origin: state!.origins[camera])
+                        try starts.save(
+                            camera: camera, sessions: streams, segments: history,
+                            origin: state!.origins[camera], synced: false)
+                        state!.journal.afterRecordsWritten(label: "starts") {
+                            try SessionStarts.sync(in: directory, camera: camera, sessions: streams)
+                        } failure: { description in
+                            log.error("\(description)")
+                        }
                     } catch {
                         log.error("\(error)")
                     }
