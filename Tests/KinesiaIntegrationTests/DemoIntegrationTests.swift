@@ -91,7 +91,8 @@ struct DemoIntegrationTests {
             let token = login.queryItems?.first(where: { $0.name == "token" })?.value, let port = login.port
         {
             var sessions = ""
-            let shown = await eventually(timeout: .seconds(30)) {
+            // A bound against a hang only: 30 s passed once while the whole test run stalled.
+            let shown = await eventually(timeout: .seconds(90)) {
                 sessions =
                     (try? await Offload.run(
                         "/usr/bin/curl",

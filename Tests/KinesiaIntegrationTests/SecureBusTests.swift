@@ -125,7 +125,9 @@ struct SecureBusTests {
         let controlTopic = try Topic.event(camera: "cam0", session: "control")
         var received: [String] = []
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(30))
+        // A bound against a hang only (the loop ends at the first control message): the suite
+        // once went 30 s without it while the whole test run stalled on a loaded 2-core machine.
+        let deadline = clock.now.advanced(by: .seconds(90))
         while clock.now < deadline, !received.contains(controlTopic.description) {
             if pose {
                 try intruder.publish(Pose(timestamp: 1), on: topic)
