@@ -7,7 +7,7 @@ import KinesiaWire
 /// restarted worker replays (``PoseSegment``), kept in `STATE/starts/<camera>+<first session's
 /// stream id>.json` (one file per worker and camera, so that the workers of one camera, a left
 /// and a right one, never overwrite each other's; 0600, replaced atomically by a rename,
-/// synced) as
+/// synced: by the journal's thread when the live loop saved it) as
 /// `{"segments":[{"first":"0","stream":"<16 hex>","skipped":[["5","9"]]}],"sessions":["<16 hex>",...]}`
 /// (sequence numbers as decimal strings, so that every `UInt64` reads back exactly; plain
 /// numbers of earlier versions are read too; `skipped` holds half-open ranges).
