@@ -133,6 +133,7 @@ struct SessionStarts {
     /// Forces the record of `camera`'s `sessions` and its name to the device (what
     /// ``save(camera:sessions:segments:origin:synced:)`` left to the journal's thread); nothing
     /// when there is no record.
+    ///
     /// Static, of the `directory` of a ``SessionStarts``: the journal's thread holds no
     /// starts (the live thread's `.skipped` descriptors are its own).
     static func sync(in directory: String, camera: String, sessions: [StreamID]) throws(WorkerStateError) {
@@ -194,10 +195,12 @@ struct SessionStarts {
 
     /// Records `segments` for `camera`'s `sessions`: the file written whole and renamed over
     /// the last, so a kill leaves one or the other; forced to the device before the rename
-    /// when `synced`. The live loop passes `false` and has the sync run on
-    /// the journal's thread, ahead of the records of what the pose causes (``sync(in:camera:sessions:)``): a camera's first
-    /// pose then costs a write and a rename, not a device flush (64 cameras starting at once
-    /// held the live loop for their 64 flushes, longer than the broker queues poses).
+    /// when `synced`.
+    ///
+    /// The live loop passes `false` and has ``sync(in:camera:sessions:)`` run on the journal's
+    /// thread, ahead of the records of what the pose causes: a camera's first pose then costs
+    /// a write and a rename, not a device flush (64 cameras starting at once held the live loop
+    /// for their 64 flushes).
     func save(
         camera: String, sessions: [StreamID], segments: [PoseSegment],
         origin: (stream: StreamID, sequence: UInt64)? = nil, synced: Bool = true
