@@ -31,6 +31,28 @@ struct CheckpointIntegrationTests {
         #expect(broker?.counters["replay.refused.notAllowed"] == 0, "\(topology.diagnostics)")
     }
 
+    /// A state directory whose starts file cannot be written (its folder replaced by a file
+    /// once the worker runs): the failure is counted on `health/` and said in the log, and the
+    /// live analysis goes on.
+    @Test func aStartsFileThatCannotBeWrittenIsCountedAndAnalysisGoesOn() async throws {
+        let topology = try Topology()
+        defer { topology.tearDown() }
+        let state = topology.directory + "/state-dir"
+        _ = try await topology.startBroker()
+        let health = try HealthWatch(bus: topology.bus)
+        _ = try await topology.startWorker(
+            "worker", ["--camera", "cam0", "--session", "left=squat:left", "--state", state])
+        try FileManager.default.removeItem(atPath: state + "/starts")
+        #expect(FileManager.default.createFile(atPath: state + "/starts", contents: Data("x".utf8)))
+        _ = try topology.start(
+            "ingest",
+            ["ingest", "--camera", "cam0", "--source", Self.simulation, "--speed", "4", "--no-journal"])
+        let report = await health.wait(for: "worker", timeout: .seconds(60)) {
+            $0.counters["startsErrors", default: 0] >= 1 && $0.counters["events", default: 0] >= 3
+        }
+        #expect(report != nil, "\(topology.diagnostics)")
+    }
+
     /// Kills a journaling worker mid-session, starts it again, and checks that a listener from
     /// the beginning gets `kinesia analyze`'s events; returns the health reports read.
     static func killAndRebuild(_ topology: Topology, credentials: BusCredentials?) async throws -> HealthWatch

@@ -267,9 +267,14 @@ public struct WorkerService: Sendable {
             }
         }
         var checkpointErrors = 0
-        func checkpointFailed(_ description: String) {
-            checkpointErrors += 1
-            if checkpointErrors <= 10 || checkpointErrors % 1000 == 0 { log.error(description) }
+        func checkpointFailed(_ description: String) { countError(description, in: &checkpointErrors) }
+        // The starts file's saves, syncs and appended holes that failed (a rebuild after a kill
+        // may then start its sessions elsewhere than the live run did).
+        var startsErrors = 0
+        func startsFailed(_ description: String) { countError(description, in: &startsErrors) }
+        func countError(_ description: String, in count: inout Int) {
+            count += 1
+            if count <= 10 || count % 1000 == 0 { log.error(description) }
         }
         // Reused for every delivery: a pose that publishes nothing allocates nothing.
         var actions: [WorkerCore.Action] = []
@@ -342,10 +347,10 @@ public struct WorkerService: Sendable {
                         state!.journal.afterRecordsWritten(label: "starts") {
                             try SessionStarts.sync(in: directory, camera: camera, sessions: streams)
                         } failure: { description in
-                            log.error("\(description)")
+                            startsFailed(description)
                         }
                     } catch {
-                        log.error("\(error)")
+                        startsFailed(error.description)
                     }
                     tellResumes()
                     awaitResumeKept()
@@ -358,7 +363,7 @@ public struct WorkerService: Sendable {
                             camera: camera, sessions: state!.streams(camera), stream: stream,
                             sequences: sequences)
                     } catch {
-                        log.error("\(error)")
+                        startsFailed(error.description)
                     }
                     if let index = state?.history[camera]?.lastIndex(where: { $0.stream == stream }),
                         state?.history[camera]?[index].skipped.contains(sequences) == false
@@ -496,6 +501,7 @@ public struct WorkerService: Sendable {
             if state != nil {
                 values["checkpoints"] = state!.journal.completedJobs("checkpoint")
                 values["checkpointErrors"] = checkpointErrors
+                values["startsErrors"] = startsErrors
             }
             if !plans.isEmpty, state != nil { values["resumesNotKept"] = resumesNotKept }
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
