@@ -54,6 +54,45 @@ struct SessionStartsTests {
         }
     }
 
+    /// The holes given up are flushed by one job for all those appended before it starts: the
+    /// first hole asks for a job, the holes after it (of any camera) while it waits do not, a
+    /// hole after the job took them asks again; a file gone meanwhile is passed over, and a
+    /// flush that cannot be done says where.
+    @Test func holesGivenUpAreFlushedByOneJobForAllThatWait() throws {
+        let state = Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let sessions = [StreamID(0x1111)]
+        let poses = StreamID(0xABCD)
+        let starts = try SessionStarts(state: state)
+        let skips = starts.unsyncedSkips
+        try starts.save(
+            camera: "cam0", sessions: sessions, segments: [PoseSegment(stream: poses, first: 0)],
+            synced: false)
+        let name = { (camera: String) in
+            SessionStarts.fileName(camera: camera, sessions: sessions) + ".skipped"
+        }
+        #expect(try starts.appendSkip(camera: "cam0", sessions: sessions, stream: poses, sequences: 5..<7))
+        #expect(
+            !(try starts.appendSkip(camera: "cam0", sessions: sessions, stream: poses, sequences: 9..<10)))
+        #expect(!(try starts.appendSkip(camera: "cam1", sessions: sessions, stream: poses, sequences: 2..<3)))
+        #expect(skips.marked == [name("cam0"), name("cam1")])
+        try skips.flush()
+        #expect(skips.marked.isEmpty)
+        // The lines read back (the flush changed nothing in them).
+        #expect(
+            try starts.load(camera: "cam0", sessions: sessions) == [
+                PoseSegment(stream: poses, first: 0, last: nil, skipped: [5..<7, 9..<10])
+            ])
+        #expect(try starts.appendSkip(camera: "cam1", sessions: sessions, stream: poses, sequences: 4..<5))
+        try FileManager.default.removeItem(atPath: starts.directory + "/" + name("cam1"))
+        try skips.flush()
+        #expect(try starts.appendSkip(camera: "cam0", sessions: sessions, stream: poses, sequences: 11..<12))
+        try FileManager.default.removeItem(atPath: state)
+        #expect(throws: WorkerStateError.self) { try skips.flush() }
+        // A failed flush took the marks: the next hole asks for a job again.
+        #expect(skips.marked.isEmpty)
+    }
+
     /// Where the sessions' run began is kept however the segments are pruned (a checkpoint
     /// replaces them with the one it resumes from); a file without it gives its first segment.
     @Test func theRunsFirstPoseOutlivesThePrunedSegments() throws {

@@ -14,8 +14,9 @@ import KinesiaWire
 ///
 /// The holes the live analysis gives up on are appended, one line `STREAM FROM UPTO` each, to
 /// `STATE/starts/<same name>.skipped` (``appendSkip(camera:sessions:stream:sequences:)``: one
-/// write on a descriptor held open (``SkipFiles``), no rename, as cheap as a journal record; a publisher that leaves holes on purpose
-/// cannot slow the worker down with it); ``load(camera:sessions:)`` merges them and
+/// write on a descriptor held open (``SkipFiles``), no rename, as cheap as a journal record; a
+/// publisher that leaves holes on purpose cannot slow the worker down with it; flushed by the
+/// journal's thread, ``SkipFileSyncs``); ``load(camera:sessions:)`` merges them and
 /// ``save(camera:sessions:segments:)`` folds them in and empties the file.
 ///
 /// `sessions` are the stream ids of the camera's sessions when the segments were recorded: the
@@ -26,10 +27,13 @@ struct SessionStarts {
     let directory: String
     /// The `.skipped` files, held open by the live thread.
     private let skipFiles: SkipFiles
+    /// The `.skipped` files appended to since their last flush (by the journal's thread).
+    let unsyncedSkips: SkipFileSyncs
 
     init(state: String) throws(WorkerStateError) {
         directory = state + "/starts"
         skipFiles = SkipFiles(directory: directory)
+        unsyncedSkips = SkipFileSyncs(directory: directory)
         do {
             try PrivateDirectory.open(directory, creating: true).close()
         } catch {
@@ -179,18 +183,23 @@ struct SessionStarts {
     }
 
     /// Appends that the live analysis gave up on `sequences` of `stream`: written before what
-    /// follows is published, so a kill never loses it; not synced (a power failure can lose the
-    /// last lines, as it can the journal's records of the last fsync interval).
+    /// follows is published, so a kill never loses it; forced to the device by
+    /// ``unsyncedSkips``' ``SkipFileSyncs/flush()``, which the caller has the journal's thread
+    /// run ahead of the records of what follows (so a power cut never keeps those without it).
+    /// - Returns: Whether the caller must queue that flush (none is waiting that would see
+    ///   this line).
+    @discardableResult
     func appendSkip(camera: String, sessions: [StreamID], stream: StreamID, sequences: Range<UInt64>)
-        throws(WorkerStateError)
+        throws(WorkerStateError) -> Bool
     {
         let line = "\(stream) \(sequences.lowerBound) \(sequences.upperBound)\n"
+        let name = Self.fileName(camera: camera, sessions: sessions) + ".skipped"
         do {
-            try skipFiles.append(
-                Array(line.utf8), to: Self.fileName(camera: camera, sessions: sessions) + ".skipped")
+            try skipFiles.append(Array(line.utf8), to: name)
         } catch {
             throw WorkerStateError("cannot record a hole given up for \(camera) in \(directory): \(error)")
         }
+        return unsyncedSkips.mark(name)
     }
 
     /// Records `segments` for `camera`'s `sessions`: the file written whole and renamed over

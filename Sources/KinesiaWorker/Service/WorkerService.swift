@@ -359,9 +359,20 @@ public struct WorkerService: Sendable {
                     // the hole up too.
                     guard holdsLease() else { break }
                     do {
-                        try state?.starts.appendSkip(
-                            camera: camera, sessions: state!.streams(camera), stream: stream,
-                            sequences: sequences)
+                        // Forced to the device by the journal's thread, ahead of the records of
+                        // what the poses after the hole cause; one job for the holes of a batch.
+                        if let state,
+                            try state.starts.appendSkip(
+                                camera: camera, sessions: state.streams(camera), stream: stream,
+                                sequences: sequences)
+                        {
+                            let skips = state.starts.unsyncedSkips
+                            state.journal.afterRecordsWritten(label: "skips") {
+                                try skips.flush()
+                            } failure: { description in
+                                startsFailed(description)
+                            }
+                        }
                     } catch {
                         startsFailed(error.description)
                     }
@@ -502,6 +513,7 @@ public struct WorkerService: Sendable {
                 values["checkpoints"] = state!.journal.completedJobs("checkpoint")
                 values["checkpointErrors"] = checkpointErrors
                 values["startsErrors"] = startsErrors
+                values["holeFlushes"] = state!.journal.completedJobs("skips")
             }
             if !plans.isEmpty, state != nil { values["resumesNotKept"] = resumesNotKept }
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
