@@ -90,7 +90,7 @@ struct BrokerConnectionTests {
             standardError: brokerLog)
         defer { _ = broker.send(SIGKILL) }
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(20))
+        let deadline = clock.now.advanced(by: .seconds(60))
         while !TestProcess.readFile(brokerLog).contains("serving"), clock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -98,7 +98,7 @@ struct BrokerConnectionTests {
 
         // Connected before the flood: the reports still reach the test.
         let health = try HealthWatch(bus: topology.bus)
-        _ = await health.wait(for: "broker", timeout: .seconds(20)) { _ in true }
+        _ = await health.wait(for: "broker", timeout: .seconds(60)) { _ in true }
         // 100 idle connections: more than the broker can hold.
         var flood: [Int32] = []
         defer { for descriptor in flood where descriptor >= 0 { close(descriptor) } }
@@ -131,7 +131,7 @@ struct BrokerConnectionTests {
         // Once the flood is gone, the broker serves again: a worker and an ingest meet.
         for descriptor in flood where descriptor >= 0 { close(descriptor) }
         flood = []
-        let drained = await health.wait(for: "broker", timeout: .seconds(20)) {
+        let drained = await health.wait(for: "broker", timeout: .seconds(60)) {
             $0.counters["connections", default: 99] < 10
         }
         #expect(drained != nil, "\(String(describing: health.latest["broker"]))")

@@ -74,7 +74,7 @@ struct BrokerReplayIntegrationTests {
     /// received within `timeout` until an end or an error.
     static func ask(
         _ topology: Topology, keys: TestKeys, as key: BusKey, _ request: ReplayRequest,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(60)
     ) async throws -> [ReplayReply] {
         let context = try ZMQContext()
         defer { context.terminate() }

@@ -32,7 +32,7 @@ struct BusDirectoryTrustTests {
         defer { topology.tearDown() }
         let (bus, victim) = Self.plantedLink(in: topology, mode: 0o777)
         let broker = try topology.start("broker", ["broker", "--bus", bus], addingBus: false)
-        let status = await broker.waitForExit(timeout: .seconds(10))
+        let status = await broker.waitForExit(timeout: .seconds(60))
         #expect(status == 1, "\(broker.diagnostics)")
         #expect(broker.errorText.contains("cannot use bus directory \(bus)"), "\(broker.diagnostics)")
         #expect(broker.errorText.contains("mode 0777"), "\(broker.diagnostics)")
@@ -45,7 +45,7 @@ struct BusDirectoryTrustTests {
         defer { topology.tearDown() }
         let (bus, victim) = Self.plantedLink(in: topology, mode: 0o700)
         let broker = try topology.start("broker", ["broker", "--bus", bus], addingBus: false)
-        #expect(await broker.waitForExit(timeout: .seconds(10)) == 1, "\(broker.diagnostics)")
+        #expect(await broker.waitForExit(timeout: .seconds(60)) == 1, "\(broker.diagnostics)")
         #expect(broker.errorText.contains("\(bus)/broker.lock is a symbolic link"), "\(broker.diagnostics)")
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
     }
@@ -62,7 +62,7 @@ struct BusDirectoryTrustTests {
         #expect(chown(bus, 65534, 65534) == 0)
         for command in [["broker"], ["status", "--wait", "0.5"]] {
             let process = try topology.start(command[0], command + ["--bus", bus], addingBus: false)
-            #expect(await process.waitForExit(timeout: .seconds(10)) == 1, "\(process.diagnostics)")
+            #expect(await process.waitForExit(timeout: .seconds(60)) == 1, "\(process.diagnostics)")
             #expect(
                 process.errorText.contains("is owned by uid 65534, not by uid 0"), "\(process.diagnostics)")
         }
@@ -77,7 +77,7 @@ struct BusDirectoryTrustTests {
         #expect(mkdir(bus, 0o700) == 0)
         #expect(chmod(bus, 0o1777) == 0)
         let run = try topology.start("status", ["status", "--bus", bus, "--wait", "0.5"], addingBus: false)
-        #expect(await run.waitForExit(timeout: .seconds(10)) == 1)
+        #expect(await run.waitForExit(timeout: .seconds(60)) == 1)
         #expect(run.errorText.contains("cannot use bus directory \(bus)"), "\(run.diagnostics)")
         #expect(run.errorText.contains("mode 01777"), "\(run.diagnostics)")
         #expect(Self.mode(bus) == 0o1777, "status changed the mode of an existing directory")
@@ -93,7 +93,7 @@ struct BusDirectoryTrustTests {
         #expect(unlink(topology.bus + "/broker.lock") == 0)
 
         let second = try topology.start("second", ["broker"])
-        #expect(await second.waitForExit(timeout: .seconds(10)) == 1, "\(second.diagnostics)")
+        #expect(await second.waitForExit(timeout: .seconds(60)) == 1, "\(second.diagnostics)")
         #expect(
             second.errorText.contains("another broker already serves \(topology.bus)"),
             "\(second.diagnostics)")

@@ -134,7 +134,7 @@ final class HealthWatch {
     /// the cooperative pool (one thread per core), and a thread blocked here for seconds holds
     /// up every other test.
     func wait(
-        for process: String, timeout: Duration = .seconds(20), until condition: (HealthReport) -> Bool
+        for process: String, timeout: Duration = .seconds(60), until condition: (HealthReport) -> Bool
     ) async -> HealthReport? {
         if let report = latest[process], condition(report) { return report }
         let clock = ContinuousClock()

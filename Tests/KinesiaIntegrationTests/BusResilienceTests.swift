@@ -145,7 +145,7 @@ struct BusResilienceTests {
         defer { injector.close() }
         try injector.connect("ipc://\(topology.bus)/pub.sock")
         var subscribed = false
-        while !subscribed, let frames = try injector.receive(timeout: .seconds(10)) {
+        while !subscribed, let frames = try injector.receive(timeout: .seconds(60)) {
             subscribed = frames.first == [1] + Array("pose/cam0/".utf8)
         }
         #expect(subscribed, "no subscription to pose/cam0/ reached the injector")
@@ -184,7 +184,7 @@ struct BusResilienceTests {
         let injector = try ZMQSocket(.xpub, context: context, linger: .seconds(1))
         defer { injector.close() }
         try injector.connect("ipc://\(topology.bus)/pub.sock")
-        let subscription = try injector.receive(timeout: .seconds(10))
+        let subscription = try injector.receive(timeout: .seconds(60))
         #expect(subscription?.first == [1] + Array("event/".utf8))
 
         let topic = try Topic.event(camera: "cam0", session: "left")

@@ -42,7 +42,7 @@ final class Topology: @unchecked Sendable {
     /// Starts a broker and waits until it serves.
     func startBroker(_ name: String = "broker") async throws -> KinesiaProcess {
         let broker = try start(name, ["broker"])
-        let ready = await broker.waitForError(containing: "serving")
+        let ready = await broker.waitForError(containing: "serving", timeout: .seconds(60))
         #expect(ready, "\(broker.diagnostics)")
         return broker
     }
@@ -50,7 +50,7 @@ final class Topology: @unchecked Sendable {
     /// Starts a listener and waits until it is connected to the broker.
     func startListener(_ name: String, _ arguments: [String]) async throws -> KinesiaProcess {
         let listener = try start(name, ["listen"] + arguments)
-        let ready = await listener.waitForError(containing: "listening to")
+        let ready = await listener.waitForError(containing: "listening to", timeout: .seconds(60))
         #expect(ready, "\(listener.diagnostics)")
         return listener
     }
@@ -58,7 +58,7 @@ final class Topology: @unchecked Sendable {
     /// Starts a worker and waits until it hosts its sessions.
     func startWorker(_ name: String, _ arguments: [String]) async throws -> KinesiaProcess {
         let worker = try start(name, ["worker", "--name", name] + arguments)
-        let ready = await worker.waitForError(containing: "hosting")
+        let ready = await worker.waitForError(containing: "hosting", timeout: .seconds(60))
         #expect(ready, "\(worker.diagnostics)")
         return worker
     }

@@ -96,7 +96,7 @@ struct CheckpointIntegrationTests {
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
         #expect(received == expected, "one stream, every event once, as analyze finds them")
         // Rebuilt from the checkpoint: fewer poses replayed than the first worker had analysed.
-        let report = await health.wait(for: "worker", timeout: .seconds(20)) { $0.pid == Int(second.pid) }
+        let report = await health.wait(for: "worker", timeout: .seconds(60)) { $0.pid == Int(second.pid) }
         let replayed = report?.counters["posesReplayed"] ?? .max
         #expect(
             replayed < analysedBeforeTheKill,

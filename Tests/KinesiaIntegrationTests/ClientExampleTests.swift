@@ -47,7 +47,7 @@ struct ClientExampleTests {
             }
             // The broker's own health report came through the broker: the consumer's
             // subscriptions are there, and a worker that connects now receives them.
-            let subscribed = await waitUntil(timeout: .seconds(20)) {
+            let subscribed = await waitUntil(timeout: .seconds(60)) {
                 shown.all.contains { $0.hasPrefix("broker: up") }
             }
             #expect(subscribed, "no health report of the broker: \(shown.all)")

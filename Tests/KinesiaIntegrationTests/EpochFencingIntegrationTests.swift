@@ -29,7 +29,7 @@ struct EpochFencingIntegrationTests {
         let subscriber = try BusSubscriber(context: context, bus: bus, prefixes: [.kind(.event)])
         defer { subscriber.close() }
         try subscriber.subscribe(text: "health/broker/")
-        let publisher = try BusPublisher(context: context, bus: bus, connectionTimeout: .seconds(5))
+        let publisher = try BusPublisher(context: context, bus: bus, connectionTimeout: .seconds(60))
         defer { publisher.close() }
         let topic = try Topic.event(camera: "cam0", session: "left")
         func event(_ t: Double) -> String { #"{"type":"holdStarted","t":\#(t)}"# }
@@ -49,7 +49,7 @@ struct EpochFencingIntegrationTests {
         // The session's holder at epoch 5, until every reader has joined (slow joiners).
         publisher.epoch = 5
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(20))
+        let deadline = clock.now.advanced(by: .seconds(90))
         var t = 0.0
         while clock.now < deadline, example.isRunning {
             t += 1
@@ -77,7 +77,7 @@ struct EpochFencingIntegrationTests {
         publisher.epoch = nil
         try publisher.publish(json: event(1001.5), kind: .event, on: topic)
 
-        let seen = await waitUntil(timeout: .seconds(10)) {
+        let seen = await waitUntil(timeout: .seconds(60)) {
             (try? read()) != nil && received.last == event(1001.5)
                 && brokerCounters["refused.staleEpoch"] == 1
                 && listener.output.contains("1001.5") && TestProcess.readFile(output).contains("1001.5")

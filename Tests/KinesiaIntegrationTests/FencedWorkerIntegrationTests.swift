@@ -34,7 +34,7 @@ struct FencedWorkerIntegrationTests {
         try await Task.sleep(for: .seconds(3))
         first.signal(SIGCONT)
         #expect(
-            await first.waitForError(containing: "lease lapsed", timeout: .seconds(10)),
+            await first.waitForError(containing: "lease lapsed", timeout: .seconds(60)),
             "\(first.diagnostics)")
         #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
@@ -46,7 +46,7 @@ struct FencedWorkerIntegrationTests {
         // The session's messages carried their epoch to the broker, which took it off (the
         // listener above read two frames); w1 sent nothing stale for it to refuse.
         let health = try await topology.startListener("broker-health", ["health/broker/"])
-        #expect(await health.waitForOutputLines(1, timeout: .seconds(5)), "\(health.diagnostics)")
+        #expect(await health.waitForOutputLines(1, timeout: .seconds(60)), "\(health.diagnostics)")
         let counters = health.outputLines.first?.split(separator: " ") ?? []
         let epochs = counters.first { $0.hasPrefix("epochs=") }.flatMap { Int($0.dropFirst("epochs=".count)) }
         #expect((epochs ?? 0) > 0, "\(health.output)")
@@ -70,7 +70,7 @@ struct FencedWorkerIntegrationTests {
             await coordinator.waitForError(containing: "a report as worker w1 refused"),
             "\(coordinator.diagnostics)")
         #expect(
-            await impostor.waitForError(containing: "no lease granted for 5 s", timeout: .seconds(10)),
+            await impostor.waitForError(containing: "no lease granted for 5 s", timeout: .seconds(60)),
             "\(impostor.diagnostics)")
         #expect(!impostor.errorText.contains("hosting cam0/left"), "\(impostor.diagnostics)")
         #expect(!first.errorText.contains("lease lapsed"), "\(first.diagnostics)")
@@ -78,7 +78,7 @@ struct FencedWorkerIntegrationTests {
         first.signal(SIGKILL)
         _ = await first.waitForExit()
         #expect(
-            await impostor.waitForError(containing: "hosting cam0/left=squat:left", timeout: .seconds(15)),
+            await impostor.waitForError(containing: "hosting cam0/left=squat:left", timeout: .seconds(60)),
             "\(impostor.diagnostics)\n\(coordinator.diagnostics)")
     }
 }

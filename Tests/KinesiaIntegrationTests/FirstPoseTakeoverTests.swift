@@ -42,11 +42,11 @@ struct FirstPoseTakeoverTests {
         defer { ingest.signal(SIGTERM) }
         #expect(
             await coordinator.waitForError(
-                containing: "cam0/left (run 1) goes to worker w2", timeout: .seconds(10)),
+                containing: "cam0/left (run 1) goes to worker w2", timeout: .seconds(60)),
             "\(coordinator.diagnostics)")
         #expect(
             await second.waitForError(
-                containing: "it begins at the first pose of the camera's stream", timeout: .seconds(10)),
+                containing: "it begins at the first pose of the camera's stream", timeout: .seconds(60)),
             "\(second.diagnostics)")
         #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []

@@ -60,7 +60,7 @@ struct HapticIntegrationTests {
         var first: Wearable? = try Wearable()
         try Self.plug(link, into: first!.terminal.path)
         #expect(
-            try await first!.waitFor("HELLO kinesia-haptic 1\n", timeout: .seconds(15)),
+            try await first!.waitFor("HELLO kinesia-haptic 1\n", timeout: .seconds(60)),
             "\(haptic.diagnostics)")
         _ = try await topology.startWorker("worker", ["--camera", "cam0", "--session", "left=squat:left"])
         _ = try topology.start(
@@ -81,7 +81,7 @@ struct HapticIntegrationTests {
         let second = try Wearable()
         try Self.plug(link, into: second.terminal.path)
         #expect(
-            try await second.waitFor("HELLO kinesia-haptic 1\n", timeout: .seconds(15)),
+            try await second.waitFor("HELLO kinesia-haptic 1\n", timeout: .seconds(60)),
             "\(haptic.diagnostics)")
         #expect(try await second.waitFor("PULSE ", timeout: .seconds(60)), "\(haptic.diagnostics)")
 
@@ -93,8 +93,8 @@ struct HapticIntegrationTests {
         #expect(ready["deviceOpens"] == 2 && ready["deviceErrors"] == 1)
         #expect((ready["played"] ?? 0) > 0 && (ready["events"] ?? 0) > 0 && (ready["lost"] ?? 0) >= 1)
         haptic.signal(SIGTERM)
-        #expect(await haptic.waitForExit(timeout: .seconds(20)) == 0, "\(haptic.diagnostics)")
+        #expect(await haptic.waitForExit(timeout: .seconds(60)) == 0, "\(haptic.diagnostics)")
         // A clean stop tells the wearable to stop.
-        #expect(try await second.waitFor("STOP\n", timeout: .seconds(5)))
+        #expect(try await second.waitFor("STOP\n", timeout: .seconds(60)))
     }
 }

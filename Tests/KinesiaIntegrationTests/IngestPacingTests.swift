@@ -25,7 +25,7 @@ struct IngestPacingTests {
             subscriber = try BusSubscriber(
                 context: context, bus: try BusAddress(parsing: bus),
                 prefixes: [try .poses(camera: camera), .kind(.health)])
-            _ = try subscriber.waitForConnection(timeout: .seconds(10))
+            _ = try subscriber.waitForConnection(timeout: .seconds(60))
         }
 
         deinit {

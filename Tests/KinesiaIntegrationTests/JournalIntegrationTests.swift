@@ -58,7 +58,7 @@ struct JournalIntegrationTests {
         // The worker journals its events before publishing them: the same lines as analyze's.
         let events = expected.split(separator: "\n").dropLast().filter { !$0.contains("\"frame\"") }.map(
             String.init)
-        let done = await waitUntil(timeout: .seconds(20)) {
+        let done = await waitUntil(timeout: .seconds(60)) {
             (try? streams(state).first { $0.topic.kind == .event }).flatMap { stream in
                 (try? journaledEvents(state, stream: stream))?.count
             } == events.count
@@ -141,7 +141,7 @@ struct JournalIntegrationTests {
         // The restarted worker's report may not be out yet on a loaded machine: ask again.
         var status = try topology.start("status", ["status", "--wait", "2.5"])
         for attempt in 1...5 {
-            #expect(await status.waitForExit(timeout: .seconds(20)) == 0, "\(status.diagnostics)")
+            #expect(await status.waitForExit(timeout: .seconds(60)) == 0, "\(status.diagnostics)")
             if status.output.contains("journalRecovered 1") || attempt == 5 { break }
             status = try topology.start("status-\(attempt)", ["status", "--wait", "2.5"])
         }

@@ -38,7 +38,7 @@ struct LiveHoleIntegrationTests {
         let context = try ZMQContext()
         defer { context.terminate() }
         let publisher = try BusPublisher(
-            context: context, bus: try BusAddress(parsing: topology.bus), connectionTimeout: .seconds(5))
+            context: context, bus: try BusAddress(parsing: topology.bus), connectionTimeout: .seconds(60))
         defer { publisher.close() }
         let topic = try Topic.pose(camera: "cam0")
         try await Task.sleep(for: .milliseconds(500))  // the worker's subscription reaches the broker
@@ -48,7 +48,7 @@ struct LiveHoleIntegrationTests {
             _ = try publisher.publish(pose, on: topic)
             if index % 20 == 0 { try await Task.sleep(for: .milliseconds(10)) }  // about 2,000 poses/s
         }
-        let report = await health.wait(for: "worker", timeout: .seconds(20)) {
+        let report = await health.wait(for: "worker", timeout: .seconds(60)) {
             $0.counters["poses"] == sentPoses.count
         }
         #expect(
@@ -62,7 +62,7 @@ struct LiveHoleIntegrationTests {
         // The holes given up were forced to the device by the journal's thread, one flush for
         // those of a batch (never one a hole more).
         #expect((1...(skipped.count / 5)).contains(counters["holeFlushes"] ?? 0), "\(counters)")
-        #expect(await listener.waitForExit(timeout: .seconds(20)) == 0, "\(topology.diagnostics)")
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/s/"] ?? []
         #expect(received == expected, "the events of exactly the poses that arrived")
         #expect(worker.isRunning)
@@ -117,7 +117,7 @@ struct LiveHoleIntegrationTests {
         let listener = try await topology.startListener(
             "listen",
             ["event/cam0/", "--from", "beginning", "--format", "json", "--count", String(expected.count)])
-        #expect(await listener.waitForExit(timeout: .seconds(20)) == 0, "\(listener.diagnostics)")
+        #expect(await listener.waitForExit(timeout: .seconds(60)) == 0, "\(listener.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/s/"] ?? []
         #expect(received == expected, "the events of every pose, the tail included")
     }

@@ -33,10 +33,10 @@ struct NamespaceHostTests {
         let sleeper = try TestProcess(
             executable: launcher[0], arguments: Array(launcher.dropFirst()) + ["/bin/sleep", "600"],
             environment: [:])
-        #expect(await waitUntil(timeout: .seconds(5)) { !network.processes(on: "a").isEmpty })
+        #expect(await waitUntil(timeout: .seconds(60)) { !network.processes(on: "a").isEmpty })
 
         #expect(network.tearDown() == [])
-        #expect(await sleeper.waitForExit(timeout: .seconds(5)) == 128 + SIGKILL)
+        #expect(await sleeper.waitForExit(timeout: .seconds(60)) == 128 + SIGKILL)
         #expect(Set(NamespaceNetwork.existingNamespaces()).isDisjoint(with: names))
         #expect(network.tearDown() == [], "a second teardown is harmless")
     }
@@ -58,14 +58,14 @@ struct NamespaceHostTests {
         guard let live = makeNetwork(hub: "broker", hosts: []) else { return }
         defer { live.tearDown() }
         #expect(
-            await waitUntil(timeout: .seconds(5)) {
+            await waitUntil(timeout: .seconds(60)) {
                 (try? TestProcess.run(ip, ["netns", "pids", stale], environment: [:]).output.isEmpty) == false
             })
 
         let swept = NamespaceNetwork.sweepStaleNamespaces()
         #expect(swept.contains(stale))
         #expect(!swept.contains(live.hub.namespace))
-        #expect(await orphan.waitForExit(timeout: .seconds(5)) == 128 + SIGKILL)
+        #expect(await orphan.waitForExit(timeout: .seconds(60)) == 128 + SIGKILL)
         let remaining = NamespaceNetwork.existingNamespaces()
         #expect(!remaining.contains(stale))
         #expect(remaining.contains(live.hub.namespace))
@@ -154,7 +154,7 @@ struct NamespaceHostTests {
         #expect(ListenedLine.byTopic(late.outputLines) == run.expected, "\(deployment.diagnostics)")
         #expect(!late.errorText.contains("cannot be had"), "\(late.diagnostics)")
         #expect(
-            await waitUntil(timeout: .seconds(10)) {
+            await waitUntil(timeout: .seconds(60)) {
                 (deployment.brokerCounter("replay.entries") ?? 0) >= total
             },
             "\(deployment.diagnostics)")
@@ -178,7 +178,7 @@ struct NamespaceHostTests {
         let run = try await deployment.runPipeline()
         #expect(run.received == run.expected, "\(deployment.diagnostics)")
         #expect(
-            await waitUntil(timeout: .seconds(10)) {
+            await waitUntil(timeout: .seconds(60)) {
                 (deployment.brokerCounter("refused.unknownKey") ?? 0) >= 1
             },
             "\(deployment.diagnostics)")
@@ -215,7 +215,7 @@ struct NamespaceHostTests {
             standardOutput: deployment.directory + "/no-client-key.out",
             standardError: deployment.directory + "/no-client-key.out")
         let output = { TestProcess.readFile(deployment.directory + "/no-client-key.out") }
-        #expect(await waitUntil(timeout: .seconds(10)) { output().contains("subscribed") }, "\(output())")
+        #expect(await waitUntil(timeout: .seconds(60)) { output().contains("subscribed") }, "\(output())")
         // Nor does a kinesia client without any key (the NULL mechanism, --insecure).
         let plain = try deployment.start(
             "listen-insecure", on: "intruder", ["listen", "--format", "json"], flags: ["--insecure"])
@@ -224,7 +224,7 @@ struct NamespaceHostTests {
         python.send(SIGTERM)
         // It stops on SIGTERM (through `ip netns exec` and `timeout`, whose own status may vary
         // with who gets the signal first); what matters is what it printed: nothing received.
-        #expect(await python.waitForExit(timeout: .seconds(20)) != nil, "\(output())")
+        #expect(await python.waitForExit(timeout: .seconds(60)) != nil, "\(output())")
         #expect(output().contains("received 0 messages"), "\(output())")
         #expect(plain.isRunning, "\(plain.diagnostics)")
         #expect(plain.output == "", "a client without keys received messages")
@@ -249,7 +249,7 @@ struct NamespaceHostTests {
         let ingest = try deployment.startIngest()
         #expect(await ingest.waitForExit(timeout: .seconds(60)) == 0, "\(ingest.diagnostics)")
         #expect(
-            await waitUntil(timeout: .seconds(15)) {
+            await waitUntil(timeout: .seconds(60)) {
                 (deployment.brokerCounter("dropped.consumer.event") ?? 0) >= 1
                     && (deployment.brokerCounter("dropped.consumer.snapshot") ?? 0) >= 1
             }, "\(deployment.diagnostics)")
@@ -270,7 +270,7 @@ struct NamespaceHostTests {
             key: "worker-as-ingest")
         #expect(await rogue.waitForExit(timeout: .seconds(60)) == 0, "\(rogue.diagnostics)")
         #expect(
-            await waitUntil(timeout: .seconds(15)) {
+            await waitUntil(timeout: .seconds(60)) {
                 (deployment.brokerCounter("dropped.worker.pose") ?? 0) >= 1
             },
             "\(deployment.diagnostics)")

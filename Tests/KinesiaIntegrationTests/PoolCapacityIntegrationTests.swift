@@ -28,7 +28,7 @@ struct PoolCapacityIntegrationTests {
         #expect(await worker.waitForError(containing: "hosting cam0/left"), "\(worker.diagnostics)")
         let health = try await topology.startListener(
             "health", ["health/w1/", "--format", "json", "--count", "5"])
-        #expect(await health.waitForExit(timeout: .seconds(20)) == 0, "\(health.diagnostics)")
+        #expect(await health.waitForExit(timeout: .seconds(60)) == 0, "\(health.diagnostics)")
         let last = health.outputLines.last ?? ""
         let capacity = Self.counter("capacity", in: last)
         #expect(Self.counter("capacityCeiling", in: last) == 1024, "\(last)")

@@ -67,16 +67,16 @@ struct PoolRebalanceIntegrationTests {
             "w2", ["worker", "--pool", "default", "--name", "w2", "--state", state])
         for key in ["cam0/left", "cam0/right"] {
             #expect(
-                await coordinator.waitForError(containing: "\(key) (run", timeout: .seconds(20))
+                await coordinator.waitForError(containing: "\(key) (run", timeout: .seconds(90))
                     && coordinator.errorText.contains("moves from worker w1 to worker w2"),
                 "\(coordinator.diagnostics)")
             #expect(
-                await second.waitForError(containing: "hosting \(key)=squat", timeout: .seconds(20)),
+                await second.waitForError(containing: "hosting \(key)=squat", timeout: .seconds(60)),
                 "\(second.diagnostics)\n\(first.diagnostics)")
         }
         #expect(
             await coordinator.waitForError(
-                containing: "cam0/right (run 2) moved to worker w2", timeout: .seconds(20)),
+                containing: "cam0/right (run 2) moved to worker w2", timeout: .seconds(60)),
             "\(coordinator.diagnostics)")
         #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)

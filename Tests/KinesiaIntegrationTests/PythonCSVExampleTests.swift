@@ -171,7 +171,7 @@ struct PythonCSVExampleTests {
             #expect(grew, "\(Self.errors("crashing-\(run - 1)", in: topology))\n\(topology.diagnostics)")
             killedAt.append(rows(crashingOut))
             _ = crashing.send(SIGKILL)
-            #expect(await crashing.waitForExit(timeout: .seconds(10)) != nil)
+            #expect(await crashing.waitForExit(timeout: .seconds(60)) != nil)
             crashing = try Self.start("crashing-\(run)", out: crashingOut, in: topology)
         }
         defer { if crashing.isRunning { _ = crashing.send(SIGKILL) } }
@@ -239,8 +239,8 @@ struct PythonCSVExampleTests {
         try await Task.sleep(for: .seconds(1))  // nothing more may come
         _ = steady.send(SIGTERM)
         _ = crashing.send(SIGTERM)
-        #expect(await steady.waitForExit(timeout: .seconds(10)) == 0)
-        #expect(await crashing.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(await steady.waitForExit(timeout: .seconds(60)) == 0)
+        #expect(await crashing.waitForExit(timeout: .seconds(60)) == 0)
         let steadyErrors = Self.errors("steady", in: topology)
         #expect(!steadyErrors.contains("Traceback") && !steadyErrors.contains("skipped"), "\(steadyErrors)")
         #expect(steadyErrors.contains("counters ") && !steadyErrors.contains("lost"), "\(steadyErrors)")
@@ -335,7 +335,7 @@ struct PythonCSVExampleTests {
             errors.contains("refused: \(out)/cam0-right.csv: its header is not events_to_csv's"), "\(errors)")
         #expect(TestProcess.readFile(out + "/cam0-right.csv") == foreign)
         _ = consumer.send(SIGTERM)
-        #expect(await consumer.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(await consumer.waitForExit(timeout: .seconds(60)) == 0)
         let counters = Self.errors("bad-1", in: topology).split(separator: "\n").last ?? ""
         #expect(counters.contains("rows=2") && counters.contains("exactlyOnce.lost=2"), "\(counters)")
         #expect(counters.contains("refused=1") && counters.contains("refusedEvents=1"), "\(counters)")
@@ -364,7 +364,7 @@ struct PythonCSVExampleTests {
         #expect(TestProcess.readFile(left).hasPrefix(complete))
         #expect(Self.errors("bad-2", in: topology).contains("cut a torn last row (28 bytes)"))
         _ = consumer.send(SIGTERM)
-        #expect(await consumer.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(await consumer.waitForExit(timeout: .seconds(60)) == 0)
     }
 
     /// Over TCP with CURVE: with a consumer key the broker allows, the files hold the events of
@@ -376,7 +376,7 @@ struct PythonCSVExampleTests {
         defer { topology.tearDown() }
         _ = try await topology.startBroker()
         let refused = try Self.start("nokey", out: topology.directory + "/nokey", in: topology)
-        #expect(await refused.waitForExit(timeout: .seconds(10)) == 1)
+        #expect(await refused.waitForExit(timeout: .seconds(60)) == 1)
         #expect(
             Self.errors("nokey", in: topology).contains(
                 "a TCP bus needs --key FILE.key and --server-key FILE.pub, or --insecure"))
@@ -426,7 +426,7 @@ struct PythonCSVExampleTests {
                 .isEmpty)
         #expect(!Self.errors("stranger", in: topology).contains("connected to"))
         _ = allowed.send(SIGTERM)
-        #expect(await allowed.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(await allowed.waitForExit(timeout: .seconds(60)) == 0)
         let errors = Self.errors("allowed", in: topology)
         #expect(
             !errors.contains("lost") && !errors.contains("Traceback") && !errors.contains("refused"),
@@ -463,7 +463,7 @@ struct PythonCSVExampleTests {
         let stream = try #require(rows.first?.first)
         #expect(rows == (try Self.expectedRows(right, stream: stream)))
         _ = late.send(SIGTERM)
-        #expect(await late.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(await late.waitForExit(timeout: .seconds(60)) == 0)
         let errors = Self.errors("late", in: topology)
         #expect(!errors.contains("lost") && !errors.contains("Traceback"), "\(errors)")
         let broker = await health.wait(for: "broker") {

@@ -136,7 +136,7 @@ struct PythonExampleTests {
 
         example.send(SIGTERM)
         #expect(
-            await example.waitForExit(timeout: .seconds(10)) == 0, "\(reported().joined(separator: "\n"))")
+            await example.waitForExit(timeout: .seconds(60)) == 0, "\(reported().joined(separator: "\n"))")
         #expect(reported().last?.hasPrefix("delivered ") == true, "\(reported().joined(separator: "\n"))")
     }
 }

@@ -81,7 +81,7 @@ struct ReplayIntegrationTests {
         // From now: nothing of the past is printed.
         let now = try await topology.startListener(
             "now", ["event/", "--from", "now", "--format", "json", "--idle", "3"])
-        #expect(await now.waitForExit(timeout: .seconds(20)) == 0, "\(now.diagnostics)")
+        #expect(await now.waitForExit(timeout: .seconds(60)) == 0, "\(now.diagnostics)")
         #expect(now.outputLines.isEmpty)
     }
 
@@ -238,7 +238,7 @@ struct ReplayIntegrationTests {
         #expect(all, "\(TestProcess.readFile(errors))")
         try await Task.sleep(for: .seconds(2))  // nothing more may come
         example.send(SIGTERM)
-        _ = await example.waitForExit(timeout: .seconds(5))
+        _ = await example.waitForExit(timeout: .seconds(60))
         var received: [String: [String]] = [:]
         var sequences: [String: [UInt64]] = [:]
         for line in printed() {
@@ -271,7 +271,7 @@ struct ReplayIntegrationTests {
         defer { if again.isRunning { again.send(SIGKILL) } }
         try await Task.sleep(for: .seconds(4))
         again.send(SIGTERM)
-        #expect(await again.waitForExit(timeout: .seconds(5)) == 0, "\(TestProcess.readFile(errors + ".2"))")
+        #expect(await again.waitForExit(timeout: .seconds(60)) == 0, "\(TestProcess.readFile(errors + ".2"))")
         #expect(TestProcess.readFile(output + ".2") == "", "printed again after its cursor")
     }
 }

@@ -113,14 +113,14 @@ struct SecureBusTests {
             context: context, bus: try address(topology, keys.credentials(keys.consumer)),
             prefixes: [.everything])
         defer { subscriber.close() }
-        #expect(try subscriber.waitForConnection(timeout: .seconds(15)))
+        #expect(try subscriber.waitForConnection(timeout: .seconds(60)))
         let control = try BusPublisher(
             context: context, bus: try address(topology, keys.credentials(keys.worker)),
-            connectionTimeout: .seconds(15))
+            connectionTimeout: .seconds(60))
         defer { control.close() }
         let intruder = try BusPublisher(
             context: context, bus: try address(topology, keys.credentials(key)),
-            connectionTimeout: .seconds(15))
+            connectionTimeout: .seconds(60))
         defer { intruder.close() }
         let controlTopic = try Topic.event(camera: "cam0", session: "control")
         var received: [String] = []
@@ -257,7 +257,7 @@ struct SecureBusTests {
         }
         #expect(received > 0, "\(broker.diagnostics)")
         let health = try HealthWatch(bus: topology.bus, credentials: keys.credentials(keys.consumer))
-        let report = await health.wait(for: "broker", timeout: .seconds(10)) {
+        let report = await health.wait(for: "broker", timeout: .seconds(60)) {
             $0.counters["admitted.consumer", default: 0] > 0
         }
         #expect(report?.counters["allowed.skipped"] == 1, "\(broker.diagnostics)")

@@ -77,7 +77,7 @@ struct SiteOfBoxesTests {
             #expect(
                 await coordinator.waitForError(
                     containing: "cam0/\(side) (run \(side == "left" ? 1 : 2)) goes to worker wb",
-                    timeout: .seconds(15)),
+                    timeout: .seconds(60)),
                 "\(coordinator.diagnostics)")
         }
         #expect(
@@ -90,7 +90,7 @@ struct SiteOfBoxesTests {
         // The other box had the camera's poses again through the broker's replay port (the
         // boxes share no socket and no directory).
         #expect(
-            await waitUntil(timeout: .seconds(10)) { (site.brokerCounter("replay.entries") ?? 0) > 0 },
+            await waitUntil(timeout: .seconds(60)) { (site.brokerCounter("replay.entries") ?? 0) > 0 },
             "\(site.diagnostics)")
     }
 }

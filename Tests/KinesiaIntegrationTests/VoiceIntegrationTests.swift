@@ -69,7 +69,7 @@ struct VoiceIntegrationTests {
         // Every event reached the voice (its log names the last one's time), then it stops and
         // decides what still waited.
         var size = -1
-        _ = await waitUntil(timeout: .seconds(20)) {
+        _ = await waitUntil(timeout: .seconds(60)) {
             let now =
                 (try? FileManager.default.attributesOfItem(atPath: output + "/utterances.jsonl")[.size]
                     as? Int) ?? 0
@@ -78,7 +78,7 @@ struct VoiceIntegrationTests {
         }
         try await Task.sleep(for: .seconds(2))
         voice.signal(SIGTERM)
-        #expect(await voice.waitForExit(timeout: .seconds(20)) == 0, "\(voice.diagnostics)")
+        #expect(await voice.waitForExit(timeout: .seconds(60)) == 0, "\(voice.diagnostics)")
 
         let said = try Self.utterances(in: output)
         #expect(!said.isEmpty)

@@ -88,7 +88,7 @@ struct WatchIntegrationTests {
         let directory = try ConsumerTestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try await ConsumerTestPaths.run(
-            ["watch", "--bus", directory.path, "--idle", "1"], timeout: .seconds(20))
+            ["watch", "--bus", directory.path, "--idle", "1"], timeout: .seconds(60))
         #expect(run.status == 0)
         #expect(run.output.contains("waiting for messages on the bus..."))
     }

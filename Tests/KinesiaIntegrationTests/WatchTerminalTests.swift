@@ -201,14 +201,14 @@ struct WatchTerminalTests {
         let frameBlocked = await waitUntil(timeout: .seconds(60)) { Self.isWriting(watch, to: 1) }
         #expect(frameBlocked, "watch never blocked on the stalled terminal")
         kill(watch, SIGINT)
-        let logBlocked = await waitUntil(timeout: .seconds(20)) { Self.isWriting(watch, to: 2) }
+        let logBlocked = await waitUntil(timeout: .seconds(60)) { Self.isWriting(watch, to: 2) }
         #expect(logBlocked, "watch did not start to stop")
         // (On a loaded machine the blocked write may still complete, and watch end gracefully
         // before the second Control-C: then there is nothing to end at once, and the cursor
         // must have been shown again all the same.)
         kill(watch, SIGINT)
         kill(tmuxServer, SIGCONT)
-        let promptBack = await waitUntil(timeout: .seconds(20)) {
+        let promptBack = await waitUntil(timeout: .seconds(60)) {
             let lines = ((try? server.screen("watch")) ?? []).filter { !$0.isEmpty }
             return lines.last.map { $0.hasPrefix(Self.promptShown) } ?? false
         }

@@ -98,7 +98,7 @@ struct WebIntegrationTests {
 
         // The metrics: the session's reps, and every process of the site by name and role.
         var metrics = ""
-        let reported = await eventually(timeout: .seconds(20)) {
+        let reported = await eventually(timeout: .seconds(60)) {
             metrics = Self.body(
                 (try? await Self.curl(["-H", "Authorization: Bearer \(token)", base + "/metrics"])) ?? "")
             return metrics.contains("{process=\"broker\",role=\"broker\"}")
@@ -337,14 +337,14 @@ struct WebEventStreamTests {
             return events.count >= 3 && (scope == "session" || Set(events.map(\.session)).count == 2)
         }
         _ = listening.send(SIGTERM)
-        _ = await listening.waitForExit(timeout: .seconds(20))
+        _ = await listening.waitForExit(timeout: .seconds(60))
         let before = Self.events(TestProcess.readFile(first))
         #expect(enough, "\(TestProcess.readFile(first))")
         let last = try #require(before.last, "no event:\n\(TestProcess.readFile(first))")
 
         // The gateway dies and comes back (another port); the client resumes after its last id.
         web.signal(SIGKILL)
-        _ = await web.waitForExit(timeout: .seconds(10))
+        _ = await web.waitForExit(timeout: .seconds(60))
         web = try Self.start(
             "web2", ["web", "--bus", bus, "--listen", "127.0.0.1:0", "--tokens", tokens], in: path)
         processes.append(web)
@@ -374,7 +374,7 @@ struct WebEventStreamTests {
         }
         try await Task.sleep(for: .seconds(1))
         _ = resumed.send(SIGTERM)
-        _ = await resumed.waitForExit(timeout: .seconds(20))
+        _ = await resumed.waitForExit(timeout: .seconds(60))
         let after = Self.events(TestProcess.readFile(second))
 
         // Together, per session: a run of analyze's events from the first one the client saw
@@ -491,7 +491,7 @@ struct WebControlTests {
         let expected = try await ConsumerTestPaths.analyze(
             "sim:squat,seed=3,reps=2", exercise: "squat", side: "left")
         var runs = ""
-        let recorded = await eventually(timeout: .seconds(20)) {
+        let recorded = await eventually(timeout: .seconds(60)) {
             runs =
                 (try? await Offload.run(
                     "/usr/bin/curl",
@@ -696,7 +696,7 @@ struct WebLoadTests {
 
         // Counted on health/: the streams opened, the one refused, the 20 stalled requests.
         var metrics = ""
-        let counted = await eventually(timeout: .seconds(10)) {
+        let counted = await eventually(timeout: .seconds(60)) {
             metrics =
                 (try? await Offload.run(
                     "/usr/bin/curl",

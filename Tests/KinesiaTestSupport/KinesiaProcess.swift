@@ -74,19 +74,19 @@ package final class KinesiaProcess: Sendable {
     }
 
     /// Waits until the process exits; `nil` when it is still running after `timeout`.
-    package func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
+    package func waitForExit(timeout: Duration = .seconds(60)) async -> Int32? {
         await process.waitForExit(timeout: timeout)
     }
 
     /// Waits until its standard error contains `text`.
     @discardableResult
-    package func waitForError(containing text: String, timeout: Duration = .seconds(20)) async -> Bool {
+    package func waitForError(containing text: String, timeout: Duration = .seconds(60)) async -> Bool {
         await waitUntil(timeout: timeout) { self.errorText.contains(text) }
     }
 
     /// Waits until its standard output has at least `count` lines.
     @discardableResult
-    package func waitForOutputLines(_ count: Int, timeout: Duration = .seconds(20)) async -> Bool {
+    package func waitForOutputLines(_ count: Int, timeout: Duration = .seconds(60)) async -> Bool {
         await waitUntil(timeout: timeout) { self.outputLines.count >= count }
     }
 
