@@ -119,7 +119,8 @@ struct ControlPlaneIntegrationTests {
         let analyzedReps =
             analyzedSummary.components(separatedBy: "\"repCount\":").last?.prefix { $0.isNumber } ?? ""
         var listed = ""
-        for _ in 0..<40 {
+        let until = ContinuousClock.now + .seconds(60)  // a bound against a hang only
+        while ContinuousClock.now < until {
             listed = try await Self.session(topology, "counts", ["list", "--format", "json"]).output
             if listed.contains("\"repCount\":\(analyzedReps),") { break }
             try await Task.sleep(for: .milliseconds(250))
@@ -274,7 +275,8 @@ struct ControlPlaneIntegrationTests {
         // The worker's next reports tell the new coordinator where the sessions run.
         var rows: [String] = []
         var running = 0
-        for _ in 0..<20 {
+        let until = ContinuousClock.now + .seconds(60)  // a bound against a hang only
+        while ContinuousClock.now < until {
             let list = try await Self.session(topology, "list", ["list", "--format", "json"])
             rows = list.output.components(separatedBy: "\"session\":").dropFirst().map {
                 String($0.prefix(400))
@@ -451,7 +453,8 @@ struct OrphanRunTests {
         _ = await worker.waitForExit()
         // After its lease, the session waits for a worker; then it is stopped.
         var listed = ""
-        for _ in 0..<40 {
+        let until = ContinuousClock.now + .seconds(60)  // a bound against a hang only
+        while ContinuousClock.now < until {
             listed = try await ControlPlaneIntegrationTests.session(topology, "list", ["list"]).output
             if listed.contains("waiting") { break }
             try await Task.sleep(for: .milliseconds(250))
@@ -1062,7 +1065,8 @@ struct ClinicDeployTests {
         while restarts() < 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
         #expect(restarts() == 1, "\(up.diagnostics)")
         var again: [String] = []
-        for _ in 0..<40 {
+        let until = ContinuousClock.now + .seconds(60)  // a bound against a hang only
+        while ContinuousClock.now < until {
             again = try await list()
             if again.count == 2, again.allSatisfy({ $0.hasSuffix("running") }) { break }
             try await Task.sleep(for: .milliseconds(250))
