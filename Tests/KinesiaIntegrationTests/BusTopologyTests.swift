@@ -110,7 +110,13 @@ struct BusTopologyTests {
             }
             let candidate = try Topology(bus: "tcp://127.0.0.1:\(port)", security: { _ in ["--insecure"] })
             let process = try candidate.start("broker", ["broker"])
-            if await process.waitForError(containing: "serving", timeout: .seconds(5)) {
+            // Serving, or gone (the port taken meanwhile): a stalled box never counts as a taken
+            // port.
+            let until = ContinuousClock.now + .seconds(60)
+            while process.isRunning, !process.errorText.contains("serving"), ContinuousClock.now < until {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if process.errorText.contains("serving") {
                 topology = candidate
                 broker = process
             } else {
