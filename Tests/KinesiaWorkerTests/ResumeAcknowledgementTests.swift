@@ -40,4 +40,26 @@ struct ResumeAcknowledgementTests {
         thread.start()
         #expect(kept.wait(within: .seconds(30)))
     }
+
+    /// A coordinator that does not answer costs one bound, not one a hole: after a wait ran
+    /// out, the next ones go on at once until the coordinator acknowledges anything; then the
+    /// session waits again.
+    @Test func afterAWaitRanOutTheNextGoOnAtOnceUntilTheCoordinatorAnswers() {
+        let kept = ResumeAcknowledgement()
+        kept.told()
+        #expect(!kept.wait(within: .milliseconds(50)))
+        let second = kept.told()
+        let began = ContinuousClock.now
+        #expect(!kept.wait(within: .seconds(30)))
+        #expect(
+            began.duration(to: .now) < .seconds(5), "it waited again for a coordinator that did not answer")
+        kept.acknowledge(second)
+        let third = kept.told()
+        let thread = Thread {
+            usleep(20_000)
+            kept.acknowledge(third)
+        }
+        thread.start()
+        #expect(kept.wait(within: .seconds(30)), "an answer makes the session wait again")
+    }
 }
