@@ -35,19 +35,9 @@ struct LiveHoleIntegrationTests {
         let worker = try await topology.startWorker(
             "worker",
             ["--camera", "cam0", "--session", "s=squat:left", "--state", topology.directory + "/state"])
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let publisher = try BusPublisher(
-            context: context, bus: try BusAddress(parsing: topology.bus), connectionTimeout: .seconds(60))
-        defer { publisher.close() }
-        let topic = try Topic.pose(camera: "cam0")
+        let publisher = try HoleyPosePublisher(bus: topology.bus, camera: "cam0")
         try await Task.sleep(for: .milliseconds(500))  // the worker's subscription reaches the broker
-        let stream = StreamID(0x5EED)
-        for (index, pose) in poses.enumerated() where !skipped.contains(index) {
-            publisher.continueStream(stream, on: topic, after: index == 0 ? nil : UInt64(index - 1))
-            _ = try publisher.publish(pose, on: topic)
-            if index % 20 == 0 { try await Task.sleep(for: .milliseconds(10)) }  // about 2,000 poses/s
-        }
+        try await publisher.publish(poses, skipping: skipped, restingEvery: 20)  // about 2,000 poses/s
         let report = await health.wait(for: "worker", timeout: .seconds(60)) {
             $0.counters["poses"] == sentPoses.count
         }

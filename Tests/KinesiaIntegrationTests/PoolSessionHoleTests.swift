@@ -31,22 +31,12 @@ struct PoolSessionHoleTests {
         // session back 10 s at one in 15).
         let skipped = Set(poses.indices.filter { $0 % 10 == 9 })
         let sent = poses.count - skipped.count
-        let context = try ZMQContext()
-        defer { context.terminate() }
-        let publisher = try BusPublisher(
-            context: context, bus: try BusAddress(parsing: topology.bus), connectionTimeout: .seconds(60))
-        defer { publisher.close() }
-        let topic = try Topic.pose(camera: "cam0")
+        let publisher = try HoleyPosePublisher(bus: topology.bus, camera: "cam0")
         // The session knows within 2 s that no server announces this stream (it then waits for
         // none of its holes), and the coordinator is away from now on.
         try await Task.sleep(for: .milliseconds(2500))
         coordinator.signal(SIGSTOP)
-        let stream = StreamID(0x5EED)
-        for (index, pose) in poses.enumerated() where !skipped.contains(index) {
-            publisher.continueStream(stream, on: topic, after: index == 0 ? nil : UInt64(index - 1))
-            _ = try publisher.publish(pose, on: topic)
-            if index % 5 == 0 { try await Task.sleep(for: .milliseconds(10)) }  // about 500 poses/s
-        }
+        try await publisher.publish(poses, skipping: skipped, restingEvery: 5)  // about 500 poses/s
         let lastSent = ContinuousClock.now
         let report = await health.wait(for: "w1-cam0.left", timeout: .seconds(60)) {
             $0.counters["poses"] == sent
