@@ -380,7 +380,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaCueConsumersTests",
-            dependencies: ["KinesiaCueConsumers", "KinesiaSystem", "KinesiaHaptic", "KinesiaService"],
+            dependencies: [
+                "KinesiaCueConsumers", "KinesiaSystem", "KinesiaHaptic", "KinesiaService", "KinesiaClient",
+                "KinesiaControl", "KinesiaMotion", "KinesiaVoice", "KinesiaWire",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "KinesiaServiceTests", dependencies: ["KinesiaService", "KinesiaSystem"],

@@ -30,8 +30,8 @@ package final class VoiceSpeaker: CueHandler {
     private let clock: ElapsedClock
     /// When the latest event of each pose time arrived (for the latency of its cues).
     private var arrivals: [Double: Duration] = [:]
-    /// The patient of the last run started on each session followed (`nil` inside: none named).
-    private var patients: [String: String?] = [:]
+    /// Who is in front of each session followed (to greet another patient anew).
+    private var patients = SessionPatients()
     private var played = 0
     /// Utterances spoken (written or queued for the player).
     private(set) var spoken = 0
@@ -113,6 +113,7 @@ package final class VoiceSpeaker: CueHandler {
 
     package func receive(_ event: BusEvent) {
         arrivals[event.t] = clock.now
+        patients.heard(from: event.session)
         if arrivals.count > 256, let oldest = arrivals.keys.min() { arrivals[oldest] = nil }
         report(timeline.receive(event.event, session: event.session, at: event.t, speak: speak))
     }
@@ -128,13 +129,13 @@ package final class VoiceSpeaker: CueHandler {
         return true
     }
 
-    /// A run started: another patient's (by its reference) is greeted anew. A run of the same
-    /// patient, or of none named, is the same person: welcomed back.
+    /// A run started: another patient's (by its reference) is greeted anew, and so is one after
+    /// a run this voice never saw begin (``SessionPatients``). A run of the same patient, or of
+    /// none named after one of none named, is the same person: welcomed back.
     package func receive(_ run: BusRun) {
         guard case .started(let plan) = run.record else { return }
         let session = plan.key.name
-        defer { patients[session] = plan.patient }
-        guard let previous = patients[session], previous != plan.patient else { return }
+        guard patients.runStarted(on: session, patient: plan.patient) else { return }
         timeline.patientChanged(session)
         logger.notice("\(run.topic): run \(plan.run) of another patient: greeted anew")
     }
