@@ -1,4 +1,5 @@
 import KinesiaBus
+public import KinesiaSystem
 public import KinesiaWire
 
 /// The site's processes as `kinesia status` sees them: the latest `health/` report of every
@@ -6,6 +7,7 @@ public import KinesiaWire
 ///
 /// ```swift
 /// let reports = try HealthCollector.collect(bus: bus, for: .seconds(2)) { stop.isRequested }
+/// let silent = try HealthCollector.waitForReports(from: ["voice"], bus: bus, within: .seconds(30)) { false }
 /// ```
 public enum HealthCollector {
     /// The latest report of every process heard within `duration` (or until `isStopped`), by
@@ -18,22 +20,57 @@ public enum HealthCollector {
         bus: BusAddress, for duration: Duration, clock: some Clock<Duration> = ContinuousClock(),
         isStopped: () -> Bool
     ) throws -> [HealthReport] {
+        var reports: [String: HealthReport] = [:]
+        try listen(bus: bus, for: duration, elapsed: ElapsedClock(clock), isStopped: isStopped) {
+            name, report in
+            reports[name] = report
+            return false
+        }
+        return Array(reports.values)
+    }
+
+    /// Waits until each of the processes `names` has been heard on the bus (a `health/` report
+    /// of theirs came through the broker: they are connected to it), for at most `limit` (or
+    /// until `isStopped`).
+    ///
+    /// - Parameter elapsed: What `limit` is timed on.
+    /// - Returns: The names not heard from (empty: every one was).
+    /// - Throws: ``ZMQError`` when the bus cannot be reached.
+    public static func waitForReports(
+        from names: Set<String>, bus: BusAddress, within limit: Duration,
+        elapsed: ElapsedClock = ElapsedClock(ContinuousClock()), isStopped: () -> Bool
+    ) throws -> Set<String> {
+        var silent = names
+        guard !silent.isEmpty else { return silent }
+        try listen(bus: bus, for: limit, elapsed: elapsed, isStopped: isStopped) { name, _ in
+            silent.remove(name)
+            return silent.isEmpty
+        }
+        return silent
+    }
+
+    /// Hands each report heard within `duration` to `heard` (with its process's name) until it
+    /// returns `true`, `isStopped` does, or the time is up.
+    private static func listen(
+        bus: BusAddress, for duration: Duration, elapsed: ElapsedClock, isStopped: () -> Bool,
+        heard: (String, HealthReport) -> Bool
+    ) throws {
         let zmq = try ZMQContext()
         defer { zmq.terminate() }
         let subscriber = try BusSubscriber(context: zmq, bus: bus, prefixes: [.kind(.health)])
         defer { subscriber.close() }
-        let deadline = clock.now.advanced(by: duration)
-        var reports: [String: HealthReport] = [:]
+        let deadline = elapsed.now + duration
         while !isStopped() {
-            let left = clock.now.duration(to: deadline)
-            guard left > .zero else { break }
+            let left = deadline - elapsed.now
+            guard left > .zero else { return }
             guard let delivery = try subscriber.receive(timeout: min(left, .milliseconds(100))) else {
                 continue
             }
-            if case .message(let message, _) = delivery, case .health(let report) = message.body {
-                reports[message.topic.process ?? report.process] = report
+            if case .message(let message, _) = delivery, case .health(let report) = message.body,
+                heard(message.topic.process ?? report.process, report)
+            {
+                return
             }
         }
-        return Array(reports.values)
     }
 }

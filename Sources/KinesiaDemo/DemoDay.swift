@@ -62,6 +62,14 @@ public struct DemoDay: Sendable {
     /// ``startTimeout``, each patient's camera playing for ``secondsEach``, the record's run ends
     /// awaited for ``runEndsTimeout``. The system's clock; a ``ManualClock`` in tests.
     var clock = ElapsedClock(ContinuousClock())
+    /// The processes that must hear the day from its first cue (the voices: they follow the bus
+    /// live, and what is said before they are connected is never said). Before the first
+    /// patient the day waits, for at most ``listenersTimeout``, until each has reported on
+    /// `health/` (its report came through the broker: it is connected).
+    var listeners: Set<String> = []
+
+    /// How long at most the day waits for its ``listeners`` before the first patient.
+    static let listenersTimeout: Duration = .seconds(30)
 
     /// How long a session's start is asked again while the pool's worker has not joined.
     static let startTimeout: Duration = .seconds(30)
@@ -78,6 +86,7 @@ public struct DemoDay: Sendable {
     func run(stop: StopToken, cameraStarted: @Sendable () -> Void) -> String? {
         let client = ControlClient(bus: bus, timeout: .seconds(5))
         var ended = 0
+        waitForListeners(stop: stop)
         for patient in patients {
             guard !stop.isRequested else { return nil }
             for session in Self.sessions {
@@ -110,6 +119,23 @@ public struct DemoDay: Sendable {
         }
         waitForRunEnds(ended, stop: stop, wait: DemoWait(limit: Self.runEndsTimeout, startedAt: clock.now))
         return nil
+    }
+
+    /// Waits until each of ``listeners`` is connected, for at most ``listenersTimeout``; says
+    /// which were not (the day goes on: they may miss its first cues).
+    func waitForListeners(stop: StopToken) {
+        guard !listeners.isEmpty else { return }
+        do {
+            let silent = try HealthCollector.waitForReports(
+                from: listeners, bus: bus, within: Self.listenersTimeout, elapsed: clock
+            ) { stop.isRequested }
+            guard !silent.isEmpty, !stop.isRequested else { return }
+            say(
+                "\(silent.sorted().joined(separator: ", ")) not heard on the bus within "
+                    + "\(Self.listenersTimeout): the first cues may not be said")
+        } catch {
+            say("cannot hear the bus's health reports: \(error)")
+        }
     }
 
     /// Where the demo keeps what stopped the day, across its tasks.

@@ -66,11 +66,15 @@ public struct DemoService: Service {
         let tell = self.tell
         let topology = site.topology(bus: busDirectory, output: output)
         let supervisor = Supervisor(topology: topology) { event in tell("\(event)") }
-        let day = DemoDay(
+        var planned = DemoDay(
             bus: bus, camera: DemoSite.camera, exercise: site.exercise, patients: site.patients,
             secondsEach: site.seconds / 2, state: busDirectory + "/state", database: output.database,
             log: log,
             say: tell)
+        // The voices follow the bus live: the day begins once they hear it. (The record replays
+        // what it missed from the journals.)
+        planned.listeners = Set(topology.processes.filter { $0.command.first == "voice" }.map(\.name))
+        let day = planned
         let interrupted = StopToken()
         let dashboard = StopToken()
         let dayFailure = DemoDay.FailureBox()

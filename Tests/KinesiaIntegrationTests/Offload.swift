@@ -22,6 +22,13 @@ enum Offload {
             }
         }
     }
+
+    /// What `body` returns, computed on a thread of its own (a wait on sockets).
+    static func value<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
 }
 
 /// Asks `condition` every 100 ms until it holds or `timeout` passes (it may await: a process,
