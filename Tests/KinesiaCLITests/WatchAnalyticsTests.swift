@@ -27,6 +27,9 @@ struct WatchAnalyticsTests {
         }
         let session = try #require(state.sessions[WatchState.SessionID(camera: "cam0", session: "analytics")])
         #expect(session.eventCounts == ["repSymmetry": 1])
+        #expect(session.analyticsRecordCount == 1)
+        // Its progress line counts its records, and expects no snapshot of it.
+        #expect(WatchRenderer.progressLines(state, now: 2) == ["cam0/analytics: 1 analytics record"])
         #expect(session.time == 4)
         // The second one lacks its figures: invalid, with the reason.
         #expect(state.invalidMessages == 1)

@@ -225,6 +225,7 @@ public enum WatchRenderer {
     ///
     /// ```text
     /// cam0/left: value 87, best 142.0, 3 clean, 1 rejected, confidence 0.82, setup ok
+    /// cam0/analytics: 18 analytics records
     /// processes: broker 12 s, ingest 12 s, worker-left STALE 4 s
     /// ```
     public static func progressLines(_ state: WatchState, now: Double) -> [String] {
@@ -242,10 +243,15 @@ public enum WatchRenderer {
                 }
                 parts.append("confidence " + (snapshot.confidence.map { number($0, 2) } ?? "-"))
                 parts.append("setup " + setup(snapshot.setupIssues))
-            } else {
+            } else if session.analyticsRecordCount == 0 {
+                // An analytics session publishes records, not snapshots.
                 parts.append("no snapshot yet")
             }
-            parts.append(count(session.eventCount, "event"))
+            let events = session.eventCount - session.analyticsRecordCount
+            if session.analyticsRecordCount > 0 {
+                parts.append(count(session.analyticsRecordCount, "analytics record"))
+            }
+            if events > 0 || session.analyticsRecordCount == 0 { parts.append(count(events, "event")) }
             if let run = session.run { parts.append(runLabel(run)) }
             lines.append("\(session.id): " + parts.joined(separator: ", "))
         }

@@ -77,6 +77,8 @@ public struct WatchState: Sendable {
         public var eventCounts: [String: Int] = [:]
         /// Snapshots received.
         public var snapshotCount = 0
+        /// Analytics records received (an analytics session's: counted in ``eventCounts`` too).
+        public var analyticsRecordCount = 0
         /// The baseline, once a `baselineCompleted` event arrived.
         public var baseline: Double?
         /// The session's latest run record (`session/<camera>/<session>/`): the run under way,
@@ -268,6 +270,7 @@ public struct WatchState: Sendable {
                 }
                 var session = sessions[id] ?? Session(id: id, lastHeard: now)
                 session.eventCounts[record.name, default: 0] += 1
+                session.analyticsRecordCount += 1
                 session.time = max(session.time ?? t, t)
                 session.lastHeard = now
                 sessions[id] = session
