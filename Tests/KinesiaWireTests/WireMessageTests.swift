@@ -21,6 +21,9 @@ struct WireMessageTests {
         let message = WireMessage(
             topic: try .health(process: "p"), header: header(.event), body: .event(json: "{}"))
         #expect(throws: WireError.topicMismatch(topic: .health, payload: .event)) { try message.encode() }
+        #expect(
+            WireError.topicMismatch(topic: .pose, payload: .event).description
+                == "an event payload on a pose topic")
         let wrongHeader = WireMessage(
             topic: try .event(camera: "c", session: "s"), header: header(.snapshot), body: .event(json: "{}"))
         #expect(throws: WireError.unexpectedKind(.snapshot)) { try wrongHeader.encode() }

@@ -371,12 +371,18 @@ def decode_payload(payload: Buffer) -> Message:
     return result
 
 
+def _with_article(name: str) -> str:
+    """`an event`, `a pose`: a kind's name with its article."""
+    return ("an " if name[:1] in "aeiou" else "a ") + name
+
+
 def decode_message(topic: str | Buffer, payload: Buffer) -> Message:
     """Decodes both frames, checking that the topic's kind matches the payload's."""
     parsed = parse_topic(topic)
     header = decode_header(payload)
     if parsed["kind"] != header["kind"]:
-        raise WireError("topicMismatch", f"a {header['kind']} payload on a {parsed['kind']} topic")
+        raise WireError(
+            "topicMismatch", f"{_with_article(header['kind'])} payload on {_with_article(parsed['kind'])} topic")
     message = decode_payload(payload)
     message["topic"] = parsed["topic"]
     return message
@@ -388,7 +394,8 @@ def encode_message(topic: str | Buffer, header: Mapping[str, Any],
     """The two frames of a message: (topic bytes, payload bytes)."""
     parsed = parse_topic(topic)
     if parsed["kind"] != header["kind"]:
-        raise WireError("topicMismatch", f"a {header['kind']} payload on a {parsed['kind']} topic")
+        raise WireError(
+            "topicMismatch", f"{_with_article(header['kind'])} payload on {_with_article(parsed['kind'])} topic")
     fields = (header["stream_id"], header["sequence"], header["sent_at_ns"])
     if header["kind"] == "pose":
         if pose is None:

@@ -102,6 +102,7 @@ class PayloadTests(unittest.TestCase):
         with self.assertRaises(WireError) as raised:
             decode_message("pose/cam0/", encode_json_payload("event", "{}", STREAM, 1, 2))
         self.assertEqual(raised.exception.code, "topicMismatch")
+        self.assertIn("an event payload on a pose topic", str(raised.exception))
 
     def test_json_payloads_and_health_reports(self) -> None:
         text = health_json("worker-1", "worker", 42, 1.5, {"poses": 3})
