@@ -122,7 +122,12 @@ package struct CueConsumer {
                     case .missed(_, let count, _): counters.missed.addSaturating(count)
                     case .overflow(let dropped): counters.missed.addSaturating(UInt64(max(0, dropped)))
                     case .senderRestarted(let topic, _):
-                        if handler.senderRestarted(topic) { continue }
+                        // A new stream (a new run, a process restarted): nothing was lost, so
+                        // nothing to warn of (a run's every start would otherwise be a warning).
+                        if !handler.senderRestarted(topic), let line = warnings.admit("restart", "\(gap)") {
+                            log.info(line)
+                        }
+                        continue
                     }
                     if let line = warnings.admit("gap", "gap: \(gap)") { log.warning(line) }
                 case .malformed(let bad):
