@@ -12,8 +12,9 @@ package protocol CueHandler: AnyObject {
     func receive(_ event: BusEvent) throws
     /// A snapshot: every event up to its time has been received.
     func receive(_ snapshot: BusSnapshot) throws
-    /// The sender of `topic` restarted (a worker started again).
-    /// - Returns: Whether the handler dealt with it (and logged it); if not, it is logged as a gap.
+    /// The sender of `topic` started a new stream (a new run, or a worker started again).
+    /// - Returns: Whether the handler dealt with it (and logged it); if not, it is logged as an
+    ///   info line (a new stream loses nothing).
     func senderRestarted(_ topic: Topic) -> Bool
     /// A run record of a session followed (`runStarted`, `runEnded`...: `session/` topics).
     func receive(_ run: BusRun)

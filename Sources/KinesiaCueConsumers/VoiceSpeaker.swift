@@ -113,7 +113,7 @@ package final class VoiceSpeaker: CueHandler {
 
     package func receive(_ event: BusEvent) {
         arrivals[event.t] = clock.now
-        patients.heard(from: event.session)
+        patients.heard(from: event.session, stream: event.streamID)
         if arrivals.count > 256, let oldest = arrivals.keys.min() { arrivals[oldest] = nil }
         report(timeline.receive(event.event, session: event.session, at: event.t, speak: speak))
     }
@@ -125,17 +125,20 @@ package final class VoiceSpeaker: CueHandler {
     package func senderRestarted(_ topic: Topic) -> Bool {
         guard topic.kind == .event, let session = topic.session else { return false }
         timeline.sessionRestarted(session)
-        logger.notice("\(topic): the worker restarted; the counts of \(session) start again")
+        logger.notice(
+            "\(topic): a new stream (a new run, or its worker restarted); the counts of \(session) start again"
+        )
         return true
     }
 
-    /// A run started: another patient's (by its reference) is greeted anew, and so is one after
-    /// a run this voice never saw begin (``SessionPatients``). A run of the same patient, or of
-    /// none named after one of none named, is the same person: welcomed back.
+    /// A run started: another patient's (by its reference) is greeted anew, and so is a new run
+    /// after one this voice never saw begin (``SessionPatients``). A run of the same patient, or
+    /// of none named after one of none named, is the same person: welcomed back; the record of
+    /// the run the voice joined changes nothing.
     package func receive(_ run: BusRun) {
         guard case .started(let plan) = run.record else { return }
         let session = plan.key.name
-        guard patients.runStarted(on: session, patient: plan.patient) else { return }
+        guard patients.runStarted(on: session, patient: plan.patient, stream: run.streamID) else { return }
         timeline.patientChanged(session)
         logger.notice("\(run.topic): run \(plan.run) of another patient: greeted anew")
     }

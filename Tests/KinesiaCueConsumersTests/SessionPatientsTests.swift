@@ -1,57 +1,77 @@
+import KinesiaWire
 import Testing
 
 @testable import KinesiaCueConsumers
 
 struct SessionPatientsTests {
+    let first = StreamID(1)
+    let second = StreamID(2)
+
     @Test func aRunOfAnotherPatientIsGreetedAnewAndOneOfTheSamePatientIsNot() {
         var patients = SessionPatients()
-        var greeted = false
-        greeted = patients.runStarted(on: "left", patient: "demo-a")
+        var greeted = patients.runStarted(on: "left", patient: "demo-a", stream: first)
+        #expect(!greeted, "a first run: nothing was said to anyone yet")
+        patients.heard(from: "left", stream: first)
+        greeted = patients.runStarted(on: "left", patient: "demo-a", stream: second)
         #expect(!greeted)
-        patients.heard(from: "left")
-        greeted = patients.runStarted(on: "left", patient: "demo-a")
-        #expect(!greeted)
-        greeted = patients.runStarted(on: "left", patient: "demo-b")
+        greeted = patients.runStarted(on: "left", patient: "demo-b", stream: StreamID(3))
         #expect(greeted)
-        greeted = patients.runStarted(on: "left", patient: nil)
+        greeted = patients.runStarted(on: "left", patient: nil, stream: StreamID(4))
         #expect(greeted)
-        greeted = patients.runStarted(on: "left", patient: nil)
+        greeted = patients.runStarted(on: "left", patient: nil, stream: StreamID(5))
         #expect(!greeted)
     }
 
     /// The demo's failure: the voice started after the first patient's run record went out, heard
     /// that patient's events, then the second patient's run record. It said "I can see you
     /// again" to the second patient.
-    @Test func aRunAfterEventsOfARunNeverSeenBeginningIsGreetedAnew() {
+    @Test func aRunOnAnotherStreamAfterEventsOfARunNeverSeenBeginningIsGreetedAnew() {
         var patients = SessionPatients()
-        var greeted = false
-        patients.heard(from: "left")
-        patients.heard(from: "left")
-        #expect(patients.bySession["left"] == .unknown)
-        greeted = patients.runStarted(on: "left", patient: "demo-b")
+        patients.heard(from: "left", stream: first)
+        patients.heard(from: "left", stream: first)
+        #expect(patients.bySession["left"] == .unknown(stream: first))
+        let greeted = patients.runStarted(on: "left", patient: "demo-b", stream: second)
         #expect(greeted)
         #expect(patients.bySession["left"] == .named("demo-b"))
     }
 
+    /// The run record of the run the voice joined (late, or sent again by a worker that rebuilt
+    /// the run): the same patient, not a new one.
+    @Test func theRecordOfTheRunHeardIsNoNewPatient() {
+        var patients = SessionPatients()
+        patients.heard(from: "left", stream: first)
+        let greeted = patients.runStarted(on: "left", patient: "demo-a", stream: first)
+        #expect(!greeted)
+        #expect(patients.bySession["left"] == .named("demo-a"))
+    }
+
+    /// A sender that started over without a run record (a worker restarted): the latest stream
+    /// heard is the one a run record is compared with.
+    @Test func theLatestStreamHeardIsTheOneCompared() {
+        var patients = SessionPatients()
+        patients.heard(from: "left", stream: first)
+        patients.heard(from: "left", stream: second)
+        let greeted = patients.runStarted(on: "left", patient: "demo-a", stream: second)
+        #expect(!greeted)
+    }
+
     @Test func eventsAfterARunRecordDoNotForgetItsPatient() {
         var patients = SessionPatients()
-        var greeted = false
-        _ = patients.runStarted(on: "left", patient: "demo-a")
-        patients.heard(from: "left")
+        _ = patients.runStarted(on: "left", patient: "demo-a", stream: first)
+        patients.heard(from: "left", stream: first)
         #expect(patients.bySession["left"] == .named("demo-a"))
-        greeted = patients.runStarted(on: "left", patient: "demo-a")
+        let greeted = patients.runStarted(on: "left", patient: "demo-a", stream: second)
         #expect(!greeted)
     }
 
     @Test func eachSessionKeepsItsOwnPatient() {
         var patients = SessionPatients()
-        var greeted = false
-        patients.heard(from: "left")
-        _ = patients.runStarted(on: "right", patient: "demo-a")
-        patients.heard(from: "right")
-        greeted = patients.runStarted(on: "right", patient: "demo-a")
+        patients.heard(from: "left", stream: first)
+        _ = patients.runStarted(on: "right", patient: "demo-a", stream: second)
+        patients.heard(from: "right", stream: second)
+        var greeted = patients.runStarted(on: "right", patient: "demo-a", stream: StreamID(3))
         #expect(!greeted)
-        greeted = patients.runStarted(on: "left", patient: "demo-a")
+        greeted = patients.runStarted(on: "left", patient: "demo-a", stream: StreamID(4))
         #expect(greeted)
     }
 }
