@@ -23,7 +23,7 @@ public enum BusRole: String, CaseIterable, Hashable, Sendable, CustomStringConve
     public var description: String { rawValue }
 
     /// `an ingest`, `a worker`...: the role with its article, for sentences.
-    public var withArticle: String { self == .ingest ? "an ingest" : "a \(rawValue)" }
+    public var withArticle: String { EnglishArticle.prefixed(rawValue) }
 
     /// `ingest, worker, consumer, broker, control`, for messages.
     public static var choices: String { allCases.map(\.rawValue).joined(separator: ", ") }

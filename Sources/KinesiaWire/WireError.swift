@@ -98,11 +98,6 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `an event`, `a pose`: a kind's name with its article.
-    static func withArticle(_ name: String) -> String {
-        ("aeiou".contains(name.first ?? "x") ? "an " : "a ") + name
-    }
-
     /// A sentence that says what is wrong.
     public var description: String {
         switch self {
@@ -114,7 +109,7 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownKind(let kind): "unknown payload kind \(kind)"
         case .unexpectedKind(let kind): "this codec does not handle \(kind) payloads"
         case .topicMismatch(let topic, let payload):
-            "\(Self.withArticle("\(payload)")) payload on \(Self.withArticle(topic.rawValue)) topic"
+            "\(EnglishArticle.prefixed("\(payload)")) payload on \(EnglishArticle.prefixed(topic.rawValue)) topic"
         case .oversized(let size, let limit): "payload of \(size) bytes exceeds the limit of \(limit)"
         case .trailingBytes(let count): "\(count) unexpected bytes after the pose record"
         case .unsupportedFlags(let flags): "unsupported flag bits 0x\(String(flags, radix: 16))"

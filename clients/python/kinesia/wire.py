@@ -373,7 +373,7 @@ def decode_payload(payload: Buffer) -> Message:
 
 def _with_article(name: str) -> str:
     """`an event`, `a pose`: a kind's name with its article."""
-    return ("an " if name[:1] in "aeiou" else "a ") + name
+    return ("an " if name[:1] and name[:1] in "aeiou" else "a ") + name
 
 
 def decode_message(topic: str | Buffer, payload: Buffer) -> Message:
@@ -403,7 +403,7 @@ def encode_message(topic: str | Buffer, header: Mapping[str, Any],
         payload = encode_pose(pose, *fields)
     else:
         if json_text is None:
-            raise TypeError(f"a {header['kind']} message needs its JSON text")
+            raise TypeError(f"{_with_article(header['kind'])} message needs its JSON text")
         payload = encode_json_payload(header["kind"], json_text, *fields)
     return parsed["topic"].encode("ascii"), payload
 
