@@ -33,7 +33,12 @@ public enum HealthCollector {
     /// of theirs came through the broker: they are connected to it), for at most `limit` (or
     /// until `isStopped`).
     ///
-    /// - Parameter elapsed: What `limit` is timed on.
+    /// - Parameters:
+    ///   - names: The processes' names (their `health/<name>/` topics).
+    ///   - bus: The bus.
+    ///   - limit: The longest wait.
+    ///   - elapsed: What `limit` is timed on.
+    ///   - isStopped: Asked at least every 100 ms; `true` ends the wait.
     /// - Returns: The names not heard from (empty: every one was).
     /// - Throws: ``ZMQError`` when the bus cannot be reached.
     public static func waitForReports(

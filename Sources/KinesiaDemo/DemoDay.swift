@@ -58,14 +58,17 @@ public struct DemoDay: Sendable {
     let log: Logger
     /// Tells the demo's reader what happens (`started cam0/left on worker w (run 1)`).
     let say: @Sendable (String) -> Void
-    /// What the day's waits are timed on (``DemoWait``): a session's start asked again for
-    /// ``startTimeout``, each patient's camera playing for ``secondsEach``, the record's run ends
-    /// awaited for ``runEndsTimeout``. The system's clock; a ``ManualClock`` in tests.
+    /// What the day's waits are timed on (``DemoWait``): its ``listeners`` awaited for
+    /// ``listenersTimeout``, a session's start asked again for ``startTimeout``, each patient's
+    /// camera playing for ``secondsEach``, the record's run ends awaited for ``runEndsTimeout``.
+    /// The system's clock; a ``ManualClock`` in tests (the listeners' wait then ends only when
+    /// they are heard or the day is stopped, unless the test moves the clock).
     var clock = ElapsedClock(ContinuousClock())
     /// The processes that must hear the day from its first cue (the voices: they follow the bus
     /// live, and what is said before they are connected is never said). Before the first
-    /// patient the day waits, for at most ``listenersTimeout``, until each has reported on
-    /// `health/` (its report came through the broker: it is connected).
+    /// patient the day waits, for at most ``listenersTimeout`` on ``clock``, until each has
+    /// reported on `health/`: its report came through the broker, so it is connected to it, and
+    /// its subscriptions, sent as it connected, reach the publishers within moments.
     var listeners: Set<String> = []
 
     /// How long at most the day waits for its ``listeners`` before the first patient.
@@ -132,7 +135,7 @@ public struct DemoDay: Sendable {
             guard !silent.isEmpty, !stop.isRequested else { return }
             say(
                 "\(silent.sorted().joined(separator: ", ")) not heard on the bus within "
-                    + "\(Self.listenersTimeout): the first cues may not be said")
+                    + "\(Int(Self.listenersTimeout.seconds)) s: the first cues may not be said")
         } catch {
             say("cannot hear the bus's health reports: \(error)")
         }
