@@ -11,16 +11,7 @@ enum Offload {
             status: Int32, output: String
         )
     {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                do {
-                    continuation.resume(
-                        returning: try TestProcess.run(executable, arguments, environment: environment))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+        try await value { try TestProcess.run(executable, arguments, environment: environment) }
     }
 
     /// What `body` returns, computed on a thread of its own (a wait on sockets).
