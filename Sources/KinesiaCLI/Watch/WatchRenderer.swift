@@ -247,11 +247,12 @@ public enum WatchRenderer {
                 // An analytics session publishes records, not snapshots.
                 parts.append("no snapshot yet")
             }
-            let events = session.eventCount - session.analyticsRecordCount
             if session.analyticsRecordCount > 0 {
                 parts.append(count(session.analyticsRecordCount, "analytics record"))
             }
-            if events > 0 || session.analyticsRecordCount == 0 { parts.append(count(events, "event")) }
+            if session.eventCount > 0 || session.analyticsRecordCount == 0 {
+                parts.append(count(session.eventCount, "event"))
+            }
             if let run = session.run { parts.append(runLabel(run)) }
             lines.append("\(session.id): " + parts.joined(separator: ", "))
         }
@@ -272,7 +273,8 @@ public enum WatchRenderer {
     // MARK: - Summary
 
     /// The end-of-run summary of every session: clean and rejected reps (with their faults),
-    /// the best value and the events received.
+    /// the best value and the events received; for an analytics session (records, no events),
+    /// the records received by type.
     ///
     /// ```text
     /// cam0/left (shoulderAbduction, left)
@@ -280,6 +282,8 @@ public enum WatchRenderer {
     ///   rejected reps   1   t 18.400 s: keepElbowStraight (peak 139.5)
     ///   best            152.0°
     ///   events          11: 4 repCompleted, 1 repRejected, 1 formFault, 5 visibilityChanged
+    /// cam0/analytics
+    ///   analytics records 9: 8 repTempo, 1 setSummary
     /// ```
     ///
     /// - Parameters:
@@ -292,6 +296,14 @@ public enum WatchRenderer {
         if state.sessions.isEmpty { return ["no session was heard on the bus"] }
         for session in state.orderedSessions {
             lines.append(session.id.description + (labels[session.id].map { " (\($0))" } ?? ""))
+            let isAnalytics = session.analyticsRecordCount > 0 && session.eventCount == 0
+            if session.analyticsRecordCount > 0 {
+                lines.append(
+                    "  analytics records \(session.analyticsRecordCount): "
+                        + byKind(session.analyticsRecordCounts))
+            }
+            // An analytics session has no reps, no best value and no events of its own.
+            if isAnalytics { continue }
             let clean = session.reps.filter(\.isClean)
             let rejected = session.reps.filter { !$0.isClean }
             var cleanLine = "  clean reps      " + String(session.cleanReps).padded(4)
@@ -309,13 +321,16 @@ public enum WatchRenderer {
             lines.append("  best            " + (session.best.map(degrees1) ?? "-"))
             if let baseline = session.baseline { lines.append("  baseline        " + degrees1(baseline)) }
             var events = "  events          \(session.eventCount)"
-            let kinds = session.eventCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
-            if !kinds.isEmpty {
-                events += ": " + kinds.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            }
+            if !session.eventCounts.isEmpty { events += ": " + byKind(session.eventCounts) }
             lines.append(events)
         }
         return lines
+    }
+
+    /// `4 repCompleted, 1 formFault`: the most frequent first, then by name.
+    private static func byKind(_ counts: [String: Int]) -> String {
+        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.value) \($0.key)" }
+            .joined(separator: ", ")
     }
 
     // MARK: - Terminal

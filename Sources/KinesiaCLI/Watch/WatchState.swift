@@ -73,12 +73,13 @@ public struct WatchState: Sendable {
         public var lastFault: TimedFault?
         /// Every judged rep whose event arrived, clean or not, in order.
         public var reps: [Rep] = []
-        /// Events received, by ``MotionEvent/name``.
+        /// Events received, by ``MotionEvent/name`` (an analytics session's records are in
+        /// ``analyticsRecordCounts``).
         public var eventCounts: [String: Int] = [:]
         /// Snapshots received.
         public var snapshotCount = 0
-        /// Analytics records received (an analytics session's: counted in ``eventCounts`` too).
-        public var analyticsRecordCount = 0
+        /// Analytics records received (an analytics session's), by ``AnalyticsRecord/name``.
+        public var analyticsRecordCounts: [String: Int] = [:]
         /// The baseline, once a `baselineCompleted` event arrived.
         public var baseline: Double?
         /// The session's latest run record (`session/<camera>/<session>/`): the run under way,
@@ -97,6 +98,9 @@ public struct WatchState: Sendable {
 
         /// Events received, all kinds together.
         public var eventCount: Int { eventCounts.values.reduce(0, +) }
+
+        /// Analytics records received, all kinds together.
+        public var analyticsRecordCount: Int { analyticsRecordCounts.values.reduce(0, +) }
 
         /// Clean reps: the snapshot's count, or the clean reps received without a snapshot.
         public var cleanReps: Int { snapshot?.repCount ?? reps.filter(\.isClean).count }
@@ -264,13 +268,12 @@ public struct WatchState: Sendable {
             do {
                 decoded = try MotionJSON.decodeEvent(json)
             } catch  where error.kind == .unknownType && AnalyticsJSON.isAnalytics(json) {
-                // An analytics session's record: counted by type with the session's events.
+                // An analytics session's record: counted by type, apart from events.
                 guard let (t, record) = try? AnalyticsJSON.decode(json) else {
                     return invalid("\(message.topic): an analytics record that does not decode")
                 }
                 var session = sessions[id] ?? Session(id: id, lastHeard: now)
-                session.eventCounts[record.name, default: 0] += 1
-                session.analyticsRecordCount += 1
+                session.analyticsRecordCounts[record.name, default: 0] += 1
                 session.time = max(session.time ?? t, t)
                 session.lastHeard = now
                 sessions[id] = session
