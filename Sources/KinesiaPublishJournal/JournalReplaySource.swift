@@ -68,15 +68,29 @@ public final class JournalReplaySource: ReplaySource {
     /// earlier streams are still served when asked for by id.
     public func setCurrent(_ stream: StreamID, for topic: Topic) {
         current[topic] = stream
+        inTopicOrder = nil
+    }
+
+    /// ``current`` in the order the streams are announced (by topic), kept until it changes:
+    /// sorting a 64-camera worker's 256 topics by their text at every heartbeat held its live
+    /// loop about 2 ms a second.
+    private var inTopicOrder: [(topic: Topic, stream: StreamID)]?
+
+    private func currentInTopicOrder() -> [(topic: Topic, stream: StreamID)] {
+        if let inTopicOrder { return inTopicOrder }
+        let ordered = current.map { (text: $0.key.string, topic: $0.key, stream: $0.value) }
+            .sorted { $0.text < $1.text }.map { (topic: $0.topic, stream: $0.stream) }
+        inTopicOrder = ordered
+        return ordered
     }
 
     /// The current streams, with their first and last journaled sequence numbers (streams with
     /// no record yet are left out).
     public func streams() -> [ReplayStreamInfo] {
         announcements &+= 1
-        return current.sorted { $0.key.string < $1.key.string }.enumerated().compactMap { index, entry in
+        return currentInTopicOrder().enumerated().compactMap { index, entry in
             info(
-                JournalStream(topic: entry.key, streamID: entry.value),
+                JournalStream(topic: entry.topic, streamID: entry.stream),
                 refreshing: (announcements &+ index) % Self.firstRefreshInterval == 0)
         }
     }

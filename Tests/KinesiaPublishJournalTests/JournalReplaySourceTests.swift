@@ -54,4 +54,47 @@ struct JournalReplaySourceTests {
         #expect(moved.count == 20)
         #expect(source.streams().allSatisfy { $0.first > 0 && $0.last == 49 })
     }
+
+    /// The streams are announced in topic order, and a new run's stream (``setCurrent``) or a new
+    /// topic takes its place in that order at the next announcement.
+    @Test func streamsAreAnnouncedInTopicOrderAndFollowANewCurrentStream() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kinesia-replay-order-\(UUID().uuidString.prefix(8))"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try JournalStore(directory: root + "/journal", policy: JournalPolicy(sync: .never))
+        func journal(_ topic: Topic, _ stream: StreamID) throws {
+            let writer = try store.openWriter(for: JournalStream(topic: topic, streamID: stream))
+            try writer.append(sequence: 0, frames: [[7], [1]])
+            try writer.flush()
+            writer.close()
+        }
+        let names = ["cam10", "cam2", "cam1", "cam0"]
+        var current: [Topic: StreamID] = [:]
+        for (index, camera) in names.enumerated() {
+            let topic = try Topic.event(camera: camera, session: "left")
+            current[topic] = StreamID(UInt64(index + 1))
+            try journal(topic, StreamID(UInt64(index + 1)))
+        }
+        let source = JournalReplaySource(store: store, current: current)
+        #expect(
+            source.streams().map(\.topic.string) == [
+                "event/cam0/left/", "event/cam1/left/", "event/cam10/left/", "event/cam2/left/",
+            ])
+
+        // A new run of cam1 and a new camera: both in place at the next announcement.
+        let cam1 = try Topic.event(camera: "cam1", session: "left")
+        try journal(cam1, StreamID(99))
+        source.setCurrent(StreamID(99), for: cam1)
+        let cam05 = try Topic.event(camera: "cam05", session: "left")
+        try journal(cam05, StreamID(5))
+        source.setCurrent(StreamID(5), for: cam05)
+        let announced = source.streams()
+        #expect(
+            announced.map(\.topic.string) == [
+                "event/cam0/left/", "event/cam05/left/", "event/cam1/left/", "event/cam10/left/",
+                "event/cam2/left/",
+            ])
+        #expect(announced.first { $0.topic == cam1 }?.stream == StreamID(99))
+    }
 }
