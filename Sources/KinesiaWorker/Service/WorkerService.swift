@@ -236,7 +236,9 @@ public struct WorkerService: Sendable {
         var checkpointTurn = 0
         var checkpointed: [String: (poses: Int, at: Duration)] = [:]
         func checkpointIfDue() {
-            guard let state, !core.cameras.isEmpty else { return }
+            // Called on every turn of the loop: the state (a value of a dozen references) is
+            // read in place, not copied, until a checkpoint is due.
+            guard state != nil, !core.cameras.isEmpty else { return }
             let camera = core.cameras[checkpointTurn % core.cameras.count]
             checkpointTurn &+= 1
             let now = elapsed.now
@@ -250,9 +252,9 @@ public struct WorkerService: Sendable {
             // synced. The live loop only takes the state's values (about 2 µs a session): their
             // encoding takes 40-55 µs for an analyzer's and up to 1.5 ms for an analytics
             // session's, which no pose waits for.
-            let files = state.checkpoints
-            let streams = state.streams(camera)
-            state.journal.afterRecordsWritten(label: "checkpoint") {
+            let files = state!.checkpoints
+            let streams = state!.streams(camera)
+            state!.journal.afterRecordsWritten(label: "checkpoint") {
                 // Not after a lapse: the checkpoint would count records another holder lacks.
                 guard fence?.holds ?? true else { return }
                 let payload: [UInt8]
