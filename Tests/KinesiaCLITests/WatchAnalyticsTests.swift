@@ -18,13 +18,7 @@ struct WatchAnalyticsTests {
         for (sequence, json) in [AnalyticsJSON.encode(pair, at: 4), #"{"type":"repSymmetry","t":5}"#]
             .enumerated()
         {
-            state.apply(
-                WireMessage(
-                    topic: topic,
-                    header: WireHeader(
-                        kind: .event, streamID: StreamID(1), sequence: UInt64(sequence), sentAt: 0),
-                    body: .event(json: json)),
-                at: Double(sequence))
+            Self.apply(json, on: topic, sequence: sequence, to: &state)
         }
         let session = try #require(state.sessions[WatchState.SessionID(camera: "cam0", session: "analytics")])
         #expect(session.analyticsRecordCounts == ["repSymmetry": 1])
@@ -53,13 +47,7 @@ struct WatchAnalyticsTests {
             (left, MotionJSON.encode(.formFault(.keepElbowStraight), at: 2)),
         ]
         for (sequence, (topic, json)) in messages.enumerated() {
-            state.apply(
-                WireMessage(
-                    topic: topic,
-                    header: WireHeader(
-                        kind: .event, streamID: StreamID(1), sequence: UInt64(sequence), sentAt: 0),
-                    body: .event(json: json)),
-                at: Double(sequence))
+            Self.apply(json, on: topic, sequence: sequence, to: &state)
         }
         let lines = WatchRenderer.summaryLines(state)
         #expect(lines.contains("cam0/analytics"))
@@ -68,5 +56,17 @@ struct WatchAnalyticsTests {
         // One reps block only: the analyzer session's.
         #expect(lines.filter { $0.hasPrefix("  clean reps") }.count == 1)
         #expect(!lines.contains { $0.hasPrefix("  events") && $0.contains("repTempo") })
+    }
+
+    /// Hands `state` an event payload as the bus would, numbered `sequence` of one stream and
+    /// heard at `sequence` seconds.
+    private static func apply(_ json: String, on topic: Topic, sequence: Int, to state: inout WatchState) {
+        state.apply(
+            WireMessage(
+                topic: topic,
+                header: WireHeader(
+                    kind: .event, streamID: StreamID(1), sequence: UInt64(sequence), sentAt: 0),
+                body: .event(json: json)),
+            at: Double(sequence))
     }
 }
