@@ -116,10 +116,7 @@ public enum DemoResults {
             if case .ended(let end)? = records.last { best = TextFigures.degrees1(end.best) }
             lines.append("  best            " + best)
             var eventsLine = "  events          \(events.count)"
-            let sorted = kinds.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
-            if !sorted.isEmpty {
-                eventsLine += ": " + sorted.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            }
+            if !kinds.isEmpty { eventsLine += ": " + TextFigures.tally(kinds) }
             lines.append(eventsLine)
         }
         return lines

@@ -7,6 +7,7 @@ import Foundation
 /// TextFigures.degrees1(87.44)     // "87.4°"
 /// TextFigures.count(2, "rep")     // "2 reps"
 /// TextFigures.number(.nan, 1)     // "-"
+/// TextFigures.tally(["formFault": 1, "repCompleted": 4])   // "4 repCompleted, 1 formFault"
 /// ```
 public enum TextFigures {
     /// `value` with `decimals` decimals; `-` when it is not finite.
@@ -23,6 +24,12 @@ public enum TextFigures {
     /// `1 rep`, `2 reps`, `3 analytics records`, `2 processes`.
     public static func count(_ value: Int, _ noun: String) -> String {
         "\(value) \(noun)" + (value == 1 ? "" : noun.hasSuffix("s") ? "es" : "s")
+    }
+
+    /// `4 repCompleted, 1 formFault`: counts by kind, the most frequent first, then by name.
+    public static func tally(_ counts: [String: Int]) -> String {
+        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.value) \($0.key)" }
+            .joined(separator: ", ")
     }
 }
 

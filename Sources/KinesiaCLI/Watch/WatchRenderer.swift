@@ -300,7 +300,7 @@ public enum WatchRenderer {
             if session.analyticsRecordCount > 0 {
                 lines.append(
                     "  analytics records \(session.analyticsRecordCount): "
-                        + byKind(session.analyticsRecordCounts))
+                        + TextFigures.tally(session.analyticsRecordCounts))
             }
             // An analytics session has no reps, no best value and no events of its own.
             if isAnalytics { continue }
@@ -321,16 +321,10 @@ public enum WatchRenderer {
             lines.append("  best            " + (session.best.map(degrees1) ?? "-"))
             if let baseline = session.baseline { lines.append("  baseline        " + degrees1(baseline)) }
             var events = "  events          \(session.eventCount)"
-            if !session.eventCounts.isEmpty { events += ": " + byKind(session.eventCounts) }
+            if !session.eventCounts.isEmpty { events += ": " + TextFigures.tally(session.eventCounts) }
             lines.append(events)
         }
         return lines
-    }
-
-    /// `4 repCompleted, 1 formFault`: the most frequent first, then by name.
-    private static func byKind(_ counts: [String: Int]) -> String {
-        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.value) \($0.key)" }
-            .joined(separator: ", ")
     }
 
     // MARK: - Terminal
