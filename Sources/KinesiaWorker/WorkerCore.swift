@@ -815,9 +815,11 @@ public struct WorkerCore: Sendable {
         // Rejected or held: no snapshot. The snapshot is the state after the last pose
         // analysed (this one, or a held one it confirmed while it is held in turn).
         guard let time = hosted[index].analyzer.lastAcceptedTime, time != acceptedBefore else { return }
-        guard hosted[index].throttle.shouldPublish(hosted[index].analyzer.snapshot, at: time) else {
-            return
-        }
+        guard
+            hosted[index].throttle.shouldPublish(
+                repCount: hosted[index].analyzer.snapshot.repCount,
+                rejectedCount: hosted[index].analyzer.snapshot.rejectedCount, at: time)
+        else { return }
         let sequence = hosted[index].nextSnapshot
         hosted[index].nextSnapshot &+= 1
         if let last = hosted[index].identity.lastSnapshot, sequence <= last {

@@ -1,4 +1,3 @@
-import KinesiaMotion
 import Testing
 
 @testable import KinesiaWorker
@@ -6,19 +5,12 @@ import Testing
 /// When a worker publishes a snapshot: the first, then at most the rate per second of pose
 /// time, and every change of the rep counts.
 struct SnapshotThrottleTests {
-    private func snapshot(reps: Int, rejected: Int = 0) -> MotionSnapshot {
-        var snapshot = MotionSnapshot()
-        snapshot.repCount = reps
-        snapshot.rejectedCount = rejected
-        return snapshot
-    }
-
     @Test func publishesTheFirstThenAtMostFifteenASecondOfPoseTime() {
         var throttle = SnapshotThrottle(rate: 15)
         var published: [Double] = []
         for frame in 0..<60 {
             let t = Double(frame) / 60
-            if throttle.shouldPublish(snapshot(reps: 0), at: t) { published.append(t) }
+            if throttle.shouldPublish(repCount: 0, rejectedCount: 0, at: t) { published.append(t) }
         }
         #expect(published.count == 15)
         #expect(published.first == 0)
@@ -31,7 +23,7 @@ struct SnapshotThrottleTests {
             (0, 0, 1.0), (0, 0, 1.01), (1, 0, 1.02), (1, 1, 1.03), (1, 1, 1.04),
         ]
         let published = steps.map {
-            throttle.shouldPublish(snapshot(reps: $0.reps, rejected: $0.rejected), at: $0.t)
+            throttle.shouldPublish(repCount: $0.reps, rejectedCount: $0.rejected, at: $0.t)
         }
         #expect(published == [true, false, true, true, false])
     }
