@@ -133,50 +133,27 @@ public final class BusSubscriber {
         }
     }
 
-    /// Receives a delivery only if one is waiting now.
-    public func tryReceive() throws(ZMQError) -> Delivery? {
-        var delivery: Delivery?
-        _ = try tryReceive(
-            flatPose: { topic, header, pose, result in
-                delivery = .flatPose(topic: topic, header: header, pose: copy pose, result)
-            },
-            other: { delivery = $0 })
-        return delivery
-    }
-
-    /// Receives one message only if one is waiting now, as ``tryReceive()`` does, but hands a
-    /// pose decoded flat (``decodesPosesFlat``) to `flatPose` in place, where ``tryReceive()``
-    /// would copy it (500 bytes) into its ``Delivery``; anything else goes to `other`.
+    /// Receives a delivery only if one is waiting now. A pose comes as
+    /// ``Delivery/flatPose(topic:header:pose:_:)`` when ``decodesPosesFlat`` is set (a copy of
+    /// 500 bytes: less than what a closure called with it in place cost the worker, whose
+    /// captured variables were then checked for exclusive access at run time on every use).
     /// Duplicates and stale messages are skipped (counted by ``tracker``).
-    /// - Returns: `false` when nothing was waiting.
-    public func tryReceive(
-        flatPose: (_ topic: Topic, _ header: WireHeader, _ pose: borrowing FlatPose, SequenceResult) -> Void,
-        other: (Delivery) -> Void
-    ) throws(ZMQError) -> Bool {
+    public func tryReceive() throws(ZMQError) -> Delivery? {
         while try socket.tryReceive(into: &frames) {
             received &+= 1
-            guard frames.count == 2 else {
-                other(fail(.frameCount(frames.count)))
-                return true
-            }
+            guard frames.count == 2 else { return fail(.frameCount(frames.count)) }
             if decodesPosesFlat {
                 switch judgeFlat() {
                 case .pose(let topic, let header, let result):
-                    flatPose(topic, header, flat, result)
-                    return true
+                    return .flatPose(topic: topic, header: header, pose: flat, result)
                 case .skipped: continue
-                case .failed(let delivery):
-                    other(delivery)
-                    return true
+                case .failed(let delivery): return delivery
                 case .notPose: break
                 }
             }
-            if let delivery = judgeMessage() {
-                other(delivery)
-                return true
-            }
+            if let delivery = judgeMessage() { return delivery }
         }
-        return false
+        return nil
     }
 
     /// The received frames decoded as a ``WireMessage`` (`nil`: a duplicate or stale one).

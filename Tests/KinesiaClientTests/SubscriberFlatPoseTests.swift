@@ -5,10 +5,10 @@ import KinesiaMotion
 import KinesiaWire
 import Testing
 
-/// The worker's receive: poses decoded flat are handed over in place, everything else as a
-/// delivery, duplicates skipped, in the order they came.
+/// The worker's receive: poses decoded flat come as flat poses, everything else as messages,
+/// duplicates skipped, in the order they came.
 struct SubscriberFlatPoseTests {
-    @Test func posesGoToTheirHandlerInPlaceAndEverythingElseToTheOther() async throws {
+    @Test func posesComeFlatAndEverythingElseAsMessages() async throws {
         let broker = try FakeBroker()
         let context = try ZMQContext()
         let subscriber = try BusSubscriber(
@@ -33,19 +33,17 @@ struct SubscriberFlatPoseTests {
         // Generous for a loaded CI box (the loop ends as soon as all four came).
         let deadline = ContinuousClock.now + .seconds(60)
         while received.count < 4, ContinuousClock.now < deadline {
-            let got = try subscriber.tryReceive(
-                flatPose: { topic, header, pose, result in
-                    received.append("pose \(topic) #\(header.sequence) \(result)")
-                    timestamps.append(pose.timestamp)
-                },
-                other: { delivery in
-                    switch delivery {
-                    case .message(let message, _): received.append("message \(message.topic)")
-                    case .malformed(_, let reason): received.append("malformed \(reason.code)")
-                    case .flatPose: received.append("a flat pose as a delivery")
-                    }
-                })
-            if !got { try await Task.sleep(for: .milliseconds(5)) }
+            guard let delivery = try subscriber.tryReceive() else {
+                try await Task.sleep(for: .milliseconds(5))
+                continue
+            }
+            switch delivery {
+            case .flatPose(let topic, let header, let pose, let result):
+                received.append("pose \(topic) #\(header.sequence) \(result)")
+                timestamps.append(pose.timestamp)
+            case .message(let message, _): received.append("message \(message.topic)")
+            case .malformed(_, let reason): received.append("malformed \(reason.code)")
+            }
         }
         #expect(
             received == [
@@ -58,6 +56,6 @@ struct SubscriberFlatPoseTests {
         }
         #expect(timestamps.first == sent.timestamp, "the pose handed over is the one decoded")
         #expect(subscriber.tracker.totals.duplicates == 1)
-        #expect(try subscriber.tryReceive(flatPose: { _, _, _, _ in }, other: { _ in }) == false)
+        #expect(try subscriber.tryReceive() == nil)
     }
 }

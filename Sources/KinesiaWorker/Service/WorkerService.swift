@@ -316,7 +316,29 @@ public struct WorkerService: Sendable {
                 }
             }
         }
+        // The loop's variables (the core, the actions, the state...) are checked for exclusive
+        // access when compiled, not at run time, only as long as no function that captures
+        // them calls itself or is handed to another as a closure: either makes the compiler
+        // box them and check every access to them, dozens a pose (a worker built with the
+        // checks off used 5-10 % less processor). So `perform` is not recursive, and
+        // deliveries are received as values, not through a callback.
         func perform() {
+            performActions()
+            // Requests no server can answer fail at once, here, not at the next turn: a burst
+            // of holes is one failure after another (the replies of the requests an answer's
+            // actions make are appended, and answered in turn).
+            guard !immediateReplies.isEmpty else { return }
+            var next = 0
+            while next < immediateReplies.count {
+                apply(immediateReplies[next])
+                next += 1
+                performActions()
+            }
+            immediateReplies.removeAll(keepingCapacity: true)
+        }
+        var immediateReplies: [PoseReplayClient.Reply] = []
+
+        func performActions() {
             for action in actions {
                 switch action {
                 case .publish(let publication):
@@ -412,21 +434,7 @@ public struct WorkerService: Sendable {
                     }
                 }
             }
-            // Requests no server can answer fail at once, here, not at the next turn (a loop,
-            // not a recursion: a burst of holes is one failure after another).
-            guard !drainingImmediateReplies else { return }
-            drainingImmediateReplies = true
-            var next = 0
-            while next < immediateReplies.count {
-                apply(immediateReplies[next])
-                next += 1
-                perform()
-            }
-            immediateReplies.removeAll(keepingCapacity: true)
-            drainingImmediateReplies = false
         }
-        var immediateReplies: [PoseReplayClient.Reply] = []
-        var drainingImmediateReplies = false
 
         func apply(_ reply: PoseReplayClient.Reply) {
             switch reply {
@@ -599,7 +607,8 @@ public struct WorkerService: Sendable {
             if ready[repliesItems...].contains(where: { $0.contains(.readable) }) { handleReplies() }
             // Drain what is already there before looking at the clock again.
             var burst = 0
-            while burst < 10_000, try subscriber.tryReceive(flatPose: handlePose, other: handle) {
+            while burst < 10_000, let delivery = try subscriber.tryReceive() {
+                handle(delivery)
                 burst += 1
             }
             core.tick(now: elapsed.now, into: &actions)
@@ -620,7 +629,7 @@ public struct WorkerService: Sendable {
         }
         // Graceful: finish the poses already received (at most half a second), then report.
         let deadline = elapsed.now + .milliseconds(500)
-        while elapsed.now < deadline, try subscriber.tryReceive(flatPose: handlePose, other: handle) {}
+        while elapsed.now < deadline, let delivery = try subscriber.tryReceive() { handle(delivery) }
         // Analytics sessions end their set: the final summaries go out before the report.
         core.finish(into: &actions)
         for case .publish(let publication) in actions {
