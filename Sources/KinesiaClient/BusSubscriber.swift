@@ -10,7 +10,9 @@ public import KinesiaWire
 /// ``Delivery/malformed(topic:reason:)``. Duplicates and stale messages are counted by the
 /// tracker and not delivered.
 ///
-/// Not `Sendable`: use it on the thread that made it.
+/// Not `Sendable`: use it on the thread that made it. The properties every message touches are
+/// not checked for exclusive access at run time: no code of the caller runs inside its methods
+/// (deliveries are returned, never handed to a callback), so no two accesses to them overlap.
 ///
 /// ```swift
 /// let subscriber = try BusSubscriber(context: context, bus: bus, prefixes: [.kind(.event)])
@@ -37,21 +39,21 @@ public final class BusSubscriber {
     /// ``Delivery/flatPose(topic:header:pose:_:)`` (no dictionaries, no allocation), for a
     /// receiver that feeds ``MotionAnalyzer/process(_:)-(FlatPose)``. Other kinds still come as
     /// ``Delivery/message(_:_:)``. Off by default.
-    public var decodesPosesFlat = false
+    @exclusivity(unchecked) public var decodesPosesFlat = false
 
     /// The socket (for a ``Poller``).
     public let socket: ZMQSocket
     /// The prefixes subscribed so far.
     public private(set) var prefixes: [TopicPrefix] = []
     /// Sequence numbers per topic: gaps, restarts, duplicates.
-    public private(set) var tracker = SequenceTracker<Topic>()
+    @exclusivity(unchecked) public private(set) var tracker = SequenceTracker<Topic>()
     /// Messages that could not be decoded, per reason.
     public private(set) var decodeErrors: [String: Int] = [:]
     /// Messages received (decoded or not).
-    public private(set) var received = 0
+    @exclusivity(unchecked) public private(set) var received = 0
 
-    private var frames: [[UInt8]] = []
-    private var flat = FlatPose()
+    @exclusivity(unchecked) private var frames: [[UInt8]] = []
+    @exclusivity(unchecked) private var flat = FlatPose()
     private var pendingMonitor: SocketMonitor?
 
     /// Connects a subscriber to the bus's backend and subscribes `prefixes`.
