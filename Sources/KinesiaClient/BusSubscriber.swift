@@ -135,25 +135,50 @@ public final class BusSubscriber {
         }
     }
 
-    /// Receives a delivery only if one is waiting now. A pose comes as
-    /// ``Delivery/flatPose(topic:header:pose:_:)`` when ``decodesPosesFlat`` is set (a copy of
-    /// 500 bytes: less than what a closure called with it in place cost the worker, whose
-    /// captured variables were then checked for exclusive access at run time on every use).
-    /// Duplicates and stale messages are skipped (counted by ``tracker``).
+    /// Receives a delivery only if one is waiting now (a pose as
+    /// ``Delivery/flatPose(topic:header:pose:_:)`` when ``decodesPosesFlat`` is set). Duplicates
+    /// and stale messages are skipped (counted by ``tracker``).
     public func tryReceive() throws(ZMQError) -> Delivery? {
+        if decodesPosesFlat {
+            switch try tryReceive(flatPoseInto: &flat) {
+            case nil: return nil
+            case .pose(let topic, let header, let result)?:
+                return .flatPose(topic: topic, header: header, pose: flat, result)
+            case .other(let delivery)?: return delivery
+            }
+        }
         while try socket.tryReceive(into: &frames) {
             received &+= 1
             guard frames.count == 2 else { return fail(.frameCount(frames.count)) }
-            if decodesPosesFlat {
-                switch judgeFlat() {
-                case .pose(let topic, let header, let result):
-                    return .flatPose(topic: topic, header: header, pose: flat, result)
-                case .skipped: continue
-                case .failed(let delivery): return delivery
-                case .notPose: break
-                }
-            }
             if let delivery = judgeMessage() { return delivery }
+        }
+        return nil
+    }
+
+    /// What ``tryReceive(flatPoseInto:)`` received.
+    public enum FlatDelivery {
+        /// A pose, decoded into the caller's ``FlatPose``, and what its sequence number says.
+        case pose(topic: Topic, header: WireHeader, SequenceResult)
+        /// Anything else: a message that is not a pose, or one that does not decode.
+        case other(Delivery)
+    }
+
+    /// Receives a delivery only if one is waiting now, as ``tryReceive()`` does, but decodes a
+    /// pose straight into `pose` (the caller's, reused from pose to pose), whatever
+    /// ``decodesPosesFlat`` says: the worker's receive, which copies no pose (500 bytes) and
+    /// runs none of the caller's code inside (a callback made the worker's loop check every
+    /// access to its variables at run time).
+    public func tryReceive(flatPoseInto pose: inout FlatPose) throws(ZMQError) -> FlatDelivery? {
+        while try socket.tryReceive(into: &frames) {
+            received &+= 1
+            guard frames.count == 2 else { return .other(fail(.frameCount(frames.count))) }
+            switch judgeFlat(into: &pose) {
+            case .pose(let topic, let header, let result): return .pose(topic: topic, header: header, result)
+            case .skipped: continue
+            case .failed(let delivery): return .other(delivery)
+            case .notPose: break
+            }
+            if let delivery = judgeMessage() { return .other(delivery) }
         }
         return nil
     }
@@ -171,7 +196,7 @@ public final class BusSubscriber {
         return .message(message, result)
     }
 
-    /// What the received frames are, decoded as a pose into ``flat``.
+    /// What the received frames are, decoded as a pose.
     private enum FlatJudgement {
         /// Not a pose: to be decoded as a ``WireMessage``.
         case notPose
@@ -179,12 +204,12 @@ public final class BusSubscriber {
         case skipped
         /// Frames that do not decode.
         case failed(Delivery)
-        /// A pose, in ``flat``.
+        /// A pose, decoded.
         case pose(Topic, WireHeader, SequenceResult)
     }
 
-    /// Decodes the received frames as a pose into ``flat``.
-    private func judgeFlat() -> FlatJudgement {
+    /// Decodes the received frames as a pose into `pose`.
+    private func judgeFlat(into pose: inout FlatPose) -> FlatJudgement {
         // A struct, not a tuple: a `Result` of a tuple instantiates its type's metadata at run
         // time, on every message.
         let decoded: Result<Envelope, WireError> = frames[0].withUnsafeBytes { topic in
@@ -195,7 +220,7 @@ public final class BusSubscriber {
                         return .success(Envelope(topic: parsed, header: header))
                     }
                     return .success(
-                        Envelope(topic: parsed, header: try PoseCodec.decode(payload, into: &flat)))
+                        Envelope(topic: parsed, header: try PoseCodec.decode(payload, into: &pose)))
                 } catch {
                     return .failure(error)
                 }

@@ -145,12 +145,15 @@ public struct HealthPublisher {
         return reports
     }
 
+    /// Whether the interval has passed since the last report (or none was sent).
+    public var isDue: Bool { last.map { elapsed.now - $0 >= interval } ?? true }
+
     /// Publishes when the interval has passed since the last report (or none was sent).
     /// - Parameter counters: Called only when a report goes out.
     /// - Returns: Whether a report went out.
     @discardableResult
     public mutating func publishIfDue(counters: () -> [String: Int], via publisher: BusPublisher) -> Bool {
-        if let last, elapsed.now - last < interval { return false }
+        guard isDue else { return false }
         publish(counters: counters(), via: publisher)
         return true
     }

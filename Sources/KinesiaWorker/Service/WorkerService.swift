@@ -175,11 +175,12 @@ public struct WorkerService: Sendable {
             try BusSubscriber(context: zmq, bus: bus, prefixes: [.kind(.health)])
         }
         defer { announcements?.close() }
-        // Each pose is decoded once, into flat form, and analysed by every session of its camera.
-        subscriber.decodesPosesFlat = true
+        // Read here, not in the closure below: a closure that captures the state would make
+        // every access to it checked at run time (see perform()).
+        let current = state?.current ?? [:]
         let replay: (source: JournalReplaySource, server: any ReplayServing)? =
             try journal.flatMap { journal in
-                let source = JournalReplaySource(store: journal.store, current: state!.current)
+                let source = JournalReplaySource(store: journal.store, current: current)
                 source.beforeReading = { [unowned journal] topic, from in
                     journal.writePending(topic, from: from)
                 }
@@ -321,7 +322,7 @@ public struct WorkerService: Sendable {
         // them calls itself or is handed to another as a closure: either makes the compiler
         // box them and check every access to them, dozens a pose (a worker built with the
         // checks off used 5-10 % less processor). So `perform` is not recursive, and
-        // deliveries are received as values, not through a callback.
+        // deliveries are received as values (`receive()`), not through a callback.
         func perform() {
             performActions()
             // Requests no server can answer fail at once, here, not at the next turn: a burst
@@ -490,6 +491,18 @@ public struct WorkerService: Sendable {
             perform()
         }
 
+        // Each pose is decoded here, in place, and analysed by every session of its camera.
+        var pose = FlatPose()
+        /// Receives and handles one delivery, if one is waiting (`false` otherwise).
+        func receive() throws(ZMQError) -> Bool {
+            switch try subscriber.tryReceive(flatPoseInto: &pose) {
+            case nil: return false
+            case .pose(let topic, let header, let result)?: handlePose(topic, header, pose, result)
+            case .other(let delivery)?: handle(delivery)
+            }
+            return true
+        }
+
         func handleReplies() {
             for reply in poseReplay.receive(now: elapsed.now) {
                 apply(reply)
@@ -565,16 +578,22 @@ public struct WorkerService: Sendable {
         tellResumes()
         ready()
         while !stop.isRequested, holdsLease() {
-            // A pool worker's session tells its counts (a worker of --session flags has no one
-            // to tell: nothing is computed).
-            if health.publishIfDue(counters: counters, via: publisher), !plans.isEmpty {
-                var counts: [String: (repCount: Int, rejectedCount: Int)] = [:]
-                for spec in specs {
-                    if let snapshot = core.snapshot(camera: spec.camera, session: spec.name) {
+            // Not publishIfDue(counters:): a function handed over as a closure would make every
+            // variable it captures checked at run time (see perform()).
+            if health.isDue {
+                health.publish(counters: counters(), via: publisher)
+                // A pool worker's session tells its counts (a worker of --session flags has no
+                // one to tell: nothing is computed).
+                if !plans.isEmpty {
+                    var counts: [String: (repCount: Int, rejectedCount: Int)] = [:]
+                    for spec in specs {
+                        guard let snapshot = core.snapshot(camera: spec.camera, session: spec.name) else {
+                            continue
+                        }
                         counts["\(spec.camera)/\(spec.name)"] = (snapshot.repCount, snapshot.rejectedCount)
                     }
+                    progress(counts)
                 }
-                progress(counts)
             }
             journal?.writeAndSyncIfDue(now: elapsed.now)
             checkpointIfDue()
@@ -607,10 +626,7 @@ public struct WorkerService: Sendable {
             if ready[repliesItems...].contains(where: { $0.contains(.readable) }) { handleReplies() }
             // Drain what is already there before looking at the clock again.
             var burst = 0
-            while burst < 10_000, let delivery = try subscriber.tryReceive() {
-                handle(delivery)
-                burst += 1
-            }
+            while burst < 10_000, try receive() { burst += 1 }
             core.tick(now: elapsed.now, into: &actions)
             perform()
         }
@@ -629,7 +645,7 @@ public struct WorkerService: Sendable {
         }
         // Graceful: finish the poses already received (at most half a second), then report.
         let deadline = elapsed.now + .milliseconds(500)
-        while elapsed.now < deadline, let delivery = try subscriber.tryReceive() { handle(delivery) }
+        while elapsed.now < deadline, try receive() {}
         // Analytics sessions end their set: the final summaries go out before the report.
         core.finish(into: &actions)
         for case .publish(let publication) in actions {
@@ -659,10 +675,12 @@ public struct WorkerService: Sendable {
         journal?.finish(ended: ending != nil)
         health.publish(counters: counters(), via: publisher)
         let totals = subscriber.tracker.totals
-        log.info(
+        // Made first: the log's autoclosure must not capture the core (see perform()).
+        let stopped =
             "stopped: \(core.poses) poses, \(core.events) events, \(core.snapshots) snapshots, "
-                + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
-                + "\(core.publishFailureCount) failed publishes")
+            + "\(totals.missing) missing, \(core.decodeErrorCount) decode errors, "
+            + "\(core.publishFailureCount) failed publishes"
+        log.info(stopped)
     }
 
     /// The streams a worker announces (on `health/`, and to the broker's replay port): its
