@@ -29,13 +29,18 @@ struct HealthHeartbeatTests {
                 }, via: publisher)
         }
 
+        #expect(health.isDue, "nothing sent yet")
         #expect(due(), "the first report goes out at once")
+        #expect(!health.isDue)
         #expect(!due())
         clock.advance(by: .milliseconds(999))
+        #expect(!health.isDue, "a millisecond early")
         #expect(!due(), "a millisecond early")
         #expect(asked == 1, "the counters are read only for a report that goes out")
         clock.advance(by: .milliseconds(1))
+        #expect(health.isDue)
         #expect(due())
+        #expect(!health.isDue)
         #expect(health.uptime == 1.0)
         #expect(health.report(counters: [:]).uptime == 1.0)
         clock.advance(by: .seconds(10))
