@@ -577,6 +577,19 @@ public struct WorkerService: Sendable {
             }
         }
         tellResumes()
+        // One poll(2) a wake-up, not zmq_poll's two and its two looks at every socket (28
+        // system calls a wake-up for 3 sockets, and a loop at a camera's pace wakes for each
+        // pose): see ZMQWaitSet. The pose replay clients' sockets come and go (a set rebuilt
+        // when they change) and are always looked at (their requests are sent from anywhere).
+        var waits = ZMQWaitSet()
+        let subscriberItem = try waits.add(subscriber.socket)
+        let replayItem = try replay.map { replay throws(ZMQError) in try waits.add(replay.server.socket) }
+        let announcementsItem = try announcements.map { announcements throws(ZMQError) in
+            try waits.add(announcements.socket)
+        }
+        let baseWaits = waits
+        var waitedDealers: [ObjectIdentifier] = []
+        var dealerItems: Range<Int> = waits.count..<waits.count
         ready()
         while !stop.isRequested, holdsLease() {
             // Not publishIfDue(counters:): a function handed over as a closure would make every
@@ -598,36 +611,50 @@ public struct WorkerService: Sendable {
             }
             journal?.writeAndSyncIfDue(now: elapsed.now)
             checkpointIfDue()
-            var poller = Poller()
-            poller.add(subscriber.socket, for: .readable)
-            let replayItem = poller.count
-            if let replay { poller.add(replay.server.socket, for: .readable) }
-            let announcementsItem = poller.count
-            if let announcements { poller.add(announcements.socket, for: .readable) }
-            let repliesItems = poller.count
-            for socket in poseReplay.sockets { poller.add(socket, for: .readable) }
+            let dealers = poseReplay.sockets
+            if dealers.count != waitedDealers.count
+                || !zip(dealers, waitedDealers).allSatisfy({ ObjectIdentifier($0) == $1 })
+            {
+                waits = baseWaits
+                for dealer in dealers { try waits.add(dealer) }
+                waitedDealers = dealers.map { ObjectIdentifier($0) }
+                dealerItems = baseWaits.count..<waits.count
+            }
+            for item in dealerItems { waits.touched(item) }
             // Never later than the end of the wait for a hole in the live poses.
             var timeout = Duration.milliseconds(100)
             if let deadline = core.deadline {
                 timeout = max(.zero, min(timeout, deadline - (elapsed.now)))
             }
-            let ready = try poller.poll(timeout: timeout)
+            let ready = try waits.wait(timeout: timeout)
             guard holdsLease() else { break }
             core.tick(now: elapsed.now, into: &actions)
             perform()
-            // Only the sockets the poll found readable are read (each look at a socket is two
-            // system calls, on the way of the next live pose); the replay server also when it
-            // answers clients (their idle time expires).
-            if let replay, ready[replayItem].contains(.readable) || replay.server.hasWorkWithoutRequests {
+            // Only the sockets found readable are read (each look at a socket is two system
+            // calls, on the way of the next live pose); the replay server also when it answers
+            // clients (their idle time expires).
+            if let replay, let replayItem,
+                ready.contains(replayItem) || replay.server.hasWorkWithoutRequests
+            {
                 try replay.server.serve(from: replay.source)
+                waits.touched(replayItem)
             }
-            if announcements != nil, ready[announcementsItem].contains(.readable) {
+            if let announcementsItem, ready.contains(announcementsItem) {
                 while let announcements, let next = try announcements.tryReceive() { handle(next) }
+                waits.readToEnd(announcementsItem)
             }
-            if ready[repliesItems...].contains(where: { $0.contains(.readable) }) { handleReplies() }
+            if dealerItems.contains(where: { ready.contains($0) }) { handleReplies() }
             // Drain what is already there before looking at the clock again.
-            var burst = 0
-            while burst < 10_000, try receive() { burst += 1 }
+            if ready.contains(subscriberItem) {
+                var burst = 0
+                while burst < 10_000 {
+                    guard try receive() else {
+                        waits.readToEnd(subscriberItem)
+                        break
+                    }
+                    burst += 1
+                }
+            }
             core.tick(now: elapsed.now, into: &actions)
             perform()
         }

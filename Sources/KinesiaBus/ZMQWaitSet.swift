@@ -1,0 +1,119 @@
+import CZeroMQ
+import KinesiaSystem
+
+/// Waits for messages on several sockets with one `poll(2)` of their `ZMQ_FD` descriptors,
+/// asking a socket's `ZMQ_EVENTS` only when its descriptor cannot tell.
+///
+/// `zmq_poll` asks every socket's `ZMQ_EVENTS` before it sleeps and again after it wakes, and
+/// each ask is two system calls (libzmq's `getpid` and a `poll` of the socket's mailbox): 14 a
+/// wake-up for three sockets, which a loop that wakes for a pose or two (a worker at a camera's
+/// pace, a pool worker's sessions) pays on every pose. Yet a socket's descriptor is
+/// edge-triggered: once the socket has processed its commands (a receive that would block, an
+/// `ZMQ_EVENTS` that finds nothing to read), the descriptor becomes readable when a message
+/// comes. So a socket is *settled* when one of those said it had nothing, and only unsettled
+/// ones are asked before the wait:
+///
+/// - every socket starts unsettled;
+/// - ``wait(timeout:)`` asks each unsettled socket, and returns at once when one has a message
+///   to read; otherwise it settles them all and sleeps in one `poll` of the descriptors, and
+///   returns the sockets whose descriptor woke it (unsettled: the caller reads them);
+/// - ``readToEnd(_:)`` settles a socket the caller received from until a receive found nothing;
+/// - ``touched(_:)`` unsettles one the caller used otherwise (a send processes the socket's
+///   commands too, which may leave a message to read with a quiet descriptor).
+///
+/// A socket returned and not read to its end stays unsettled, and is asked again. Forgetting
+/// ``touched(_:)`` after a send costs at most the wait's timeout, never a message: nothing is
+/// taken from the socket.
+///
+/// ```swift
+/// var waits = ZMQWaitSet()
+/// let poses = waits.add(subscriber)
+/// let ready = try waits.wait(timeout: .milliseconds(100))
+/// if ready.contains(poses) {
+///     while let frames = try subscriber.tryReceive() { handle(frames) }
+///     waits.readToEnd(poses)
+/// }
+/// ```
+public struct ZMQWaitSet {
+    /// The sockets a ``ZMQWaitSet/wait(timeout:)`` found with a message to read (or whose
+    /// descriptor woke it), by the index ``ZMQWaitSet/add(_:)`` returned.
+    public struct Ready: Equatable, Sendable {
+        fileprivate var bits: UInt64 = 0
+
+        /// Whether the socket at `index` has a message to read.
+        public func contains(_ index: Int) -> Bool { bits & (1 << UInt64(index)) != 0 }
+
+        /// Whether no socket is ready (the timeout passed).
+        public var isEmpty: Bool { bits == 0 }
+    }
+
+    /// The most sockets in a set (the bits of ``Ready``).
+    public static let capacity = 64
+
+    private var sockets: [ZMQSocket] = []
+    private var descriptors = ReadablePoll()
+    /// Bit `i`: socket `i` is settled (its descriptor tells when a message comes).
+    private var settled: UInt64 = 0
+
+    /// An empty set.
+    public init() {}
+
+    /// The number of sockets added.
+    public var count: Int { sockets.count }
+
+    /// Adds a socket, unsettled; it is waited for readable.
+    ///
+    /// - Returns: Its index in the ``Ready`` sets of ``wait(timeout:)``.
+    /// - Throws: ``ZMQError/closed``, ``ZMQError/invalidArgument`` past ``capacity`` sockets.
+    @discardableResult
+    public mutating func add(_ socket: ZMQSocket) throws(ZMQError) -> Int {
+        guard sockets.count < Self.capacity else { throw ZMQError.invalidArgument }
+        let descriptor = try socket.get(.fileDescriptor)
+        sockets.append(socket)
+        descriptors.add(descriptor)
+        return sockets.count - 1
+    }
+
+    /// Says that socket `index` was received from until a receive found nothing: its descriptor
+    /// tells when the next message comes.
+    public mutating func readToEnd(_ index: Int) {
+        settled |= 1 << UInt64(index)
+    }
+
+    /// Says that socket `index` was used otherwise (a send, a receive stopped before the end):
+    /// it is asked before the next wait.
+    public mutating func touched(_ index: Int) {
+        settled &= ~(1 << UInt64(index))
+    }
+
+    /// Waits until a socket may have a message to read, or `timeout` passes.
+    ///
+    /// An interrupted wait (`EINTR`) returns early with nothing ready, as a timeout.
+    ///
+    /// - Parameter timeout: The longest wait (rounded up to milliseconds); `.zero` only looks.
+    /// - Returns: The sockets to read (unsettled until ``readToEnd(_:)``); empty when the
+    ///   timeout passed.
+    /// - Throws: ``ZMQError/closed`` if a socket was closed, ``ZMQError/terminated``.
+    public mutating func wait(timeout: Duration) throws(ZMQError) -> Ready {
+        var ready = Ready()
+        for index in sockets.indices where settled & (1 << UInt64(index)) == 0 {
+            if try sockets[index].get(.readiness).contains(.readable) {
+                ready.bits |= 1 << UInt64(index)
+            } else {
+                settled |= 1 << UInt64(index)
+            }
+        }
+        guard ready.isEmpty, !sockets.isEmpty else { return ready }
+        do {
+            guard try descriptors.wait(timeout: timeout) else { return ready }
+        } catch {
+            // poll(2) of valid descriptors fails only for want of memory (ENOMEM).
+            throw ZMQError(code: error.rawValue)
+        }
+        for index in sockets.indices where descriptors.isReadable(index) {
+            ready.bits |= 1 << UInt64(index)
+            settled &= ~(1 << UInt64(index))
+        }
+        return ready
+    }
+}

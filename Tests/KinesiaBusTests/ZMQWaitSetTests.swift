@@ -1,0 +1,135 @@
+import Foundation
+import KinesiaBus
+import Testing
+
+struct ZMQWaitSetTests {
+    /// A PULL bound at `name` and a PUSH connected to it.
+    private func pair(_ name: String, context: ZMQContext) throws -> (pull: ZMQSocket, push: ZMQSocket) {
+        let pull = try ZMQSocket(.pull, context: context)
+        try pull.bind("inproc://\(name)")
+        let push = try ZMQSocket(.push, context: context)
+        try push.connect("inproc://\(name)")
+        return (pull, push)
+    }
+
+    @Test func aMessageAlreadyQueuedIsReadyWithoutWaiting() throws {
+        let context = try ZMQContext()
+        let (quiet, quietPush) = try pair("quiet", context: context)
+        let (busy, busyPush) = try pair("busy", context: context)
+        defer { [quiet, quietPush, busy, busyPush].forEach { $0.close() } }
+        try busyPush.send([bytes("pose")])
+        var waits = ZMQWaitSet()
+        let quietItem = try waits.add(quiet)
+        let busyItem = try waits.add(busy)
+        #expect(waits.count == 2)
+
+        // Every socket starts unsettled: its readiness is asked before any sleep.
+        let ready = try waits.wait(timeout: .seconds(10))
+        #expect(ready.contains(busyItem))
+        #expect(!ready.contains(quietItem))
+        #expect(try busy.tryReceive() == [bytes("pose")])
+    }
+
+    @Test func aSocketReadToItsEndWakesTheWaitWhenTheNextMessageComes() throws {
+        let context = try ZMQContext()
+        let pull = try ZMQSocket(.pull, context: context)
+        defer { pull.close() }
+        try pull.bind("inproc://next")
+        var waits = ZMQWaitSet()
+        let item = try waits.add(pull)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+
+        // A sender on a thread of its own (with a socket of its own) sends a message a round,
+        // a little after the main thread went to wait, and then waits for the round's end.
+        let rounds = 50
+        let roundDone = DispatchSemaphore(value: 0)
+        let sender = onThread {
+            guard let push = try? ZMQSocket(.push, context: context) else { return }
+            defer { push.close() }
+            guard (try? push.connect("inproc://next")) != nil else { return }
+            for round in 0..<rounds {
+                usleep(2_000)
+                try? push.send([Array("pose \(round)".utf8)])
+                roundDone.wait()
+            }
+        }
+        for round in 0..<rounds {
+            // Settled, the socket is not asked: only its descriptor can end this wait before
+            // the timeout (a missed message would show as a wait that timed out). It may also
+            // wake for what is not a message (the sender's connection): then nothing is read.
+            var received: [[[UInt8]]] = []
+            var wakes = 0
+            while received.isEmpty, wakes < 5 {
+                let ready = try waits.wait(timeout: .seconds(30))
+                #expect(ready.contains(item), "round \(round): the wait timed out")
+                while let frames = try pull.tryReceive() { received.append(frames) }
+                waits.readToEnd(item)
+                wakes += 1
+            }
+            #expect(received == [[bytes("pose \(round)")]], "round \(round)")
+            roundDone.signal()
+        }
+        sender.wait()
+    }
+
+    @Test func aSocketNotReadToItsEndIsReadyAgain() throws {
+        let context = try ZMQContext()
+        let (pull, push) = try pair("again", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        try push.send([bytes("first")])
+        try push.send([bytes("second")])
+        var waits = ZMQWaitSet()
+        let item = try waits.add(pull)
+        #expect(try waits.wait(timeout: .seconds(10)).contains(item))
+        #expect(try pull.tryReceive() == [bytes("first")])
+        // One of two read: still unsettled, so asked, and found with the second.
+        #expect(try waits.wait(timeout: .seconds(10)).contains(item))
+        #expect(try pull.tryReceive() == [bytes("second")])
+        #expect(try pull.tryReceive() == nil)
+        waits.readToEnd(item)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+    }
+
+    @Test func aSocketUsedBehindTheSetsBackIsAskedAfterTouched() throws {
+        let context = try ZMQContext()
+        let (pull, push) = try pair("touched", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        var waits = ZMQWaitSet()
+        let item = try waits.add(pull)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        try push.send([bytes("pose")])
+        // Looking at the socket outside the set processes its commands: the descriptor's edge
+        // is spent, the message is there. Said with touched(_:), the next wait asks.
+        let deadline = Date().addingTimeInterval(10)
+        while try !pull.get(.readiness).contains(.readable), Date() < deadline { usleep(1_000) }
+        waits.touched(item)
+        #expect(try waits.wait(timeout: .seconds(10)).contains(item))
+        #expect(try pull.tryReceive() == [bytes("pose")])
+    }
+
+    @Test func anUnsettledClosedSocketIsAnError() throws {
+        let context = try ZMQContext()
+        let pull = try ZMQSocket(.pull, context: context)
+        var waits = ZMQWaitSet()
+        try waits.add(pull)
+        pull.close()
+        #expect(throws: ZMQError.closed) { try waits.wait(timeout: .zero) }
+        #expect(throws: ZMQError.closed) { try waits.add(pull) }
+    }
+
+    @Test func aSetHoldsAtMostItsCapacity() throws {
+        let context = try ZMQContext()
+        var sockets: [ZMQSocket] = []
+        defer { sockets.forEach { $0.close() } }
+        var waits = ZMQWaitSet()
+        for _ in 0..<ZMQWaitSet.capacity {
+            let socket = try ZMQSocket(.pull, context: context)
+            sockets.append(socket)
+            try waits.add(socket)
+        }
+        let extra = try ZMQSocket(.pull, context: context)
+        sockets.append(extra)
+        #expect(throws: ZMQError.invalidArgument) { try waits.add(extra) }
+        #expect(try waits.wait(timeout: .zero).isEmpty)
+    }
+}
