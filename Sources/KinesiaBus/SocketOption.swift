@@ -1,4 +1,5 @@
 import CZeroMQ
+import KinesiaSystem
 
 /// A socket option that can be read and written, typed by its value.
 ///
@@ -133,14 +134,7 @@ extension RawOptionValue {
 }
 
 /// Whole milliseconds, rounded up, clamped to `0...Int32.max`.
-func millisecondsClamped(_ duration: Duration) -> Int32 {
-    let (seconds, attoseconds) = duration.components
-    if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
-    if seconds >= Int64(Int32.max / 1000) + 1 { return Int32.max }
-    let perMillisecond: Int64 = 1_000_000_000_000_000
-    let fraction = (attoseconds + perMillisecond - 1) / perMillisecond
-    return Int32(clamping: seconds * 1000 + fraction)
-}
+func millisecondsClamped(_ duration: Duration) -> Int32 { duration.millisecondsRoundedUp }
 
 extension SocketOption where Value == Int32 {
     /// `ZMQ_SNDHWM`: outgoing messages queued per peer before the socket drops (PUB, ROUTER)

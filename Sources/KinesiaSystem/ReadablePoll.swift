@@ -32,7 +32,7 @@ public struct ReadablePoll: Sendable {
     /// - Returns: Whether one is (`false`: the time ran out, or a signal interrupted the wait).
     /// - Throws: ``Errno`` (`EINVAL`, `ENOMEM`).
     public mutating func wait(timeout: Duration) throws(Errno) -> Bool {
-        let milliseconds = Self.milliseconds(timeout)
+        let milliseconds = timeout.millisecondsRoundedUp
         let count = nfds_t(entries.count)
         let result = entries.withUnsafeMutableBufferPointer { table in
             poll(table.baseAddress, count, milliseconds)
@@ -49,13 +49,4 @@ public struct ReadablePoll: Sendable {
     /// Whether the last ``wait(timeout:)`` found descriptor `index` readable (or hung up, or
     /// closed).
     public func isReadable(_ index: Int) -> Bool { entries[index].revents != 0 }
-
-    /// `duration` in whole milliseconds, rounded up, within `0...Int32.max`.
-    static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
-        if seconds >= Int64(Int32.max / 1000) + 1 { return Int32.max }
-        let perMillisecond: Int64 = 1_000_000_000_000_000
-        return Int32(clamping: seconds * 1000 + (attoseconds + perMillisecond - 1) / perMillisecond)
-    }
 }

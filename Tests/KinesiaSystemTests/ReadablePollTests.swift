@@ -29,4 +29,13 @@ struct ReadablePollTests {
         var poll = ReadablePoll()
         #expect(try !poll.wait(timeout: .milliseconds(1)))
     }
+
+    @Test func aTimeoutIsWholeMillisecondsRoundedUpWithinPollsRange() {
+        #expect(Duration.zero.millisecondsRoundedUp == 0)
+        #expect(Duration.milliseconds(-5).millisecondsRoundedUp == 0)
+        #expect(Duration.nanoseconds(1).millisecondsRoundedUp == 1)
+        #expect(Duration.milliseconds(100).millisecondsRoundedUp == 100)
+        #expect(Duration.microseconds(100_001).millisecondsRoundedUp == 101)
+        #expect(Duration.seconds(3_000_000).millisecondsRoundedUp == Int32.max)
+    }
 }
