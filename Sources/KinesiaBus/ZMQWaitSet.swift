@@ -22,8 +22,9 @@ import KinesiaSystem
 ///   commands too, which may leave a message to read with a quiet descriptor).
 ///
 /// A socket returned and not read to its end stays unsettled, and is asked again. Forgetting
-/// ``touched(_:)`` after a send costs at most the wait's timeout, never a message: nothing is
-/// taken from the socket.
+/// ``touched(_:)`` after a send costs at most the wait's timeout, never a message: a wait that
+/// times out asks every socket (``foundOnTimeout`` counts what it finds), and nothing is taken
+/// from a socket.
 ///
 /// ```swift
 /// var waits = ZMQWaitSet()
@@ -74,6 +75,15 @@ public struct ZMQWaitSet {
         return sockets.count - 1
     }
 
+    /// Removes the sockets added after the first `count` (those at indices `count` and later),
+    /// keeping what the set knows of the others and ``foundOnTimeout``.
+    public mutating func removeSockets(from count: Int) {
+        let kept = min(max(count, 0), sockets.count)
+        sockets.removeSubrange(kept...)
+        descriptors.removeDescriptors(from: kept)
+        settled &= kept == Self.capacity ? ~0 : (1 << UInt64(kept)) - 1
+    }
+
     /// Says that socket `index` was received from until a receive found nothing: its descriptor
     /// tells when the next message comes.
     public mutating func readToEnd(_ index: Int) {
@@ -86,13 +96,25 @@ public struct ZMQWaitSet {
         settled &= ~(1 << UInt64(index))
     }
 
+    /// How many times a wait that timed out found, by asking, a settled socket with a message
+    /// to read that its descriptor never told of: a use of the socket the set was not told of
+    /// (``touched(_:)`` forgotten), or a wake-up libzmq did not give. Each cost the message at
+    /// most the wait's timeout; without the look, it would have waited for the next message.
+    public private(set) var foundOnTimeout = 0
+
     /// Waits until a socket may have a message to read, or `timeout` passes.
     ///
-    /// An interrupted wait (`EINTR`) returns early with nothing ready, as a timeout.
+    /// Unsettled sockets are asked first; a socket whose descriptor is readable is returned
+    /// with them even when one of them is ready (the descriptors are then looked at without
+    /// sleeping), so a socket with a message is never passed over for another that is always
+    /// ready. A wait that times out asks every settled socket before it returns: a wake-up
+    /// missed for whatever reason delays a message by one timeout, never more.
+    ///
+    /// An interrupted wait (`EINTR`) returns early, as a timeout.
     ///
     /// - Parameter timeout: The longest wait (rounded up to milliseconds); `.zero` only looks.
     /// - Returns: The sockets to read (unsettled until ``readToEnd(_:)``); empty when the
-    ///   timeout passed.
+    ///   timeout passed and no socket has a message.
     /// - Throws: ``ZMQError/closed`` if a socket was closed, ``ZMQError/terminated``.
     public mutating func wait(timeout: Duration) throws(ZMQError) -> Ready {
         var ready = Ready()
@@ -103,12 +125,22 @@ public struct ZMQWaitSet {
                 settled |= 1 << UInt64(index)
             }
         }
-        guard ready.isEmpty, !sockets.isEmpty else { return ready }
+        guard !sockets.isEmpty else { return ready }
+        let woken: Bool
         do {
-            guard try descriptors.wait(timeout: timeout) else { return ready }
+            woken = try descriptors.wait(timeout: ready.isEmpty ? timeout : .zero)
         } catch {
             // poll(2) of valid descriptors fails only for want of memory (ENOMEM).
             throw ZMQError(code: error.rawValue)
+        }
+        guard woken else {
+            guard ready.isEmpty else { return ready }
+            for index in sockets.indices where try sockets[index].get(.readiness).contains(.readable) {
+                ready.bits |= 1 << UInt64(index)
+                settled &= ~(1 << UInt64(index))
+                foundOnTimeout += 1
+            }
+            return ready
         }
         for index in sockets.indices where descriptors.isReadable(index) {
             ready.bits |= 1 << UInt64(index)

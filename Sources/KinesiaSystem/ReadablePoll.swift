@@ -26,6 +26,11 @@ public struct ReadablePoll: Sendable {
         return entries.count - 1
     }
 
+    /// Removes the descriptors added after the first `count` (those at `count` and later).
+    public mutating func removeDescriptors(from count: Int) {
+        entries.removeSubrange(min(max(count, 0), entries.count)...)
+    }
+
     /// Waits until a descriptor is readable (or hung up, or closed: what a read would tell),
     /// or `timeout` passes (rounded up to milliseconds).
     ///

@@ -103,8 +103,83 @@ struct ZMQWaitSetTests {
         let deadline = Date().addingTimeInterval(10)
         while try !pull.get(.readiness).contains(.readable), Date() < deadline { usleep(1_000) }
         waits.touched(item)
+        // Asked before the wait sleeps: found at once, not by the timeout's look.
         #expect(try waits.wait(timeout: .seconds(10)).contains(item))
+        #expect(waits.foundOnTimeout == 0)
         #expect(try pull.tryReceive() == [bytes("pose")])
+    }
+
+    @Test func aWakeUpMissedCostsOneTimeoutNotTheMessage() throws {
+        let context = try ZMQContext()
+        let (pull, push) = try pair("missed", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        var waits = ZMQWaitSet()
+        let item = try waits.add(pull)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        try push.send([bytes("pose")])
+        // The edge spent behind the set's back, and the set not told: the descriptor stays
+        // quiet, and the wait that times out asks the socket.
+        let deadline = Date().addingTimeInterval(10)
+        while try !pull.get(.readiness).contains(.readable), Date() < deadline { usleep(1_000) }
+        #expect(try waits.wait(timeout: .milliseconds(20)).contains(item))
+        #expect(waits.foundOnTimeout == 1)
+        #expect(try pull.tryReceive() == [bytes("pose")])
+        #expect(try pull.tryReceive() == nil)
+        waits.readToEnd(item)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        #expect(waits.foundOnTimeout == 1)
+    }
+
+    @Test func aSettledSocketIsNotPassedOverForOneThatIsAlwaysReady() throws {
+        let context = try ZMQContext()
+        let (live, livePush) = try pair("live", context: context)
+        let (busy, busyPush) = try pair("always", context: context)
+        defer { [live, livePush, busy, busyPush].forEach { $0.close() } }
+        var waits = ZMQWaitSet()
+        let liveItem = try waits.add(live)
+        let busyItem = try waits.add(busy)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        for round in 0..<3 { try busyPush.send([bytes("replay \(round)")]) }
+        try livePush.send([bytes("pose")])
+        // The busy socket is read a message at a time (never to its end: asked before every
+        // wait, and ready); the settled one's descriptor is looked at all the same.
+        var found: [[UInt8]] = []
+        for _ in 0..<3 {
+            let ready = try waits.wait(timeout: .seconds(10))
+            #expect(ready.contains(busyItem))
+            _ = try busy.tryReceive()
+            if ready.contains(liveItem) {
+                while let frames = try live.tryReceive() { found += frames }
+                waits.readToEnd(liveItem)
+            }
+        }
+        #expect(found == [bytes("pose")])
+        #expect(waits.foundOnTimeout == 0)
+    }
+
+    @Test func socketsRemovedFromTheEndLeaveTheOthersAsTheyWere() throws {
+        let context = try ZMQContext()
+        let (kept, keptPush) = try pair("kept", context: context)
+        let (gone, gonePush) = try pair("gone", context: context)
+        let (next, nextPush) = try pair("next", context: context)
+        defer { [kept, keptPush, gone, gonePush, next, nextPush].forEach { $0.close() } }
+        var waits = ZMQWaitSet()
+        let keptItem = try waits.add(kept)
+        try waits.add(gone)
+        try gonePush.send([bytes("reply")])
+        #expect(try waits.wait(timeout: .seconds(10)).contains(1))
+
+        waits.removeSockets(from: 1)
+        #expect(waits.count == 1)
+        // The removed socket's message wakes nothing; the index goes to the next one added.
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        #expect(try waits.add(next) == 1)
+        try nextPush.send([bytes("pose")])
+        try keptPush.send([bytes("pose")])
+        let ready = try waits.wait(timeout: .seconds(10))
+        #expect(ready.contains(keptItem))
+        #expect(ready.contains(1))
+        #expect(waits.foundOnTimeout == 0)
     }
 
     @Test func anUnsettledClosedSocketIsAnError() throws {

@@ -43,7 +43,9 @@ struct PoolSessionHoleTests {
         }
         let caughtUp = lastSent.duration(to: .now)
         let counters = health.latest["w1-cam0.left"]?.counters ?? [:]
-        #expect(report != nil, "every pose sent is analysed (\(counters["poses"] ?? 0) of \(sent))")
+        #expect(
+            report != nil,
+            "every pose sent is analysed (\(counters["poses"] ?? 0) of \(sent)): \(worker.diagnostics)")
         // Its health report comes once a second: live, the session is done within about that.
         #expect(caughtUp < .seconds(8), "analysed \(caughtUp) after the last pose was sent")
         #expect(counters["holesSkipped"] == skipped.count, "\(counters)")

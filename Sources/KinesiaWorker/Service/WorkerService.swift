@@ -530,6 +530,8 @@ public struct WorkerService: Sendable {
             }
         }
 
+        // The loop's wait (its sockets added below); read by the health counters.
+        var waits = ZMQWaitSet()
         func counters() -> [String: Int] {
             var values = core.healthCounters(sequence: subscriber.tracker.totals)
             values["catchingUp"] = core.isCatchingUp ? 1 : 0
@@ -540,6 +542,8 @@ public struct WorkerService: Sendable {
                 values["holeFlushes"] = state!.journal.completedJobs("skips")
             }
             if !plans.isEmpty, state != nil { values["resumesNotKept"] = resumesNotKept }
+            // Messages a wake-up did not announce, found by the look after a timed-out wait.
+            values["wakeUpsMissed"] = waits.foundOnTimeout
             if let journal { values.merge(journal.healthCounters) { own, _ in own } }
             if let replay {
                 values.merge(replay.server.counters) { own, _ in own }
@@ -581,13 +585,12 @@ public struct WorkerService: Sendable {
         // system calls a wake-up for 3 sockets, and a loop at a camera's pace wakes for each
         // pose): see ZMQWaitSet. The pose replay clients' sockets come and go (a set rebuilt
         // when they change) and are always looked at (their requests are sent from anywhere).
-        var waits = ZMQWaitSet()
         let subscriberItem = try waits.add(subscriber.socket)
         let replayItem = try replay.map { replay throws(ZMQError) in try waits.add(replay.server.socket) }
         let announcementsItem = try announcements.map { announcements throws(ZMQError) in
             try waits.add(announcements.socket)
         }
-        let baseWaits = waits
+        let baseCount = waits.count
         var waitedDealers: [ObjectIdentifier] = []
         var dealerItems: Range<Int> = waits.count..<waits.count
         ready()
@@ -615,10 +618,10 @@ public struct WorkerService: Sendable {
             if dealers.count != waitedDealers.count
                 || !zip(dealers, waitedDealers).allSatisfy({ ObjectIdentifier($0) == $1 })
             {
-                waits = baseWaits
+                waits.removeSockets(from: baseCount)
                 for dealer in dealers { try waits.add(dealer) }
                 waitedDealers = dealers.map { ObjectIdentifier($0) }
-                dealerItems = baseWaits.count..<waits.count
+                dealerItems = baseCount..<waits.count
             }
             for item in dealerItems { waits.touched(item) }
             // Never later than the end of the wait for a hole in the live poses.
