@@ -239,8 +239,10 @@ struct PythonCSVExampleTests {
         try await Task.sleep(for: .seconds(1))  // nothing more may come
         _ = steady.send(SIGTERM)
         _ = crashing.send(SIGTERM)
-        #expect(await steady.waitForExit(timeout: .seconds(60)) == 0)
-        #expect(await crashing.waitForExit(timeout: .seconds(60)) == 0)
+        let steadyStatus = await steady.waitForExit(timeout: .seconds(60))
+        #expect(steadyStatus == 0, "\(Self.errors("steady", in: topology))")
+        let crashingStatus = await crashing.waitForExit(timeout: .seconds(60))
+        #expect(crashingStatus == 0, "\(Self.errors("crashing-3", in: topology))")
         let steadyErrors = Self.errors("steady", in: topology)
         #expect(!steadyErrors.contains("Traceback") && !steadyErrors.contains("skipped"), "\(steadyErrors)")
         #expect(steadyErrors.contains("counters ") && !steadyErrors.contains("lost"), "\(steadyErrors)")
