@@ -188,13 +188,31 @@ public struct IngestService: Sendable {
             let endpoint = replay.server.endpoint
             health.replay = { ReplayAnnouncement(endpoint: endpoint, streams: replay.source.streams()) }
         }
-        func serveReplay() {
-            guard let replay else { return }
+        // Replay requests are answered as they come, also while a recording's pose waits for
+        // its time and after the source's end: those waits are waits for the replay socket (a
+        // worker holds a camera's live poses behind a hole until the answer, which waited up to
+        // a pose's interval, 17 ms at 60 Hz, or 20 ms once the source had ended).
+        var replayWaits = ZMQWaitSet()
+        let replayItem = try replay.map { replay throws(IngestServiceError) in
+            try onBus { () throws(ZMQError) in try replayWaits.add(replay.server.socket) }
+        }
+        /// Waits at most `timeout` (`.zero`: only looks; whole milliseconds, rounded up) for a
+        /// replay request, and answers what waits then.
+        func serveReplay(waitingAtMost timeout: Duration = .zero) {
+            guard let replay, let replayItem else {
+                if timeout > .zero { ThreadSleep.sleep(timeout) }
+                return
+            }
             do {
+                let ready = try replayWaits.wait(timeout: timeout)
+                guard ready.contains(replayItem) || replay.server.hasWorkWithoutRequests else { return }
                 try replay.server.serve(from: replay.source)
             } catch {
                 log.warning("replay: \(error)")
+                if timeout > .zero { ThreadSleep.sleep(timeout) }
             }
+            // Its replies processed the socket's commands: asked before the next wait.
+            replayWaits.touched(replayItem)
         }
         func report() -> [String: Int] {
             var values = counters.dictionary
@@ -279,10 +297,11 @@ public struct IngestService: Sendable {
                 if paced {
                     switch pace.schedule(pose.timestamp, now: elapsed.now) {
                     case .at(let due):
+                        // At most a millisecond late (the wait's whole milliseconds): the pose
+                        // carries its own time.
                         while !stop.isRequested, elapsed.now < due {
-                            ThreadSleep.sleep(min(due - elapsed.now, .milliseconds(20)))
+                            serveReplay(waitingAtMost: min(due - elapsed.now, .milliseconds(20)))
                             health.publishIfDue(counters: { report() }, via: publisher)
-                            serveReplay()
                         }
                         if stop.isRequested { break loop }
                     case .jump(let from, let to):
@@ -299,8 +318,7 @@ public struct IngestService: Sendable {
                         // At the high-water mark: wait for the queue to drain rather than drop.
                         counters.paused += 1
                         while !queued, !stop.isRequested {
-                            ThreadSleep.sleep(.milliseconds(1))
-                            serveReplay()
+                            serveReplay(waitingAtMost: .milliseconds(1))
                             queued = try publisher.resend()
                         }
                     }
@@ -326,8 +344,7 @@ public struct IngestService: Sendable {
             while !stop.isRequested {
                 journal?.syncIfDue()
                 health.publishIfDue(counters: { report() }, via: publisher)
-                serveReplay()
-                ThreadSleep.sleep(.milliseconds(20))
+                serveReplay(waitingAtMost: .milliseconds(20))
             }
         } else {
             journal?.finish(ended: !stop.isRequested && failure == nil)
