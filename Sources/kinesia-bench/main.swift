@@ -10,6 +10,7 @@
 //   kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
 //   kinesia-bench voice [--rounds N]
 //   kinesia-bench replay [--events N] [--rounds R]
+//   kinesia-bench replay-latency --endpoint ENDPOINT [--topic T] [--requests N]
 //   kinesia-bench checkpoint [--rounds N] [--exercise ID]
 //
 // probe and blast are the consumer and the load generator of scripts/bench_e2e.py.
@@ -38,6 +39,8 @@ case "voice":
     exit(VoiceBench.main(Array(arguments.dropFirst())))
 case "replay":
     exit(ReplayBench.main(Array(arguments.dropFirst())))
+case "replay-latency":
+    exit(ReplayLatencyBench.main(Array(arguments.dropFirst())))
 case "checkpoint":
     exit(CheckpointBench.main(Array(arguments.dropFirst())))
 default:
@@ -54,6 +57,7 @@ default:
                    kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]
                    kinesia-bench voice [--rounds N]
                    kinesia-bench replay [--events N] [--rounds R]
+                   kinesia-bench replay-latency --endpoint ENDPOINT [--topic T] [--requests N]
                    kinesia-bench checkpoint [--rounds N] [--exercise ID]
 
             """.utf8))
