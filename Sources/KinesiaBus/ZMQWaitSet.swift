@@ -21,6 +21,9 @@ import KinesiaSystem
 /// - ``touched(_:)`` unsettles one the caller used otherwise (a send processes the socket's
 ///   commands too, which may leave a message to read with a quiet descriptor).
 ///
+/// A plain descriptor (``addDescriptor(_:)``: a pipe a pose source reads) can be waited for
+/// with the sockets, as `poll(2)` tells it.
+///
 /// A socket returned and not read to its end stays unsettled, and is asked again. Forgetting
 /// ``touched(_:)`` after a send costs at most the wait's timeout, never a message: a wait that
 /// times out asks every socket (``foundOnTimeout`` counts what it finds), and nothing is taken
@@ -51,7 +54,8 @@ public struct ZMQWaitSet {
     /// The most sockets in a set (the bits of ``Ready``).
     public static let capacity = 64
 
-    private var sockets: [ZMQSocket] = []
+    /// `nil` at the index of a plain descriptor (``addDescriptor(_:)``).
+    private var sockets: [ZMQSocket?] = []
     private var descriptors = ReadablePoll()
     /// Bit `i`: socket `i` is settled (its descriptor tells when a message comes).
     private var settled: UInt64 = 0
@@ -59,7 +63,7 @@ public struct ZMQWaitSet {
     /// An empty set.
     public init() {}
 
-    /// The number of sockets added.
+    /// The number of sockets and plain descriptors added.
     public var count: Int { sockets.count }
 
     /// Adds a socket, unsettled; it is waited for readable.
@@ -84,6 +88,20 @@ public struct ZMQWaitSet {
         settled &= kept == Self.capacity ? ~0 : (1 << UInt64(kept)) - 1
     }
 
+    /// Adds a plain descriptor (a pipe, standard input), waited for readable as `poll(2)` tells
+    /// (level-triggered: never asked, never settled).
+    ///
+    /// - Returns: Its index in the ``Ready`` sets of ``wait(timeout:)``.
+    /// - Throws: ``ZMQError/invalidArgument`` past ``capacity`` entries or for a negative descriptor.
+    @discardableResult
+    public mutating func addDescriptor(_ descriptor: Int32) throws(ZMQError) -> Int {
+        guard sockets.count < Self.capacity, descriptor >= 0 else { throw ZMQError.invalidArgument }
+        sockets.append(nil)
+        descriptors.add(descriptor)
+        settled |= 1 << UInt64(sockets.count - 1)
+        return sockets.count - 1
+    }
+
     /// Says that socket `index` was received from until a receive found nothing: its descriptor
     /// tells when the next message comes.
     public mutating func readToEnd(_ index: Int) {
@@ -93,6 +111,7 @@ public struct ZMQWaitSet {
     /// Says that socket `index` was used otherwise (a send, a receive stopped before the end):
     /// it is asked before the next wait.
     public mutating func touched(_ index: Int) {
+        guard sockets[index] != nil else { return }
         settled &= ~(1 << UInt64(index))
     }
 
@@ -119,7 +138,8 @@ public struct ZMQWaitSet {
     public mutating func wait(timeout: Duration) throws(ZMQError) -> Ready {
         var ready = Ready()
         for index in sockets.indices where settled & (1 << UInt64(index)) == 0 {
-            if try sockets[index].get(.readiness).contains(.readable) {
+            guard let socket = sockets[index] else { continue }
+            if try socket.get(.readiness).contains(.readable) {
                 ready.bits |= 1 << UInt64(index)
             } else {
                 settled |= 1 << UInt64(index)
@@ -135,7 +155,10 @@ public struct ZMQWaitSet {
         }
         guard woken else {
             guard ready.isEmpty else { return ready }
-            for index in sockets.indices where try sockets[index].get(.readiness).contains(.readable) {
+            for index in sockets.indices {
+                guard let socket = sockets[index], try socket.get(.readiness).contains(.readable) else {
+                    continue
+                }
                 ready.bits |= 1 << UInt64(index)
                 settled &= ~(1 << UInt64(index))
                 foundOnTimeout += 1
@@ -144,7 +167,7 @@ public struct ZMQWaitSet {
         }
         for index in sockets.indices where descriptors.isReadable(index) {
             ready.bits |= 1 << UInt64(index)
-            settled &= ~(1 << UInt64(index))
+            if sockets[index] != nil { settled &= ~(1 << UInt64(index)) }
         }
         return ready
     }

@@ -256,6 +256,11 @@ public struct IngestService: Sendable {
             "publishing \(settings.source) on \(topic) (pace \(source.isLive ? "live" : settings.pace.rawValue))"
         )
 
+        // A source that waits for its poses (a detector, standard input) is waited for with the
+        // replay socket (a camera's poses come 30 times a second at best, fewer from a detector
+        // on a small box: a request answered only between two poses waited for the next one).
+        let sourceItem =
+            replayItem == nil ? nil : source.waitableDescriptor.flatMap { try? replayWaits.addDescriptor($0) }
         let elapsed = startClock()
         var lastProgress = Duration.zero
         var pace = RecordingPace(speed: settings.speed)
@@ -276,13 +281,15 @@ public struct IngestService: Sendable {
                         + (lastT.map { " (t=\(String(format: "%.1f", $0)) s)" } ?? "")
                         + (source.count.map { " of \($0)" } ?? "") + ", \(counters.dropped) dropped")
             }
-            switch source.next(timeout: .milliseconds(100)) {
+            switch source.next(timeout: sourceItem == nil ? .milliseconds(100) : .zero) {
             case .end:
                 break loop
             case .failed(let reason):
                 failure = reason
                 break loop
             case .idle:
+                // Waited for with the replay socket: a request is answered while no pose comes.
+                if sourceItem != nil { serveReplay(waitingAtMost: .milliseconds(100)) }
                 continue
             case .malformed(let line, let reason):
                 counters.malformedLines += 1

@@ -134,6 +134,18 @@ public struct PoseSource {
         }
     }
 
+    /// For a source that waits for its poses (standard input, a detector), the descriptor they
+    /// come on: a caller that waits for other things too (replay requests) waits for it with
+    /// them, and calls ``next(timeout:)`` with a zero timeout when it is readable. `nil` for a
+    /// source whose poses are there at once (a recording, a simulation).
+    public var waitableDescriptor: Int32? {
+        switch storage {
+        case .poses, .simulation: nil
+        case .standardInput(let reader): reader.waitableDescriptor
+        case .detector(let detector): detector.outputDescriptor
+        }
+    }
+
     /// The next item, waiting at most `timeout` for standard input.
     public mutating func next(timeout: Duration) -> Item {
         switch storage {

@@ -65,6 +65,10 @@ package final class LineReader {
     /// plus one read of 64 KiB, whatever the input.
     package var bufferCapacity: Int { buffer.capacity }
 
+    /// The descriptor it reads, to wait for with others (`poll(2)`: readable when a line may
+    /// come; ``nextLine(timeout:)`` with a zero timeout then reads it). Valid while it lives.
+    package var waitableDescriptor: Int32 { descriptor.rawValue }
+
     /// The next line, waiting at most `timeout` for more input.
     package func nextLine(timeout: Duration) -> Result {
         while true {

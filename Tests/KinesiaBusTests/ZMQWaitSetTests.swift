@@ -182,6 +182,31 @@ struct ZMQWaitSetTests {
         #expect(waits.foundOnTimeout == 0)
     }
 
+    @Test func aPlainDescriptorIsWaitedForWithTheSockets() throws {
+        let context = try ZMQContext()
+        let (pull, push) = try pair("plain", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        var waits = ZMQWaitSet()
+        let socketItem = try waits.add(pull)
+        let pipeItem = try waits.addDescriptor(ends[0])
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+
+        #expect(write(ends[1], "x", 1) == 1)
+        let ready = try waits.wait(timeout: .seconds(10))
+        #expect(ready.contains(pipeItem) && !ready.contains(socketItem))
+        // Level-triggered: ready as long as it is not read, and never asked as a socket.
+        waits.touched(pipeItem)
+        #expect(try waits.wait(timeout: .seconds(10)).contains(pipeItem))
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == 1)
+        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        #expect(waits.foundOnTimeout == 0)
+        #expect(throws: ZMQError.invalidArgument) { try waits.addDescriptor(-1) }
+    }
+
     @Test func anUnsettledClosedSocketIsAnError() throws {
         let context = try ZMQContext()
         let pull = try ZMQSocket(.pull, context: context)

@@ -37,6 +37,24 @@ struct PoseSourceTests {
         }
     }
 
+    @Test func onlyASourceThatWaitsForItsPosesHasADescriptorToWaitFor() throws {
+        #expect(try PoseSource.open("sim:squat,seed=1", loop: false).waitableDescriptor == nil)
+        #expect(try PoseSource.open("-", loop: false).waitableDescriptor != nil)
+    }
+
+    @Test func aLineReadersDescriptorIsReadableWhenALineComes() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[1]) }
+        let reader = LineReader(FileDescriptor(owning: descriptors[0]))
+        var table = pollfd(fd: reader.waitableDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&table, 1, 0) == 0)
+        #expect(reader.nextLine(timeout: .zero) == .idle)
+        _ = "{\"t\":0,\"points\":{}}\n".withCString { write(descriptors[1], $0, strlen($0)) }
+        #expect(poll(&table, 1, 10_000) == 1)
+        #expect(reader.nextLine(timeout: .zero) == .line(number: 1, text: "{\"t\":0,\"points\":{}}"))
+    }
+
     @Test func standardInputLinesAreNumberedAndMalformedOnesReported() throws {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)

@@ -147,6 +147,10 @@ final class DetectorProcess {
     }
 
     /// The next pose, waiting at most `timeout` for it.
+    /// The descriptor of its standard output, to wait for with others (see
+    /// ``PoseSource/waitableDescriptor``).
+    var outputDescriptor: Int32 { output.waitableDescriptor }
+
     func next(timeout: Duration) -> Item {
         if let item = pending {
             pending = nil
