@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KinesiaTestSupport
 import KinesiaWire
+import Synchronization
 import Testing
 
 /// A flood of idle TCP connections to a broker with few file descriptors: the broker counts
@@ -14,9 +15,13 @@ struct BrokerConnectionTests {
     /// Chosen below Linux's ephemeral range (32768-60999), where no outgoing connection takes
     /// its local port: an ephemeral port found free was taken, in a CI run, by another test's
     /// connection before the broker bound it ("address already in use").
+    ///
+    /// Taken in turn from a block of four after the last one given in this test process (from a
+    /// random start): two tests running at once never pick the same port, as they did when each
+    /// drew one at random (a broker of one failed with "address already in use").
     static func freePortPair() throws -> Int {
         for _ in 0..<50 {
-            let base = Int.random(in: 10_000..<32_000)
+            let base = 10_000 + nextPortBlock.add(4, ordering: .relaxed).oldValue % 22_000
             guard let firstDescriptor = try? bind(port: base) else { continue }
             let first = (descriptor: firstDescriptor, port: base)
             defer { close(first.descriptor) }
@@ -32,6 +37,9 @@ struct BrokerConnectionTests {
         }
         throw POSIXError(.EADDRINUSE)
     }
+
+    /// The next block of ports to try, counted from a random start (see ``freePortPair()``).
+    private static let nextPortBlock = Atomic<Int>(Int.random(in: 0..<5_500) * 4)
 
     private static func bind(port: Int) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
