@@ -90,18 +90,28 @@ struct ZMQWaitSetTests {
         #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
     }
 
-    @Test func aSocketUsedBehindTheSetsBackIsAskedAfterTouched() throws {
-        let context = try ZMQContext()
-        let (pull, push) = try pair("touched", context: context)
-        defer { [pull, push].forEach { $0.close() } }
+    /// A set of one PULL, settled, and a message sent to it, then looked at outside the set:
+    /// that processes the socket's commands, so the descriptor's edge is spent and the message
+    /// is there.
+    private func messageSeenBehindTheSetsBack(_ name: String, context: ZMQContext) throws -> (
+        pull: ZMQSocket, push: ZMQSocket, waits: ZMQWaitSet, item: Int
+    ) {
+        let (pull, push) = try pair(name, context: context)
         var waits = ZMQWaitSet()
         let item = try waits.add(pull)
         #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
         try push.send([bytes("pose")])
-        // Looking at the socket outside the set processes its commands: the descriptor's edge
-        // is spent, the message is there. Said with touched(_:), the next wait asks.
         let deadline = Date().addingTimeInterval(10)
         while try !pull.get(.readiness).contains(.readable), Date() < deadline { usleep(1_000) }
+        return (pull, push, waits, item)
+    }
+
+    @Test func aSocketUsedBehindTheSetsBackIsAskedAfterTouched() throws {
+        let context = try ZMQContext()
+        let (pull, push, seen, item) = try messageSeenBehindTheSetsBack("touched", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        var waits = seen
+        // Said with touched(_:), the next wait asks.
         waits.touched(item)
         // Asked before the wait sleeps: found at once, not by the timeout's look.
         #expect(try waits.wait(timeout: .seconds(10)).contains(item))
@@ -111,16 +121,10 @@ struct ZMQWaitSetTests {
 
     @Test func aWakeUpMissedCostsOneTimeoutNotTheMessage() throws {
         let context = try ZMQContext()
-        let (pull, push) = try pair("missed", context: context)
+        let (pull, push, seen, item) = try messageSeenBehindTheSetsBack("missed", context: context)
         defer { [pull, push].forEach { $0.close() } }
-        var waits = ZMQWaitSet()
-        let item = try waits.add(pull)
-        #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
-        try push.send([bytes("pose")])
-        // The edge spent behind the set's back, and the set not told: the descriptor stays
-        // quiet, and the wait that times out asks the socket.
-        let deadline = Date().addingTimeInterval(10)
-        while try !pull.get(.readiness).contains(.readable), Date() < deadline { usleep(1_000) }
+        var waits = seen
+        // The set not told: the descriptor stays quiet, and the wait that times out asks.
         #expect(try waits.wait(timeout: .milliseconds(20)).contains(item))
         #expect(waits.foundOnTimeout == 1)
         #expect(try pull.tryReceive() == [bytes("pose")])
