@@ -81,9 +81,9 @@ class Bus:
                 raise RuntimeError("the broker did not start")
             time.sleep(0.02)
 
-    def start(self, command, name, stdout=subprocess.DEVNULL):
+    def start(self, command, name, stdout=subprocess.DEVNULL, stdin=None):
         log = open(os.path.join(self.dir, f"{name}.log"), "w+")
-        process = subprocess.Popen(command, stdout=stdout, stderr=log, cwd=ROOT)
+        process = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=log, cwd=ROOT)
         process.log = log
         process.name = name
         self.processes.append(process)

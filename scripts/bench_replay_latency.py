@@ -75,17 +75,10 @@ def measure(args, label, source, feed):
     try:
         command = [bench_e2e.KINESIA, "ingest", "--bus", bus.dir, "--camera", "cam0", *source,
                    "--name", "ingest0", "--state", os.path.join(bus.dir, "state"), "--wait-seconds", "0"]
+        ingest = bus.start(command, "ingest", stdin=subprocess.PIPE if feed else None)
         if feed:
-            log = open(os.path.join(bus.dir, "ingest.log"), "w+")
-            ingest = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                      stderr=log, cwd=bench_e2e.ROOT)
-            ingest.log = log
-            ingest.name = "ingest"
-            bus.processes.append(ingest)
             thread = threading.Thread(target=feeder, args=(ingest, feed, stop), daemon=True)
             thread.start()
-        else:
-            ingest = bus.start(command, "ingest")
         socket = os.path.join(bus.dir, "replay", "ingest0.sock")
         deadline = time.monotonic() + 15
         while not os.path.exists(socket):

@@ -137,9 +137,9 @@ public struct ZMQWaitSet {
     /// - Throws: ``ZMQError/closed`` if a socket was closed, ``ZMQError/terminated``.
     public mutating func wait(timeout: Duration) throws(ZMQError) -> Ready {
         var ready = Ready()
+        // Plain descriptors are always settled: only sockets are asked.
         for index in sockets.indices where settled & (1 << UInt64(index)) == 0 {
-            guard let socket = sockets[index] else { continue }
-            if try socket.get(.readiness).contains(.readable) {
+            if try hasMessage(index) {
                 ready.bits |= 1 << UInt64(index)
             } else {
                 settled |= 1 << UInt64(index)
@@ -153,22 +153,26 @@ public struct ZMQWaitSet {
             // poll(2) of valid descriptors fails only for want of memory (ENOMEM).
             throw ZMQError(code: error.rawValue)
         }
-        guard woken else {
-            guard ready.isEmpty else { return ready }
-            for index in sockets.indices {
-                guard let socket = sockets[index], try socket.get(.readiness).contains(.readable) else {
-                    continue
-                }
+        if woken {
+            for index in sockets.indices where descriptors.isReadable(index) {
+                ready.bits |= 1 << UInt64(index)
+                if sockets[index] != nil { settled &= ~(1 << UInt64(index)) }
+            }
+        } else if ready.isEmpty {
+            // Timed out: every socket is settled here; a message found now was not announced.
+            for index in sockets.indices where try hasMessage(index) {
                 ready.bits |= 1 << UInt64(index)
                 settled &= ~(1 << UInt64(index))
                 foundOnTimeout += 1
             }
-            return ready
-        }
-        for index in sockets.indices where descriptors.isReadable(index) {
-            ready.bits |= 1 << UInt64(index)
-            if sockets[index] != nil { settled &= ~(1 << UInt64(index)) }
         }
         return ready
+    }
+
+    /// Whether socket `index` has a message to read (`ZMQ_EVENTS`; `false` for a plain
+    /// descriptor).
+    private func hasMessage(_ index: Int) throws(ZMQError) -> Bool {
+        guard let socket = sockets[index] else { return false }
+        return try socket.get(.readiness).contains(.readable)
     }
 }

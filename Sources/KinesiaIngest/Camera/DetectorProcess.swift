@@ -146,11 +146,11 @@ final class DetectorProcess {
         }
     }
 
-    /// The next pose, waiting at most `timeout` for it.
     /// The descriptor of its standard output, to wait for with others (see
     /// ``PoseSource/waitableDescriptor``).
     var outputDescriptor: Int32 { output.waitableDescriptor }
 
+    /// The next pose, waiting at most `timeout` for it.
     func next(timeout: Duration) -> Item {
         if let item = pending {
             pending = nil

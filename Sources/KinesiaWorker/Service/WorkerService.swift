@@ -583,8 +583,8 @@ public struct WorkerService: Sendable {
         tellResumes()
         // One poll(2) a wake-up, not zmq_poll's two and its two looks at every socket (28
         // system calls a wake-up for 3 sockets, and a loop at a camera's pace wakes for each
-        // pose): see ZMQWaitSet. The pose replay clients' sockets come and go (a set rebuilt
-        // when they change) and are always looked at (their requests are sent from anywhere).
+        // pose): see ZMQWaitSet. The pose replay clients' sockets come and go (removed from
+        // the set and added again when they change) and are always looked at (their requests are sent from anywhere).
         let subscriberItem = try waits.add(subscriber.socket)
         let replayItem = try replay.map { replay throws(ZMQError) in try waits.add(replay.server.socket) }
         let announcementsItem = try announcements.map { announcements throws(ZMQError) in
