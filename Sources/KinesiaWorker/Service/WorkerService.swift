@@ -233,21 +233,24 @@ public struct WorkerService: Sendable {
             return !fenced
         }
         // Checkpoints: each camera's sessions about every `checkpointInterval`, one camera per
-        // turn of the loop (one small file written and renamed: no sync on the live loop).
+        // turn of the loop, the cameras spread over the interval (``CheckpointSchedule``); one
+        // small file written and renamed by the journal's thread: no sync on the live loop.
         var checkpointTurn = 0
-        var checkpointed: [String: (poses: Int, at: Duration)] = [:]
+        var checkpoints = CheckpointSchedule(interval: Self.checkpointInterval)
         func checkpointIfDue() {
             // Called on every turn of the loop: the state (a value of a dozen references) is
             // read in place, not copied, until a checkpoint is due.
             guard state != nil, !core.cameras.isEmpty else { return }
-            let camera = core.cameras[checkpointTurn % core.cameras.count]
+            let index = checkpointTurn % core.cameras.count
+            let camera = core.cameras[index]
             checkpointTurn &+= 1
             let now = elapsed.now
-            let last = checkpointed[camera]
-            guard now - (last?.at ?? .zero) >= Self.checkpointInterval, last?.poses != core.poses,
+            guard
+                checkpoints.isDue(
+                    camera: camera, index: index, of: core.cameras.count, poses: core.poses, at: now),
                 let checkpoint = core.checkpoint(camera: camera)
             else { return }
-            checkpointed[camera] = (core.poses, now)
+            checkpoints.taken(camera: camera, poses: core.poses, at: now)
             // Encoded and written after the journal records it counts on, by the journal's
             // thread (a kill loses neither: both are in the page cache, in that order); not
             // synced. The live loop only takes the state's values (about 2 µs a session): their
