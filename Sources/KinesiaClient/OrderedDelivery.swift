@@ -111,7 +111,8 @@ public struct OrderedDelivery<Message> {
     /// buffered for lack of room, fetched later), `requests`, `retries`, `serverGone`, `lost`
     /// (messages), `cutBatches` (batches the server cut short, asked for again), `holesGivenUp`
     /// (holes and tails not filled within the policy's ``Policy/holeWait``).
-    public private(set) var counters = Counters()
+    public var counters: Counters { storedCounters }
+    @usableFromInline var storedCounters = Counters()
 
     /// The counts of ``counters`` (each saturates at `Int.max`).
     public struct Counters: Sendable, Equatable {
@@ -149,9 +150,15 @@ public struct OrderedDelivery<Message> {
     }
 
     @usableFromInline struct Pending: Sendable {
-        var id: UInt32
-        var from: UInt64
-        var sentAt: Duration
+        @usableFromInline var id: UInt32
+        @usableFromInline var from: UInt64
+        @usableFromInline var sentAt: Duration
+
+        @usableFromInline init(id: UInt32, from: UInt64, sentAt: Duration) {
+            self.id = id
+            self.from = from
+            self.sentAt = sentAt
+        }
     }
 
     /// Where delivery stands.
@@ -168,40 +175,41 @@ public struct OrderedDelivery<Message> {
     @usableFromInline var buffer: [UInt64: (message: Message, arrived: Duration)] = [:]
     @usableFromInline var endpoint: String?
     @usableFromInline var announcedLast: UInt64?
-    private var suspectedTail: UInt64?
+    @usableFromInline var suspectedTail: UInt64?
     /// The requests under way, oldest first (at most the policy's `maximumInFlight`).
     @usableFromInline var pending: [Pending] = []
     /// Where what the requests under way ask for ends (exclusive).
-    private var requestedEnd: UInt64?
+    @usableFromInline var requestedEnd: UInt64?
     /// The last sequence number the server said it holds (its last batch end).
-    private var serverLast: UInt64?
+    @usableFromInline var serverLast: UInt64?
     /// Requests in a row that got no answer (a server that has gone).
-    private var unanswered = 0
+    @usableFromInline var unanswered = 0
     /// When the hole before the buffered messages was first seen (`nil`: no hole).
     @usableFromInline var holeSince: Duration?
     /// When a tail (asked for with nothing buffered after it) began to be waited for, under a
     /// ``Policy/holeWait``.
-    private var tailSince: Duration?
+    @usableFromInline var tailSince: Duration?
     /// The position at which a batch ended short of the buffered messages once already
     /// (``Policy/asksAgainBeforeLosingHeld``).
-    private var askedAgainAt: UInt64?
-    private var unknownToServer = false
+    @usableFromInline var askedAgainAt: UInt64?
+    @usableFromInline var unknownToServer = false
     /// When its publisher said the stream moves to another process, while no endpoint was
     /// known (``moving(now:)``); cleared by an announcement.
-    private var movingSince: Duration?
+    @usableFromInline var movingSince: Duration?
     /// When a server was first taken for gone with no answer from any server since (an
     /// exactly-once stream waits for another announcement up to ``Policy/takeoverTimeout`` from
     /// then, however often a silent server is announced again).
-    private var goneSince: Duration?
+    @usableFromInline var goneSince: Duration?
     /// Whether a message was dropped for lack of room since the last request was sent (a
     /// replayed one among them, maybe: the batch cannot tell what the server skipped).
-    private var deferredWhileAsking = false
+    @usableFromInline var deferredWhileAsking = false
 
     /// A stream whose next message to deliver is `next` (`nil`: `UInt64.max` was delivered).
     /// - Parameters:
     ///   - server: Where the stream's replay server is, when the caller knows it without
     ///     announcements (a shell that finds the server itself); `nil`: wait for
     ///     ``announced(endpoint:last:followedNow:now:numbers:into:)``.
+    @inlinable
     public init(next: UInt64?, policy: Policy = Policy(), server: String? = nil) {
         self.policy = policy
         position = next.map(Position.at) ?? .exhausted
@@ -210,6 +218,7 @@ public struct OrderedDelivery<Message> {
 
     /// Whether the stream waits for something: a hole before buffered messages, or messages
     /// asked for and not yet delivered.
+    @inlinable
     public var isWaiting: Bool {
         if isBehindBuffer { return true }
         guard let end = requestedEnd, let next else { return false }
@@ -217,14 +226,17 @@ public struct OrderedDelivery<Message> {
     }
 
     /// Whether a request is under way (a reply is expected).
+    @inlinable
     public var isAsking: Bool { !pending.isEmpty }
 
     /// Whether messages are buffered after a hole.
+    @inlinable
     public var hasBuffered: Bool { !buffer.isEmpty }
 
     /// When ``tick(now:numbers:into:)`` next has something to do: the timeout of the oldest
     /// request under way, the end of a hole's or a tail's wait, or of the wait for an
     /// announcement (`nil`: nothing to time).
+    @inlinable
     public var deadline: Duration? {
         var earliest = pending.first.map { $0.sentAt + policy.requestTimeout }
         func consider(_ time: Duration) { earliest = Swift.min(earliest ?? time, time) }
@@ -240,11 +252,13 @@ public struct OrderedDelivery<Message> {
     }
 
     /// The next sequence number to deliver (`nil`: none can follow, `UInt64.max` was delivered).
+    @inlinable
     public var next: UInt64? {
         if case .at(let next) = position { next } else { nil }
     }
 
     /// Whether a request with this number is under way.
+    @inlinable
     public func isPending(_ id: UInt32) -> Bool { pending.contains { $0.id == id } }
 
     /// The common case decided in place, with no action made: when `sequence` is the next to
@@ -266,28 +280,29 @@ public struct OrderedDelivery<Message> {
     }
 
     /// One more message received from a replay (``takeInOrder(sequence:live:)``'s count).
-    @usableFromInline mutating func countReplayed() { counters.replayed.addSaturating(1) }
+    @inlinable mutating func countReplayed() { storedCounters.replayed.addSaturating(1) }
 
     /// A message numbered `sequence`: received `live` from the bus, or from a replay, at
     /// `arrived` (when it was received, if it waited since; `nil`: `now`).
+    @inlinable
     public mutating func received(
         sequence: UInt64, message: Message, live: Bool, arrived: Duration? = nil, now: Duration,
         numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
-        if !live { counters.replayed.addSaturating(1) }
+        if !live { storedCounters.replayed.addSaturating(1) }
         guard case .at(let next) = position, sequence >= next else {
-            counters.duplicates.addSaturating(1)
+            storedCounters.duplicates.addSaturating(1)
             return
         }
         if sequence == next {
             deliver(sequence, message, into: &actions)
             drain(into: &actions)
         } else if buffer[sequence] != nil {
-            counters.duplicates.addSaturating(1)
+            storedCounters.duplicates.addSaturating(1)
         } else if buffer.count < policy.maximumBuffered {
             buffer[sequence] = (message, arrived ?? now)
         } else {
-            counters.deferred.addSaturating(1)
+            storedCounters.deferred.addSaturating(1)
             if !pending.isEmpty { deferredWhileAsking = true }
         }
         if isBehindBuffer, holeSince == nil { holeSince = policy.holeWait == nil ? now : (arrived ?? now) }
@@ -303,6 +318,7 @@ public struct OrderedDelivery<Message> {
     /// included, when the client's queue is full (a slow client): the end of a later batch while
     /// an earlier one is still under way means that one was cut. What it was to send is not
     /// lost: every request under way is dropped and the hole is asked for again at once.
+    @inlinable
     public mutating func replayEnded(
         _ end: ReplayBatchEnd, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
@@ -310,7 +326,7 @@ public struct OrderedDelivery<Message> {
         let from = pending[index].from
         let cut = index > 0
         if cut {
-            counters.cutBatches.addSaturating(index)
+            storedCounters.cutBatches.addSaturating(index)
             pending = []
         } else {
             pending.remove(at: 0)
@@ -352,6 +368,7 @@ public struct OrderedDelivery<Message> {
 
     /// The replay request `id` was refused: what it asked for that cannot be had is lost
     /// (`notRetained`: everything before `first`; any other code: the hole).
+    @inlinable
     public mutating func replayFailed(
         _ failure: ReplayFailure, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
@@ -378,6 +395,7 @@ public struct OrderedDelivery<Message> {
     /// No server can answer the request `id` (its shell knows none for the stream, or the one
     /// it knew has gone): every request under way is dropped and the hole is lost, as for a
     /// server that stopped answering; the next hole is asked for again (a server may be back).
+    @inlinable
     public mutating func serverUnavailable(
         requestID id: UInt32, now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
@@ -385,7 +403,7 @@ public struct OrderedDelivery<Message> {
         pending = []
         requestedEnd = nil
         unanswered = 0
-        counters.serverGone.addSaturating(1)
+        storedCounters.serverGone.addSaturating(1)
         if !isBehindBuffer, policy.holeWait != nil {
             // A tail no server can send, live first: left where it is until announced again
             // (nothing past it was delivered, so nothing is given up).
@@ -400,6 +418,7 @@ public struct OrderedDelivery<Message> {
     /// The stream's publisher announced (its heartbeat) that it serves the stream at `endpoint`
     /// and has published it through `last`. `followedNow`: the stream was not followed before
     /// this announcement (its first request goes at once).
+    @inlinable
     public mutating func announced(
         endpoint: String, last: UInt64, followedNow: Bool = false, now: Duration,
         numbers: inout RequestNumbers, into actions: inout [Action]
@@ -411,7 +430,7 @@ public struct OrderedDelivery<Message> {
         let moved = self.endpoint.map { $0 != endpoint } ?? false
         let askAgain = moved && !pending.isEmpty
         if moved {
-            if askAgain { counters.retries.addSaturating(1) }
+            if askAgain { storedCounters.retries.addSaturating(1) }
             pending = []
             requestedEnd = nil
             unanswered = 0
@@ -447,6 +466,7 @@ public struct OrderedDelivery<Message> {
     /// A stream with a known endpoint asks it on; if its server stops answering, or says it
     /// does not know the stream, the hole waits for the taker's announcement the same way
     /// instead of being lost. The wait counts from the first word since the last announcement.
+    @inlinable
     public mutating func moving(now: Duration) {
         guard movingSince == nil else { return }
         movingSince = now
@@ -455,7 +475,7 @@ public struct OrderedDelivery<Message> {
 
     /// When a hole first seen at `since`, in a stream with no known endpoint, is given up: after
     /// the announcement's wait, or the takeover's when the stream was said to be moving.
-    private func announcementDeadline(holeSince since: Duration) -> Duration {
+    @inlinable func announcementDeadline(holeSince since: Duration) -> Duration {
         let unannounced = since + policy.announcementTimeout
         guard let moving = movingSince else { return unannounced }
         return Swift.max(unannounced, moving + policy.takeoverTimeout)
@@ -464,6 +484,7 @@ public struct OrderedDelivery<Message> {
     /// The passing of time: requests without an answer are sent again (or, after
     /// ``Policy/maximumRetries``, the server is taken for gone); a hole with no announced server
     /// after ``Policy/announcementTimeout`` is lost.
+    @inlinable
     public mutating func tick(now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]) {
         if let oldest = pending.first, now - oldest.sentAt >= policy.requestTimeout {
             // The requests after it are behind it on the same connection: all again.
@@ -473,7 +494,7 @@ public struct OrderedDelivery<Message> {
             if unanswered >= policy.maximumRetries {
                 // The server has gone: what it was to send cannot be had. Live messages go on;
                 // a later announcement of the stream (a server back) is asked again.
-                counters.serverGone.addSaturating(1)
+                storedCounters.serverGone.addSaturating(1)
                 unanswered = 0
                 endpoint = nil
                 // A stream said to be moving waits for its taker's announcement instead. So
@@ -491,7 +512,7 @@ public struct OrderedDelivery<Message> {
                     }
                 }
             } else {
-                counters.retries.addSaturating(1)
+                storedCounters.retries.addSaturating(1)
                 requestIfBehind(now: now, numbers: &numbers, into: &actions)
             }
         }
@@ -510,7 +531,7 @@ public struct OrderedDelivery<Message> {
             pending = []
             requestedEnd = nil
             unanswered = 0
-            counters.holesGivenUp.addSaturating(1)
+            storedCounters.holesGivenUp.addSaturating(1)
             skipHole(now: now, into: &actions)
             gaveUp = true
         }
@@ -518,7 +539,7 @@ public struct OrderedDelivery<Message> {
             tailSince = nil
             if !isBehindBuffer {
                 // A tail nobody sent in time: left where it is until announced again.
-                counters.holesGivenUp.addSaturating(1)
+                storedCounters.holesGivenUp.addSaturating(1)
                 pending = []
                 requestedEnd = nil
                 unanswered = 0
@@ -531,24 +552,24 @@ public struct OrderedDelivery<Message> {
     }
 
     /// A tail's wait ends when nothing is asked for any more.
-    private mutating func settleTail() {
+    @inlinable mutating func settleTail() {
         if tailSince != nil, pending.isEmpty { tailSince = nil }
     }
 
     // MARK: - Decisions
 
     /// Whether a hole lies before the first buffered message.
-    private var isBehindBuffer: Bool {
+    @inlinable var isBehindBuffer: Bool {
         guard let next, let lowest = buffer.keys.min() else { return false }
         return next < lowest
     }
 
-    private mutating func deliver(_ sequence: UInt64, _ message: Message, into actions: inout [Action]) {
+    @inlinable mutating func deliver(_ sequence: UInt64, _ message: Message, into actions: inout [Action]) {
         actions.append(.deliver(sequence: sequence, message: message))
         position = sequence == .max ? .exhausted : .at(sequence + 1)
     }
 
-    private mutating func drain(into actions: inout [Action]) {
+    @inlinable mutating func drain(into actions: inout [Action]) {
         while let next, let held = buffer.removeValue(forKey: next) {
             deliver(next, held.message, into: &actions)
         }
@@ -557,7 +578,7 @@ public struct OrderedDelivery<Message> {
 
     /// Gives up on everything before `target` that is not buffered: delivers the buffered
     /// messages below it in order, reports the holes between them lost.
-    private mutating func skip(to target: UInt64, into actions: inout [Action]) {
+    @inlinable mutating func skip(to target: UInt64, into actions: inout [Action]) {
         for sequence in buffer.keys.filter({ $0 < target }).sorted() {
             let held = buffer.removeValue(forKey: sequence)!
             guard let next, sequence >= next else { continue }
@@ -574,7 +595,7 @@ public struct OrderedDelivery<Message> {
     /// Gives up on the hole before the first buffered message (or up to the announced last).
     /// A hole after the messages it delivers is waited for from `now` (a stream gone quiet
     /// sends nothing more that would start its wait).
-    private mutating func skipHole(now: Duration, into actions: inout [Action]) {
+    @inlinable mutating func skipHole(now: Duration, into actions: inout [Action]) {
         if let lowest = buffer.keys.min() {
             skip(to: lowest, into: &actions)
         } else if let last = announcedLast, let next, last >= next {
@@ -590,13 +611,13 @@ public struct OrderedDelivery<Message> {
         }
     }
 
-    private mutating func lose(_ range: Range<UInt64>, into actions: inout [Action]) {
+    @inlinable mutating func lose(_ range: Range<UInt64>, into actions: inout [Action]) {
         guard !range.isEmpty else { return }
-        counters.lost.addSaturating(Int(clamping: range.width))
+        storedCounters.lost.addSaturating(Int(clamping: range.width))
         actions.append(.lost(range))
     }
 
-    private mutating func requestIfBehind(
+    @inlinable mutating func requestIfBehind(
         now: Duration, numbers: inout RequestNumbers, into actions: inout [Action]
     ) {
         while pending.count < policy.maximumInFlight, let next {
@@ -627,7 +648,7 @@ public struct OrderedDelivery<Message> {
             if policy.holeWait != nil, !behindLive, tailSince == nil { tailSince = now }
             pending.append(Pending(id: id, from: from, sentAt: now))
             requestedEnd = from.addingReportingOverflow(limit).overflow ? .max : from + limit
-            counters.requests.addSaturating(1)
+            storedCounters.requests.addSaturating(1)
             actions.append(.request(endpoint: endpoint, id: id, from: from, limit: UInt32(limit)))
         }
     }
