@@ -41,6 +41,33 @@ public struct PoseSegment: Hashable, Sendable, Codable, CustomStringConvertible 
     func nextSkipped(from sequence: UInt64) -> Range<UInt64>? {
         skipped.first { $0.upperBound > sequence }
     }
+
+    /// Keeps `range` among the skipped ones, in order of their first sequence number, unless it
+    /// is there already. Holes are given up in order, so the common case is an append after one
+    /// comparison: a worker fed holes on purpose, thousands a session, spends no time on a sort
+    /// or a scan per hole.
+    /// - Returns: Whether it was added.
+    @discardableResult
+    mutating func addSkipped(_ range: Range<UInt64>) -> Bool {
+        if let last = skipped.last, last.lowerBound >= range.lowerBound {
+            // Out of order or already there: the first range not before it.
+            var low = 0
+            var high = skipped.count
+            while low < high {
+                let middle = (low + high) / 2
+                if skipped[middle].lowerBound < range.lowerBound { low = middle + 1 } else { high = middle }
+            }
+            var index = low
+            while index < skipped.count, skipped[index].lowerBound == range.lowerBound {
+                if skipped[index] == range { return false }
+                index += 1
+            }
+            skipped.insert(range, at: index)
+            return true
+        }
+        skipped.append(range)
+        return true
+    }
 }
 
 extension PoseSegment {

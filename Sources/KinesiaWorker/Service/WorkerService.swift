@@ -405,11 +405,8 @@ public struct WorkerService: Sendable {
                     } catch {
                         startsFailed(error.description)
                     }
-                    if let index = state?.history[camera]?.lastIndex(where: { $0.stream == stream }),
-                        state?.history[camera]?[index].skipped.contains(sequences) == false
-                    {
-                        state?.history[camera]?[index].skipped.append(sequences)
-                        state?.history[camera]?[index].skipped.sort { $0.lowerBound < $1.lowerBound }
+                    if let index = state?.history[camera]?.lastIndex(where: { $0.stream == stream }) {
+                        state?.history[camera]?[index].addSkipped(sequences)
                     }
                     tellResumes()
                     awaitResumeKept()
