@@ -73,7 +73,7 @@ public final class JournalGroupSync: Sendable {
     public func start() {
         let elapsed = startClock()
         let first = TimedWait(limit: interval, startedAt: elapsed.now)
-        let thread = Thread.named("kinesia.journal-sync", priority: .background) { [self] in
+        let thread = Thread.named("kinesia.journal-sync") { [self] in
             var wait = first
             while !stopped.load(ordering: .acquiring) {
                 // The real clock's sleep, an interval at most, then the clock is read again (a

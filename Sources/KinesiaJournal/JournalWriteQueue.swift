@@ -115,11 +115,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
         self.limitBytes = limitBytes
         elapsed = ElapsedClock(clock)
         let first = TimedWait(limit: interval, startedAt: elapsed.now)
-        // Background priority: on a busy machine the live threads come first, and the queue
-        // (``limitBytes``) holds what this thread has yet to write.
-        let thread = Thread.named("kinesia.journal-write", priority: .background) { [self] in
-            loop(first: first)
-        }
+        let thread = Thread.named("kinesia.journal-write") { [self] in loop(first: first) }
         self.thread = thread
         thread.start()
     }
