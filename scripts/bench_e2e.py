@@ -345,10 +345,13 @@ def run_e2e(args):
 FAILURES = []
 
 
-def throughput_step(impl, workers, cameras, rate, seconds, warmup=0.0):
+def throughput_step(impl, workers, cameras, rate, seconds, warmup=0.0, skip_every=None):
     """One step: `rate` poses/s for `seconds` to fresh workers; with `warmup`, a fifth of the
     rate for that long first (the workers' files made, their first checkpoints written: a
-    worker's first seconds cost more than its steady state), counted for loss, not for CPU."""
+    worker's first seconds cost more than its steady state), counted for loss, not for CPU.
+    With `skip_every`, the generator leaves a hole in each camera's numbers after every
+    `skip_every`-th pose (a publisher that serves no replay): `lost` counts what is missing
+    beyond those holes."""
     bus = Bus()
     try:
         groups = split(cameras, workers)
@@ -370,7 +373,8 @@ def throughput_step(impl, workers, cameras, rate, seconds, warmup=0.0):
             time.sleep(0.3)
         ticks_before = sum(cpu_ticks(p) for p in processes)
         blast = subprocess.run([BENCH, "blast", "--bus", bus.dir, "--cameras", str(cameras),
-                                "--rate", str(rate), "--seconds", str(seconds)],
+                                "--rate", str(rate), "--seconds", str(seconds)]
+                               + (["--skip-every", str(skip_every)] if skip_every else []),
                                check=True, capture_output=True, text=True, timeout=seconds + 60)
         sent = json.loads(blast.stdout.strip().splitlines()[-1])
         # The workers get 0.2 s (and their own 0.5 s graceful drain) to finish what is
@@ -387,12 +391,14 @@ def throughput_step(impl, workers, cameras, rate, seconds, warmup=0.0):
         else:
             counts = [bus.stopped_counts(p) for p in processes]
             received = sum(c["poses"] for c in counts if c)
-        missing = sum(c["missing"] for c in counts if c)
+        skipped = sent.get("skipped", 0)
+        missing = max(0, sum(c["missing"] for c in counts if c) - skipped)
         lost = max(0, warm_sent + sent["sent"] - received)
         return {"impl": impl, "bench": "throughput-step", "workers": workers, "cameras": cameras,
                 "rate_offered": rate, "rate_sent": sent["rate_sent"], "sent": sent["sent"],
                 "received": received, "missing": missing, "lost": lost,
-                "blocked": sent["blocked"], "seconds": sent["seconds"], "worker_cpu_ticks": worker_ticks,
+                "blocked": sent["blocked"], "skipped": skipped, "seconds": sent["seconds"],
+                "worker_cpu_ticks": worker_ticks,
                 "received_per_s": round((received - warm_sent) / sent["seconds"]),
                 "ok": lost == 0 and missing == 0 and None not in counts
                 and sent["rate_sent"] >= 0.97 * rate}
@@ -430,11 +436,39 @@ def journal_cpu(rate, seconds, rounds):
             "journal_cpu_ratio": round(on / off, 3) if off else None}
 
 
-def ramp(impl, workers, cameras, seconds, start, bisect_steps):
+def holes_cpu(rate, seconds, rounds, skip_every=20):
+    """Holes on purpose: one journaled worker, 64 cameras, at a rate it sustains, from a
+    generator that leaves a hole after every `skip_every`-th pose of each camera and serves no
+    replay, alternated `rounds` times with the same generator without holes, each after a
+    warm-up; the worker's CPU ticks for the poses, their ratio, and whether anything beyond the
+    holes was lost (a publisher that sends holes on purpose must not slow a worker down)."""
+    ticks = {"holes": [], "none": []}
+    lossless = True
+    for round_index in range(rounds):
+        for kind in ticks:
+            step = throughput_step("kinesia", 1, 64, rate, seconds, warmup=3.0,
+                                   skip_every=skip_every if kind == "holes" else None)
+            step.update({"bench": "throughput-holes", "round": round_index, "holes": kind == "holes"})
+            emit(step)
+            ticks[kind].append(step["worker_cpu_ticks"])
+            lossless = lossless and step["ok"]
+    if not lossless:
+        FAILURES.append(f"throughput holes: poses lost beyond the holes at {rate} poses/s")
+    on, off = statistics.median(ticks["holes"]), statistics.median(ticks["none"])
+    return {"holes_rate": rate, "holes_every": skip_every, "holes_cpu_ticks": ticks["holes"],
+            "no_holes_cpu_ticks": ticks["none"], "holes_lossless": lossless,
+            "holes_cpu_ratio": round(on / off, 3) if off else None}
+
+
+def ramp(impl, workers, cameras, seconds, start, bisect_steps, warmup=0.0):
+    """The highest rate that lost nothing twice. Each step starts fresh workers and, with
+    `warmup`, runs them at a fifth of the rate for that long first (counted for loss): the figure
+    is what a running worker sustains, not what it drops while it makes its files and first
+    checkpoints under the full rate from its first pose (a start transient, apart)."""
     good, bad, steps = None, None, []
     rate = start
     while True:
-        step = throughput_step(impl, workers, cameras, rate, seconds)
+        step = throughput_step(impl, workers, cameras, rate, seconds, warmup)
         emit(step)
         steps.append(step)
         if step["ok"]:
@@ -448,7 +482,7 @@ def ramp(impl, workers, cameras, seconds, start, bisect_steps):
     if good is not None and bad is not None:
         for _ in range(bisect_steps):
             rate = int((good + bad) / 2)
-            step = throughput_step(impl, workers, cameras, rate, seconds)
+            step = throughput_step(impl, workers, cameras, rate, seconds, warmup)
             emit(step)
             steps.append(step)
             if step["ok"]:
@@ -464,7 +498,7 @@ def ramp(impl, workers, cameras, seconds, start, bisect_steps):
     confirmed, unconfirmed = None, []
     while passed:
         rate = passed.pop(0)
-        step = throughput_step(impl, workers, cameras, rate, seconds)
+        step = throughput_step(impl, workers, cameras, rate, seconds, warmup)
         step["confirmation"] = True
         emit(step)
         steps.append(step)
@@ -482,7 +516,7 @@ def ramp(impl, workers, cameras, seconds, start, bisect_steps):
             middle = int((low + high) / 2)
             if middle in (low, high):
                 break
-            step = throughput_step(impl, workers, cameras, middle, seconds)
+            step = throughput_step(impl, workers, cameras, middle, seconds, warmup)
             emit(step)
             steps.append(step)
             if step["ok"]:
@@ -504,7 +538,8 @@ def run_throughput(args):
     for round_index in range(args.throughput_rounds):
         for workers in args.workers:
             say(f"throughput round {round_index + 1}/{args.throughput_rounds}: {workers} Swift workers")
-            result = ramp("kinesia", workers, 64, args.step_seconds, args.start_rate, args.bisect)
+            result = ramp("kinesia", workers, 64, args.step_seconds, args.start_rate, args.bisect,
+                          args.step_warmup)
             result.update({"impl": "kinesia", "bench": "throughput", "workers": workers,
                            "round": round_index})
             emit(result)
@@ -513,7 +548,8 @@ def run_throughput(args):
                 # The journal's cost in lossless rate: ramps with and without it, alternated
                 # (a single pair of ramps differs by a step of chance: one lost burst).
                 def journal_ramp(impl, pair):
-                    result = ramp(impl, 1, 64, args.step_seconds, args.start_rate, args.bisect)
+                    result = ramp(impl, 1, 64, args.step_seconds, args.start_rate, args.bisect,
+                                  args.step_warmup)
                     result.update({"impl": impl, "bench": "throughput", "workers": 1,
                                    "round": round_index, "pair": pair})
                     emit(result)
@@ -532,7 +568,8 @@ def run_throughput(args):
             for impl, workers in (("sessions16", 1), ("pool", 1), ("pool", 2)):
                 say(f"throughput round {round_index + 1}/{args.throughput_rounds}: {impl}, {workers} worker(s), 16 cameras")
                 step_impl = "kinesia" if impl == "sessions16" else impl
-                result = ramp(step_impl, workers, 16, args.step_seconds, args.start_rate, args.bisect)
+                result = ramp(step_impl, workers, 16, args.step_seconds, args.start_rate, args.bisect,
+                              args.step_warmup)
                 result.update({"impl": impl, "bench": "throughput", "workers": workers, "cameras": 16,
                                "round": round_index})
                 emit(result)
@@ -543,11 +580,12 @@ def run_throughput(args):
             continue
         say(f"throughput round {round_index + 1}/{args.throughput_rounds}: 1 Python worker")
         result = ramp("python", 1, 64, args.step_seconds, max(1000, args.start_rate // 8),
-                      args.bisect)
+                      args.bisect, args.step_warmup)
         result.update({"impl": "python", "bench": "throughput", "workers": 1, "round": round_index})
         emit(result)
         results.setdefault(("python", 1), []).append(result)
-    summary = {"summary": "throughput", "cameras": 64, "sessions_per_camera": 2}
+    summary = {"summary": "throughput", "cameras": 64, "sessions_per_camera": 2,
+               "step_warmup_seconds": args.step_warmup}
     for (impl, workers), runs in sorted(results.items()):
         values = [r["max_lossless_rate"] for r in runs]
         summary[f"{impl}_{workers}w_max_lossless_rate"] = statistics.median(values)
@@ -564,6 +602,11 @@ def run_throughput(args):
         say(f"throughput: the journal's CPU at {args.journal_cpu_rate} poses/s, "
             f"{args.journal_cpu_rounds} alternated runs each")
         summary.update(journal_cpu(args.journal_cpu_rate, args.step_seconds, args.journal_cpu_rounds))
+    if args.holes_rounds:
+        say(f"throughput: holes on purpose (one every {args.holes_every} poses a camera) at "
+            f"{args.journal_cpu_rate} poses/s, {args.holes_rounds} alternated runs each")
+        summary.update(holes_cpu(args.journal_cpu_rate, args.step_seconds, args.holes_rounds,
+                                 args.holes_every))
     python = summary.get("python_1w_max_lossless_rate")
     if one and python:
         summary["kinesia_over_python"] = round(one / python, 2)
@@ -581,6 +624,9 @@ def main():
     parser.add_argument("--cameras", default="1,8,64")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--step-seconds", type=float, help="blast time per throughput step")
+    parser.add_argument("--step-warmup", type=float,
+                        help="seconds at a fifth of the rate before each throughput step, counted for "
+                             "loss (1.5; 1 with --quick; 0: each step from the workers' first pose)")
     parser.add_argument("--start-rate", type=int, default=25_000)
     parser.add_argument("--bisect", type=int, help="bisection steps after the first loss")
     parser.add_argument("--journal-ramps", type=int,
@@ -590,6 +636,11 @@ def main():
                              "for the journal's CPU ratio (3; 1 with --quick; 0: none)")
     parser.add_argument("--journal-cpu-rate", type=int, default=100_000,
                         help="the fixed rate of those runs, poses/s")
+    parser.add_argument("--holes-rounds", type=int,
+                        help="fixed-rate runs of one worker fed holes on purpose and without, alternated, "
+                             "for the holes' CPU ratio (3; 1 with --quick; 0: none)")
+    parser.add_argument("--holes-every", type=int, default=20,
+                        help="a hole after every this many poses of each camera (20: 5 %%, as the issue's publisher)")
     parser.add_argument("--no-journal-cost", dest="journal_cost", action="store_false",
                         help="skip the e2e runs without journaling (the journal's latency cost)")
     parser.add_argument("--skip-e2e", action="store_true")
@@ -608,10 +659,13 @@ def main():
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.seconds = args.seconds or (5.0 if args.quick else 12.0)
     args.step_seconds = args.step_seconds or (2.0 if args.quick else 5.0)
+    args.step_warmup = args.step_warmup if args.step_warmup is not None else (1.0 if args.quick else 1.5)
     args.bisect = args.bisect if args.bisect is not None else (0 if args.quick else 2)
     args.journal_ramps = args.journal_ramps or (1 if args.quick else 3)
     args.journal_cpu_rounds = (args.journal_cpu_rounds if args.journal_cpu_rounds is not None
                                else (1 if args.quick else 3))
+    args.holes_rounds = (args.holes_rounds if args.holes_rounds is not None
+                         else (1 if args.quick else 3))
     args.cameras = [int(c) for c in args.cameras.split(",")]
     args.workers = [int(w) for w in args.workers.split(",")]
 

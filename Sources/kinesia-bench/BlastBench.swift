@@ -20,7 +20,8 @@ import KinesiaWire
 /// cannot keep up). The generator first waits until every camera's topic is subscribed.
 enum BlastBench {
     static let usage =
-        "usage: kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]\n"
+        "usage: kinesia-bench blast --bus DIR --cameras N --rate POSES_PER_S --seconds S [--exercise ID]"
+        + " [--skip-every N]\n"
 
     static func main(_ arguments: [String]) -> Int32 {
         var bus: String?
@@ -28,6 +29,7 @@ enum BlastBench {
         var rate = 10_000.0
         var seconds = 5.0
         var exercise = Exercise.shoulderAbduction
+        var skipEvery: Int?
         for (flag, value) in BenchArguments.pairs(arguments) {
             switch (flag, value) {
             case ("--bus", let value?): bus = value
@@ -37,6 +39,8 @@ enum BlastBench {
                 seconds = Double(value)!
             case ("--exercise", let value?) where Exercise.named(value) != nil:
                 exercise = Exercise.named(value)!
+            case ("--skip-every", let value?) where Int(value).map({ $0 >= 2 }) == true:
+                skipEvery = Int(value)!
             default:
                 FileHandle.standardError.write(Data(usage.utf8))
                 return 64
@@ -47,7 +51,9 @@ enum BlastBench {
             return 64
         }
         do {
-            try run(bus: bus, cameras: cameras, rate: rate, seconds: seconds, exercise: exercise)
+            try run(
+                bus: bus, cameras: cameras, rate: rate, seconds: seconds, exercise: exercise,
+                skipEvery: skipEvery)
             return 0
         } catch {
             FileHandle.standardError.write(Data("kinesia-bench blast: \(error)\n".utf8))
@@ -66,8 +72,13 @@ enum BlastBench {
         var sequence: UInt64 = 0
     }
 
-    static func run(bus: String, cameras count: Int, rate: Double, seconds: Double, exercise: Exercise) throws
-    {
+    /// With `skipEvery`, each camera's sequence numbers jump by two after every `skipEvery`-th
+    /// pose: a publisher that leaves holes on purpose and serves no replay (`sent` counts the
+    /// poses sent, `skipped` the numbers left out).
+    static func run(
+        bus: String, cameras count: Int, rate: Double, seconds: Double, exercise: Exercise,
+        skipEvery: Int? = nil
+    ) throws {
         let frameRate = 60.0
         let simulator = try ExerciseSimulator(
             exercise: exercise,
@@ -124,6 +135,7 @@ enum BlastBench {
         let end = start + UInt64(seconds * 1e9)
         var sent = 0
         var blocked = 0
+        var skipped = 0
         var camera = 0
         var now = start
         // The frames of the message being sent: reused, no array made per pose.
@@ -165,6 +177,10 @@ enum BlastBench {
                 // Let go of the payload, so that the next patch finds it unshared.
                 message[1] = []
                 cameras[camera].sequence += 1
+                if let skipEvery, cameras[camera].sequence % UInt64(skipEvery) == 0 {
+                    cameras[camera].sequence += 1
+                    skipped += 1
+                }
                 cameras[camera].next += 1
                 if cameras[camera].next == cameras[camera].payloads.count {
                     cameras[camera].next = 0
@@ -184,7 +200,8 @@ enum BlastBench {
             [
                 "cameras": .int(count), "rate_offered": .double(rate, 0), "sent": .int(sent),
                 "seconds": .double(elapsed, 3), "rate_sent": .double(Double(sent) / elapsed, 0),
-                "blocked": .int(blocked), "pose_bytes": .int(cameras[0].payloads[0].count),
+                "blocked": .int(blocked), "skipped": .int(skipped),
+                "pose_bytes": .int(cameras[0].payloads[0].count),
             ])
     }
 }
