@@ -1,3 +1,4 @@
+import KinesiaSimulation
 import KinesiaWire
 import Testing
 
@@ -36,7 +37,7 @@ struct PoseSegmentSkippedTests {
 
     @Test(arguments: [1, 2, 3, 4, 5])
     func anyOrderGivesTheSortedSetOfHoles(seed: UInt64) {
-        var generator = SplitMix(seed: seed)
+        var generator = SimulationRandom(seed: seed)
         var kept = segment()
         var expected: Set<Range<UInt64>> = []
         for _ in 0..<300 {
@@ -48,18 +49,5 @@ struct PoseSegmentSkippedTests {
         #expect(kept.skipped.count == expected.count)
         #expect(zip(kept.skipped, kept.skipped.dropFirst()).allSatisfy { $0.lowerBound <= $1.lowerBound })
         #expect(Set(kept.skipped) == expected)
-    }
-}
-
-/// A small deterministic generator for the test's orders.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
