@@ -416,24 +416,36 @@ def cpu_ticks(process):
         return 0
 
 
+def alternated_ticks(bench, rate, seconds, rounds, variants):
+    """One journaled or bare worker, 64 cameras, at a fixed `rate`, each of `variants` (a name:
+    (impl, skip_every) pair) in turn `rounds` times, each after a 3 s warm-up; each step emitted
+    as `bench`. Returns the worker's CPU ticks per variant and whether every step lost nothing."""
+    ticks = {name: [] for name in variants}
+    lossless = True
+    for round_index in range(rounds):
+        for name, (impl, skip_every) in variants.items():
+            step = throughput_step(impl, 1, 64, rate, seconds, warmup=3.0, skip_every=skip_every)
+            step.update({"bench": bench, "round": round_index, "variant": name})
+            emit(step)
+            ticks[name].append(step["worker_cpu_ticks"])
+            lossless = lossless and step["ok"]
+    return ticks, lossless
+
+
+def ratio_of_medians(on, off):
+    return round(statistics.median(on) / statistics.median(off), 3) if statistics.median(off) else None
+
+
 def journal_cpu(rate, seconds, rounds):
     """The journal's cost as CPU: one worker, 64 cameras, at a rate both sustain, journaling on
     and off alternated `rounds` times, each after a warm-up; the worker's CPU ticks for the
     same poses, and their ratio. Less noisy than the ramps' ratio, where one lost burst moves a
     figure by a step."""
-    ticks = {"kinesia": [], "kinesia-no-journal": []}
-    lossless = True
-    for round_index in range(rounds):
-        for impl in ticks:
-            step = throughput_step(impl, 1, 64, rate, seconds, warmup=3.0)
-            step.update({"bench": "throughput-cpu", "round": round_index})
-            emit(step)
-            ticks[impl].append(step["worker_cpu_ticks"])
-            lossless = lossless and step["ok"]
-    on, off = statistics.median(ticks["kinesia"]), statistics.median(ticks["kinesia-no-journal"])
+    ticks, lossless = alternated_ticks("throughput-cpu", rate, seconds, rounds, {
+        "kinesia": ("kinesia", None), "kinesia-no-journal": ("kinesia-no-journal", None)})
     return {"journal_cpu_rate": rate, "journal_cpu_ticks": ticks["kinesia"],
             "no_journal_cpu_ticks": ticks["kinesia-no-journal"], "journal_cpu_lossless": lossless,
-            "journal_cpu_ratio": round(on / off, 3) if off else None}
+            "journal_cpu_ratio": ratio_of_medians(ticks["kinesia"], ticks["kinesia-no-journal"])}
 
 
 def holes_cpu(rate, seconds, rounds, skip_every=20):
@@ -442,22 +454,13 @@ def holes_cpu(rate, seconds, rounds, skip_every=20):
     replay, alternated `rounds` times with the same generator without holes, each after a
     warm-up; the worker's CPU ticks for the poses, their ratio, and whether anything beyond the
     holes was lost (a publisher that sends holes on purpose must not slow a worker down)."""
-    ticks = {"holes": [], "none": []}
-    lossless = True
-    for round_index in range(rounds):
-        for kind in ticks:
-            step = throughput_step("kinesia", 1, 64, rate, seconds, warmup=3.0,
-                                   skip_every=skip_every if kind == "holes" else None)
-            step.update({"bench": "throughput-holes", "round": round_index, "holes": kind == "holes"})
-            emit(step)
-            ticks[kind].append(step["worker_cpu_ticks"])
-            lossless = lossless and step["ok"]
+    ticks, lossless = alternated_ticks("throughput-holes", rate, seconds, rounds, {
+        "holes": ("kinesia", skip_every), "none": ("kinesia", None)})
     if not lossless:
         FAILURES.append(f"throughput holes: poses lost beyond the holes at {rate} poses/s")
-    on, off = statistics.median(ticks["holes"]), statistics.median(ticks["none"])
     return {"holes_rate": rate, "holes_every": skip_every, "holes_cpu_ticks": ticks["holes"],
             "no_holes_cpu_ticks": ticks["none"], "holes_lossless": lossless,
-            "holes_cpu_ratio": round(on / off, 3) if off else None}
+            "holes_cpu_ratio": ratio_of_medians(ticks["holes"], ticks["none"])}
 
 
 def ramp(impl, workers, cameras, seconds, start, bisect_steps, warmup=0.0):
