@@ -5,7 +5,7 @@ import KinesiaSystem
 /// a lock and the frames' bytes copied into the queue's buffer, so the publisher's own buffers
 /// stay its own and are reused without a copy-on-write) and a thread of its own encodes
 /// them, writes each writer's batch in one `pwrite` every ``interval``, syncs what the fsync
-/// policy says is due, and runs the jobs queued behind them (``run(_:label:)``: a checkpoint
+/// policy says is due, and runs the jobs queued behind them (``run(label:after:_:)``: a checkpoint
 /// that counts on the records before it), in the order they were queued.
 ///
 /// For a publisher that publishes the same records again after a `kill -9` (a worker, which
@@ -56,9 +56,10 @@ public final class JournalWriteQueue: @unchecked Sendable {
     }
 
     /// A job queued behind the records handed over before it (`afterRecords` of them, in the
-    /// same batch).
+    /// same batch): those of the writers in `slots` (`nil`: every writer's).
     private struct QueuedRun {
         var afterRecords: Int
+        var slots: [Int]?
         var label: String
         var body: () throws -> Void
     }
@@ -218,12 +219,18 @@ public final class JournalWriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs `body` on the thread, at its next batch, after every record handed over before it
-    /// is written.
+    /// Runs `body` on the thread, at its next batch, after the records handed over before it
+    /// are written: every writer's, or only those of the writers in `slots` when given (a
+    /// checkpoint counts on its own camera's streams); before any record handed over after it.
+    ///
+    /// A job that names its writers leaves the others' records gathered, to be written once at
+    /// the end of the batch: a worker of 64 cameras queues 32 checkpoints a second, and writing
+    /// every writer's records ahead of each one split a batch of 256 streams into as many writes
+    /// per stream as it had checkpoints (twice the writes, of half the size).
     /// An error it throws is a ``Failure/job(label:description:)``.
-    public func run(label: String, _ body: @escaping () throws -> Void) {
+    public func run(label: String, after slots: [Int]? = nil, _ body: @escaping () throws -> Void) {
         condition.lock()
-        runs.append(QueuedRun(afterRecords: records.count, label: label, body: body))
+        runs.append(QueuedRun(afterRecords: records.count, slots: slots, label: label, body: body))
         queued += 1
         condition.unlock()
     }
@@ -348,21 +355,29 @@ public final class JournalWriteQueue: @unchecked Sendable {
     ) {
         var touched: [Int] = []
         var isTouched = [Bool](repeating: false, count: slotWriters.count)
+        func write(_ slot: Int) {
+            guard let writer = slotWriters[slot] else { return }
+            do {
+                if writer.hasPending { try writer.writePending() }
+                if let last = writer.lastSequence { wrote[ObjectIdentifier(writer)] = last }
+            } catch {
+                fail(slot, writer, error, into: &failures)
+            }
+        }
         func writeTouched() {
             for slot in touched {
                 isTouched[slot] = false
-                guard let writer = slotWriters[slot] else { continue }
-                do {
-                    if writer.hasPending { try writer.writePending() }
-                    if let last = writer.lastSequence { wrote[ObjectIdentifier(writer)] = last }
-                } catch {
-                    fail(slot, writer, error, into: &failures)
-                }
+                write(slot)
             }
             touched.removeAll(keepingCapacity: true)
         }
         func run(_ job: QueuedRun) {
-            writeTouched()
+            if let slots = job.slots {
+                // Still touched: written again (if more came) at the end of the batch.
+                for slot in slots where slot < isTouched.count && isTouched[slot] { write(slot) }
+            } else {
+                writeTouched()
+            }
             do {
                 try job.body()
                 completed[job.label, default: 0] += 1

@@ -283,16 +283,18 @@ public final class PublishJournal {
         do { try writer.writePending() } catch { failed(topic, error) }
     }
 
-    /// Runs `job` once every record journaled before it is written: on the queue's thread, in
-    /// order, with ``writesBehind`` (so the publishing thread does not wait for a file); now,
-    /// after writing them, otherwise. `failure` is told what it threw, on the publishing thread.
+    /// Runs `job` once every record journaled before it is written (only those of `topics` when
+    /// given: what the job counts on): on the queue's thread, in order, with ``writesBehind`` (so
+    /// the publishing thread does not wait for a file), before any record journaled after it;
+    /// now, after writing them, otherwise. `failure` is told what it threw, on the publishing
+    /// thread.
     public func afterRecordsWritten(
-        label: String, _ job: @escaping @Sendable () throws -> Void,
+        label: String, of topics: [Topic]? = nil, _ job: @escaping @Sendable () throws -> Void,
         failure: @escaping (String) -> Void
     ) {
         jobFailureHandlers[label] = failure
         if let queue {
-            queue.run(label: label, job)
+            queue.run(label: label, after: topics.map { $0.compactMap { slotOfTopic[$0] } }, job)
             return
         }
         writePending()

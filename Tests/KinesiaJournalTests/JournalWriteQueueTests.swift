@@ -139,6 +139,43 @@ struct JournalWriteQueueTests {
         }
     }
 
+    /// A job that names its writers (a checkpoint counts on its own camera's streams) waits for
+    /// their records only: the other writers' records gathered before it are written once, at the
+    /// end of the batch, not split around it; the named writer's records after it still come
+    /// after it.
+    @Test func aJobThatNamesItsWritersWaitsForTheirRecordsOnly() throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
+            let named = try store.openWriter(for: JournalFixtures.stream)
+            let unnamed = try store.openWriter(for: other)
+            let queue = JournalWriteQueue(interval: .milliseconds(50))
+            let (a, b) = queue.withWriters { (queue.register(named), queue.register(unnamed)) }
+            let seen = Mutex<(named: [UInt64], unnamed: [UInt64])>(([], []))
+            for sequence: UInt64 in 0..<30 {
+                queue.append(slot: a, sequence: sequence, frames: JournalFixtures.frames(sequence))
+                queue.append(slot: b, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.run(label: "checkpoint", after: [a]) {
+                let found = try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                let others = (try? store.openReader(for: other).allEntries().map(\.sequence)) ?? []
+                seen.withLock { $0 = (found, others) }
+            }
+            for sequence: UInt64 in 30..<40 {
+                queue.append(slot: a, sequence: sequence, frames: JournalFixtures.frames(sequence))
+                queue.append(slot: b, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.drain()
+            #expect(seen.withLock { $0.named } == Array(0..<30))
+            #expect(seen.withLock { $0.unnamed } == [], "the other writer's records wait for the batch's end")
+            #expect(try store.openReader(for: other).allEntries().map(\.sequence) == Array(0..<40))
+            #expect(
+                try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                    == Array(0..<40))
+            #expect(queue.completed("checkpoint") == 1)
+            queue.stop()
+            #expect(queue.takeFailures().isEmpty)
+        }
+    }
+
     @Test func aFailingWriterIsReportedOnceAndTheOthersGoOn() throws {
         try JournalFixtures.withStore { store, _ in
             let failing = try store.openWriter(for: JournalFixtures.stream)

@@ -258,7 +258,7 @@ public struct WorkerService: Sendable {
             // session's, which no pose waits for.
             let files = state!.checkpoints
             let streams = state!.streams(camera)
-            state!.journal.afterRecordsWritten(label: "checkpoint") {
+            state!.journal.afterRecordsWritten(label: "checkpoint", of: state!.topics(camera)) {
                 // Not after a lapse: the checkpoint would count records another holder lacks.
                 guard fence?.holds ?? true else { return }
                 let payload: [UInt8]
@@ -373,7 +373,7 @@ public struct WorkerService: Sendable {
                         try starts.save(
                             camera: camera, sessions: streams, segments: history,
                             origin: state!.origins[camera], synced: false)
-                        state!.journal.afterRecordsWritten(label: "starts") {
+                        state!.journal.afterRecordsWritten(label: "starts", of: state!.topics(camera)) {
                             try SessionStarts.sync(in: directory, camera: camera, sessions: streams)
                         } failure: { description in
                             startsFailed(description)
@@ -396,7 +396,7 @@ public struct WorkerService: Sendable {
                                 sequences: sequences)
                         {
                             let skips = state.starts.unsyncedSkips
-                            state.journal.afterRecordsWritten(label: "skips") {
+                            state.journal.afterRecordsWritten(label: "skips", of: state.topics(camera)) {
                                 try skips.flush()
                             } failure: { description in
                                 startsFailed(description)
@@ -830,6 +830,8 @@ public struct WorkerService: Sendable {
         var starts: SessionStarts
         var current: [Topic: StreamID]
         var streamsByCamera: [String: [StreamID]]
+        /// The journaled topics of each camera's sessions (events, snapshots, runs).
+        var topicsByCamera: [String: [Topic]]
         /// The session names of each camera, in the order of `streamsByCamera`.
         var namesByCamera: [String: [String]]
         /// The sessions with a plan whose run's stream was resumed (its start was announced).
@@ -849,6 +851,9 @@ public struct WorkerService: Sendable {
         var beginningAtStreamStart: Set<String> = []
 
         func streams(_ camera: String) -> [StreamID] { streamsByCamera[camera] ?? [] }
+
+        /// What a job about `camera` (a checkpoint, its starts) counts on being written first.
+        func topics(_ camera: String) -> [Topic] { topicsByCamera[camera] ?? [] }
 
         /// A new run: `session` of `camera` publishes on `stream` from now on.
         mutating func setStream(_ stream: StreamID, camera: String, session: String) {
@@ -878,6 +883,7 @@ public struct WorkerService: Sendable {
         var identities: [WorkerCore.SessionIdentity] = []
         var current: [Topic: StreamID] = [:]
         var streamsByCamera: [String: [StreamID]] = [:]
+        var topicsByCamera: [String: [Topic]] = [:]
         var namesByCamera: [String: [String]] = [:]
         var resumedByCamera: [String: Bool] = [:]
         var resumedRuns: Set<SessionKey> = []
@@ -912,6 +918,7 @@ public struct WorkerService: Sendable {
             // listener, started late gets them exactly once).
             for topic in runs { current[topic] = attached.stream }
             streamsByCamera[spec.camera, default: []].append(attached.stream)
+            topicsByCamera[spec.camera, default: []] += [event, snapshot] + runs
             namesByCamera[spec.camera, default: []].append(spec.name)
             resumedByCamera[spec.camera] = (resumedByCamera[spec.camera] ?? true) && attached.resumed
         }
@@ -962,7 +969,8 @@ public struct WorkerService: Sendable {
             journal: journal, checkpoints: try CheckpointFiles(state: journal.stateDirectory),
             identities: identities,
             segments: segments, starts: starts, current: current,
-            streamsByCamera: streamsByCamera, namesByCamera: namesByCamera, resumedRuns: resumedRuns,
+            streamsByCamera: streamsByCamera, topicsByCamera: topicsByCamera, namesByCamera: namesByCamera,
+            resumedRuns: resumedRuns,
             origins: origins)
         state.history = segments
         state.rebuiltFromFirstPose = rebuilt
