@@ -243,9 +243,11 @@ public final class PublishJournal {
     /// Every ``writeBehind`` (`now` on the caller's clock; call it on every turn of the loop):
     /// writes the gathered records of every writer, then syncs what the fsync policy says is
     /// due (``syncIfDue()``). Cheap between two.
-    /// With ``writesBehind``, the queue's thread writes and syncs: this reports what it found
-    /// wrong and enforces retention.
+    /// With ``writesBehind``, the queue's thread writes and syncs: this hands over what the
+    /// turn gathered (on every call), reports what the thread found wrong and enforces retention.
     public func writeAndSyncIfDue(now: Duration) {
+        // What the turn gathered goes to the queue's thread in one lock.
+        queue?.handOver()
         guard now - lastWrite >= Self.writeBehind else { return }
         lastWrite = now
         if queue != nil {

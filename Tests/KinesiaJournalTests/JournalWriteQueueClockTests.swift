@@ -23,6 +23,7 @@ struct JournalWriteQueueClockTests {
             }
 
             queue.append(writer, sequence: 0, frames: JournalFixtures.frames(0))
+            queue.handOver()
             clock.advance(by: .milliseconds(19))
             Thread.sleep(forTimeInterval: 0.2)  // ten intervals of real time
             #expect(queue.written(writer) == nil, "a millisecond early on the queue's clock")
@@ -32,6 +33,7 @@ struct JournalWriteQueueClockTests {
 
             // The next batch is due an interval after the end of that one (the clock stood still).
             queue.append(writer, sequence: 1, frames: JournalFixtures.frames(1))
+            queue.handOver()
             clock.advance(by: .milliseconds(19))
             Thread.sleep(forTimeInterval: 0.2)
             #expect(queue.written(writer) == 0, "a millisecond early for the second batch")

@@ -176,6 +176,59 @@ struct JournalWriteQueueTests {
         }
     }
 
+    /// Records are gathered on the publishing thread and go to the queue's thread in one lock a
+    /// turn (``JournalWriteQueue/handOver()``): nothing gathered is written before its hand-over;
+    /// hand-overs that follow one another keep the records' order and a job's place among them.
+    @Test func gatheredRecordsGoOverAtTheHandOverInOrderWithTheirJobs() throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            let queue = JournalWriteQueue(interval: .milliseconds(5))
+            queue.withWriters { queue.register(writer) }
+            queue.append(writer, sequence: 0, frames: JournalFixtures.frames(0))
+            #expect(queue.handedOver(writer) == 0, "what the publisher gathered counts as journaled")
+            Thread.sleep(forTimeInterval: 0.1)  // twenty intervals
+            #expect(queue.written(writer) == nil, "gathered, not handed over: not written")
+            queue.handOver()
+            let seen = Mutex<[UInt64]>([])
+            for sequence: UInt64 in 1..<10 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.run(label: "checkpoint") {
+                let found = try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                seen.withLock { $0 = found }
+            }
+            for sequence: UInt64 in 10..<20 {
+                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+            }
+            queue.handOver()
+            queue.drain()
+            #expect(seen.withLock { $0 } == Array(0..<10))
+            #expect(
+                try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
+                    == Array(0..<20))
+            queue.stop()
+            #expect(queue.takeFailures().isEmpty)
+        }
+    }
+
+    /// A publisher whose loop does not turn (a burst of records) still hands over once
+    /// ``JournalWriteQueue/handOverBytes`` gathered.
+    @Test func aLargeGatheringGoesOverWithoutWaitingForTheTurn() throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            let queue = JournalWriteQueue(interval: .milliseconds(5))
+            queue.withWriters { queue.register(writer) }
+            let frames = [[UInt8](repeating: 7, count: 4096)]
+            let count = UInt64(JournalWriteQueue.handOverBytes / 4096 + 2)
+            for sequence in 0..<count { queue.append(writer, sequence: sequence, frames: frames) }
+            let deadline = Date().addingTimeInterval(10)
+            while queue.written(writer) == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            #expect(queue.written(writer) != nil, "a full gathering went over by itself")
+            queue.stop()
+            #expect(try store.openReader(for: JournalFixtures.stream).allEntries().count == Int(count))
+        }
+    }
+
     @Test func aFailingWriterIsReportedOnceAndTheOthersGoOn() throws {
         try JournalFixtures.withStore { store, _ in
             let failing = try store.openWriter(for: JournalFixtures.stream)
@@ -216,6 +269,8 @@ struct JournalWriteQueueTests {
             queue.withWriters { queue.register(writer) }
             for sequence: UInt64 in 0..<50 {
                 queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+                // A turn of the publisher's loop: what it gathered goes over.
+                queue.handOver()
             }
             #expect(queue.waits > 0)
             queue.stop()

@@ -76,6 +76,8 @@ import Testing
                 return FileDescriptor.write(descriptor: descriptor, bytes, at: offset)
             }
             _ = try publisher.publish(json: #"{"n":0}"#, kind: .event, on: topic)
+            // The turn of the publisher's loop hands the record over.
+            journal.writeAndSyncIfDue(now: .zero)
             #expect(entered.wait(timeout: .now() + 30) == .success, "the journal's thread never wrote")
 
             nonisolated(unsafe) let reading = journal
