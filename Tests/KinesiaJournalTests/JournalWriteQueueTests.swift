@@ -41,11 +41,7 @@ struct JournalWriteQueueTests {
     /// two writers' records interleaved each land in their own journal, in order; a record still
     /// queued for a writer taken back is dropped, never written by the writer registered after it.
     @Test func recordsHandedOverBySlotGoToTheirOwnWriterAndNeverToALaterOne() throws {
-        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
-            let first = try store.openWriter(for: JournalFixtures.stream)
-            let second = try store.openWriter(for: other)
-            let queue = JournalWriteQueue(interval: .seconds(60))
-            let (a, b) = queue.withWriters { (queue.register(first), queue.register(second)) }
+        try withTwoQueuedWriters(interval: .seconds(60)) { store, first, second, queue, a, b throws in
             #expect(a != b)
             for sequence: UInt64 in 0..<50 {
                 queue.append(slot: a, sequence: sequence, frames: JournalFixtures.frames(sequence))
@@ -124,6 +120,8 @@ struct JournalWriteQueueTests {
             for sequence: UInt64 in 0..<30 {
                 queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
             }
+            // Handed over apart from the job: a turn of the publisher's loop between them.
+            queue.handOver()
             // What a checkpoint counts on: the records before it are in the file when it runs.
             queue.run(label: "checkpoint") {
                 let found = try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
@@ -144,11 +142,7 @@ struct JournalWriteQueueTests {
     /// end of the batch, not split around it; the named writer's records after it still come
     /// after it.
     @Test func aJobThatNamesItsWritersWaitsForTheirRecordsOnly() throws {
-        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
-            let named = try store.openWriter(for: JournalFixtures.stream)
-            let unnamed = try store.openWriter(for: other)
-            let queue = JournalWriteQueue(interval: .milliseconds(50))
-            let (a, b) = queue.withWriters { (queue.register(named), queue.register(unnamed)) }
+        try withTwoQueuedWriters(interval: .milliseconds(50)) { store, _, _, queue, a, b throws in
             let seen = Mutex<(named: [UInt64], unnamed: [UInt64])>(([], []))
             for sequence: UInt64 in 0..<30 {
                 queue.append(slot: a, sequence: sequence, frames: JournalFixtures.frames(sequence))
@@ -178,31 +172,19 @@ struct JournalWriteQueueTests {
 
     /// Records are gathered on the publishing thread and go to the queue's thread in one lock a
     /// turn (``JournalWriteQueue/handOver()``): nothing gathered is written before its hand-over;
-    /// hand-overs that follow one another keep the records' order and a job's place among them.
-    @Test func gatheredRecordsGoOverAtTheHandOverInOrderWithTheirJobs() throws {
-        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
-            let writer = try store.openWriter(for: JournalFixtures.stream)
-            let queue = JournalWriteQueue(interval: .milliseconds(5))
-            queue.withWriters { queue.register(writer) }
+    /// hand-overs that follow one another keep the records' order.
+    @Test func gatheredRecordsGoOverAtTheHandOverInOrder() throws {
+        try withQueuedWriter { store, writer, queue throws in
             queue.append(writer, sequence: 0, frames: JournalFixtures.frames(0))
             #expect(queue.handedOver(writer) == 0, "what the publisher gathered counts as journaled")
             Thread.sleep(forTimeInterval: 0.1)  // twenty intervals
             #expect(queue.written(writer) == nil, "gathered, not handed over: not written")
             queue.handOver()
-            let seen = Mutex<[UInt64]>([])
-            for sequence: UInt64 in 1..<10 {
+            for sequence: UInt64 in 1..<20 {
                 queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
+                if sequence == 9 { queue.handOver() }
             }
-            queue.run(label: "checkpoint") {
-                let found = try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
-                seen.withLock { $0 = found }
-            }
-            for sequence: UInt64 in 10..<20 {
-                queue.append(writer, sequence: sequence, frames: JournalFixtures.frames(sequence))
-            }
-            queue.handOver()
             queue.drain()
-            #expect(seen.withLock { $0 } == Array(0..<10))
             #expect(
                 try store.openReader(for: JournalFixtures.stream).allEntries().map(\.sequence)
                     == Array(0..<20))
@@ -214,10 +196,7 @@ struct JournalWriteQueueTests {
     /// A publisher whose loop does not turn (a burst of records) still hands over once
     /// ``JournalWriteQueue/handOverBytes`` gathered.
     @Test func aLargeGatheringGoesOverWithoutWaitingForTheTurn() throws {
-        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
-            let writer = try store.openWriter(for: JournalFixtures.stream)
-            let queue = JournalWriteQueue(interval: .milliseconds(5))
-            queue.withWriters { queue.register(writer) }
+        try withQueuedWriter { store, writer, queue throws in
             let frames = [[UInt8](repeating: 7, count: 4096)]
             let count = UInt64(JournalWriteQueue.handOverBytes / 4096 + 2)
             for sequence in 0..<count { queue.append(writer, sequence: sequence, frames: frames) }
@@ -226,6 +205,33 @@ struct JournalWriteQueueTests {
             #expect(queue.written(writer) != nil, "a full gathering went over by itself")
             queue.stop()
             #expect(try store.openReader(for: JournalFixtures.stream).allEntries().count == Int(count))
+        }
+    }
+
+    /// A store (no syncs) with the fixture stream's writer and `other`'s registered on a queue of
+    /// `interval`, and their slots.
+    private func withTwoQueuedWriters(
+        interval: Duration,
+        _ body: (JournalStore, JournalWriter, JournalWriter, JournalWriteQueue, Int, Int) throws -> Void
+    ) throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
+            let first = try store.openWriter(for: JournalFixtures.stream)
+            let second = try store.openWriter(for: other)
+            let queue = JournalWriteQueue(interval: interval)
+            let (a, b) = queue.withWriters { (queue.register(first), queue.register(second)) }
+            try body(store, first, second, queue, a, b)
+        }
+    }
+
+    /// A store (no syncs) whose fixture stream's writer is registered on a queue of 5 ms.
+    private func withQueuedWriter(
+        _ body: (JournalStore, JournalWriter, JournalWriteQueue) throws -> Void
+    ) throws {
+        try JournalFixtures.withStore(JournalPolicy(sync: .never)) { store, _ in
+            let writer = try store.openWriter(for: JournalFixtures.stream)
+            let queue = JournalWriteQueue(interval: .milliseconds(5))
+            queue.withWriters { queue.register(writer) }
+            try body(store, writer, queue)
         }
     }
 
