@@ -443,6 +443,9 @@ def journal_cpu(rate, seconds, rounds):
     figure by a step."""
     ticks, lossless = alternated_ticks("throughput-cpu", rate, seconds, rounds, {
         "kinesia": ("kinesia", None), "kinesia-no-journal": ("kinesia-no-journal", None)})
+    if not lossless:
+        # The rate is one both workers are run at as sustained: a loss there is a failure.
+        FAILURES.append(f"throughput journal CPU: poses lost at {rate} poses/s")
     return {"journal_cpu_rate": rate, "journal_cpu_ticks": ticks["kinesia"],
             "no_journal_cpu_ticks": ticks["kinesia-no-journal"], "journal_cpu_lossless": lossless,
             "journal_cpu_ratio": ratio_of_medians(ticks["kinesia"], ticks["kinesia-no-journal"])}
