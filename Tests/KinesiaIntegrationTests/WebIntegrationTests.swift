@@ -565,11 +565,13 @@ struct WebControlTests {
 @Suite(.serialized, .tags(.process))
 struct WebLoadTests {
     /// Opens STREAMS event streams and SLOW requests that never end, and one more stream that
-    /// never reads; prints "opened", then after SECONDS what the clients got as JSON.
+    /// never reads; prints "opened", then holds them all for at least SECONDS and until the file
+    /// DONE exists (at most 120 s: the test's checks while they are held take what a loaded box
+    /// makes them take), and prints what the clients got as JSON.
     static let loadScript = """
-        import json, select, socket, sys, time
+        import json, os, select, socket, sys, time
 
-        host, port, token, path, streams, slow, seconds = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
+        host, port, token, path, streams, slow, seconds, done = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7]), sys.argv[8]
         request = (f"GET {path} HTTP/1.1\\r\\nHost: {host}\\r\\nAuthorization: Bearer {token}\\r\\n"
                    "Accept: text/event-stream\\r\\n\\r\\n").encode()
         clients = []
@@ -592,7 +594,7 @@ struct WebLoadTests {
         deaf.sendall(request)
         print("opened", flush=True)
         start = time.time()
-        while time.time() - start < seconds:
+        while (time.time() - start < seconds or not os.path.exists(done)) and time.time() - start < 120:
             sockets = [c["socket"] for c in clients if not c["closed"]] + [c["socket"] for c in stalled if c["closed_at"] is None]
             readable, _, _ = select.select(sockets, [], [], 0.25)
             for s in readable:
@@ -637,13 +639,15 @@ struct WebLoadTests {
             "ingest", ["ingest", "--camera", "cam0", "--source", "sim:shoulderAbduction", "--loop"])
         try await Task.sleep(for: .seconds(1))
 
-        // 199 streams that read, 1 that never does, 20 requests that never end, for 15 s.
+        // 199 streams that read, 1 that never does, 20 requests that never end, for at least
+        // 15 s and until the checks made while they are all held are done.
         let output = topology.directory + "/load.out"
+        let done = topology.directory + "/load.done"
         let load = try TestProcess(
             executable: try PackagePaths.python(),
             arguments: [
                 "-c", Self.loadScript, "127.0.0.1", port, token, "/api/v1/sessions/cam0/left/events", "199",
-                "20", "15",
+                "20", "15", done,
             ], environment: [:], standardOutput: output, standardError: output)
         let opened = await eventually(timeout: .seconds(30)) {
             TestProcess.readFile(output).hasPrefix("opened")
@@ -687,6 +691,7 @@ struct WebLoadTests {
                 Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
             }
         #expect((rss ?? .max) < 300_000, "\(status)")
+        #expect(FileManager.default.createFile(atPath: done, contents: nil), "\(done)")
 
         #expect(await load.waitForExit(timeout: .seconds(30)) == 0, "\(TestProcess.readFile(output))")
         let report = TestProcess.readFile(output).split(separator: "\n").last.map(String.init) ?? ""
