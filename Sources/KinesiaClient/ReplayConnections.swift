@@ -189,6 +189,16 @@ public struct ReplayConnections: Sendable {
         return actions
     }
 
+    /// When ``tick(now:)`` next has something to do with no new event (the return of the freed
+    /// heap), or `nil` while nothing is (no connection left since the last return and its
+    /// follow-up): what the gate's thread sleeps until, instead of waking on a fixed period.
+    public var nextDue: Duration? {
+        if departuresSinceReturn >= trimAfterDepartures, let firstDeparture, let lastDeparture {
+            return Swift.min(lastDeparture + trimQuietPeriod, firstDeparture + trimInterval)
+        }
+        return followUp
+    }
+
     /// What is due at `now` with no new event: the return of the freed heap.
     public mutating func tick(now: Duration) -> [Action] {
         guard departuresSinceReturn >= trimAfterDepartures, let firstDeparture, let lastDeparture else {

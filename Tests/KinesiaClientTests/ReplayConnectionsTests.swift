@@ -175,6 +175,36 @@ struct ReplayConnectionsTests {
         #expect(connections.memoryReturns == 2)
     }
 
+    @Test func nothingIsDueUntilEnoughLeftThenTheReturnAndItsFollowUpAreAndThenNothingAgain() {
+        var connections = ReplayConnections(
+            maximumConnections: 1000, trimAfterDepartures: 64, trimQuietPeriod: .seconds(1),
+            trimInterval: .seconds(30))
+        #expect(connections.nextDue == nil, "an idle server's gate sleeps until an event")
+        _ = connections.record((0..<100).map { Self.accepted(UInt32($0)) }, now: .zero)
+        _ = connections.record((0..<63).map { Self.left(UInt32($0)) }, now: .seconds(1))
+        #expect(connections.nextDue == nil, "63 left: no return will be due")
+        _ = connections.record([Self.left(63)], now: .seconds(11))
+        #expect(connections.nextDue == .seconds(12), "a quiet second after the last departure")
+        _ = connections.record([Self.left(64)], now: .milliseconds(11_500))
+        #expect(connections.nextDue == .milliseconds(12_500))
+        #expect(connections.tick(now: .milliseconds(12_500)) == [.returnFreedMemory])
+        #expect(connections.nextDue == .milliseconds(17_500), "the follow-up")
+        #expect(connections.tick(now: .milliseconds(17_500)) == [.returnFreedMemory])
+        #expect(connections.nextDue == nil)
+    }
+
+    @Test func departuresThatNeverStopMakeTheReturnDueByTheIntervalFromTheFirst() {
+        var connections = ReplayConnections(
+            maximumConnections: 1000, trimAfterDepartures: 2, trimQuietPeriod: .seconds(1),
+            trimInterval: .seconds(2))
+        _ = connections.record((0..<10).map { Self.accepted(UInt32($0)) }, now: .zero)
+        _ = connections.record([Self.left(0), Self.left(1)], now: .milliseconds(100))
+        #expect(connections.nextDue == .milliseconds(1100))
+        _ = connections.record([Self.left(2)], now: .milliseconds(900))
+        _ = connections.record([Self.left(3)], now: .milliseconds(1700))
+        #expect(connections.nextDue == .milliseconds(2100), "two seconds after the first, not later")
+    }
+
     @Test func connectionsThatNeverStopLeavingStillGetTheHeapBack() {
         var connections = ReplayConnections(
             maximumConnections: 1, trimAfterDepartures: 64, trimQuietPeriod: .seconds(1),
