@@ -3,6 +3,7 @@ import Glibc
 import KinesiaBus
 import KinesiaClient
 import KinesiaIngest
+import KinesiaSystem
 import KinesiaTestSupport
 import KinesiaWire
 import Testing
@@ -36,16 +37,29 @@ struct PoolSessionHoleTests {
         // none of its holes), and the coordinator is away from now on.
         try await Task.sleep(for: .milliseconds(2500))
         coordinator.signal(SIGSTOP)
+        let paused = ContinuousClock.now
         try await publisher.publish(poses, skipping: skipped, restingEvery: 5)  // about 500 poses/s
         let lastSent = ContinuousClock.now
-        let report = await health.wait(for: "w1-cam0.left", timeout: .seconds(60)) {
-            $0.counters["poses"] == sent
+        // The session's progress as its health reports told it, once a second: where a slow
+        // session spent its time (the worker's log has no times).
+        var timeline: [String] = []
+        let report = await health.wait(for: "w1-cam0.left", timeout: .seconds(60)) { report in
+            let counters = report.counters
+            let seconds = String(format: "%.1f", paused.duration(to: .now).seconds)
+            timeline.append(
+                "\(seconds) s: \(counters["poses"] ?? 0) poses, \(counters["holesSkipped"] ?? 0) holes, "
+                    + "\(counters["replayRequests"] ?? 0) requests")
+            return counters["poses"] == sent
         }
         let caughtUp = lastSent.duration(to: .now)
         let counters = health.latest["w1-cam0.left"]?.counters ?? [:]
         #expect(
             report != nil,
-            "every pose sent is analysed (\(counters["poses"] ?? 0) of \(sent)): \(worker.diagnostics)")
+            """
+            every pose sent is analysed (\(counters["poses"] ?? 0) of \(sent)), sent by \
+            \(paused.duration(to: lastSent)) after the pause; its reports since the pause: \
+            \(timeline.joined(separator: "; ")); \(worker.diagnostics)
+            """)
         // Its health report comes once a second: live, the session is done within about that.
         #expect(caughtUp < .seconds(8), "analysed \(caughtUp) after the last pose was sent")
         #expect(counters["holesSkipped"] == skipped.count, "\(counters)")
