@@ -199,21 +199,18 @@ public struct ReplayConnections: Sendable {
         return followUp
     }
 
-    /// What is due at `now` with no new event: the return of the freed heap.
+    /// What is due at `now` with no new event: the return of the freed heap (at ``nextDue``).
     public mutating func tick(now: Duration) -> [Action] {
-        guard departuresSinceReturn >= trimAfterDepartures, let firstDeparture, let lastDeparture else {
-            guard let due = followUp, now >= due else { return [] }
+        guard let due = nextDue, now >= due else { return [] }
+        if departuresSinceReturn >= trimAfterDepartures, firstDeparture != nil {
+            // Once more after this one, for what libzmq frees late.
+            departuresSinceReturn = 0
+            firstDeparture = nil
+            lastDeparture = nil
+            followUp = now + trimFollowUp
+        } else {
             followUp = nil
-            memoryReturns += 1
-            return [.returnFreedMemory]
         }
-        let quiet = now - lastDeparture >= trimQuietPeriod
-        let overdue = now - firstDeparture >= trimInterval
-        guard quiet || overdue else { return [] }
-        departuresSinceReturn = 0
-        self.firstDeparture = nil
-        self.lastDeparture = nil
-        followUp = now + trimFollowUp
         memoryReturns += 1
         return [.returnFreedMemory]
     }
