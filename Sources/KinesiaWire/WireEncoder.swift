@@ -26,6 +26,10 @@ public struct WireEncoder: Sendable {
         var bytes: [UInt8]
     }
     private var slots: [Topic: TopicSlot] = [:]
+    /// The last topic encoded and its slot's place: a sender that sends on one topic (a
+    /// camera's ingest) or in runs (a session's snapshots) compares one digest instead of
+    /// hashing. An index stays valid until a topic is added, which forgets it.
+    private var lastSlot: (topic: Topic, index: Dictionary<Topic, TopicSlot>.Index)?
 
     /// Creates an encoder.
     /// - Parameter streamID: The stream id; a fresh random one by default (one per process
@@ -50,15 +54,23 @@ public struct WireEncoder: Sendable {
     /// next is `lastSequence + 1`; `nil`: from 0): a sender whose stream identity survives its
     /// restarts (a journaled worker session, a camera) resumes the stream it had.
     public mutating func continueStream(_ stream: StreamID, on topic: Topic, after lastSequence: UInt64?) {
+        lastSlot = nil
         slots[topic, default: TopicSlot(bytes: topic.bytes)].stream = stream
         slots[topic]!.next = lastSequence.map { $0 &+ 1 } ?? 0
     }
 
     /// The slot of `topic`, made on its first message.
     private mutating func slotIndex(_ topic: Topic) -> Dictionary<Topic, TopicSlot>.Index {
-        if let index = slots.index(forKey: topic) { return index }
-        slots[topic] = TopicSlot(bytes: topic.bytes)
-        return slots.index(forKey: topic)!
+        if let lastSlot, lastSlot.topic == topic { return lastSlot.index }
+        let index: Dictionary<Topic, TopicSlot>.Index
+        if let found = slots.index(forKey: topic) {
+            index = found
+        } else {
+            slots[topic] = TopicSlot(bytes: topic.bytes)
+            index = slots.index(forKey: topic)!
+        }
+        lastSlot = (topic, index)
+        return index
     }
 
     /// Writes the next message of `topic` with `write`, given its header, then counts it (a

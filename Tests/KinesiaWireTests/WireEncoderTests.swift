@@ -65,4 +65,40 @@ struct WireEncoderTests {
         #expect(tracker.totals.delivered == 500)
         #expect(tracker.totals.missing == 0)
     }
+
+    /// The encoder remembers the last topic's slot: topics interleaved, a topic added between
+    /// two messages of another (the remembered place is forgotten), and a copy of the encoder
+    /// numbering on its own, each keep their own numbers.
+    @Test func interleavedTopicsAndCopiesKeepTheirOwnNumbers() throws {
+        var encoder = WireEncoder(streamID: StreamID(5))
+        let topics = try (0..<40).map { try Topic.event(camera: "cam\($0 % 8)", session: "s\($0)") }
+        var buffer: [UInt8] = []
+        var expected: [Topic: UInt64] = [:]
+        for round in 0..<3 {
+            for (index, topic) in topics.enumerated() {
+                let header = try encoder.encode(json: Array("{}".utf8), on: topic, into: &buffer)
+                #expect(header.sequence == expected[topic, default: 0])
+                expected[topic, default: 0] += 1
+                // Twice in a row on every third topic: the remembered slot is the one used.
+                if round == 1, index % 3 == 0 {
+                    #expect(
+                        try encoder.encode(json: Array("{}".utf8), on: topic, into: &buffer).sequence
+                            == expected[topic]!)
+                    expected[topic]! += 1
+                }
+            }
+        }
+        let resumed = try Topic.snapshot(camera: "cam0", session: "resumed")
+        encoder.continueStream(StreamID(9), on: resumed, after: 41)
+        var copy = encoder
+        // topics[0] took a message in each of the 3 rounds and a second one in round 1.
+        #expect(expected[topics[0]] == 4)
+        #expect(try copy.encode(json: Array("{}".utf8), on: topics[0], into: &buffer).sequence == 4)
+        let header = try encoder.encode(json: Array("{}".utf8), on: resumed, into: &buffer)
+        #expect(header.sequence == 42 && header.streamID == StreamID(9))
+        #expect(try encoder.encode(json: Array("{}".utf8), on: topics[0], into: &buffer).sequence == 4)
+        #expect(try copy.encode(json: Array("{}".utf8), on: topics[0], into: &buffer).sequence == 5)
+        #expect(copy.lastSequence(on: resumed) == 41)
+        #expect(encoder.lastSequence(on: resumed) == 42)
+    }
 }
