@@ -59,6 +59,10 @@ public final class PublishJournal {
     private var slotOfTopic: [Topic: Int] = [:]
     /// Streams taken from the holder of an older assignment (``fencingEpoch``).
     private var streamsFenced = 0
+    /// The last topic journaled, with its writer (or its slot, ``writesBehind``): a camera's
+    /// ingest journals one topic, so one comparison stands for a lookup. Forgotten whenever a
+    /// topic is attached again.
+    private var lastRecorded: (topic: Topic, writer: JournalWriter?, slot: Int?)?
 
     /// The epoch of the assignment this journal's streams are written under (a pool worker's
     /// session), or `nil`. With one, a stream whose lock the holder of an older assignment
@@ -158,6 +162,7 @@ public final class PublishJournal {
         if !resumed || stored != identity { try identities.save(identity, as: key) }
         if writesBehind, queue == nil { queue = JournalWriteQueue(interval: Self.writeBehind) }
         queue?.drain()
+        lastRecorded = nil
         for topic in topics {
             slotOfTopic[topic] = nil
             guard let old = writers.removeValue(forKey: topic) else { continue }
@@ -356,13 +361,16 @@ public final class PublishJournal {
 
     /// Journals one message (a topic that is not attached is not journaled).
     public func record(topic: Topic, sequence: UInt64, frames: [[UInt8]]) {
+        if lastRecorded?.topic != topic {
+            lastRecorded = queue == nil ? (topic, writers[topic], nil) : (topic, nil, slotOfTopic[topic])
+        }
         if let queue {
-            guard let slot = slotOfTopic[topic] else { return }
+            guard let slot = lastRecorded?.slot else { return }
             guard stoppedTopics.isEmpty || !stoppedTopics.contains(topic) else { return }
             queue.append(slot: slot, sequence: sequence, frames: frames)
             return
         }
-        guard let writer = writers[topic] else { return }
+        guard let writer = lastRecorded?.writer else { return }
         guard writer.stopReason == nil else { return }
         do {
             try writer.append(sequence: sequence, frames: frames)

@@ -165,6 +165,42 @@ import Testing
             next.finish(ended: false)
         }
     }
+    /// The journal remembers the last topic's writer (or slot): records of topics interleaved,
+    /// then of a topic attached again for a new stream (a new run), each land in their own
+    /// stream's journal, with the queue's thread or without.
+    @Test(arguments: [false, true])
+    func interleavedTopicsAndATopicAttachedAgainJournalWhereTheyBelong(writesBehind: Bool) throws {
+        try JournalTestState.with { fixture in
+            let events = fixture.topic
+            let snapshots = try Topic.snapshot(camera: "cam0", session: "left")
+            let publisher = try BusPublisher(context: fixture.zmq, bus: fixture.bus, linger: .zero)
+            defer { publisher.close() }
+            let journal = try PublishJournal(
+                options: fixture.options, environment: [:], bus: "b", log: fixture.log)
+            journal.writesBehind = writesBehind
+            let first = try journal.attach(
+                [events, snapshots], identity: "session+cam0+left", session: "s", to: publisher)
+            journal.install(on: publisher)
+            // The last of them on the topic attached again next.
+            for topic in [events, snapshots, events, snapshots, events] {
+                _ = try publisher.publish(json: #"{"n":0}"#, kind: topic.kind.payloadKind, on: topic)
+            }
+            let second = try journal.attach(
+                [events], identity: "session+cam0+left", session: "s", newStream: StreamID(0xBEEF),
+                to: publisher)
+            #expect(second.stream == StreamID(0xBEEF))
+            for _ in 0..<2 { _ = try publisher.publish(json: #"{"n":1}"#, kind: .event, on: events) }
+            journal.finish(ended: false)
+
+            func sequences(_ topic: Topic, _ stream: StreamID) throws -> [UInt64] {
+                try journal.store.openReader(for: JournalStream(topic: topic, streamID: stream))
+                    .allEntries().map(\.sequence)
+            }
+            #expect(try sequences(events, first.stream) == [0, 1, 2])
+            #expect(try sequences(snapshots, first.stream) == [0, 1])
+            #expect(try sequences(events, second.stream) == [0, 1])
+        }
+    }
 }
 
 /// A pool worker's lease, as its sessions read it.
