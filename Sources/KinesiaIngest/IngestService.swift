@@ -270,7 +270,9 @@ public struct IngestService: Sendable {
 
         loop: while !stop.isRequested {
             journal?.syncIfDue()
-            serveReplay()
+            // A paced pose looks at the replay socket while it waits for its time (at least once,
+            // also when it is late), so the look here is for the sources that never wait.
+            if !paced { serveReplay() }
             counters.detector = source.detectorCounters
             health.publishIfDue(counters: { report() }, via: publisher)
             if elapsed.now - lastProgress >= .seconds(5) {
@@ -306,12 +308,13 @@ public struct IngestService: Sendable {
                     case .at(let due):
                         // At most a millisecond late (the wait's whole milliseconds): the pose
                         // carries its own time.
-                        while !stop.isRequested, elapsed.now < due {
-                            serveReplay(waitingAtMost: min(due - elapsed.now, .milliseconds(20)))
+                        repeat {
+                            serveReplay(waitingAtMost: max(.zero, min(due - elapsed.now, .milliseconds(20))))
                             health.publishIfDue(counters: { report() }, via: publisher)
-                        }
+                        } while !stop.isRequested && elapsed.now < due
                         if stop.isRequested { break loop }
                     case .jump(let from, let to):
+                        serveReplay()
                         counters.timeJumps += 1
                         if counters.timeJumps <= 10 || counters.timeJumps % 1000 == 0 {
                             log.warning(Self.jumpMessage(from: from, to: to, speed: settings.speed))
