@@ -6,7 +6,9 @@ bare-libzmq floor and the pyzmq pipeline as baselines measured in the same run.
                          [--workers 1,2,4] [--skip-e2e] [--skip-throughput] [--no-build]
 
 End to end (issue 5 item 3): `kinesia broker`; one `kinesia ingest` process per camera
-(sim:shoulderAbduction at 60 poses/s, both sides moving); `kinesia worker` processes (1 for one
+(a looped 20 s recording of sim:shoulderAbduction made by `kinesia-bench poses`, at 60 poses/s,
+both sides moving: the poses are held, as the floor's publishers hold their records, rather
+than simulated as they go); `kinesia worker` processes (1 for one
 camera, 2 otherwise: the cameras split between them) hosting two sessions per camera (left and
 right) with a snapshot rate above the pose rate, so that every pose is answered by one snapshot
 per session; and `kinesia-bench probe`, which sees every pose and every answer and measures
@@ -193,14 +195,38 @@ def python_worker(bus, cameras, name):
 # End to end
 
 
+# The end to end's cameras publish recordings of the simulator (RECORDED_SECONDS long, looped,
+# RECORDINGS of them shared by the cameras), held in memory as the C floor's publishers hold
+# their records: the source's work (a detector, outside the bus at a site; here the simulator)
+# is not measured on either side. `SIMULATED_SOURCES = True` simulates each pose as it goes.
+RECORDED_SECONDS = 20
+RECORDINGS = 8
+SIMULATED_SOURCES = False
+
+
+def camera_sources(directory, cameras):
+    """Each camera's `--source`: a recording made with `kinesia-bench poses` (both sides moving)."""
+    if SIMULATED_SOURCES:
+        return [f"sim:{EXERCISE},fps=60,seed={k + 1}" for k in range(cameras)]
+    paths = []
+    for k in range(min(cameras, RECORDINGS)):
+        path = os.path.join(directory, f"recording{k}.jsonl")
+        with open(path, "wb") as output:
+            subprocess.run([BENCH, "poses", "--source", f"sim:{EXERCISE},fps=60,seed={k + 1}",
+                            "--seconds", str(RECORDED_SECONDS)], stdout=output, check=True)
+        paths.append(path)
+    return [paths[k % len(paths)] for k in range(cameras)]
+
+
 def e2e_ours(cameras, workers, seconds, warmup, journal=True):
     bus = Bus()
     try:
         worker_processes = [swift_worker(bus, group, f"worker{w}", snapshot_rate=1000, journal=journal)
                             for w, group in enumerate(split(cameras, workers))]
         time.sleep(0.5)
+        sources = camera_sources(bus.dir, cameras)
         ingests = [bus.start([KINESIA, "ingest", "--bus", bus.dir, "--camera", f"cam{k}",
-                              "--source", f"sim:{EXERCISE},fps=60,seed={k + 1}", "--loop",
+                              "--source", sources[k], "--loop",
                               "--wait-seconds", "20", "--name", f"ingest{k}"]
                              + journal_flags(bus, journal), f"ingest{k}")
                    for k in range(cameras)]

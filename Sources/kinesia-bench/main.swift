@@ -12,8 +12,10 @@
 //   kinesia-bench replay [--events N] [--rounds R]
 //   kinesia-bench replay-latency --endpoint ENDPOINT [--topic T] [--requests N]
 //   kinesia-bench checkpoint [--rounds N] [--exercise ID]
+//   kinesia-bench poses --source sim:EXERCISE[,key=value...] --seconds S
 //
-// probe and blast are the consumer and the load generator of scripts/bench_e2e.py.
+// probe and blast are the consumer and the load generator of scripts/bench_e2e.py; poses makes
+// its cameras' recordings.
 // Each benchmark prints one JSON object per line on standard output.
 import Foundation
 
@@ -43,6 +45,8 @@ case "replay-latency":
     exit(ReplayLatencyBench.main(Array(arguments.dropFirst())))
 case "checkpoint":
     exit(CheckpointBench.main(Array(arguments.dropFirst())))
+case "poses":
+    exit(PosesBench.main(Array(arguments.dropFirst())))
 default:
     FileHandle.standardError.write(
         Data(
@@ -59,6 +63,7 @@ default:
                    kinesia-bench replay [--events N] [--rounds R]
                    kinesia-bench replay-latency --endpoint ENDPOINT [--topic T] [--requests N]
                    kinesia-bench checkpoint [--rounds N] [--exercise ID]
+                   kinesia-bench poses --source sim:EXERCISE[,key=value...] --seconds S
 
             """.utf8))
     exit(64)
