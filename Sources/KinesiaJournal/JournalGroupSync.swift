@@ -32,14 +32,22 @@ public final class JournalGroupSync: Sendable {
     private let failures = Atomic<Int>(0)
     /// The rounds' time, counted from ``start()``.
     private let startClock: @Sendable () -> ElapsedClock
+    /// What the thread does after each round (the store's retention when it is due).
+    private let afterEachRound: @Sendable () -> Void
 
     /// A group sync every `interval` on `clock`.
     /// - Parameters:
     ///   - interval: The time between the end of a round and the next.
     ///   - clock: What the rounds are timed on (read at least every `interval` of real time).
-    public init(interval: Duration, clock: some Clock<Duration> = ContinuousClock()) {
+    ///   - afterEachRound: Work of the journal's that must not hold up the publishing thread,
+    ///     done on the syncing thread after each round (``JournalStore/enforceRetentionIfDue(closedBytes:)``).
+    public init(
+        interval: Duration, clock: some Clock<Duration> = ContinuousClock(),
+        afterEachRound: @escaping @Sendable () -> Void = {}
+    ) {
         self.interval = interval
         startClock = { ElapsedClock(clock) }
+        self.afterEachRound = afterEachRound
     }
 
     deinit {
@@ -82,6 +90,7 @@ public final class JournalGroupSync: Sendable {
                     ThreadSleep.sleep(min(remaining, interval))
                 }
                 syncNow()
+                afterEachRound()
                 wait = TimedWait(limit: interval, startedAt: elapsed.now)
             }
         }

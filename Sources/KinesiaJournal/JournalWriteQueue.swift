@@ -137,6 +137,8 @@ public final class JournalWriteQueue: @unchecked Sendable {
     private var thread: Thread?
     /// The batches' time, counted from the queue's start.
     private let elapsed: ElapsedClock
+    /// What the thread does after each batch.
+    private let afterEachBatch: @Sendable () -> Void
 
     /// A queue whose thread writes every `interval` on `clock`, with at most `limitBytes` waiting.
     /// - Parameters:
@@ -144,12 +146,17 @@ public final class JournalWriteQueue: @unchecked Sendable {
     ///   - limitBytes: The most bytes of frames queued before a hand-over waits.
     ///   - clock: What the interval is timed on: read once a batch, and again whenever the thread
     ///     wakes before the batch is due (at least every `interval` of real time).
+    ///   - afterEachBatch: Work of the journal's that must not hold up the publishing thread,
+    ///     done on the queue's thread after each batch, also an empty one (at least every
+    ///     `interval`): the store's retention when it is due
+    ///     (``JournalStore/enforceRetentionIfDue(closedBytes:)``).
     public init(
         interval: Duration = .milliseconds(20), limitBytes: Int = 16 << 20,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(), afterEachBatch: @escaping @Sendable () -> Void = {}
     ) {
         self.interval = interval
         self.limitBytes = limitBytes
+        self.afterEachBatch = afterEachBatch
         elapsed = ElapsedClock(clock)
         let first = TimedWait(limit: interval, startedAt: elapsed.now)
         let thread = Thread.named("kinesia.journal-write") { [self] in loop(first: first) }
@@ -391,6 +398,7 @@ public final class JournalWriteQueue: @unchecked Sendable {
             condition.unlock()
             batch.removeAll(keepingCapacity: true)
             if finishing, ended { return }
+            afterEachBatch()
         }
     }
 

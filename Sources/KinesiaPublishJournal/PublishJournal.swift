@@ -104,7 +104,9 @@ public final class PublishJournal {
         newSession = options.newSession
         self.log = log
         if case .interval(let interval) = options.policy.sync {
-            groupSync = JournalGroupSync(interval: interval)
+            // A scan of the whole store for retention (every stream's directory: tens of ms at
+            // 64 cameras) is the syncing thread's, not the publishing thread's.
+            groupSync = JournalGroupSync(interval: interval) { [store] in store.enforceRetentionIfDue() }
             groupSync?.start()
         } else {
             groupSync = nil
@@ -160,7 +162,10 @@ public final class PublishJournal {
             log.notice("stream \(stored.stream) (\(key)) ended in an earlier run: a new stream starts")
         }
         if !resumed || stored != identity { try identities.save(identity, as: key) }
-        if writesBehind, queue == nil { queue = JournalWriteQueue(interval: Self.writeBehind) }
+        if writesBehind, queue == nil {
+            // Retention is scanned on the queue's thread (it also is when its writers close segments).
+            queue = JournalWriteQueue(interval: Self.writeBehind) { [store] in store.enforceRetentionIfDue() }
+        }
         queue?.drain()
         lastRecorded = nil
         for topic in topics {
@@ -257,7 +262,6 @@ public final class PublishJournal {
         lastWrite = now
         if queue != nil {
             takeQueueFailures()
-            store.enforceRetentionIfDue()
             return
         }
         writePending()
@@ -381,19 +385,23 @@ public final class PublishJournal {
 
     /// Syncs what the fsync policy says is due, and enforces the store's retention when its
     /// interval has passed (``JournalStore/enforceRetentionIfDue(closedBytes:)``: a stream that
-    /// starts no segment still loses its old ones by age). Call it when idle.
+    /// starts no segment still loses its old ones by age). Call it when idle. With a thread of
+    /// the journal's (the write-behind queue's, the group sync's), that thread enforces
+    /// retention instead, after each of its rounds: a scan reads every stream's directory of
+    /// the store, which the publishing thread must not wait for.
     public func syncIfDue() {
         if queue != nil {
-            // The queue's thread syncs; the damage its writers found is told with the counters.
+            // The queue's thread syncs and enforces retention; the damage its writers found is
+            // told with the counters.
             takeQueueFailures()
-            store.enforceRetentionIfDue()
             return
         }
         for (topic, writer) in writers where writer.stopReason == nil {
             do { try writer.syncIfDue() } catch { failed(topic, error) }
             tellWriterDamage(topic, writer)
         }
-        store.enforceRetentionIfDue()
+        // With a syncing thread, retention is its (after each round of syncs).
+        if groupSync == nil { store.enforceRetentionIfDue() }
     }
 
     /// Lets every stream go without writing or syncing anything more and without marking any
