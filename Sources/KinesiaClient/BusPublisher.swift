@@ -53,6 +53,12 @@ public final class BusPublisher {
     }
 
     private var encoder: WireEncoder
+    /// When a send next reads the subscriptions the broker forwarded (XPUB): they are drained
+    /// now and then, not before every message (each read is a receive of libzmq's, two system
+    /// calls a pose at a camera's pace); ``hasSubscriber(to:)`` reads them whenever it is asked.
+    private var nextSubscriptionRead = ContinuousClock.now
+    /// How often, at most, sends read the subscriptions.
+    static let subscriptionReadInterval: Duration = .milliseconds(100)
     private var frames: [[UInt8]] = [[], []]
     private var epochFrame: [UInt8] = []
     /// `[topic, payload, epoch]` while a message with an epoch is sent: the first two swapped
@@ -192,7 +198,7 @@ public final class BusPublisher {
     /// - Returns: Whether it was queued this time.
     /// - Throws: ``BusPublishError/socket(_:)``.
     public func resend() throws(BusPublishError) -> Bool {
-        if waitsForSubscribers { readSubscriptions() }
+        readSubscriptionsIfDue()
         return try transmit()
     }
 
@@ -200,7 +206,7 @@ public final class BusPublisher {
         lastHeader = header
         lastCarriesEpoch = !epochFrame.isEmpty && Self.carriesEpoch(header.kind)
         beforeSend?(topic, header, frames)
-        if waitsForSubscribers { readSubscriptions() }
+        readSubscriptionsIfDue()
         return try transmit()
     }
 
@@ -266,6 +272,15 @@ public final class BusPublisher {
                 subscriptions[prefix] = count > 1 ? count - 1 : nil
             }
         }
+    }
+
+    /// ``readSubscriptions()`` when ``subscriptionReadInterval`` has passed since a send last did.
+    private func readSubscriptionsIfDue() {
+        guard waitsForSubscribers else { return }
+        let now = ContinuousClock.now
+        guard now >= nextSubscriptionRead else { return }
+        nextSubscriptionRead = now + Self.subscriptionReadInterval
+        readSubscriptions()
     }
 
     /// Whether a subscription that matches `topic` has reached this XPUB publisher (always
