@@ -36,6 +36,9 @@ struct FencedWorkerIntegrationTests {
         #expect(
             await first.waitForError(containing: "lease lapsed", timeout: .seconds(60)),
             "\(first.diagnostics)")
+        // It says how long ago: found when it ran again, 3 s after the lease's end at least.
+        let late = first.errorText.firstMatch(of: /lease lapsed ([0-9]+)\.[0-9] s ago/)
+        #expect(late.flatMap { Int($0.1) }.map { $0 >= 2 } == true, "\(first.diagnostics)")
         #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
         #expect(received == expected, "every event once, in order, across the pause and the takeover")
