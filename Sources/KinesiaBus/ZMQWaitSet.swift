@@ -25,9 +25,11 @@ import KinesiaSystem
 /// with the sockets, as `poll(2)` tells it.
 ///
 /// A socket returned and not read to its end stays unsettled, and is asked again. Forgetting
-/// ``touched(_:)`` after a send costs at most the wait's timeout, never a message: a wait that
-/// times out asks every socket (``foundOnTimeout`` counts what it finds), and nothing is taken
-/// from a socket.
+/// ``touched(_:)`` after a send costs at most ``askInterval`` (or the wait's timeout when
+/// longer), never a message: waits that time out ask every socket once they have waited that
+/// long since the last ask (``foundOnTimeout`` counts what it finds), and nothing is taken from
+/// a socket. Not at every timeout: a paced publisher waits for each pose's time, 60 timeouts a
+/// second, and the ask was two of its eight system calls a pose.
 ///
 /// ```swift
 /// var waits = ZMQWaitSet()
@@ -59,6 +61,13 @@ public struct ZMQWaitSet {
     private var descriptors = ReadablePoll()
     /// Bit `i`: socket `i` is settled (its descriptor tells when a message comes).
     private var settled: UInt64 = 0
+    /// The timed-out waiting since the settled sockets were last asked (a look, `.zero`, counts
+    /// a millisecond).
+    private var timedOutSinceAsk: Duration = .zero
+
+    /// How much timed-out waiting passes, at most, between two asks of the settled sockets: what
+    /// a wake-up libzmq did not give costs a message, at most (or one timeout when longer).
+    public static let askInterval: Duration = .milliseconds(100)
 
     /// An empty set.
     public init() {}
@@ -126,8 +135,10 @@ public struct ZMQWaitSet {
     /// Unsettled sockets are asked first; a socket whose descriptor is readable is returned
     /// with them even when one of them is ready (the descriptors are then looked at without
     /// sleeping), so a socket with a message is never passed over for another that is always
-    /// ready. A wait that times out asks every settled socket before it returns: a wake-up
-    /// missed for whatever reason delays a message by one timeout, never more.
+    /// ready. A wait that times out asks every settled socket before it returns once the waits
+    /// that timed out since the last ask add up to ``askInterval`` (a look counts a millisecond):
+    /// a wake-up missed for whatever reason delays a message by about that, or one timeout when
+    /// longer, never more.
     ///
     /// An interrupted wait (`EINTR`) returns early, as a timeout.
     ///
@@ -160,6 +171,9 @@ public struct ZMQWaitSet {
             }
         } else if ready.isEmpty {
             // Timed out: every socket is settled here; a message found now was not announced.
+            timedOutSinceAsk += max(timeout, .milliseconds(1))
+            guard timedOutSinceAsk >= Self.askInterval else { return ready }
+            timedOutSinceAsk = .zero
             for index in sockets.indices where try hasMessage(index) {
                 ready.bits |= 1 << UInt64(index)
                 settled &= ~(1 << UInt64(index))

@@ -119,18 +119,48 @@ struct ZMQWaitSetTests {
         #expect(try pull.tryReceive() == [bytes("pose")])
     }
 
-    @Test func aWakeUpMissedCostsOneTimeoutNotTheMessage() throws {
+    /// Waits of `timeout` until one returns a socket, at most `limit` of them: how many it took.
+    private func waitsUntilReady(_ waits: inout ZMQWaitSet, timeout: Duration, limit: Int) throws -> Int? {
+        for count in 1...limit where try !waits.wait(timeout: timeout).isEmpty { return count }
+        return nil
+    }
+
+    @Test func aWakeUpMissedCostsTheAskIntervalNotTheMessage() throws {
         let context = try ZMQContext()
         let (pull, push, seen, item) = try messageSeenBehindTheSetsBack("missed", context: context)
         defer { [pull, push].forEach { $0.close() } }
         var waits = seen
-        // The set not told: the descriptor stays quiet, and the wait that times out asks.
-        #expect(try waits.wait(timeout: .milliseconds(20)).contains(item))
+        // The set not told: the descriptor stays quiet. The settle's wait timed out 20 ms, so
+        // 80 ms more of them ask: the fourth of 20 ms, not the first (asking at every timeout
+        // costs a paced publisher two system calls a pose).
+        #expect(ZMQWaitSet.askInterval == .milliseconds(100))
+        #expect(try waitsUntilReady(&waits, timeout: .milliseconds(20), limit: 10) == 4)
         #expect(waits.foundOnTimeout == 1)
         #expect(try pull.tryReceive() == [bytes("pose")])
         #expect(try pull.tryReceive() == nil)
         waits.readToEnd(item)
         #expect(try waits.wait(timeout: .milliseconds(20)).isEmpty)
+        #expect(waits.foundOnTimeout == 1)
+    }
+
+    @Test func aLoopThatOnlyLooksFindsAMissedWakeUpToo() throws {
+        let context = try ZMQContext()
+        let (pull, push, seen, _) = try messageSeenBehindTheSetsBack("looks", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        var waits = seen
+        // A look (`.zero`) counts a millisecond: 80 looks after the settle's 20 ms wait.
+        #expect(try waitsUntilReady(&waits, timeout: .zero, limit: 200) == 80)
+        #expect(waits.foundOnTimeout == 1)
+        #expect(try pull.tryReceive() == [bytes("pose")])
+    }
+
+    /// A wait longer than the interval asks when it times out: a missed wake-up costs one timeout.
+    @Test func aLongWaitAsksWhenItTimesOut() throws {
+        let context = try ZMQContext()
+        let (pull, push, seen, item) = try messageSeenBehindTheSetsBack("long", context: context)
+        defer { [pull, push].forEach { $0.close() } }
+        var waits = seen
+        #expect(try waits.wait(timeout: .milliseconds(150)).contains(item))
         #expect(waits.foundOnTimeout == 1)
     }
 
