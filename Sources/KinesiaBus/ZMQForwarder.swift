@@ -166,8 +166,9 @@ public final class ZMQForwarder: Sendable {
                 // A side read to its end tells of its next message by its descriptor; sending on
                 // the other side processed that side's commands, so it is asked before the next
                 // wait (a subscription, or a message, may be there unannounced). Subscriptions
-                // are asked for at most every `subscriptionAsk` while messages flow down: the
-                // ask is two system calls, and a subscription waits that long at most.
+                // are asked for at most every `subscriptionAsk` while messages flow down (the
+                // ask is two system calls): a subscription waits that long at most then, and
+                // once they stop, until the set's look after timed-out waits (its askInterval).
                 if ready.contains(down) {
                     if try loop.forwardDown(&local) { waits.readToEnd(down) }
                     let now = clock.now
