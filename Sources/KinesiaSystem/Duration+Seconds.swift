@@ -4,6 +4,13 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) * 1e-18
     }
 
+    /// The duration in seconds with one decimal, for messages ("83.5"; negative gives "0.0"):
+    /// without Foundation's formatting.
+    public var secondsText: String {
+        let tenths = Int((max(0, seconds) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
     /// A duration from seconds (negative and non-finite values give zero).
     public static func seconds(double value: Double) -> Duration {
         guard value.isFinite, value > 0 else { return .zero }

@@ -3,10 +3,10 @@ import KinesiaBus
 import Synchronization
 import Testing
 
-/// The forwarder's wait: a side read to its end is not asked before the next sleep, and the
-/// backend's subscriptions are still found while messages flow down without a pause (each send
+/// The forwarder's wait, which leaves a side read to its end alone until its descriptor wakes it,
+/// still finds the backend's subscriptions while messages flow down without a pause (each send
 /// there processes the backend's commands, which can leave a subscription behind a quiet
-/// descriptor).
+/// descriptor; a loop that served only the busy side would starve them).
 struct ZMQForwarderWaitTests {
     @Test func aSubscriptionMadeWhileMessagesFlowDownReachesThePublishers() throws {
         let context = try ZMQContext()

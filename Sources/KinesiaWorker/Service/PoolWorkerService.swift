@@ -284,13 +284,9 @@ public struct PoolWorkerService: Sendable {
                 // already (they publish nothing more); they are stopped without ending their runs,
                 // and the coordinator's next word decides where they run.
                 counters["leaseLapses", default: 0] += 1
-                func seconds(_ duration: Duration) -> String {
-                    let tenths = Int((max(0, duration.seconds) * 10).rounded())
-                    return "\(tenths / 10).\(tenths % 10)"
-                }
                 let late = elapsed.now - lease.heldUntil!
                 log.warning(
-                    "lease lapsed \(seconds(late)) s ago (not renewed by the coordinator in time): "
+                    "lease lapsed \(late.secondsText) s ago (not renewed by the coordinator in time): "
                         + "\(hosted.count) session(s) stop, waiting for the coordinator")
                 lease.lapse()
                 fence.hold(until: nil)
