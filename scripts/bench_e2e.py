@@ -13,12 +13,16 @@ camera, 2 otherwise: the cameras split between them) hosting two sessions per ca
 right) with a snapshot rate above the pose rate, so that every pose is answered by one snapshot
 per session; and `kinesia-bench probe`, which sees every pose and every answer and measures
 pose publish (the pose header's send time) -> answer receipt, and the answers lost. The floor
-(scripts/bench_e2e_floor.c, compiled here) is the same process topology in bare libzmq, with
-records of the sizes the probe measured. Rounds alternate ours and the floor. The journaled
+(scripts/bench_e2e_floor.c, compiled here) is the same process topology in bare libzmq doing
+the same work: its publishers send the same recordings' poses as wire-format records, and its
+workers decode each pose and analyse it for both sessions in C, answering with a snapshot JSON
+of the same keys (`--analyze`). Rounds alternate ours and the floor. The journaled
 pipeline (as deployed) is compared with the floor doing the same durable work (`--journal`:
 each publisher writes every pose's journal record before sending it and syncs every 200 ms,
 each worker writes its answers' records behind on a thread and syncs every second): "c" in the
-summaries. The pipeline without journals is compared with the plain floor: "c_plain".
+summaries. The pipeline without journals is compared with the plain floor: "c_plain". The floor
+as it was before it analysed (its workers relay a record of the answer's size without reading
+the pose: the bus's and the journal's share alone) runs too, for reference: "c_relay".
 
 Throughput (item 4): `kinesia-bench blast` offers a paced pose load spread over 64 cameras to
 1, 2 or 4 `kinesia worker` processes (two sessions per camera, default snapshot rate); the rate
@@ -250,27 +254,59 @@ def e2e_ours(cameras, workers, seconds, warmup, journal=True):
         bus.close()
 
 
-def e2e_floor(cameras, workers, seconds, warmup, pose_bytes, answer_bytes, journal=True):
-    """The floor; with `journal`, doing the journaled pipeline's durable work (equal work)."""
+def floor_records(directory):
+    """The recordings of camera_sources() as the floor's `--pose-records` files: each pose as
+    `kinesia ingest` publishes it (the wire format's record, by the Python client's encoder),
+    after its length (UInt32, little-endian)."""
+    paths = []
+    for k in range(RECORDINGS):
+        poses = subprocess.run([BENCH, "poses", "--source", f"sim:{EXERCISE},fps=60,seed={k + 1}",
+                                "--seconds", str(RECORDED_SECONDS)], capture_output=True,
+                               check=True).stdout
+        path = os.path.join(directory, f"records{k}.bin")
+        bench_programs.write_pose_records((json.loads(line) for line in poses.splitlines()), path)
+        paths.append(path)
+    return paths
+
+
+def e2e_floor(cameras, workers, seconds, warmup, pose_bytes, answer_bytes, journal=True,
+              records=None):
+    """The floor; with `journal`, doing the journaled pipeline's durable work, and with
+    `records` (floor_records()), publishing those real poses and analysing each in its workers
+    (`--analyze`): equal work. Without `records` it relays records of the sizes given."""
     command = [FLOOR, "--cameras", str(cameras), "--publishers", str(cameras), "--workers",
                str(workers), "--sessions", "2", "--fps", "60", "--seconds",
                str(seconds + 1.0 + 0.03 * cameras), "--warmup", str(warmup + 1.0 + 0.03 * cameras),
                "--pose-bytes", str(pose_bytes), "--answer-bytes", str(answer_bytes)]
+    for path in records or []:
+        command += ["--pose-records", path]
+    if records:
+        command += ["--analyze", "1"]
     journal_dir = tempfile.mkdtemp(prefix="kinesia-floor-journal-") if journal else None
     try:
         if journal_dir:
             command += ["--journal", journal_dir]
-        out = subprocess.run(command, check=True, capture_output=True, text=True,
-                             timeout=seconds + 120).stdout
+        run = subprocess.run(command, check=True, capture_output=True, text=True,
+                             timeout=seconds + 120)
     finally:
         if journal_dir:
             shutil.rmtree(journal_dir, ignore_errors=True)
-    result = json.loads(out.strip().splitlines()[-1])
-    result["impl"] = "c" if journal else "c-plain"
+    for line in run.stderr.splitlines():
+        say(line)  # a record its workers could not decode, say
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    result["impl"] = ("c" if journal else "c-plain") if records else "c-relay"
     return result
 
 
 def run_e2e(args):
+    records_dir = tempfile.mkdtemp(prefix="kinesia-floor-records-")
+    try:
+        return run_e2e_rounds(args, floor_records(records_dir))
+    finally:
+        shutil.rmtree(records_dir, ignore_errors=True)
+
+
+def run_e2e_rounds(args, records):
     results = []
     sizes = {"pose": 549, "answer": 327}
     for round_index in range(args.rounds):
@@ -294,13 +330,20 @@ def run_e2e(args):
             emit(ours)
             results.append(ours)
             floor = e2e_floor(cameras, workers, args.seconds, args.warmup, sizes["pose"],
-                              sizes["answer"])
+                              sizes["answer"], records=records)
             floor.update({"bench": "e2e", "round": round_index})
             emit(floor)
             results.append(floor)
+            # The floor as it was before it analysed: a relay of records of the same sizes (the
+            # bus's and the journal's share alone), for reference.
+            relay = e2e_floor(cameras, workers, args.seconds, args.warmup, sizes["pose"],
+                              sizes["answer"])
+            relay.update({"bench": "e2e", "round": round_index})
+            emit(relay)
+            results.append(relay)
             if args.journal_cost:
                 plain = e2e_floor(cameras, workers, args.seconds, args.warmup, sizes["pose"],
-                                  sizes["answer"], journal=False)
+                                  sizes["answer"], journal=False, records=records)
                 plain.update({"bench": "e2e", "round": round_index})
                 emit(plain)
                 results.append(plain)
@@ -354,6 +397,12 @@ def run_e2e(args):
             summary["kinesia_no_journal_median_us"] = statistics.median(bare)
             summary["journal_median_ratio"] = round(summary["kinesia_median_us"]
                                                     / statistics.median(bare), 3)
+        relay = [r["median_us"] for r in results if r["impl"] == "c-relay"
+                 and r["cameras"] == cameras and r.get("median_us")]
+        if relay and summary.get("kinesia_median_us"):
+            summary["c_relay_median_us"] = statistics.median(relay)
+            summary["relay_median_ratio"] = round(summary["kinesia_median_us"]
+                                                  / statistics.median(relay), 3)
         plain = [r["median_us"] for r in results if r["impl"] == "c-plain"
                  and r["cameras"] == cameras and r.get("median_us")]
         if plain:

@@ -15,13 +15,23 @@
 //               XPUB waits until its cameras are subscribed (as `kinesia ingest`);
 //   workers     `--workers` processes sharing the cameras (camera k -> worker k % workers); for each
 //               pose, one record of `--answer-bytes` per session on "snap/camK/sS/", carrying the
-//               pose's send time (the relay a worker does, without the analysis);
+//               pose's send time (the relay a worker does, without the analysis; with
+//               `--analyze 1`, the analysis too: below);
 //   consumer    this process: subscribes to "pose/" (as the Swift probe does, so that the broker
 //               fans out the same traffic) and "snap/"; latency = receipt - the pose's send time.
 //
 // `--pose-template FILE --publishers-only 1 --bus DIR` only publishes: real pose records (the
 // template's bytes, with sequence, send time and timestamp patched) into a running Kinesia bus,
 // so that the C publishers can stand in for `kinesia ingest` in front of a real worker.
+//
+// `--pose-records FILE` (repeatable) publishes real poses: each file holds pose records as
+// `kinesia ingest` publishes them (wire format section 4), each after its length (UInt32,
+// little-endian); camera k sends file k % count's records in turn, looped, with sequence, send
+// time and timestamp patched. `--analyze 1` (with them) makes the workers do the work of
+// `kinesia worker`'s sessions: decode each pose with the wire format's checks, analyse it for
+// every session (shoulder abduction, left and right: see analyze_pose) and answer with a
+// snapshot JSON of the keys a worker writes (header, the pose's send time, the JSON), so that
+// the floor is equal work for the pipeline and not a relay of records it never reads.
 //
 // `--journal DIR` makes the floor do the durable work `kinesia ingest` and `kinesia worker` do
 // as deployed, so that it is equal work for the journaled pipeline: each publisher writes every
@@ -43,6 +53,7 @@
 #include <zmq.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -60,6 +71,11 @@ static int pose_bytes = 549, answer_bytes = 327;
 static char dir[256], pub_endpoint[300], sub_endpoint[300];
 static const char *external_bus = NULL;
 static unsigned char *pose_template = NULL;
+// `--pose-records FILE` (repeatable): real pose records, camera k cycling through file k % count.
+struct recording { unsigned char **records; uint32_t *lengths; int count; double duration; };  // duration: a loop's
+static struct recording recordings[64];
+static int recording_count = 0;
+static int analyze = 0;
 static int publishers_only = 0;
 static const char *journal_dir = NULL;
 static volatile sig_atomic_t stopping = 0;
@@ -229,6 +245,208 @@ static void journal_gather(int stream, uint64_t sequence, const void *topic, uin
     pthread_mutex_unlock(&streams_lock);
 }
 
+
+// `--pose-records`: a file of records, each a UInt32 length (little-endian) and a pose record as
+// `kinesia ingest` publishes it (header and pose, wire format section 4).
+static int load_recording(const char *path) {
+    if (recording_count == 64) { fprintf(stderr, "floor: at most 64 --pose-records\n"); return -1; }
+    FILE *file = fopen(path, "rb");
+    if (!file) { perror(path); return -1; }
+    struct recording *r = &recordings[recording_count];
+    int capacity = 0;
+    uint32_t length;
+    double last_t = 0;
+    while (fread(&length, 4, 1, file) == 1) {
+        if (length < 37 || length > 65536) { fprintf(stderr, "floor: %s: bad record length %u\n", path, length); return -1; }
+        if (r->count == capacity) {
+            capacity = capacity ? capacity * 2 : 1024;
+            r->records = realloc(r->records, (size_t)capacity * sizeof *r->records);
+            r->lengths = realloc(r->lengths, (size_t)capacity * sizeof *r->lengths);
+        }
+        unsigned char *record = malloc(length);
+        if (fread(record, 1, length, file) != length) { fprintf(stderr, "floor: %s: truncated\n", path); return -1; }
+        memcpy(&last_t, record + 28, 8);
+        r->records[r->count] = record;
+        r->lengths[r->count++] = length;
+    }
+    fclose(file);
+    if (r->count == 0) { fprintf(stderr, "floor: %s: no records\n", path); return -1; }
+    r->duration = last_t;  // plus a frame's time once --fps is known (main)
+    recording_count++;
+    return 0;
+}
+
+// `--analyze 1`: the worker's work on each pose, in C, so that the floor is equal work for
+// `kinesia worker` (whose sessions analyse every pose and answer with a snapshot): the pose
+// record decoded with the wire format's checks (section 4); per session (left, right: shoulder
+// abduction, catalog) the measure (the upper arm's angle from the trunk) smoothed, its best, the
+// form measures its rules judge (elbow flexion, trunk lean, shoulder tilt), reps counted from 30
+// to 20 degrees with a peak of at least 60, the lowest confidence of the joints used, their
+// visibility, the placement (too far, too close, sideways), and the snapshot written as JSON with
+// every key `kinesia worker` writes, in its order, numbers round-trip exact (%.17g).
+enum { JOINTS = 19 };
+struct pose {
+    double t, width, height;
+    int has_size;
+    unsigned char has_point[JOINTS], has_confidence[JOINTS];
+    double x[JOINTS], y[JOINTS], confidence[JOINTS];
+};
+
+static int decode_pose(const unsigned char *p, int n, struct pose *out) {
+    if (n < 39 || p[0] != 'K' || p[1] != 'W' || p[2] != 1 || p[3] != 1) return -1;
+    int o = 28;
+    memcpy(&out->t, p + o, 8);
+    o += 8;
+    if (!isfinite(out->t)) return -1;
+    unsigned char flags = p[o++];
+    if (flags & ~1u) return -1;
+    out->has_size = flags & 1;
+    if (out->has_size) {
+        if (o + 16 > n) return -1;
+        memcpy(&out->width, p + o, 8);
+        memcpy(&out->height, p + o + 8, 8);
+        o += 16;
+        if (!isfinite(out->width) || !isfinite(out->height) || out->width < 0 || out->height < 0) return -1;
+    }
+    memset(out->has_point, 0, sizeof out->has_point);
+    memset(out->has_confidence, 0, sizeof out->has_confidence);
+    if (o + 1 > n) return -1;
+    int count = p[o++];
+    if (count > JOINTS) return -1;
+    for (int i = 0; i < count; i++, o += 17) {
+        if (o + 17 > n) return -1;
+        int joint = p[o];
+        if (joint >= JOINTS || out->has_point[joint]) return -1;
+        memcpy(&out->x[joint], p + o + 1, 8);
+        memcpy(&out->y[joint], p + o + 9, 8);
+        if (!isfinite(out->x[joint]) || !isfinite(out->y[joint])) return -1;
+        out->has_point[joint] = 1;
+    }
+    if (o + 1 > n) return -1;
+    count = p[o++];
+    if (count > JOINTS) return -1;
+    for (int i = 0; i < count; i++, o += 9) {
+        if (o + 9 > n) return -1;
+        int joint = p[o];
+        if (joint >= JOINTS || out->has_confidence[joint]) return -1;
+        memcpy(&out->confidence[joint], p + o + 1, 8);
+        if (!isfinite(out->confidence[joint])) return -1;
+        out->has_confidence[joint] = 1;
+    }
+    return o == n ? 0 : -1;
+}
+
+static const char *joint_names[JOINTS] = {
+    "nose", "leftEye", "rightEye", "leftEar", "rightEar", "neck", "root", "leftShoulder", "rightShoulder",
+    "leftElbow", "rightElbow", "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee",
+    "leftAnkle", "rightAnkle"};
+
+struct session_state {
+    int has_value, rising, rep_faults, has_last_rep, reps, rejected;
+    double value, best, rep_start, rep_peak, last_peak, last_start, last_end;
+    int last_faults;
+};
+
+// The angle at `b` between `a` and `c`, degrees.
+static double angle_at(const struct pose *p, int a, int b, int c) {
+    double ux = p->x[a] - p->x[b], uy = p->y[a] - p->y[b], vx = p->x[c] - p->x[b], vy = p->y[c] - p->y[b];
+    return fabs(atan2(ux * vy - uy * vx, ux * vx + uy * vy)) * 180.0 / M_PI;
+}
+
+// A line's angle from the horizontal (`vertical` 0) or the vertical (1), degrees, 0...90.
+static double line_angle(double dx, double dy, int vertical) {
+    double degrees = atan2(fabs(vertical ? dx : dy), fabs(vertical ? dy : dx)) * 180.0 / M_PI;
+    return degrees;
+}
+
+static void append_number(char *out, size_t size, double value, int has) {
+    if (has) snprintf(out, size, "%.17g", value);
+    else snprintf(out, size, "null");
+}
+
+// Analyses `p` for one side (0 left, 1 right) and writes its snapshot's JSON; its length.
+static int analyze_pose(const struct pose *p, int side, struct session_state *s, char *json, size_t size) {
+    const int shoulder = 7 + side, elbow = 9 + side, wrist = 11 + side, hip = 13 + side;
+    const int other_shoulder = 8 - side, other_hip = 14 - side;
+    const int needed[6] = {shoulder, elbow, wrist, hip, other_shoulder, other_hip};
+    char missing[160] = "";
+    size_t missing_length = 0;
+    int visible = 1;
+    double confidence = 1;
+    int has_confidence = 0;
+    for (int i = 0; i < 6; i++) {
+        int j = needed[i];
+        int seen = p->has_point[j] && (!p->has_confidence[j] || p->confidence[j] >= 0.3);
+        if (!seen) {
+            visible = 0;
+            missing_length += (size_t)snprintf(missing + missing_length, sizeof missing - missing_length, "%s\"%s\"",
+                                               missing_length ? "," : "", joint_names[j]);
+        }
+        if (p->has_confidence[j]) {
+            if (!has_confidence || p->confidence[j] < confidence) confidence = p->confidence[j];
+            has_confidence = 1;
+        }
+    }
+    const char *issues = "";
+    if (visible) {
+        double measure = angle_at(p, hip, shoulder, elbow);
+        double elbow_flexion = 180.0 - angle_at(p, shoulder, elbow, wrist);
+        double trunk_lean = line_angle((p->x[shoulder] + p->x[other_shoulder]) / 2 - (p->x[hip] + p->x[other_hip]) / 2,
+                                       (p->y[shoulder] + p->y[other_shoulder]) / 2 - (p->y[hip] + p->y[other_hip]) / 2, 1);
+        double tilt = line_angle(p->x[shoulder] - p->x[other_shoulder], p->y[shoulder] - p->y[other_shoulder], 0);
+        s->value = s->has_value ? 0.4 * measure + 0.6 * s->value : measure;
+        s->has_value = 1;
+        if (s->value > s->best) s->best = s->value;
+        if (s->rising) {
+            if (s->value > s->rep_peak) s->rep_peak = s->value;
+            s->rep_faults |= (elbow_flexion > 30) | (trunk_lean > 15) << 1 | (tilt > 12) << 2;
+            if (s->value < 20) {
+                s->rising = 0;
+                if (s->rep_faults == 0 && s->rep_peak >= 60) s->reps++;
+                else s->rejected++;
+                s->has_last_rep = 1;
+                s->last_peak = s->rep_peak;
+                s->last_start = s->rep_start;
+                s->last_end = p->t;
+                s->last_faults = s->rep_faults;
+            }
+        } else if (s->value > 30) {
+            s->rising = 1;
+            s->rep_start = p->t;
+            s->rep_peak = s->value;
+            s->rep_faults = 0;
+        }
+        double trunk = hypot(p->x[shoulder] - p->x[hip], p->y[shoulder] - p->y[hip]);
+        double shoulders = hypot(p->x[shoulder] - p->x[other_shoulder], p->y[shoulder] - p->y[other_shoulder]);
+        if (p->has_size && p->height > 0 && trunk / p->height < 0.08) issues = "\"tooFar\"";
+        else if (p->has_size && p->height > 0 && trunk / p->height > 0.6) issues = "\"tooClose\"";
+        else if (shoulders < 0.3 * trunk) issues = "\"faceCamera\"";
+    }
+    char value[32], best[32], conf[32], last_rep[200];
+    append_number(value, sizeof value, s->value, visible && s->has_value);
+    append_number(best, sizeof best, s->best, 1);
+    append_number(conf, sizeof conf, confidence, has_confidence);
+    if (s->has_last_rep) {
+        static const char *fault_names[3] = {"\"keepElbowStraight\"", "\"keepTrunkUpright\"", "\"keepShouldersLevel\""};
+        char faults[80] = "";
+        size_t faults_length = 0;
+        for (int f = 0; f < 3; f++)
+            if (s->last_faults & (1 << f))
+                faults_length += (size_t)snprintf(faults + faults_length, sizeof faults - faults_length, "%s%s",
+                                                  faults_length ? "," : "", fault_names[f]);
+        snprintf(last_rep, sizeof last_rep, "{\"peak\":%.17g,\"faults\":[%s],\"start\":%.17g,\"end\":%.17g}",
+                 s->last_peak, faults, s->last_start, s->last_end);
+    } else {
+        snprintf(last_rep, sizeof last_rep, "null");
+    }
+    return snprintf(json, size,
+                    "{\"type\":\"snapshot\",\"t\":%.17g,\"value\":%s,\"best\":%s,\"repCount\":%d,\"rejectedCount\":%d,"
+                    "\"lastRep\":%s,\"holdProgress\":null,\"confidence\":%s,\"setupIssues\":[%s],\"isVisible\":%s,"
+                    "\"missingJoints\":[%s],\"isRunning\":true,\"baseline\":null}",
+                    p->t, value, best, s->reps, s->rejected, last_rep, conf, issues, visible ? "true" : "false",
+                    missing);
+}
+
 static void publisher(int index) {
     void *ctx = zmq_ctx_new();
     void *s = zmq_socket(ctx, ZMQ_XPUB);
@@ -246,9 +464,12 @@ static void publisher(int index) {
         if (n > 0 && buffer[0] == 1) subscribed++;
         else usleep(1000);
     }
-    unsigned char *record = calloc(1, (size_t)pose_bytes);
+    unsigned char *record = calloc(1, 65536);
     memcpy(record, "KW\x01\x01", 4);
     if (pose_template) memcpy(record, pose_template, (size_t)pose_bytes);
+    size_t record_bytes = (size_t)pose_bytes;
+    // With `--pose-records`, each camera's next record in its recording (looped, times going on).
+    int *position = calloc((size_t)count, sizeof *position);
     uint64_t *sequence = calloc((size_t)count, sizeof *sequence);
     uint64_t period = (uint64_t)(1e9 / fps);
     uint64_t *due = calloc((size_t)count, sizeof *due);
@@ -257,7 +478,7 @@ static void publisher(int index) {
     char topic[64];
     int *journal_fd = calloc((size_t)count, sizeof *journal_fd);
     off_t *journal_end = calloc((size_t)count, sizeof *journal_end);
-    unsigned char *journal_buffer = malloc((size_t)pose_bytes + 128);
+    unsigned char *journal_buffer = malloc(65536 + 128);
     uint64_t last_sync = now_ns();
     if (journal_dir) {
         for (int i = 0; i < count; i++) {
@@ -276,7 +497,16 @@ static void publisher(int index) {
             continue;
         }
         int topic_length = snprintf(topic, sizeof topic, "pose/cam%d/", mine[next]);
-        if (pose_template) {
+        if (recording_count) {
+            const struct recording *r = &recordings[mine[next] % recording_count];
+            int at = position[next]++ % r->count, loop = (position[next] - 1) / r->count;
+            record_bytes = r->lengths[at];
+            memcpy(record, r->records[at], record_bytes);
+            double t;
+            memcpy(&t, record + 28, 8);
+            t += loop * r->duration;
+            memcpy(record + 28, &t, 8);
+        } else if (pose_template) {
             double t = (double)sequence[next] / fps;
             memcpy(record + 28, &t, 8);
         }
@@ -285,7 +515,7 @@ static void publisher(int index) {
         if (journal_dir) {
             // Journaled before it is sent, as `kinesia ingest` does; synced every 200 ms.
             size_t size = journal_record(journal_buffer, sequence[next] - 1, topic, (uint32_t)topic_length,
-                                         record, (uint32_t)pose_bytes);
+                                         record, (uint32_t)record_bytes);
             if (pwrite(journal_fd[next], journal_buffer, size, journal_end[next]) == (ssize_t)size)
                 journal_end[next] += (off_t)size;
             if (now_ns() - last_sync >= 200000000ull) {
@@ -294,7 +524,7 @@ static void publisher(int index) {
             }
         }
         if (zmq_send(s, topic, (size_t)topic_length, ZMQ_SNDMORE) < 0 ||
-            zmq_send(s, record, (size_t)pose_bytes, 0) < 0) {
+            zmq_send(s, record, record_bytes, 0) < 0) {
             if (stopping) break;
         }
         due[next] += period;
@@ -321,6 +551,16 @@ static void worker(int index) {
     unsigned char *answer = calloc(1, (size_t)answer_bytes + 64);
     memcpy(answer, "KW\x01\x03", 4);
     uint64_t *sequence = calloc((size_t)(cameras * sessions), sizeof *sequence);
+    // `--analyze`: each session's state and its snapshot (header, the pose's send time, JSON).
+    struct session_state *state = calloc((size_t)(cameras * sessions), sizeof *state);
+    unsigned char **snapshots = calloc((size_t)sessions, sizeof *snapshots);
+    int *snapshot_bytes = calloc((size_t)sessions, sizeof *snapshot_bytes);
+    for (int s = 0; s < sessions; s++) {
+        snapshots[s] = calloc(1, 2048);
+        memcpy(snapshots[s], "KW\x01\x03", 4);
+    }
+    struct pose decoded;
+    long rejected = 0;
     if (journal_dir) {
         stream_count = cameras * sessions;
         streams = calloc((size_t)stream_count, sizeof *streams);
@@ -345,17 +585,34 @@ static void worker(int index) {
         int length = zmq_recv(in, pose, sizeof pose, 0);
         if (length < 28) continue;
         int camera = atoi(topic + 8);
+        if (camera < 0 || camera >= cameras) continue;
+        if (analyze) {
+            // Every session analyses the pose before the first answer goes (as the worker's core).
+            if (decode_pose(pose, length, &decoded) < 0) {
+                // Told at once: the process ends by SIGTERM.
+                if (rejected++ == 0)
+                    fprintf(stderr, "floor: worker %d: a pose record of %d bytes failed to decode\n", index, length);
+                continue;
+            }
+            for (int s = 0; s < sessions; s++) {
+                int json = analyze_pose(&decoded, s % 2, &state[camera * sessions + s], (char *)snapshots[s] + 36,
+                                        2048 - 36);
+                snapshot_bytes[s] = 36 + (json < 2048 - 36 ? json : 2048 - 37);
+            }
+        }
         for (int s = 0; s < sessions; s++) {
             char out_topic[64];
             int out_length = snprintf(out_topic, sizeof out_topic, "snap/cam%d/s%d/", camera, s);
-            put_u64(answer + 12, sequence[camera * sessions + s]++);
-            put_u64(answer + 20, now_ns());
-            memcpy(answer + 28, pose + 20, 8);  // the pose's send time
-            if (journal_dir && camera >= 0 && camera < cameras)
+            unsigned char *message = analyze ? snapshots[s] : answer;
+            int message_bytes = analyze ? snapshot_bytes[s] : answer_bytes;
+            put_u64(message + 12, sequence[camera * sessions + s]++);
+            put_u64(message + 20, now_ns());
+            memcpy(message + 28, pose + 20, 8);  // the pose's send time
+            if (journal_dir)
                 journal_gather(camera * sessions + s, sequence[camera * sessions + s] - 1, out_topic,
-                               (uint32_t)out_length, answer, (uint32_t)answer_bytes);
+                               (uint32_t)out_length, message, (uint32_t)message_bytes);
             zmq_send(out, out_topic, (size_t)out_length, ZMQ_SNDMORE);
-            zmq_send(out, answer, (size_t)answer_bytes, 0);
+            zmq_send(out, message, (size_t)message_bytes, 0);
         }
     }
     _exit(0);
@@ -386,6 +643,10 @@ int main(int argc, char **argv) {
             pose_bytes = (int)fread(pose_template, 1, 65536, file);
             fclose(file);
         }
+        else if (!strcmp(key, "--pose-records")) {
+            if (load_recording(value) < 0) return 1;
+        }
+        else if (!strcmp(key, "--analyze")) analyze = atoi(value);
         else if (!strcmp(key, "--publishers-only")) publishers_only = atoi(value);
         else if (!strcmp(key, "--journal")) journal_dir = value;
         else { fprintf(stderr, "floor: unknown option %s\n", key); return 64; }
@@ -393,6 +654,11 @@ int main(int argc, char **argv) {
     if (cameras < 1 || publishers < 1 || workers < 1 || sessions < 1 || pose_bytes < 36 ||
         answer_bytes < 36) {
         fprintf(stderr, "floor: bad option values\n");
+        return 64;
+    }
+    for (int i = 0; i < recording_count; i++) recordings[i].duration += 1.0 / fps;
+    if (analyze && !recording_count) {
+        fprintf(stderr, "floor: --analyze needs real poses (--pose-records)\n");
         return 64;
     }
     if (publishers > cameras) publishers = cameras;

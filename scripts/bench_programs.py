@@ -26,7 +26,7 @@ DEFAULT_DIR = os.path.join(ROOT, ".build", "bench-c")
 # name -> (source, extra compiler arguments, linker libraries)
 PROGRAMS = {
     "bench_zmq_floor": ("bench_zmq_floor.c", [], ["-lzmq", "-lpthread"]),
-    "bench_e2e_floor": ("bench_e2e_floor.c", [], ["-lzmq", "-lpthread"]),
+    "bench_e2e_floor": ("bench_e2e_floor.c", [], ["-lzmq", "-lpthread", "-lm"]),
     "malloc_count.so": ("malloc_count.c", ["-shared", "-fPIC"], []),
 }
 
@@ -56,6 +56,44 @@ def build(directory=DEFAULT_DIR):
     return built
 
 
+def write_pose_records(poses, path):
+    """Writes `poses` (dicts of the recordings' JSON shape) as bench_e2e_floor's `--pose-records`
+    file: each the wire format's pose record as `kinesia ingest` publishes it (by the Python
+    client's encoder), after its length (UInt32, little-endian)."""
+    sys.path.insert(0, os.path.join(ROOT, "clients", "python"))
+    from kinesia import wire
+    with open(path, "wb") as output:
+        for pose in poses:
+            record = wire.encode_pose(pose, 1, 0, 0)
+            output.write(len(record).to_bytes(4, "little") + record)
+
+
+def check_analyzing_floor(program, directory):
+    """The floor's `--analyze` on real poses (a MediaPipe recording of the repository): every
+    answer comes back; a record cut short is refused by its decoder, not analysed."""
+    recording = os.path.join(ROOT, "data", "recordings", "p2s_balance_cam01_mediapipe.jsonl")
+    with open(recording) as lines:
+        poses = [json.loads(line) for _, line in zip(range(60), lines)]
+    records = os.path.join(directory, "records.bin")
+    write_pose_records(poses, records)
+    run = subprocess.run([program, "--cameras", "2", "--workers", "1", "--seconds", "1.5",
+                          "--warmup", "0.3", "--pose-records", records, "--analyze", "1"],
+                         check=True, capture_output=True, text=True, timeout=120)
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    if not result["samples"] or result["lost_answers"] or "failed to decode" in run.stderr:
+        raise SystemExit(f"bench_programs: bench_e2e_floor --analyze printed {run.stdout!r} {run.stderr!r}")
+    with open(records, "rb") as file:
+        first = file.read(4 + int.from_bytes(file.read(4), "little"))[4:]
+    cut = os.path.join(directory, "cut.bin")
+    with open(cut, "wb") as output:
+        output.write((len(first) - 1).to_bytes(4, "little") + first[:-1])
+    run = subprocess.run([program, "--cameras", "1", "--seconds", "1", "--warmup", "0.2",
+                          "--pose-records", cut, "--analyze", "1"],
+                         check=True, capture_output=True, text=True, timeout=120)
+    if "failed to decode" not in run.stderr:
+        raise SystemExit(f"bench_programs: bench_e2e_floor --analyze took a cut record: {run.stderr!r}")
+
+
 def check(directory):
     """Runs each program briefly; raises when one fails or prints nothing useful."""
     programs = build(directory)
@@ -75,6 +113,7 @@ def check(directory):
                             timeout=120).stdout
     if not any(line.startswith("{") for line in output.splitlines()):
         raise SystemExit(f"bench_programs: bench_e2e_floor printed {output!r}")
+    check_analyzing_floor(programs["bench_e2e_floor"], directory)
     # The allocation counter: preloaded, it counts this Python's allocations.
     count = subprocess.run(
         [sys.executable, "-c",
