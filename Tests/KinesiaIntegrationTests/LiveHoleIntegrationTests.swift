@@ -94,6 +94,14 @@ struct LiveHoleIntegrationTests {
         #expect(
             await ingest.waitForError(containing: "serving its poses through replay", timeout: .seconds(30)),
             "\(ingest.diagnostics)")
+        // Every pose through the broker (forwarded, or dropped for the stopped worker) before
+        // the worker runs again: none reaches it after the dropped ones to show a hole, which
+        // it would wait for only the hole's bound (a loaded box's CI forwarded the last poses
+        // after the worker was back, and the replay of the hole did not finish within it).
+        #expect(
+            await health.wait(for: "broker", timeout: .seconds(30)) {
+                $0.counters["published", default: 0] >= total
+            } != nil, "\(topology.diagnostics)")
         worker.signal(SIGCONT)
 
         let report = await health.wait(for: "worker", timeout: .seconds(30)) {
