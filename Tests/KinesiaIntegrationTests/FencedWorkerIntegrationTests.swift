@@ -33,15 +33,19 @@ struct FencedWorkerIntegrationTests {
         #expect(second.errorText.contains("taken from the holder of epoch"), "\(second.diagnostics)")
         try await Task.sleep(for: .seconds(3))
         first.signal(SIGCONT)
-        // Back, it finds its lease lapsed: its session's loop (the fence closed) and its pool
-        // loop each say so, in the order they run after the pause; the pool loop says how long
-        // ago: 3 s after the lease's end at least.
+        // Back, it finds its lease lapsed: its session's loop (the fence closed) says so.
         #expect(
-            await first.waitForError(
-                containing: "(not renewed by the coordinator in time)", timeout: .seconds(60)),
+            await first.waitForError(containing: "lease lapsed", timeout: .seconds(60)),
             "\(first.diagnostics)")
-        let late = first.errorText.firstMatch(of: /lease lapsed ([0-9]+)\.[0-9] s ago/)
-        #expect(late.flatMap { Int($0.1) }.map { $0 >= 2 } == true, "\(first.diagnostics)")
+        // Its pool loop says how long ago when it is the one that finds the lapse (3 s after the
+        // lease's end at least); a coordinator's answer read first may have stopped the session
+        // instead (CI at 13be3ef), and then it says nothing of the lapse.
+        if await first.waitForError(
+            containing: "(not renewed by the coordinator in time)", timeout: .seconds(5))
+        {
+            let late = first.errorText.firstMatch(of: /lease lapsed ([0-9]+)\.[0-9] s ago/)
+            #expect(late.flatMap { Int($0.1) }.map { $0 >= 2 } == true, "\(first.diagnostics)")
+        }
         #expect(await listener.waitForExit(timeout: .seconds(90)) == 0, "\(topology.diagnostics)")
         let received = ListenedLine.byTopic(listener.outputLines)["event/cam0/left/"] ?? []
         #expect(received == expected, "every event once, in order, across the pause and the takeover")
