@@ -292,7 +292,7 @@ def e2e_floor(cameras, workers, seconds, warmup, pose_bytes, answer_bytes, journ
         if journal_dir:
             shutil.rmtree(journal_dir, ignore_errors=True)
     for line in run.stderr.splitlines():
-        say(line)  # a record its workers could not decode, say
+        say(line)  # the floor's own complaints (a pose record its workers could not decode)
     result = json.loads(run.stdout.strip().splitlines()[-1])
     result["impl"] = ("c" if journal else "c-plain") if records else "c-relay"
     return result

@@ -355,8 +355,7 @@ static double angle_at(const struct pose *p, int a, int b, int c) {
 
 // A line's angle from the horizontal (`vertical` 0) or the vertical (1), degrees, 0...90.
 static double line_angle(double dx, double dy, int vertical) {
-    double degrees = atan2(fabs(vertical ? dx : dy), fabs(vertical ? dy : dx)) * 180.0 / M_PI;
-    return degrees;
+    return atan2(fabs(vertical ? dx : dy), fabs(vertical ? dy : dx)) * 180.0 / M_PI;
 }
 
 static void append_number(char *out, size_t size, double value, int has) {

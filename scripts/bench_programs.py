@@ -60,7 +60,9 @@ def write_pose_records(poses, path):
     """Writes `poses` (dicts of the recordings' JSON shape) as bench_e2e_floor's `--pose-records`
     file: each the wire format's pose record as `kinesia ingest` publishes it (by the Python
     client's encoder), after its length (UInt32, little-endian)."""
-    sys.path.insert(0, os.path.join(ROOT, "clients", "python"))
+    client = os.path.join(ROOT, "clients", "python")
+    if client not in sys.path:
+        sys.path.insert(0, client)
     from kinesia import wire
     with open(path, "wb") as output:
         for pose in poses:
@@ -82,8 +84,11 @@ def check_analyzing_floor(program, directory):
     result = json.loads(run.stdout.strip().splitlines()[-1])
     if not result["samples"] or result["lost_answers"] or "failed to decode" in run.stderr:
         raise SystemExit(f"bench_programs: bench_e2e_floor --analyze printed {run.stdout!r} {run.stderr!r}")
+    # The first record whole but its last byte (the last confidence's): truncated, nothing else.
     with open(records, "rb") as file:
-        first = file.read(4 + int.from_bytes(file.read(4), "little"))[4:]
+        first = file.read(int.from_bytes(file.read(4), "little"))
+    if first[:4] != b"KW\x01\x01":
+        raise SystemExit(f"bench_programs: {records} does not start with a pose record")
     cut = os.path.join(directory, "cut.bin")
     with open(cut, "wb") as output:
         output.write((len(first) - 1).to_bytes(4, "little") + first[:-1])
